@@ -1,0 +1,177 @@
+"""benchdash settings: everything comes from the environment, with defaults that work
+on a developer machine (Postgres and Redis on 127.0.0.1)."""
+
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+import django_stubs_ext
+
+# Lets generic classes such as ModelAdmin[Target] be written at run time too.
+django_stubs_ext.monkeypatch()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("BENCHDASH_VAR_DIR", BASE_DIR / "var"))
+
+
+def env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    return env(name, "1" if default else "0").lower() in {"1", "true", "yes", "on"}
+
+
+def _key_from_file(name: str, make: Callable[[], str]) -> str:
+    """A key kept in VAR_DIR, created once: local set-ups need no manual step, and the
+    key survives restarts so that encrypted secrets stay readable."""
+    path = VAR_DIR / name
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(make())
+    return path.read_text().strip()
+
+
+def _fernet_key() -> str:
+    from cryptography.fernet import Fernet
+
+    return Fernet.generate_key().decode()
+
+
+SECRET_KEY = env("BENCHDASH_SECRET_KEY") or _key_from_file(
+    "secret_key", lambda: secrets.token_urlsafe(50)
+)
+# Secrets of targets and load hosts are encrypted with these Fernet keys (comma-separated,
+# newest first, so keys can be rotated).
+ENCRYPTION_KEYS = [
+    k.strip()
+    for k in (env("BENCHDASH_ENCRYPTION_KEYS") or _key_from_file("encryption_key", _fernet_key)).split(",")
+    if k.strip()
+]
+DEBUG = env_bool("BENCHDASH_DEBUG", False)
+ALLOWED_HOSTS = env("BENCHDASH_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",")
+CSRF_TRUSTED_ORIGINS = [o for o in env("BENCHDASH_CSRF_TRUSTED_ORIGINS").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_celery_beat",
+    "runs",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "benchdash.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+WSGI_APPLICATION = "benchdash.wsgi.application"
+ASGI_APPLICATION = "benchdash.asgi.application"
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.postgresql",
+        "HOST": env("BENCHDASH_DB_HOST", "127.0.0.1"),
+        "PORT": env("BENCHDASH_DB_PORT", "5432"),
+        "NAME": env("BENCHDASH_DB_NAME", "benchdash"),
+        "USER": env("BENCHDASH_DB_USER", "postgres"),
+        "PASSWORD": env("BENCHDASH_DB_PASSWORD"),
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": {"connect_timeout": 10},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env("BENCHDASH_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static", ("vendor", BASE_DIR / "node_modules")]
+
+# --- Celery -------------------------------------------------------------------------------
+REDIS_URL = env("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TIMEZONE = "UTC"
+# A batch runs for hours: the task is acknowledged on receipt and never redelivered by the
+# broker. Crashed batches are found by the heartbeat sweeper and re-queued explicitly.
+CELERY_TASK_ACKS_LATE = False
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 24 * 3600}
+CELERY_TASK_ROUTES = {"runs.tasks.batch_execute": {"queue": "benchmarks"}}
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-runs": {"task": "runs.tasks.sweep_stale", "schedule": 30.0},
+}
+
+# --- benchdash ----------------------------------------------------------------------------
+# A running run beats every HEARTBEAT_SECONDS; one silent for STALE_AFTER_SECONDS is
+# considered orphaned by a dead worker.
+BENCHDASH_HEARTBEAT_SECONDS = float(env("BENCHDASH_HEARTBEAT_SECONDS", "5"))
+BENCHDASH_STALE_AFTER_SECONDS = float(env("BENCHDASH_STALE_AFTER_SECONDS", "30"))
+BENCHDASH_SYSBENCH = env("BENCHDASH_SYSBENCH", "sysbench")
+BENCHDASH_TARGET_TIMEOUT = int(env("BENCHDASH_TARGET_TIMEOUT", "10"))
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {"TITLE": "benchdash API", "VERSION": "1"}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("BENCHDASH_LOG_LEVEL", "INFO")},
+}

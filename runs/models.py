@@ -1,0 +1,298 @@
+"""The product's vocabulary: targets, load hosts, plans, batches, runs and samples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from runs.secrets import EncryptedTextField
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued"
+    WAITING = "waiting"
+    PREPARING = "preparing"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+    SKIPPED = "skipped"
+
+
+ACTIVE_STATUSES = (Status.WAITING, Status.PREPARING, Status.RUNNING)
+FINISHED_STATUSES = (
+    Status.DONE,
+    Status.FAILED,
+    Status.CANCELLED,
+    Status.INTERRUPTED,
+    Status.SKIPPED,
+)
+
+
+def _status_field() -> models.CharField[str, str]:
+    return models.CharField(
+        max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+
+
+def _status_constraint(name: str) -> models.CheckConstraint:
+    return models.CheckConstraint(condition=Q(status__in=Status.values), name=name)
+
+
+class Engine(models.TextChoices):
+    MYSQL = "mysql", "MySQL"
+    MARIADB = "mariadb", "MariaDB"
+    POSTGRESQL = "postgresql", "PostgreSQL"
+
+
+class Target(models.Model):
+    """A database server under test."""
+
+    name = models.CharField(max_length=100, unique=True)
+    engine = models.CharField(max_length=12, choices=Engine.choices, default=Engine.MARIADB)
+    host = models.CharField(max_length=255, blank=True, help_text="Empty when a socket is used.")
+    port = models.PositiveIntegerField(null=True, blank=True)
+    socket = models.CharField(max_length=255, blank=True, help_text="Unix socket path.")
+    database = models.CharField(max_length=64, default="sbtest")
+    user = models.CharField(max_length=80)
+    password = EncryptedTextField(blank=True, help_text="Stored encrypted; never shown again.")
+    cpu_cores = models.PositiveIntegerField(
+        null=True, blank=True, help_text="CPU cores of the server, for the cores×2+disks line."
+    )
+    disk_count = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(host="") | ~Q(socket=""), name="target_host_or_socket"
+            ),
+            models.CheckConstraint(
+                condition=Q(engine__in=Engine.values), name="target_engine_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def address(self) -> str:
+        return self.socket or f"{self.host}:{self.port or ''}".rstrip(":")
+
+
+class LoadHost(models.Model):
+    """Where sysbench runs. `local` runs it as a subprocess of the worker."""
+
+    class Kind(models.TextChoices):
+        LOCAL = "local"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.LOCAL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=["local"]), name="loadhost_kind_valid")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class OrderPolicy(models.TextChoices):
+    INTERLEAVED = "interleaved", "Interleaved (shuffled rounds)"
+    RAMP = "ramp", "Ramp (threads ascending)"
+
+
+class DatasetPolicy(models.TextChoices):
+    SHARED = "shared", "Prepare once per data set"
+    FRESH = "fresh", "Prepare before every cell"
+
+
+class Plan(models.Model):
+    """A reusable experiment: what to run where, and the parameter matrix."""
+
+    name = models.CharField(max_length=200, unique=True)
+    target = models.ForeignKey(
+        Target, on_delete=models.PROTECT, null=True, blank=True, related_name="plans"
+    )
+    load_host = models.ForeignKey(LoadHost, on_delete=models.PROTECT, related_name="plans")
+    test = models.CharField(max_length=64, default="oltp_read_write")
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Fixed sysbench options, e.g. {\"time\": 60}."
+    )
+    threads = models.JSONField(default=list, help_text="Threads axis, e.g. [1, 4, 16, 64].")
+    server_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Server settings axes, e.g. {"innodb_flush_log_at_trx_commit": ["1", "2"]}.',
+    )
+    option_axes = models.JSONField(
+        default=dict, blank=True, help_text='Other sysbench options as axes, e.g. {"tables": [1, 4]}.'
+    )
+    repeats = models.PositiveIntegerField(default=1)
+    warmup_s = models.PositiveIntegerField(
+        default=0, help_text="Seconds excluded from the steady-state figures."
+    )
+    order_policy = models.CharField(
+        max_length=12, choices=OrderPolicy.choices, default=OrderPolicy.INTERLEAVED
+    )
+    dataset_policy = models.CharField(
+        max_length=8, choices=DatasetPolicy.choices, default=DatasetPolicy.SHARED
+    )
+    cleanup = models.BooleanField(default=True, help_text="Drop the data set after the batch.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(repeats__gte=1), name="plan_repeats_positive"),
+            models.CheckConstraint(
+                condition=Q(order_policy__in=OrderPolicy.values), name="plan_order_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(dataset_policy__in=DatasetPolicy.values), name="plan_dataset_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LaunchedBy(models.TextChoices):
+    UI = "ui"
+    API = "api"
+    SCHEDULE = "schedule"
+    IMPORT = "import"
+    CLI = "cli"
+
+
+class Batch(models.Model):
+    """One execution of a plan, with a frozen copy of its parameters."""
+
+    plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="batches")
+    target = models.ForeignKey(
+        Target, on_delete=models.PROTECT, null=True, blank=True, related_name="batches"
+    )
+    load_host = models.ForeignKey(LoadHost, on_delete=models.PROTECT, related_name="batches")
+    params = models.JSONField(help_text="Frozen copy of the plan's parameters at launch.")
+    seed = models.BigIntegerField(help_text="Seed of the interleaved order.")
+    status = _status_field()
+    launched_by = models.CharField(max_length=10, choices=LaunchedBy.choices)
+    launched_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=255, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    original_settings = models.JSONField(
+        null=True, blank=True, help_text="Server settings before the first change."
+    )
+    settings_restored_at = models.DateTimeField(null=True, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    steps = models.JSONField(default=list, blank=True, help_text="prepare and cleanup records.")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "batches"
+        constraints = [_status_constraint("batch_status_valid")]
+
+    def __str__(self) -> str:
+        return f"batch {self.pk} of {self.plan}"
+
+
+class Run(models.Model):
+    """One cell of the matrix, one repeat."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="runs")
+    position = models.PositiveIntegerField(help_text="Order of execution in the batch.")
+    round = models.PositiveIntegerField(help_text="Repeat number, from 0.")
+    cell_key = models.CharField(max_length=500, help_text="Identity of the cell across repeats.")
+    threads = models.PositiveIntegerField()
+    settings = models.JSONField(default=dict, blank=True, help_text="Server settings requested.")
+    options = models.JSONField(default=dict, blank=True, help_text="sysbench options of the cell.")
+    status = _status_field()
+    verified_settings = models.JSONField(
+        default=dict, blank=True, help_text="Server settings read back before the run."
+    )
+    argv = models.JSONField(default=list, blank=True, help_text="The command, without secrets.")
+    summary = models.JSONField(default=dict, blank=True)
+    reports = models.JSONField(default=list, blank=True, help_text="Checkpoint and final reports.")
+    histogram = models.JSONField(default=list, blank=True)
+    outcome = models.CharField(max_length=20, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    error_kind = models.CharField(max_length=40, blank=True)
+    error = models.TextField(blank=True, help_text="What went wrong, in sysbench's words.")
+    error_hint = models.TextField(blank=True)
+    raw_log = models.TextField(blank=True)
+    pgid = models.IntegerField(null=True, blank=True, help_text="sysbench's process group.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["batch", "position"]
+        constraints = [
+            _status_constraint("run_status_valid"),
+            models.UniqueConstraint(fields=["batch", "position"], name="run_unique_position"),
+            models.CheckConstraint(condition=Q(threads__gte=1), name="run_threads_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.label})"
+
+    @property
+    def label(self) -> str:
+        parts = [f"threads={self.threads}"]
+        parts += [f"{k}={v}" for k, v in sorted(self.settings.items())]
+        return " ".join(parts)
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class Sample(models.Model):
+    """One interval line of a run."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="samples")
+    seq = models.PositiveIntegerField(help_text="Per-run sequence number, from 1.")
+    time_s = models.FloatField()
+    threads = models.PositiveIntegerField()
+    tps = models.FloatField(null=True)
+    qps = models.FloatField(null=True)
+    reads = models.FloatField(null=True)
+    writes = models.FloatField(null=True)
+    other = models.FloatField(null=True)
+    latency_pct = models.FloatField(null=True, help_text="The percentile of latency_ms.")
+    latency_ms = models.FloatField(null=True)
+    errors_per_s = models.FloatField(null=True)
+    reconnects_per_s = models.FloatField(null=True)
+    queue_length = models.IntegerField(null=True, help_text="--rate mode only.")
+    concurrency = models.IntegerField(null=True, help_text="--rate mode only.")
+    in_warmup = models.BooleanField(default=False)
+    extra: models.JSONField[Any, Any] = models.JSONField(default=dict, blank=True)
+    received_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="sample_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"[{self.time_s:g}s] tps {self.tps}"
