@@ -22,7 +22,7 @@ class PlanAdmin(admin.ModelAdmin[models.Plan]):
 
 class RunInline(admin.TabularInline[models.Run, models.Batch]):
     model = models.Run
-    fields = ["position", "round", "threads", "settings", "status", "outcome"]
+    fields = ("position", "round", "threads", "settings", "status", "outcome")
     readonly_fields = fields
     extra = 0
     can_delete = False

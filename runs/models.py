@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from runs.secrets import EncryptedTextField
+from runs.sysbench.command import Connection
 
 
 class Status(models.TextChoices):
@@ -61,7 +62,7 @@ class Target(models.Model):
     user = models.CharField(max_length=80)
     password = EncryptedTextField(blank=True, help_text="Stored encrypted; never shown again.")
     cpu_cores = models.PositiveIntegerField(
-        null=True, blank=True, help_text="CPU cores of the server, for the cores×2+disks line."
+        null=True, blank=True, help_text="CPU cores of the server, for the cores*2+disks line."
     )
     disk_count = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -83,6 +84,31 @@ class Target(models.Model):
     @property
     def address(self) -> str:
         return self.socket or f"{self.host}:{self.port or ''}".rstrip(":")
+
+    def connection(self) -> Connection:
+        return Connection(
+            engine=self.engine,
+            host=self.host,
+            port=self.port,
+            socket=self.socket,
+            database=self.database,
+            user=self.user,
+            password=self.password,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Everything about the target but its password, frozen on each batch."""
+        return {
+            "name": self.name,
+            "engine": self.engine,
+            "host": self.host,
+            "port": self.port,
+            "socket": self.socket,
+            "database": self.database,
+            "user": self.user,
+            "cpu_cores": self.cpu_cores,
+            "disk_count": self.disk_count,
+        }
 
 
 class LoadHost(models.Model):
@@ -113,6 +139,7 @@ class OrderPolicy(models.TextChoices):
 class DatasetPolicy(models.TextChoices):
     SHARED = "shared", "Prepare once per data set"
     FRESH = "fresh", "Prepare before every cell"
+    EXISTING = "existing", "Use the tables already there (no prepare, no cleanup)"
 
 
 class Plan(models.Model):
@@ -125,7 +152,7 @@ class Plan(models.Model):
     load_host = models.ForeignKey(LoadHost, on_delete=models.PROTECT, related_name="plans")
     test = models.CharField(max_length=64, default="oltp_read_write")
     options = models.JSONField(
-        default=dict, blank=True, help_text="Fixed sysbench options, e.g. {\"time\": 60}."
+        default=dict, blank=True, help_text='Fixed sysbench options, e.g. {"time": 60}.'
     )
     threads = models.JSONField(default=list, help_text="Threads axis, e.g. [1, 4, 16, 64].")
     server_settings = models.JSONField(
@@ -134,7 +161,9 @@ class Plan(models.Model):
         help_text='Server settings axes, e.g. {"innodb_flush_log_at_trx_commit": ["1", "2"]}.',
     )
     option_axes = models.JSONField(
-        default=dict, blank=True, help_text='Other sysbench options as axes, e.g. {"tables": [1, 4]}.'
+        default=dict,
+        blank=True,
+        help_text='Other sysbench options as axes, e.g. {"tables": [1, 4]}.',
     )
     repeats = models.PositiveIntegerField(default=1)
     warmup_s = models.PositiveIntegerField(

@@ -1,0 +1,440 @@
+"""Executing a batch: prepare the data sets, run every cell in order, clean up, restore.
+
+One worker task executes one batch. It claims the batch with a conditional update (so a
+redelivered task does nothing), records the environment and the server's original
+settings before the first change, then runs the queued cells in their recorded order.
+Every line sysbench prints is parsed as it arrives; samples reach the database within a
+second, and the batch and its running run beat a heartbeat so that the sweeper can tell a
+dead worker from a long benchmark.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Value
+from django.db.models.functions import Concat
+from django.utils import timezone
+
+from runs import services, targets
+from runs.executors import ExecutorError, LocalExecutor, SysbenchProcess, executor_for
+from runs.models import Batch, Run, Sample, Status
+from runs.summary import summarise
+from runs.sysbench.command import build_command, dataset_key
+from runs.sysbench.options import ValidationError, is_sql_test
+from runs.sysbench.parser import (
+    IntervalSample,
+    OutputParser,
+    ParseResult,
+    QueueSample,
+    SysbenchError,
+)
+
+logger = logging.getLogger(__name__)
+
+TICK_S = 0.25  # how often the loop wakes up without output
+FLUSH_S = 0.5  # samples are written at most this long after their line
+
+
+class BatchAborted(Exception):
+    """Nothing more of this batch can run (e.g. sysbench is missing); says why."""
+
+
+def batch_execute(*, batch_id: int, worker: str) -> None:
+    if not _claim(batch_id, worker):
+        logger.info("batch %s is not queued any more: nothing to do", batch_id)
+        return
+    batch = Batch.objects.select_related("target", "load_host", "plan").get(pk=batch_id)
+    executor = executor_for(batch.load_host.kind, settings.BENCHDASH_SYSBENCH)
+    BatchRunner(batch, executor).execute()
+
+
+def _claim(batch_id: int, worker: str) -> bool:
+    now = timezone.now()
+    return (
+        Batch.objects.filter(pk=batch_id, status=Status.QUEUED).update(
+            status=Status.RUNNING, worker=worker, heartbeat_at=now, started_at=now
+        )
+        == 1
+    )
+
+
+@dataclass
+class Group:
+    """Consecutive runs sharing one data set: one prepare before, one cleanup after."""
+
+    first_position: int
+    dataset: tuple[Any, ...]
+    runs: list[Run] = field(default_factory=list)
+
+
+class BatchRunner:
+    def __init__(self, batch: Batch, executor: LocalExecutor) -> None:
+        self.batch = batch
+        self.executor = executor
+        self.params: dict[str, Any] = batch.params
+        self.test: str = self.params["test"]
+        self.sql = is_sql_test(self.test)
+        self._last_beat = 0.0
+
+    # --- the batch ------------------------------------------------------------------------
+
+    def execute(self) -> None:
+        try:
+            self._record_environment()
+            for group in self._pending_groups():
+                self._run_group(group)
+        except (BatchAborted, targets.TargetError, ValidationError) as e:
+            self._abort(str(e) if not isinstance(e, targets.TargetError) else _target_text(e))
+        except Exception as e:
+            logger.exception("batch %s failed", self.batch.pk)
+            self._abort(f"internal error: {e}")
+            raise
+        finally:
+            self._restore_settings()
+            self._finish()
+
+    def _record_environment(self) -> None:
+        batch = self.batch
+        if batch.environment:
+            return  # a resumed batch keeps what was recorded before its first change
+        environment: dict[str, Any] = {"load_host": self.executor.facts()}
+        originals: dict[str, str] | None = None
+        if self.sql and batch.target is not None:
+            with self._target() as db:
+                server = db.server_info()
+                environment["server"] = {"version": server.version, "variables": server.variables}
+                batch.warnings = [*batch.warnings, *self._server_warnings(server)]
+                originals = db.read(self.params["server_settings"])
+        batch.environment = environment
+        batch.original_settings = originals
+        batch.save(update_fields=["environment", "original_settings", "warnings"])
+
+    def _server_warnings(self, server: targets.ServerInfo) -> list[str]:
+        max_threads = max(self.batch.runs.values_list("threads", flat=True))
+        warnings = services.server_warnings(server, self.params["server_settings"], max_threads)
+        return [w for w in warnings if w not in self.batch.warnings]
+
+    def _pending_groups(self) -> list[Group]:
+        groups: list[Group] = []
+        fresh = self.params["dataset_policy"] == "fresh"
+        for run in self.batch.runs.order_by("position"):
+            key = dataset_key(self.test, run.options)
+            if fresh or not groups or groups[-1].dataset != key:
+                groups.append(Group(first_position=run.position, dataset=key))
+            groups[-1].runs.append(run)
+        return [g for g in groups if any(r.status == Status.QUEUED for r in g.runs)]
+
+    def _run_group(self, group: Group) -> None:
+        owns_data = self.sql and self.params["dataset_policy"] != "existing"
+        if owns_data and not self._prepare(group):
+            return
+        for run in group.runs:
+            if run.status == Status.QUEUED:
+                self._run_cell(run)
+        if owns_data and self.params["cleanup"]:
+            self._sysbench_step("cleanup", group, group.runs[0].options)
+
+    def _prepare(self, group: Group) -> bool:
+        if self._step_done("prepare", group) and self.params["dataset_policy"] == "shared":
+            return True  # prepared before a crash; the data set is still there
+        options = group.runs[0].options
+        with self._target() as db:
+            leftovers = db.sbtest_tables()
+        if leftovers:
+            self._sysbench_step("cleanup", group, options, reason="leftover sbtest tables")
+        error = self._sysbench_step("prepare", group, options)
+        if error is None:
+            return True
+        for run in group.runs:
+            if run.status == Status.QUEUED:
+                _fail(run, f"prepare failed: {error.message}", error.hint, error.kind)
+        return False
+
+    def _step_done(self, kind: str, group: Group) -> bool:
+        return any(
+            s["kind"] == kind and s["group"] == group.first_position and s["ok"]
+            for s in self.batch.steps
+        )
+
+    def _sysbench_step(
+        self, phase: str, group: Group, options: dict[str, Any], reason: str = ""
+    ) -> SysbenchError | None:
+        """Run prepare or cleanup, record it on the batch, and return its first error."""
+        self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
+        started = timezone.now()
+        parser = OutputParser()
+        errors: list[SysbenchError] = []
+        lines: list[str] = []
+        process = self._start(phase, options)
+        for line in process.lines(TICK_S):
+            if line is not None:
+                lines.append(line)
+                errors += [e for e in parser.feed(line) if isinstance(e, SysbenchError)]
+            self._beat()
+        exit_code = process.wait()
+        errors += parser.finish(exit_code).errors
+        if exit_code != 0 and not errors:
+            errors.append(
+                SysbenchError("other", f"sysbench {phase} exited with code {exit_code}", "", None)
+            )
+        step = {
+            "kind": phase,
+            "group": group.first_position,
+            "dataset": list(group.dataset),
+            "reason": reason,
+            "started_at": started.isoformat(),
+            "finished_at": timezone.now().isoformat(),
+            "exit_code": exit_code,
+            "ok": not errors,
+            "error": errors[0].message if errors else "",
+            "output": "\n".join(lines[-50:]),
+        }
+        self.batch.steps = [*self.batch.steps, step]
+        self.batch.save(update_fields=["steps"])
+        self._set_batch_status(Status.RUNNING)
+        return errors[0] if errors else None
+
+    # --- one run ---------------------------------------------------------------------------
+
+    def _run_cell(self, run: Run) -> None:
+        now = timezone.now()
+        run.status = Status.RUNNING
+        run.started_at = now
+        run.heartbeat_at = now
+        run.save(update_fields=["status", "started_at", "heartbeat_at"])
+        try:
+            run.verified_settings = self._apply_settings(run)
+        except targets.TargetError as e:
+            _fail(
+                run,
+                e.message,
+                e.hint,
+                "setting" if isinstance(e, targets.SettingNotApplied) else "target",
+            )
+            return
+        process = self._start("run", run.options)
+        run.pgid = process.pgid
+        run.argv = process.command.argv
+        run.save(update_fields=["verified_settings", "pgid", "argv"])
+        self._stream(run, process)
+
+    def _apply_settings(self, run: Run) -> dict[str, str]:
+        if not run.settings:
+            return {}
+        with self._target() as db:
+            return db.apply(run.settings)
+
+    def _stream(self, run: Run, process: SysbenchProcess) -> None:
+        parser = OutputParser()
+        sink = SampleSink(run, warmup_s=float(self.params["warmup_s"]))
+        errors: list[SysbenchError] = []
+        for line in process.lines(TICK_S):
+            if line is not None:
+                sink.add_line(line)
+                for event in parser.feed(line):
+                    if isinstance(event, SysbenchError):
+                        errors.append(event)
+                    else:
+                        sink.add(event)
+            if sink.due():
+                sink.flush()
+            self._beat(run)
+        exit_code = process.wait()
+        sink.flush()
+        result = parser.finish(exit_code)
+        _store_result(run, result, warmup_s=float(self.params["warmup_s"]))
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
+        connection = self.batch.target.connection() if self.sql and self.batch.target else None
+
+        def make(config_path: str) -> Any:
+            return build_command(
+                test=self.test,
+                phase=phase,
+                # build_command keeps only the data-set options for prepare and cleanup
+                options=options,
+                connection=connection,
+                config_path=config_path,
+                executable=self.executor.sysbench,
+            )
+
+        try:
+            return self.executor.start(make)
+        except ExecutorError as e:
+            raise BatchAborted(str(e)) from None
+
+    def _target(self) -> Any:
+        assert self.batch.target is not None
+        return targets.connect(
+            self.batch.target.connection(), timeout=settings.BENCHDASH_TARGET_TIMEOUT
+        )
+
+    def _beat(self, run: Run | None = None) -> None:
+        now = time.monotonic()
+        if now - self._last_beat < settings.BENCHDASH_HEARTBEAT_SECONDS:
+            return
+        self._last_beat = now
+        stamp = timezone.now()
+        Batch.objects.filter(pk=self.batch.pk).update(heartbeat_at=stamp)
+        if run is not None:
+            Run.objects.filter(pk=run.pk).update(heartbeat_at=stamp)
+
+    def _set_batch_status(self, status: str) -> None:
+        self.batch.status = status
+        Batch.objects.filter(pk=self.batch.pk).update(status=status, heartbeat_at=timezone.now())
+
+    def _abort(self, reason: str) -> None:
+        """Stop the batch: the run in progress fails, the remaining ones are skipped."""
+        self.batch.error = reason
+        for run in self.batch.runs.filter(status__in=[Status.RUNNING, Status.PREPARING]):
+            _fail(run, reason, "", "batch")
+        self.batch.runs.filter(status=Status.QUEUED).update(
+            status=Status.SKIPPED, error=f"skipped: {reason}"
+        )
+
+    def _restore_settings(self) -> None:
+        self.batch.refresh_from_db(fields=["original_settings"])
+        try:
+            services.batch_restore_settings(batch=self.batch)
+        except targets.TargetError as e:
+            originals = self.batch.original_settings
+            message = f"could not restore the server's settings {originals}: {e.message}"
+            self.batch.error = "\n".join(filter(None, [self.batch.error, message]))
+            logger.error("batch %s: %s", self.batch.pk, message)
+
+    def _finish(self) -> None:
+        statuses = set(self.batch.runs.values_list("status", flat=True))
+        failed = bool(self.batch.error) or Status.FAILED in statuses
+        self.batch.status = Status.FAILED if failed else Status.DONE
+        self.batch.finished_at = timezone.now()
+        self.batch.save(update_fields=["status", "finished_at", "error"])
+
+
+def _target_text(e: targets.TargetError) -> str:
+    return f"{e.message} ({e.hint})" if e.hint else e.message
+
+
+def _fail(run: Run, message: str, hint: str, kind: str) -> None:
+    run.status = Status.FAILED
+    run.error = message
+    run.error_hint = hint
+    run.error_kind = kind
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "error_hint", "error_kind", "finished_at"])
+
+
+def _store_result(run: Run, result: ParseResult, *, warmup_s: float) -> None:
+    run.exit_code = result.exit_code
+    run.outcome = result.outcome
+    run.reports = [r.to_dict() for r in result.reports]
+    run.histogram = [list(row) for row in (result.steady.histogram if result.steady else [])]
+    run.summary = summarise(result, warmup_s=warmup_s)
+    run.finished_at = timezone.now()
+    if result.outcome == "error":
+        primary = result.primary_error
+        run.status = Status.FAILED
+        # sysbench repeats an error once per thread: keep each distinct line once.
+        run.error = "\n".join(dict.fromkeys(e.message for e in result.errors)) or (
+            f"sysbench exited with code {result.exit_code} without a complete report"
+        )
+        run.error_hint = primary.hint if primary else ""
+        run.error_kind = primary.kind if primary else "other"
+    else:
+        run.status = Status.DONE
+    run.save(
+        update_fields=[
+            "exit_code",
+            "outcome",
+            "reports",
+            "histogram",
+            "summary",
+            "finished_at",
+            "status",
+            "error",
+            "error_hint",
+            "error_kind",
+        ]
+    )
+
+
+class SampleSink:
+    """Collects a run's samples and raw lines and writes them in small bulks.
+
+    Interval lines arrive about once a second; writing every FLUSH_S keeps each sample
+    within a second of its line without a query per line. A `--rate` queue line belongs
+    to the interval line printed just before it, so it is merged into that sample.
+    """
+
+    def __init__(self, run: Run, *, warmup_s: float) -> None:
+        self.run = run
+        self.warmup_s = warmup_s
+        self._pending: list[Sample] = []
+        self._lines: list[str] = []
+        self._last: Sample | None = None
+        self._seq = 0
+        self._last_flush = time.monotonic()
+
+    def add_line(self, line: str) -> None:
+        self._lines.append(line + "\n")
+
+    def add(self, event: object) -> None:
+        if isinstance(event, IntervalSample):
+            self._last = self._sample(event)
+            self._pending.append(self._last)
+        elif isinstance(event, QueueSample):
+            self._merge_queue(event)
+
+    def _sample(self, e: IntervalSample) -> Sample:
+        self._seq += 1
+        extra = dict(e.extra)
+        if e.eps is not None:
+            extra["eps"] = e.eps
+        return Sample(
+            run=self.run,
+            seq=self._seq,
+            time_s=e.time_s,
+            threads=e.threads,
+            tps=e.tps,
+            qps=e.qps,
+            reads=e.reads,
+            writes=e.writes,
+            other=e.other,
+            latency_pct=e.latency_pct,
+            latency_ms=e.latency_ms,
+            errors_per_s=e.errors_per_s,
+            reconnects_per_s=e.reconnects_per_s,
+            in_warmup=e.time_s <= self.warmup_s,
+            extra=extra,
+            received_at=timezone.now(),
+        )
+
+    def _merge_queue(self, e: QueueSample) -> None:
+        last = self._last
+        if last is None or last.time_s != e.time_s:
+            return
+        last.queue_length = e.queue_length
+        last.concurrency = e.concurrency
+        if last not in self._pending:  # already written: update the row
+            Sample.objects.filter(run=self.run, seq=last.seq).update(
+                queue_length=e.queue_length, concurrency=e.concurrency
+            )
+
+    def due(self) -> bool:
+        return time.monotonic() - self._last_flush >= FLUSH_S
+
+    def flush(self) -> None:
+        self._last_flush = time.monotonic()
+        if self._pending:
+            Sample.objects.bulk_create(self._pending)
+            self._pending = []
+        if self._lines:
+            chunk = "".join(self._lines)
+            self._lines = []
+            Run.objects.filter(pk=self.run.pk).update(raw_log=Concat(F("raw_log"), Value(chunk)))

@@ -1,0 +1,264 @@
+"""The only place that talks SQL to a server under test.
+
+It applies server settings from an allow-list, reads them back to prove they took, and
+restores the originals. Values are validated before they reach SQL, and names only ever
+come from the allow-list, so no user text is spliced into a statement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import MySQLdb
+
+from runs.sysbench.command import Connection
+from runs.sysbench.options import ValidationError
+
+SYSTEM_SCHEMAS = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A dynamic GLOBAL variable benchdash may change, and how its values look."""
+
+    name: str
+    kind: str  # "int", "float", "bool"
+    low: float = 0
+    high: float = math.inf
+
+    def normalise(self, value: object) -> str:
+        """The canonical text of a value, or ValidationError naming the setting."""
+        text = str(value).strip()
+        if self.kind == "bool":
+            return self._bool(text)
+        try:
+            number = float(text) if self.kind == "float" else int(text)
+        except ValueError:
+            raise ValidationError(self.name, f"{text!r} is not a number") from None
+        if not self.low <= number <= self.high:
+            raise ValidationError(self.name, f"{text} is outside {self.low:g}..{self.high:g}")
+        return f"{number:g}" if self.kind == "float" else str(number)
+
+    def _bool(self, text: str) -> str:
+        lowered = text.lower()
+        if lowered in {"1", "on", "true"}:
+            return "ON"
+        if lowered in {"0", "off", "false"}:
+            return "OFF"
+        raise ValidationError(self.name, f"{text!r} is not ON or OFF")
+
+    def sql_value(self, canonical: str) -> int | float | str:
+        if self.kind == "int":
+            return int(canonical)
+        if self.kind == "float":
+            return float(canonical)
+        return canonical
+
+
+MYSQL_SETTINGS = {
+    s.name: s
+    for s in [
+        Setting("innodb_flush_log_at_trx_commit", "int", 0, 3),
+        Setting("sync_binlog", "int", 0, 4294967295),
+        Setting("innodb_io_capacity", "int", 100, 2**64 - 1),
+        Setting("innodb_io_capacity_max", "int", 100, 2**64 - 1),
+        Setting("innodb_max_dirty_pages_pct", "float", 0, 99.999),
+        Setting("innodb_thread_concurrency", "int", 0, 1000),
+        Setting("innodb_spin_wait_delay", "int", 0, 6000),
+        Setting("innodb_sync_spin_loops", "int", 0, 4294967295),
+        Setting("innodb_adaptive_hash_index", "bool"),
+        Setting("max_connections", "int", 10, 100000),
+    ]
+}
+
+# Often asked for, but fixed at server start: say so rather than "unknown".
+NEEDS_RESTART = frozenset(
+    {
+        "innodb_log_file_size",
+        "innodb_log_files_in_group",
+        "innodb_buffer_pool_instances",
+        "innodb_flush_method",
+        "innodb_doublewrite",
+        "log_bin",
+        "innodb_page_size",
+        "innodb_read_io_threads",
+        "innodb_write_io_threads",
+    }
+)
+
+
+def validate_mysql_settings(axes: Mapping[str, Iterable[object]]) -> dict[str, list[str]]:
+    """Check every name against the allow-list and normalise every value."""
+    normalised: dict[str, list[str]] = {}
+    for name, values in axes.items():
+        setting = MYSQL_SETTINGS.get(name)
+        if setting is None:
+            raise ValidationError("server_settings", _refusal(name))
+        normalised[name] = [setting.normalise(v) for v in values]
+    return normalised
+
+
+def _refusal(name: str) -> str:
+    allowed = ", ".join(sorted(MYSQL_SETTINGS))
+    if name in NEEDS_RESTART:
+        return f"{name} needs a server restart; a benchmark can change only: {allowed}"
+    return f"{name} is not on the allow-list of dynamic settings; allowed: {allowed}"
+
+
+def check_database_name(database: str, engine: str) -> None:
+    """Refuse the system schemas: sysbench's prepare and cleanup must never touch them."""
+    if engine != "postgresql" and database.lower() in SYSTEM_SCHEMAS:
+        raise ValidationError(
+            "database", f"{database} is a system schema; use a database of its own, e.g. sbtest"
+        )
+
+
+class TargetError(Exception):
+    """The server under test refused or could not be reached; the message says which."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class SettingNotApplied(TargetError):
+    pass
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    version: str
+    variables: dict[str, str]
+
+    @property
+    def log_bin(self) -> bool:
+        return self.variables.get("log_bin", "OFF").upper() == "ON"
+
+    @property
+    def max_connections(self) -> int:
+        return int(self.variables.get("max_connections", "0"))
+
+
+class MySQLTarget:
+    """A connection to a MySQL or MariaDB server under test."""
+
+    def __init__(self, db: Any, connection: Connection) -> None:
+        self._db = db
+        self.connection = connection
+
+    def server_info(self) -> ServerInfo:
+        rows = self._query("SHOW GLOBAL VARIABLES")
+        variables = {str(name): str(value) for name, value in rows}
+        return ServerInfo(version=variables.get("version", ""), variables=variables)
+
+    def read(self, names: Iterable[str]) -> dict[str, str]:
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        placeholders = ", ".join(["%s"] * len(wanted))
+        rows = self._query(
+            f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({placeholders})",
+            wanted,
+        )
+        return {str(name): str(value) for name, value in rows}
+
+    def apply(self, settings: Mapping[str, str]) -> dict[str, str]:
+        """SET GLOBAL each setting, read them back, and refuse if one did not take."""
+        for name, value in settings.items():
+            setting = MYSQL_SETTINGS[name]
+            canonical = setting.normalise(value)
+            # The name comes from the allow-list, the value is a validated number or ON/OFF
+            # passed as a parameter.
+            self._execute(f"SET GLOBAL {setting.name} = %s", [setting.sql_value(canonical)])
+        verified = self.read(settings)
+        for name, value in settings.items():
+            setting = MYSQL_SETTINGS[name]
+            actual = verified.get(name)
+            if actual is None or setting.normalise(actual) != setting.normalise(value):
+                raise SettingNotApplied(
+                    f"{name}={value} did not take: the server reports {actual}",
+                    "check that the account may SET GLOBAL and that no other session changes it",
+                )
+        return verified
+
+    def restore(self, originals: Mapping[str, str]) -> None:
+        for name, value in originals.items():
+            setting = MYSQL_SETTINGS.get(name)
+            if setting is not None:
+                self._execute(
+                    f"SET GLOBAL {setting.name} = %s", [setting.sql_value(setting.normalise(value))]
+                )
+
+    def sbtest_tables(self) -> list[str]:
+        rows = self._query(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = %s AND table_name LIKE 'sbtest%%'",
+            [self.connection.database],
+        )
+        return [str(r[0]) for r in rows]
+
+    def _query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        with _mysql_errors(self.connection):
+            cursor = self._db.cursor()
+            cursor.execute(sql, params)
+            return list(cursor.fetchall())
+
+    def _execute(self, sql: str, params: list[Any]) -> None:
+        with _mysql_errors(self.connection):
+            self._db.cursor().execute(sql, params)
+
+
+@contextmanager
+def _mysql_errors(connection: Connection) -> Iterator[None]:
+    where = connection.socket or f"{connection.host}:{connection.port}"
+    try:
+        yield
+    except MySQLdb.OperationalError as e:
+        code, text = (*e.args, "")[:2] if e.args else (0, str(e))
+        raise TargetError(f"{where}: error {code}: {text}", _hint(int(code or 0))) from None
+    except MySQLdb.Error as e:
+        raise TargetError(f"{where}: {e}") from None
+
+
+def _hint(code: int) -> str:
+    return {
+        1045: "check the target's user and password",
+        1044: "grant the account access to the database",
+        1049: "create the database on the server, or fix the target's database name",
+        1227: "the account needs SUPER or SYSTEM_VARIABLES_ADMIN to change server settings",
+        1040: "raise max_connections on the server",
+        2002: "check the host, port or socket, and that the server is running",
+        2003: "check the host and port, and that the server is running and reachable",
+        2005: "check the host name",
+        2013: "the server closed the connection; check its error log",
+    }.get(code, "")
+
+
+@contextmanager
+def connect(connection: Connection, *, timeout: int = 10) -> Iterator[MySQLTarget]:
+    """Open a connection to a MySQL/MariaDB target, with explicit timeouts."""
+    kwargs: dict[str, Any] = {
+        "user": connection.user,
+        "password": connection.password,
+        "database": connection.database,
+        "connect_timeout": timeout,
+        "read_timeout": timeout * 6,
+        "write_timeout": timeout * 6,
+        "autocommit": True,
+    }
+    if connection.socket:
+        kwargs["unix_socket"] = connection.socket
+    else:
+        kwargs["host"] = connection.host
+        kwargs["port"] = connection.port or 3306
+    with _mysql_errors(connection):
+        db = MySQLdb.connect(**kwargs)
+    try:
+        yield MySQLTarget(db, connection)
+    finally:
+        db.close()

@@ -1,0 +1,10 @@
+"""Settings for the test suite: benchdash's own, with a Redis database of its own and a
+fast heartbeat so crash recovery can be exercised in seconds."""
+
+import os
+
+os.environ.setdefault("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/15")
+os.environ.setdefault("BENCHDASH_HEARTBEAT_SECONDS", "1")
+os.environ.setdefault("BENCHDASH_STALE_AFTER_SECONDS", "5")
+
+from benchdash.settings import *  # noqa: F403
