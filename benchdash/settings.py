@@ -48,7 +48,9 @@ SECRET_KEY = env("BENCHDASH_SECRET_KEY") or _key_from_file(
 # newest first, so keys can be rotated).
 ENCRYPTION_KEYS = [
     k.strip()
-    for k in (env("BENCHDASH_ENCRYPTION_KEYS") or _key_from_file("encryption_key", _fernet_key)).split(",")
+    for k in (
+        env("BENCHDASH_ENCRYPTION_KEYS") or _key_from_file("encryption_key", _fernet_key)
+    ).split(",")
     if k.strip()
 ]
 DEBUG = env_bool("BENCHDASH_DEBUG", False)

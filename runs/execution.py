@@ -49,6 +49,7 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
         logger.info("batch %s is not queued any more: nothing to do", batch_id)
         return
     batch = Batch.objects.select_related("target", "load_host", "plan").get(pk=batch_id)
+    assert batch.load_host is not None, "only imported batches have no load host"
     executor = executor_for(batch.load_host.kind, settings.BENCHDASH_SYSBENCH)
     BatchRunner(batch, executor).execute()
 

@@ -65,6 +65,14 @@ class Target(models.Model):
         null=True, blank=True, help_text="CPU cores of the server, for the cores*2+disks line."
     )
     disk_count = models.PositiveIntegerField(null=True, blank=True)
+    server_host = models.ForeignKey(
+        "LoadHost",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="An SSH host on the database server itself, to read its cores, disks, OS.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -112,19 +120,43 @@ class Target(models.Model):
 
 
 class LoadHost(models.Model):
-    """Where sysbench runs. `local` runs it as a subprocess of the worker."""
+    """Where sysbench runs: `local` runs it as a subprocess of the worker, `ssh` on a
+    remote machine whose host key is pinned once a user confirmed its fingerprint."""
 
     class Kind(models.TextChoices):
         LOCAL = "local"
+        SSH = "ssh", "SSH"
 
     name = models.CharField(max_length=100, unique=True)
-    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.LOCAL)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SSH)
+    address = models.CharField(max_length=255, blank=True, help_text="Host name or IP (SSH).")
+    port = models.PositiveIntegerField(default=22)
+    user = models.CharField(max_length=80, blank=True)
+    private_key = EncryptedTextField(
+        blank=True, help_text="Private key (PEM/OpenSSH), stored encrypted; never shown again."
+    )
+    key_path = models.CharField(
+        max_length=500, blank=True, help_text="Or the path of a key file on the worker."
+    )
+    host_key = models.TextField(
+        blank=True, help_text="The pinned host key: '<type> <base64>', set on confirmation."
+    )
+    seen_host_key = models.TextField(
+        blank=True, help_text="The key the host presented last, awaiting confirmation."
+    )
+    facts = models.JSONField(default=dict, blank=True, help_text="OS, CPU, memory, limits.")
+    facts_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["local"]), name="loadhost_kind_valid")
+            models.CheckConstraint(
+                condition=Q(kind__in=["local", "ssh"]), name="loadhost_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="local") | ~Q(address=""), name="loadhost_ssh_needs_address"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -140,6 +172,25 @@ class DatasetPolicy(models.TextChoices):
     SHARED = "shared", "Prepare once per data set"
     FRESH = "fresh", "Prepare before every cell"
     EXISTING = "existing", "Use the tables already there (no prepare, no cleanup)"
+
+
+class LuaScript(models.Model):
+    """A custom sysbench Lua script: arbitrary code, so uploading it needs a permission,
+    and it runs on SSH load hosts only."""
+
+    name = models.CharField(max_length=100, unique=True)
+    content = models.TextField()
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        permissions = [("upload_luascript", "May upload custom Lua scripts")]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Plan(models.Model):
@@ -176,6 +227,21 @@ class Plan(models.Model):
         max_length=8, choices=DatasetPolicy.choices, default=DatasetPolicy.SHARED
     )
     cleanup = models.BooleanField(default=True, help_text="Drop the data set after the batch.")
+    script = models.ForeignKey(
+        LuaScript,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        help_text="A custom Lua script instead of a built-in test (SSH load hosts only).",
+    )
+    schedule = models.OneToOneField(
+        "django_celery_beat.PeriodicTask",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="plan",
+        help_text="When beat launches this plan on its own.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
@@ -209,11 +275,21 @@ class LaunchedBy(models.TextChoices):
 class Batch(models.Model):
     """One execution of a plan, with a frozen copy of its parameters."""
 
-    plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="batches")
+    plan = models.ForeignKey(
+        Plan,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="batches",
+        help_text="Empty for imported logs.",
+    )
+    label = models.CharField(max_length=200, blank=True)
     target = models.ForeignKey(
         Target, on_delete=models.PROTECT, null=True, blank=True, related_name="batches"
     )
-    load_host = models.ForeignKey(LoadHost, on_delete=models.PROTECT, related_name="batches")
+    load_host = models.ForeignKey(
+        LoadHost, on_delete=models.PROTECT, null=True, blank=True, related_name="batches"
+    )
     params = models.JSONField(help_text="Frozen copy of the plan's parameters at launch.")
     seed = models.BigIntegerField(help_text="Seed of the interleaved order.")
     status = _status_field()
@@ -234,6 +310,10 @@ class Batch(models.Model):
     warnings = models.JSONField(default=list, blank=True)
     steps = models.JSONField(default=list, blank=True, help_text="prepare and cleanup records.")
     error = models.TextField(blank=True)
+    waiting_for = models.CharField(
+        max_length=300, blank=True, help_text="What a waiting batch waits for."
+    )
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -241,7 +321,7 @@ class Batch(models.Model):
         constraints = [_status_constraint("batch_status_valid")]
 
     def __str__(self) -> str:
-        return f"batch {self.pk} of {self.plan}"
+        return f"batch {self.pk} of {self.plan or self.label or 'an imported log'}"
 
 
 class Run(models.Model):
@@ -269,6 +349,12 @@ class Run(models.Model):
     error_hint = models.TextField(blank=True)
     raw_log = models.TextField(blank=True)
     pgid = models.IntegerField(null=True, blank=True, help_text="sysbench's process group.")
+    expected_duration_s = models.FloatField(
+        null=True, blank=True, help_text="How long sysbench should run; the timeout counts from it."
+    )
+    counters = models.JSONField(
+        default=dict, blank=True, help_text="Server counter deltas over the run, and ratios."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -325,3 +411,34 @@ class Sample(models.Model):
 
     def __str__(self) -> str:
         return f"[{self.time_s:g}s] tps {self.tps}"
+
+
+class CounterSample(models.Model):
+    """The server's status counters, read once per report interval while a run goes."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="counter_samples")
+    seq = models.PositiveIntegerField()
+    time_s = models.FloatField(help_text="Seconds since sysbench started, like Sample.time_s.")
+    values = models.JSONField(help_text="Counter name → cumulative value as the server reports.")
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "seq"], name="countersample_unique_seq")
+        ]
+
+    def __str__(self) -> str:
+        return f"counters of run {self.run_id} at {self.time_s:g}s"
+
+
+class ResourceLock(models.Model):
+    """One benchmark per server and per load host: a row per resource a batch holds.
+
+    The unique resource name makes the database refuse a second holder."""
+
+    resource = models.CharField(max_length=100, unique=True, help_text="target:ID or loadhost:ID")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="locks")
+    acquired_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.resource} held by batch {self.batch_id}"

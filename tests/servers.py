@@ -1,0 +1,365 @@
+"""Private database servers for the tests: each on a free loopback port, with its own data
+directory in a temporary folder, removed when stopped.
+
+The shared servers of the machine are never touched: tests change global settings
+(innodb_flush_log_at_trx_commit, sync_binlog), exhaust connections, and need binary
+logging on, which the shared MariaDB does not have."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import MySQLdb
+import psycopg
+
+START_TIMEOUT = 60.0
+
+
+class ServerError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    """A port nobody listens on right now: the kernel picks it when binding to port 0."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def find_program(name: str, *patterns: str) -> str:
+    """`name` on PATH, else the first match of `patterns` (Debian keeps mariadbd in
+    /usr/sbin and initdb in /usr/lib/postgresql/NN/bin, off a normal PATH)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern), reverse=True)
+        if matches:
+            return matches[0]
+    raise ServerError(f"{name} not found: run scripts/bootstrap")
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return f"(no {path})"
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _private_dir(prefix: str, server_pidfile: str, stop_signal: signal.Signals) -> Path:
+    """A new temporary directory for a server, after stopping the servers that a killed
+    test session left behind (their owner.pid names a process that is gone). The servers
+    run in sessions of their own, so that Ctrl-C reaches pytest and not them, and so
+    outlive a pytest that is killed before its teardown."""
+    for old in Path(tempfile.gettempdir()).glob(prefix + "*"):
+        owner = _read_pid(old / "owner.pid")
+        if owner is None or _pid_alive(owner):
+            continue
+        server = _read_pid(old / server_pidfile)
+        if server is not None and str(old) in _cmdline(server):
+            os.kill(server, stop_signal)
+            deadline = time.monotonic() + 30
+            while _pid_alive(server) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        shutil.rmtree(old, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    (path / "owner.pid").write_text(f"{os.getpid()}\n")
+    return path
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _wait(what: str, ready: Any, process: subprocess.Popen[bytes] | None, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        if process is not None and process.poll() is not None:
+            raise ServerError(f"{what} exited with {process.returncode}:\n{_tail(log)}")
+        time.sleep(0.2)
+    raise ServerError(f"{what} did not answer within {START_TIMEOUT}s:\n{_tail(log)}")
+
+
+class PrivateMariaDB:
+    """mariadbd with binary logging on and few connections, so that tests can exceed
+    max_connections cheaply. `bench` / `bench-secret` may do what sysbench and benchdash's
+    SET GLOBAL need; root has no password, over the Unix socket."""
+
+    user = "bench"
+    password = "bench-secret"
+    host = "127.0.0.1"
+
+    def __init__(self, *, log_bin: bool = True, max_connections: int = 20) -> None:
+        self.log_bin = log_bin
+        self.max_connections = max_connections
+        self.port = 0
+        self.dir = _private_dir("benchdash-mariadb-", "mariadb.pid", signal.SIGTERM)
+        self.datadir = self.dir / "data"
+        self.socket = str(self.dir / "mariadb.sock")
+        self.error_log = self.dir / "error.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> PrivateMariaDB:
+        os_user = pwd.getpwuid(os.getuid()).pw_name
+        self._install(os_user)
+        for attempt in range(3):
+            try:
+                self._start_server(os_user)
+                break
+            except ServerError:
+                # Another program may have taken the free port in the meantime.
+                if attempt == 2 or "already in use" not in _tail(self.error_log):
+                    raise
+        self._create_user()
+        return self
+
+    def _start_server(self, os_user: str) -> None:
+        self.port = free_port()
+        argv = [
+            find_program("mariadbd", "/usr/sbin/mariadbd"),
+            "--no-defaults",
+            f"--user={os_user}",  # mariadbd refuses to run as root unless told to
+            f"--datadir={self.datadir}",
+            f"--port={self.port}",
+            "--bind-address=127.0.0.1",
+            f"--socket={self.socket}",
+            f"--pid-file={self.dir / 'mariadb.pid'}",
+            f"--log-error={self.error_log}",
+            f"--max-connections={self.max_connections}",
+            "--skip-name-resolve",
+        ]
+        if self.log_bin:
+            argv += ["--log-bin=binlog", "--server-id=1"]
+        self._process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        _wait("mariadbd", self._answers, self._process, self.error_log)
+
+    def _install(self, os_user: str) -> None:
+        install_log = self.dir / "install.log"
+        with install_log.open("wb") as log:
+            done = subprocess.run(
+                [
+                    find_program("mariadb-install-db"),
+                    "--no-defaults",
+                    f"--datadir={self.datadir}",
+                    f"--user={os_user}",
+                    "--auth-root-authentication-method=normal",
+                    "--skip-test-db",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+                timeout=120,
+            )
+        if done.returncode != 0:
+            raise ServerError(f"mariadb-install-db failed:\n{_tail(install_log)}")
+
+    def _answers(self) -> bool:
+        try:
+            self.root_connect().close()
+        except MySQLdb.OperationalError:
+            return False
+        return True
+
+    def root_connect(self, database: str | None = None) -> Any:
+        """A MySQLdb connection as root over the Unix socket, autocommit on."""
+        kwargs: dict[str, Any] = {"unix_socket": self.socket, "user": "root", "connect_timeout": 5}
+        if database:
+            kwargs["database"] = database
+        db = MySQLdb.connect(**kwargs)
+        db.autocommit(True)
+        return db
+
+    def connect(self, database: str | None = None) -> Any:
+        """A MySQLdb connection as the bench user over TCP, as sysbench connects."""
+        kwargs: dict[str, Any] = {
+            "host": self.host,
+            "port": self.port,
+            "user": self.user,
+            "password": self.password,
+            "connect_timeout": 5,
+        }
+        if database:
+            kwargs["database"] = database
+        return MySQLdb.connect(**kwargs)
+
+    def execute(self, *statements: str) -> None:
+        db = self.root_connect()
+        try:
+            cursor = db.cursor()
+            for statement in statements:
+                cursor.execute(statement)
+        finally:
+            db.close()
+
+    def _create_user(self) -> None:
+        # ALL on *.* holds what sysbench needs on any test database, and SUPER and
+        # BINLOG ADMIN, which SET GLOBAL of innodb_flush_log_at_trx_commit and sync_binlog
+        # need. Tests that want a weaker user create their own.
+        statements = []
+        for host in ("localhost", "127.0.0.1", "%"):
+            account = f"'{self.user}'@'{host}'"
+            statements += [
+                f"CREATE USER IF NOT EXISTS {account} IDENTIFIED BY '{self.password}'",
+                f"GRANT ALL PRIVILEGES ON *.* TO {account}",
+            ]
+        self.execute(*statements)
+
+    def create_database(self, name: str) -> str:
+        self.execute(f"CREATE DATABASE `{name}`")
+        return name
+
+    def drop_database(self, name: str) -> None:
+        self.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.send_signal(signal.SIGTERM)  # a clean shutdown
+            try:
+                self._process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class PrivatePostgres:
+    """initdb + pg_ctl on a free port, trust authentication, superuser `postgres`.
+
+    PostgreSQL refuses to run as root: as root, the data directory belongs to the
+    `postgres` OS user and the server runs as that user."""
+
+    user = "postgres"
+    host = "127.0.0.1"
+
+    def __init__(self) -> None:
+        self.port = 0
+        # SIGQUIT: PostgreSQL's immediate shutdown.
+        self.dir = _private_dir("benchdash-postgres-", "data/postmaster.pid", signal.SIGQUIT)
+        self.datadir = self.dir / "data"
+        self.log = self.dir / "postgres.log"
+        self._bindir = (
+            Path(
+                find_program(
+                    "initdb", "/usr/lib/postgresql/*/bin/initdb", "/usr/local/pgsql/bin/initdb"
+                )
+            )
+            .resolve()
+            .parent
+        )
+        self._as: list[str] = []
+        if os.getuid() == 0:
+            owner = pwd.getpwnam("postgres")
+            os.chown(self.dir, owner.pw_uid, owner.pw_gid)
+            self._as = ["runuser", "-u", "postgres", "--"]
+
+    def _run(self, *argv: str, timeout: float = 120) -> None:
+        done = subprocess.run(
+            [*self._as, *argv],
+            cwd=self.dir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
+            timeout=timeout,
+        )
+        if done.returncode != 0:
+            output = done.stdout.decode(errors="replace")
+            raise ServerError(f"{argv[0]} failed:\n{output}\n{_tail(self.log)}")
+
+    def start(self) -> PrivatePostgres:
+        self._run(
+            str(self._bindir / "initdb"),
+            "-D",
+            str(self.datadir),
+            "-U",
+            self.user,
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--no-locale",
+            "--no-sync",
+        )
+        for attempt in range(3):
+            try:
+                self._start_server()
+                break
+            except ServerError:
+                # Another program may have taken the free port in the meantime.
+                if attempt == 2 or "already in use" not in _tail(self.log):
+                    raise
+        return self
+
+    def _start_server(self) -> None:
+        self.port = free_port()
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir}"
+        self._run(
+            str(self._bindir / "pg_ctl"),
+            "-D",
+            str(self.datadir),
+            "-l",
+            str(self.log),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            str(int(START_TIMEOUT)),
+            "start",
+        )
+
+    def connect(self, dbname: str = "postgres") -> psycopg.Connection[Any]:
+        return psycopg.connect(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            dbname=dbname,
+            connect_timeout=5,
+            autocommit=True,
+        )
+
+    def stop(self) -> None:
+        if (self.datadir / "postmaster.pid").exists():
+            with contextlib.suppress(ServerError, subprocess.TimeoutExpired):
+                self._run(
+                    str(self._bindir / "pg_ctl"),
+                    "-D",
+                    str(self.datadir),
+                    "-m",
+                    "fast",
+                    "-w",
+                    "stop",
+                    timeout=60,
+                )
+        shutil.rmtree(self.dir, ignore_errors=True)
