@@ -66,8 +66,9 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "runs",
 ]
@@ -157,18 +158,71 @@ BENCHDASH_HEARTBEAT_SECONDS = float(env("BENCHDASH_HEARTBEAT_SECONDS", "5"))
 BENCHDASH_STALE_AFTER_SECONDS = float(env("BENCHDASH_STALE_AFTER_SECONDS", "30"))
 BENCHDASH_SYSBENCH = env("BENCHDASH_SYSBENCH", "sysbench")
 BENCHDASH_TARGET_TIMEOUT = int(env("BENCHDASH_TARGET_TIMEOUT", "10"))
+# Where fileio's test files live on a local load host, from prepare to cleanup: on the disk
+# to measure, not a tmpfs.
+BENCHDASH_WORK_DIR = env("BENCHDASH_WORK_DIR", str(VAR_DIR / "work"))
+# Sample the server's status counters while sysbench runs (one extra connection).
+BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
+# Seconds for each step of an SSH connection (connect, banner, handshake, login) and for a
+# short command on a load host (facts, kill, sysbench --version).
+BENCHDASH_SSH_TIMEOUT = float(env("BENCHDASH_SSH_TIMEOUT", "10"))
+# A run still going at its expected duration + max(this, 20 %) is stopped and failed.
+BENCHDASH_TIMEOUT_MARGIN_S = float(env("BENCHDASH_TIMEOUT_MARGIN_S", "30"))
 
+# --- notifications (regressions and lost nights of scheduled plans) ------------------------
+# Mail goes to the console unless an SMTP server is configured. An empty variable (as
+# docker-compose passes an unset one) means the default.
+EMAIL_BACKEND = env("BENCHDASH_EMAIL_BACKEND") or "django.core.mail.backends.console.EmailBackend"
+EMAIL_HOST = env("BENCHDASH_EMAIL_HOST") or "localhost"
+EMAIL_PORT = int(env("BENCHDASH_EMAIL_PORT") or "25")
+EMAIL_HOST_USER = env("BENCHDASH_EMAIL_USER")
+EMAIL_HOST_PASSWORD = env("BENCHDASH_EMAIL_PASSWORD")
+EMAIL_USE_TLS = env_bool("BENCHDASH_EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("BENCHDASH_EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = float(env("BENCHDASH_EMAIL_TIMEOUT") or "10")
+DEFAULT_FROM_EMAIL = env("BENCHDASH_EMAIL_FROM") or "benchdash@localhost"
+# Links in mails and webhooks point here: the address people open benchdash at.
+BENCHDASH_BASE_URL = env("BENCHDASH_BASE_URL") or "http://127.0.0.1:8000"
+BENCHDASH_WEBHOOK_TIMEOUT = float(env("BENCHDASH_WEBHOOK_TIMEOUT") or "10")
+
+# --- API ----------------------------------------------------------------------------------
+# Scripts authenticate with knox tokens (several per user, stored hashed, shown once);
+# the browser with its session.
+KNOX_TOKEN_MODEL = "runs.ApiToken"  # noqa: S105 - a model name, not a secret
+# knox's migrations create its own token table even when the model is swapped for ours,
+# and that stray table (with a key to auth_user) breaks flushing the test database.
+MIGRATION_MODULES = {"knox": None}
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "runs.api_errors.exception_handler",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "benchdash API", "VERSION": "1"}
+# Tokens live until revoked, unless created with an expiry.
+REST_KNOX = {"TOKEN_TTL": None, "AUTO_REFRESH": False}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "benchdash API",
+    "DESCRIPTION": "Targets, load hosts, plans, batches, runs and their samples.",
+    "VERSION": "1",
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # The documentation page works offline: its assets come from drf-spectacular-sidecar.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"StatusEnum": "runs.models.Status"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "runs.api_errors.document_errors",
+    ],
+}
 
 LOGGING = {
     "version": 1,
@@ -176,4 +230,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("BENCHDASH_LOG_LEVEL", "INFO")},
+    # paramiko says "Connected" and "Authentication successful" at INFO for every SSH
+    # connection, that is for every sysbench command on a remote load host.
+    "loggers": {"paramiko": {"level": "WARNING"}},
 }

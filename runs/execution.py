@@ -11,20 +11,23 @@ dead worker from a long benchmark.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F, Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
-from runs import services, targets
-from runs.executors import ExecutorError, LocalExecutor, SysbenchProcess, executor_for
+from runs import counters, datasets, history, hosts, live, locks, preflight, services, targets
+from runs.executors import Executor, ExecutorError, SysbenchProcess, executor_for
 from runs.models import Batch, Run, Sample, Status
 from runs.summary import summarise
-from runs.sysbench.command import build_command, dataset_key
+from runs.sysbench.command import build_command, dataset_key, has_dataset
 from runs.sysbench.options import ValidationError, is_sql_test
 from runs.sysbench.parser import (
     IntervalSample,
@@ -38,10 +41,25 @@ logger = logging.getLogger(__name__)
 
 TICK_S = 0.25  # how often the loop wakes up without output
 FLUSH_S = 0.5  # samples are written at most this long after their line
+SCRIPT_NAME = "script.lua"  # a plan's custom Lua script, in sysbench's private directory
+
+
+# Set when the worker is asked to stop (SIGTERM on a deploy): the running benchmark is
+# stopped and the batch handed back to the queue, to go on when a worker is back.
+WORKER_STOPPING = threading.Event()
 
 
 class BatchAborted(Exception):
     """Nothing more of this batch can run (e.g. sysbench is missing); says why."""
+
+
+class BatchStopped(Exception):
+    """The batch stops early on purpose: cancelled by a user, or its worker is stopping."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
 
 
 def batch_execute(*, batch_id: int, worker: str) -> None:
@@ -50,18 +68,35 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
         return
     batch = Batch.objects.select_related("target", "load_host", "plan").get(pk=batch_id)
     assert batch.load_host is not None, "only imported batches have no load host"
-    executor = executor_for(batch.load_host.kind, settings.BENCHDASH_SYSBENCH)
+    executor = executor_for(batch.load_host, settings.BENCHDASH_SYSBENCH)
     BatchRunner(batch, executor).execute()
 
 
+@transaction.atomic
 def _claim(batch_id: int, worker: str) -> bool:
-    now = timezone.now()
-    return (
-        Batch.objects.filter(pk=batch_id, status=Status.QUEUED).update(
-            status=Status.RUNNING, worker=worker, heartbeat_at=now, started_at=now
-        )
-        == 1
+    """Take the batch if it is still to run and its server and load host are free."""
+    batch = (
+        Batch.objects.select_for_update(skip_locked=True)
+        .filter(pk=batch_id, status__in=[Status.QUEUED, Status.WAITING])
+        .first()
     )
+    if batch is None:
+        return False
+    waiting_for = locks.locks_acquire(batch=batch)
+    if waiting_for:
+        batch.status = Status.WAITING
+        batch.waiting_for = waiting_for
+        batch.save(update_fields=["status", "waiting_for"])
+        return False
+    now = timezone.now()
+    Batch.objects.filter(pk=batch_id).update(
+        status=Status.RUNNING,
+        worker=worker,
+        heartbeat_at=now,
+        started_at=Coalesce(F("started_at"), Value(now)),
+        waiting_for="",
+    )
+    return True
 
 
 @dataclass
@@ -74,7 +109,7 @@ class Group:
 
 
 class BatchRunner:
-    def __init__(self, batch: Batch, executor: LocalExecutor) -> None:
+    def __init__(self, batch: Batch, executor: Executor) -> None:
         self.batch = batch
         self.executor = executor
         self.params: dict[str, Any] = batch.params
@@ -85,10 +120,14 @@ class BatchRunner:
     # --- the batch ------------------------------------------------------------------------
 
     def execute(self) -> None:
+        stopped: BatchStopped | None = None
         try:
+            self._preflight()
             self._record_environment()
             for group in self._pending_groups():
                 self._run_group(group)
+        except BatchStopped as e:
+            stopped = e
         except (BatchAborted, targets.TargetError, ValidationError) as e:
             self._abort(str(e) if not isinstance(e, targets.TargetError) else _target_text(e))
         except Exception as e:
@@ -97,23 +136,51 @@ class BatchRunner:
             raise
         finally:
             self._restore_settings()
-            self._finish()
+            self._finish(stopped)
+            self._remove_workspace()
+
+    def _preflight(self) -> None:
+        """The first step of every batch, resumed ones too: a host or a server may have
+        changed since the launch. A failure ends the batch before anything changed."""
+        report = preflight.batch_preflight(batch=self.batch, executor=self.executor)
+        checked = {**report.to_dict(), "at": timezone.now().isoformat()}
+        self.batch.environment = {**self.batch.environment, "preflight": checked}
+        self.batch.save(update_fields=["environment"])
+        if not report.ok:
+            raise BatchAborted("preflight failed: " + "\n".join(report.failures))
 
     def _record_environment(self) -> None:
         batch = self.batch
-        if batch.environment:
+        if "load_host" in batch.environment:
             return  # a resumed batch keeps what was recorded before its first change
-        environment: dict[str, Any] = {"load_host": self.executor.facts()}
+        environment: dict[str, Any] = {**batch.environment, "load_host": self.executor.facts()}
         originals: dict[str, str] | None = None
         if self.sql and batch.target is not None:
             with self._target() as db:
                 server = db.server_info()
-                environment["server"] = {"version": server.version, "variables": server.variables}
+                environment["server"] = {
+                    "version": server.version,
+                    "variables": server.variables,
+                    **server.details,  # PostgreSQL: every pg_settings row
+                }
                 batch.warnings = [*batch.warnings, *self._server_warnings(server)]
-                originals = db.read(self.params["server_settings"])
+                originals = db.originals(self.params["server_settings"])
+        if batch.target is not None:
+            environment.update(self._server_host_environment(batch.target))
         batch.environment = environment
         batch.original_settings = originals
         batch.save(update_fields=["environment", "original_settings", "warnings"])
+
+    def _server_host_environment(self, target: Any) -> dict[str, Any]:
+        """The database server's own facts, when it has an SSH host, and its cores and
+        disks for the `cores * 2 + disks` reference line."""
+        facts, problem = hosts.server_host_facts(target=target)
+        if problem and problem not in self.batch.warnings:
+            self.batch.warnings = [*self.batch.warnings, problem]
+        environment: dict[str, Any] = {"reference": hosts.server_reference(target, facts)}
+        if facts is not None:
+            environment["server_host"] = facts
+        return environment
 
     def _server_warnings(self, server: targets.ServerInfo) -> list[str]:
         max_threads = max(self.batch.runs.values_list("threads", flat=True))
@@ -131,25 +198,35 @@ class BatchRunner:
         return [g for g in groups if any(r.status == Status.QUEUED for r in g.runs)]
 
     def _run_group(self, group: Group) -> None:
-        owns_data = self.sql and self.params["dataset_policy"] != "existing"
+        owns_data = has_dataset(self.test) and self.params["dataset_policy"] != "existing"
         if owns_data and not self._prepare(group):
             return
-        for run in group.runs:
-            if run.status == Status.QUEUED:
-                self._run_cell(run)
+        try:
+            for run in group.runs:
+                if run.status == Status.QUEUED:
+                    self._run_cell(run)
+        except BatchStopped as e:
+            # A cancelled batch still drops its data set; a stopping worker leaves it for
+            # the batch to go on with when it resumes.
+            if e.status == Status.CANCELLED and owns_data and self.params["cleanup"]:
+                self._cleanup(group)
+            raise
         if owns_data and self.params["cleanup"]:
-            self._sysbench_step("cleanup", group, group.runs[0].options)
+            self._cleanup(group)
 
     def _prepare(self, group: Group) -> bool:
         if self._step_done("prepare", group) and self.params["dataset_policy"] == "shared":
             return True  # prepared before a crash; the data set is still there
         options = group.runs[0].options
-        with self._target() as db:
-            leftovers = db.sbtest_tables()
-        if leftovers:
-            self._sysbench_step("cleanup", group, options, reason="leftover sbtest tables")
-        error = self._sysbench_step("prepare", group, options)
+        decision = self._dataset_decision(options)
+        if decision.reuse:
+            self._record_skipped_step("prepare", group, decision.reason)
+            return True
+        if decision.cleanup_options is not None:
+            self._sysbench_step("cleanup", group, decision.cleanup_options, reason=decision.reason)
+        error = self._sysbench_step("prepare", group, options, reason=decision.reason)
         if error is None:
+            self._dataset_prepared(options)
             return True
         for run in group.runs:
             if run.status == Status.QUEUED:
@@ -172,11 +249,18 @@ class BatchRunner:
         errors: list[SysbenchError] = []
         lines: list[str] = []
         process = self._start(phase, options)
+        watch = Watch(self.batch.pk) if phase == "prepare" else None
+        stop: BatchStopped | None = None
         for line in process.lines(TICK_S):
             if line is not None:
                 lines.append(line)
                 errors += [e for e in parser.feed(line) if isinstance(e, SysbenchError)]
             self._beat()
+            stop = watch.check() if watch else None
+            if stop is not None:
+                process.kill()
+                errors.append(SysbenchError("stopped", stop.reason, "", None))
+                break
         exit_code = process.wait()
         errors += parser.finish(exit_code).errors
         if exit_code != 0 and not errors:
@@ -198,6 +282,8 @@ class BatchRunner:
         self.batch.steps = [*self.batch.steps, step]
         self.batch.save(update_fields=["steps"])
         self._set_batch_status(Status.RUNNING)
+        if stop is not None:
+            raise stop
         return errors[0] if errors else None
 
     # --- one run ---------------------------------------------------------------------------
@@ -208,6 +294,7 @@ class BatchRunner:
         run.started_at = now
         run.heartbeat_at = now
         run.save(update_fields=["status", "started_at", "heartbeat_at"])
+        live.publish_start(run)
         try:
             run.verified_settings = self._apply_settings(run)
         except targets.TargetError as e:
@@ -221,8 +308,12 @@ class BatchRunner:
         process = self._start("run", run.options)
         run.pgid = process.pgid
         run.argv = process.command.argv
+        sampler = counters.sampler_start(run=run, batch=self.batch)
         run.save(update_fields=["verified_settings", "pgid", "argv"])
-        self._stream(run, process)
+        try:
+            self._stream(run, process)
+        finally:
+            counters.sampler_stop(sampler, run=run)
 
     def _apply_settings(self, run: Run) -> dict[str, str]:
         if not run.settings:
@@ -233,27 +324,32 @@ class BatchRunner:
     def _stream(self, run: Run, process: SysbenchProcess) -> None:
         parser = OutputParser()
         sink = SampleSink(run, warmup_s=float(self.params["warmup_s"]))
-        errors: list[SysbenchError] = []
+        watch = Watch(self.batch.pk, run.expected_duration_s)
+        stop: BatchStopped | None = None
         for line in process.lines(TICK_S):
             if line is not None:
                 sink.add_line(line)
                 for event in parser.feed(line):
-                    if isinstance(event, SysbenchError):
-                        errors.append(event)
-                    else:
-                        sink.add(event)
+                    sink.add(event)
             if sink.due():
                 sink.flush()
             self._beat(run)
+            stop = watch.check()
+            if stop is not None:
+                process.kill()
+                break
         exit_code = process.wait()
         sink.flush()
         result = parser.finish(exit_code)
-        _store_result(run, result, warmup_s=float(self.params["warmup_s"]))
+        _store_result(run, result, warmup_s=float(self.params["warmup_s"]), stop=stop)
+        if stop is not None and stop.status != Status.FAILED:
+            raise stop
 
     # --- helpers ---------------------------------------------------------------------------
 
     def _start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
         connection = self.batch.target.connection() if self.sql and self.batch.target else None
+        script = self.params.get("script")  # a custom Lua script, frozen at launch
 
         def make(config_path: str) -> Any:
             return build_command(
@@ -264,12 +360,91 @@ class BatchRunner:
                 connection=connection,
                 config_path=config_path,
                 executable=self.executor.sysbench,
+                script_path=_next_to(config_path, SCRIPT_NAME) if script else None,
             )
 
         try:
-            return self.executor.start(make)
+            files = {SCRIPT_NAME: script["content"]} if script else None
+            workspace = self._workspace()
+            if workspace:
+                return self.executor.start(make, files=files, cwd=workspace)  # type: ignore[call-arg]
+            return self.executor.start(make, files=files)
         except ExecutorError as e:
             raise BatchAborted(str(e)) from None
+
+    # --- data sets and the load host's working directory ------------------------------------
+
+    def _dataset_decision(self, options: dict[str, Any]) -> datasets.Decision:
+        if not self.sql or self.batch.target is None:
+            return datasets.Decision(reuse=False, reason="")  # fileio: a fresh workspace
+        with self._target() as db:
+            return datasets.dataset_decide(
+                db=db,
+                test=self.test,
+                options=options,
+                sysbench_version=self._sysbench_version(),
+                reuse_allowed=self.params["dataset_policy"] == "shared",
+            )
+
+    def _dataset_prepared(self, options: dict[str, Any]) -> None:
+        if self.sql and self.batch.target is not None:
+            with self._target() as db:
+                datasets.dataset_prepared(
+                    db=db,
+                    test=self.test,
+                    options=options,
+                    sysbench_version=self._sysbench_version(),
+                    batch_id=self.batch.pk,
+                )
+
+    def _cleanup(self, group: Group) -> None:
+        error = self._sysbench_step("cleanup", group, group.runs[0].options)
+        if error is None and self.sql and self.batch.target is not None:
+            with self._target() as db:
+                datasets.dataset_removed(db=db)
+
+    def _sysbench_version(self) -> str:
+        load_host = self.batch.environment.get("load_host") or {}
+        return str(load_host.get("sysbench_version") or "unknown")
+
+    def _record_skipped_step(self, phase: str, group: Group, reason: str) -> None:
+        now = timezone.now().isoformat()
+        step = {
+            "kind": phase,
+            "group": group.first_position,
+            "dataset": list(group.dataset),
+            "reason": reason,
+            "started_at": now,
+            "finished_at": now,
+            "exit_code": None,
+            "ok": True,
+            "skipped": True,
+            "error": "",
+            "output": "",
+        }
+        self.batch.steps = [*self.batch.steps, step]
+        self.batch.save(update_fields=["steps"])
+
+    def _workspace(self) -> str | None:
+        """fileio's files live in a directory of the batch on the load host, from prepare
+        through the runs to cleanup; other tests run in sysbench's private directory."""
+        if self.test != "fileio":
+            return None
+        workspace = getattr(self.executor, "workspace", None)
+        if workspace is None:
+            raise BatchAborted(
+                f"fileio needs a working directory on load host '{self.executor.host_name}', "
+                "which this kind of load host does not offer yet"
+            )
+        return str(workspace(f"batch-{self.batch.pk}"))
+
+    def _remove_workspace(self) -> None:
+        # A batch handed back to the queue keeps its files for when it resumes.
+        if self.test != "fileio" or self.batch.status == Status.QUEUED:
+            return
+        remove = getattr(self.executor, "remove_workspace", None)
+        if remove is not None:
+            remove(self._workspace())
 
     def _target(self) -> Any:
         assert self.batch.target is not None
@@ -296,9 +471,10 @@ class BatchRunner:
         self.batch.error = reason
         for run in self.batch.runs.filter(status__in=[Status.RUNNING, Status.PREPARING]):
             _fail(run, reason, "", "batch")
-        self.batch.runs.filter(status=Status.QUEUED).update(
-            status=Status.SKIPPED, error=f"skipped: {reason}"
-        )
+        self._skip_remaining(f"skipped: {reason}")
+
+    def _skip_remaining(self, reason: str) -> None:
+        self.batch.runs.filter(status=Status.QUEUED).update(status=Status.SKIPPED, error=reason)
 
     def _restore_settings(self) -> None:
         self.batch.refresh_from_db(fields=["original_settings"])
@@ -310,12 +486,75 @@ class BatchRunner:
             self.batch.error = "\n".join(filter(None, [self.batch.error, message]))
             logger.error("batch %s: %s", self.batch.pk, message)
 
-    def _finish(self) -> None:
-        statuses = set(self.batch.runs.values_list("status", flat=True))
-        failed = bool(self.batch.error) or Status.FAILED in statuses
-        self.batch.status = Status.FAILED if failed else Status.DONE
-        self.batch.finished_at = timezone.now()
-        self.batch.save(update_fields=["status", "finished_at", "error"])
+    def _finish(self, stopped: BatchStopped | None) -> None:
+        batch = self.batch
+        if stopped is not None and stopped.status == Status.INTERRUPTED:
+            # The worker is stopping: hand the batch back; a worker that comes back goes on
+            # from the next unfinished cell.
+            batch.status = Status.QUEUED
+            batch.warnings = [*batch.warnings, stopped.reason]
+            batch.save(update_fields=["status", "warnings", "error"])
+            locks.locks_release(batch=batch)
+            services.enqueue_batch(batch.pk)
+            return
+        if stopped is not None:
+            self._skip_remaining(f"skipped: {stopped.reason}")
+            batch.status = stopped.status
+        else:
+            statuses = set(batch.runs.values_list("status", flat=True))
+            failed = bool(batch.error) or Status.FAILED in statuses
+            batch.status = Status.FAILED if failed else Status.DONE
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["status", "finished_at", "error"])
+        locks.locks_release(batch=batch)
+        history.batch_finished(batch=batch)  # a scheduled batch: regression check, news
+
+
+class Watch:
+    """Decides at every tick whether the running benchmark must stop, and why: the user
+    cancelled the batch, the run overran its expected duration, or the worker is stopping.
+    """
+
+    CANCEL_CHECK_S = 1.0
+
+    def __init__(self, batch_id: int, expected_duration_s: float | None = None) -> None:
+        self.batch_id = batch_id
+        self.expected_s = expected_duration_s
+        self.started = time.monotonic()
+        self._last_cancel_check = self.started
+        self.limit_s = _time_limit(expected_duration_s)
+
+    def check(self) -> BatchStopped | None:
+        now = time.monotonic()
+        if WORKER_STOPPING.is_set():
+            return BatchStopped(
+                Status.INTERRUPTED,
+                f"the worker was asked to stop at {timezone.now():%Y-%m-%d %H:%M:%S} UTC; "
+                "the batch goes on when a worker is back",
+            )
+        if self.limit_s is not None and now - self.started > self.limit_s:
+            return BatchStopped(
+                Status.FAILED,
+                f"timed out: still running {now - self.started:.0f} s after it started, "
+                f"expected {self.expected_s:g} s; sysbench was stopped",
+            )
+        if now - self._last_cancel_check >= self.CANCEL_CHECK_S:
+            self._last_cancel_check = now
+            if Batch.objects.filter(pk=self.batch_id, cancel_requested_at__isnull=False).exists():
+                return BatchStopped(Status.CANCELLED, "the batch was cancelled")
+        return None
+
+
+def _time_limit(expected_s: float | None) -> float | None:
+    """Expected duration + max(margin, 20 %): generous for slow starts, not for hangs."""
+    if expected_s is None:
+        return None
+    return expected_s + max(settings.BENCHDASH_TIMEOUT_MARGIN_S, 0.2 * expected_s)
+
+
+def _next_to(config_path: str, name: str) -> str:
+    """A file of the executor's private directory: next to the config file."""
+    return os.path.join(os.path.dirname(config_path), name)
 
 
 def _target_text(e: targets.TargetError) -> str:
@@ -329,9 +568,12 @@ def _fail(run: Run, message: str, hint: str, kind: str) -> None:
     run.error_kind = kind
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "error", "error_hint", "error_kind", "finished_at"])
+    live.publish_status(run)
 
 
-def _store_result(run: Run, result: ParseResult, *, warmup_s: float) -> None:
+def _store_result(
+    run: Run, result: ParseResult, *, warmup_s: float, stop: BatchStopped | None = None
+) -> None:
     run.exit_code = result.exit_code
     run.outcome = result.outcome
     run.reports = [r.to_dict() for r in result.reports]
@@ -349,6 +591,12 @@ def _store_result(run: Run, result: ParseResult, *, warmup_s: float) -> None:
         run.error_kind = primary.kind if primary else "other"
     else:
         run.status = Status.DONE
+    if stop is not None:
+        # Stopped on purpose: the samples and report so far stay, the status says why.
+        run.status = stop.status
+        run.error = stop.reason
+        run.error_kind = "timeout" if stop.status == Status.FAILED else stop.status
+        run.error_hint = ""
     run.save(
         update_fields=[
             "exit_code",
@@ -363,6 +611,7 @@ def _store_result(run: Run, result: ParseResult, *, warmup_s: float) -> None:
             "error_kind",
         ]
     )
+    live.publish_status(run)
 
 
 class SampleSink:
@@ -389,6 +638,7 @@ class SampleSink:
         if isinstance(event, IntervalSample):
             self._last = self._sample(event)
             self._pending.append(self._last)
+            live.publish_sample(self.run.pk, self._last)  # live first, stored within FLUSH_S
         elif isinstance(event, QueueSample):
             self._merge_queue(event)
 
@@ -436,6 +686,7 @@ class SampleSink:
             Sample.objects.bulk_create(self._pending)
             self._pending = []
         if self._lines:
+            live.publish_lines(self.run.pk, [line.rstrip("\n") for line in self._lines])
             chunk = "".join(self._lines)
             self._lines = []
             Run.objects.filter(pk=self.run.pk).update(raw_log=Concat(F("raw_log"), Value(chunk)))

@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from knox.models import AbstractAuthToken
 
 from runs.secrets import EncryptedTextField
 from runs.sysbench.command import Connection
@@ -234,6 +235,19 @@ class Plan(models.Model):
         blank=True,
         help_text="A custom Lua script instead of a built-in test (SSH load hosts only).",
     )
+    notify_emails = models.TextField(
+        blank=True,
+        help_text="Addresses told of regressions and failed nightly batches, one a line.",
+    )
+    notify_webhook = models.URLField(
+        blank=True, help_text="A URL that receives the same news as JSON (POST)."
+    )
+    regression_threshold_pct = models.FloatField(
+        default=5.0, help_text="Smallest change flagged as a regression, beyond the noise."
+    )
+    history_nights = models.PositiveIntegerField(
+        default=7, help_text="Successful nights the baseline is the median of."
+    )
     schedule = models.OneToOneField(
         "django_celery_beat.PeriodicTask",
         on_delete=models.SET_NULL,
@@ -310,6 +324,10 @@ class Batch(models.Model):
     warnings = models.JSONField(default=list, blank=True)
     steps = models.JSONField(default=list, blank=True, help_text="prepare and cleanup records.")
     error = models.TextField(blank=True)
+    analysis = models.JSONField(
+        default=dict, blank=True, help_text="Regression check against earlier nights, per cell."
+    )
+    notified = models.JSONField(default=list, blank=True, help_text="Notifications sent.")
     waiting_for = models.CharField(
         max_length=300, blank=True, help_text="What a waiting batch waits for."
     )
@@ -442,3 +460,12 @@ class ResourceLock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.resource} held by batch {self.batch_id}"
+
+
+class ApiToken(AbstractAuthToken):
+    """An API token for scripts: knox's hashed token, with a name its owner gave it."""
+
+    name = models.CharField(max_length=100, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name or 'token'} ({self.token_key}…)"

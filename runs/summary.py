@@ -24,6 +24,16 @@ _SQL = {
     "reconnects": "reconnects",
 }
 _LATENCY = {"min": "latency_min_ms", "avg": "latency_avg_ms", "max": "latency_max_ms"}
+# fileio and memory: throughput and operation rates, as 1.0 prints them (0.4 derived)
+_NON_SQL = (
+    "file_reads_per_s",
+    "file_writes_per_s",
+    "file_fsyncs_per_s",
+    "read_mib_per_s",
+    "written_mib_per_s",
+    "mib_per_s",
+    "operations_per_s",
+)
 
 
 def summarise(result: ParseResult, *, warmup_s: float) -> dict[str, Any]:
@@ -53,6 +63,7 @@ def _report_figures(report: Report) -> dict[str, Any]:
     figures["events"] = report.general.get("total_events")
     if "events_per_s" in report.general:
         figures["eps"] = report.general["events_per_s"]
+    figures.update({k: report.general[k] for k in _NON_SQL if k in report.general})
     if report.unfinished_transactions is not None:
         figures["unfinished_transactions"] = report.unfinished_transactions
     return figures

@@ -5,10 +5,11 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from celery import shared_task
-from celery.signals import worker_ready
+from celery import Task, shared_task
+from celery.signals import worker_ready, worker_shutting_down
 
-from runs import execution, services
+from runs import execution, history, schedules, services
+from runs.models import Batch
 
 
 @shared_task(name="runs.tasks.batch_execute", ignore_result=True)
@@ -23,5 +24,28 @@ def sweep_stale() -> list[int]:
 
 @worker_ready.connect
 def _sweep_at_start(**_: Any) -> None:
+    execution.WORKER_STOPPING.clear()  # a worker that starts is not stopping
     # A worker that comes back after a crash recovers what its predecessor left running.
     sweep_stale.delay()
+
+
+@worker_shutting_down.connect
+def _stop_benchmarks(**_: Any) -> None:
+    # A warm shutdown would wait for the batch to end, hours later: stop its benchmark now
+    # and hand the batch back to the queue instead.
+    execution.WORKER_STOPPING.set()
+
+
+@shared_task(bind=True, name="runs.tasks.plan_launch_scheduled", ignore_result=True)
+def plan_launch_scheduled(self: Task, plan_id: int) -> None:
+    # Beat's fire: the same launch as a user's, or a skipped record while one is pending.
+    fired_at = schedules.fired_at(self.request.expires)
+    schedules.plan_launch_scheduled(plan_id=plan_id, fired_at=fired_at)
+
+
+@shared_task(name="runs.tasks.batch_analyse", ignore_result=True)
+def batch_analyse(batch_id: int) -> None:
+    # After a scheduled batch: its regression check against earlier nights, and the news.
+    batch = Batch.objects.select_related("plan").filter(pk=batch_id).first()
+    if batch is not None:
+        history.batch_analyse(batch=batch)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
+from celery.contrib.testing.worker import start_worker
 
-from tests.servers import PrivateMariaDB, PrivatePostgres
+from benchdash.celery import app
+from runs.models import LoadHost, Plan, Target
+from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateSSHD, SSHKey
 
 # --- private database servers (tests/servers.py) ------------------------------------------
 # Started once per session on free ports, with their own data directories, and removed at
@@ -43,3 +47,128 @@ def postgres_server() -> Iterator[PrivatePostgres]:
 
 
 # --- end of private database servers -------------------------------------------------------
+
+
+# --- a real worker and what it runs (used by tests/integration and tests/api) --------------
+
+
+@pytest.fixture
+def celery_worker(transactional_db: None) -> Iterator[None]:
+    """A real Celery worker in a thread of the test process, consuming both queues."""
+    with start_worker(
+        app,
+        pool="solo",
+        concurrency=1,
+        queues=["benchmarks", "celery"],
+        perform_ping_check=False,
+        shutdown_timeout=60,
+    ):
+        yield
+
+
+@pytest.fixture
+def local_host(transactional_db: None) -> LoadHost:
+    # Created by a migration; transactional tests flush it away after each test.
+    return LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+
+
+@pytest.fixture
+def target(transactional_db: None, mariadb_server, mariadb_db: str) -> Target:
+    return Target.objects.create(
+        name="private-mariadb",
+        engine="mariadb",
+        host="127.0.0.1",
+        port=mariadb_server.port,
+        database=mariadb_db,
+        user=mariadb_server.user,
+        password=mariadb_server.password,
+    )
+
+
+@pytest.fixture
+def make_plan(target: Target, local_host: LoadHost) -> Callable[..., Plan]:
+    counter = iter(range(1000))
+
+    def make(**fields: object) -> Plan:
+        values: dict[str, object] = {
+            "name": f"plan {next(counter)}",
+            "target": target,
+            "load_host": local_host,
+            "test": "oltp_insert",
+            "options": {"time": 2, "report-interval": 1, "tables": 1, "table-size": 100},
+            "threads": [1],
+        }
+        values.update(fields)
+        return Plan.objects.create(**values)
+
+    return make
+
+
+# --- a private OpenSSH server: the remote load host of the SSH tests (tests/servers.py) ----
+# One sshd per session on a free loopback port, with a temporary host key. Each load host
+# logs in with a key of its own; a key may carry a forced command that changes the login
+# (no sysbench on its PATH, a low open-file limit), so one sshd serves every case.
+
+
+@pytest.fixture(scope="session")
+def sshd_server() -> Iterator[PrivateSSHD]:
+    server = PrivateSSHD()
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def ssh_key(sshd_server: PrivateSSHD) -> SSHKey:
+    """The key of the plain load host: logs in as the test user, nothing forced."""
+    key = SSHKey.generate()
+    sshd_server.authorize(key)
+    key.write(sshd_server.dir / "benchdash_key")
+    return key
+
+
+@pytest.fixture(scope="session")
+def ssh_key_file(sshd_server: PrivateSSHD, ssh_key: SSHKey) -> Path:
+    """The same key in a file, for the tests' own checks with the OpenSSH client."""
+    return sshd_server.dir / "benchdash_key"
+
+
+@pytest.fixture
+def make_ssh_host(transactional_db: None, sshd_server: PrivateSSHD) -> Callable[..., LoadHost]:
+    """An SSH load host on the private sshd, its host key confirmed. `command` is forced
+    on its logins, `$SSH_ORIGINAL_COMMAND` being what benchdash asked for."""
+
+    def make(name: str, command: str = "", **fields: object) -> LoadHost:
+        key = SSHKey.generate()
+        sshd_server.authorize(key, command=command)
+        values: dict[str, object] = {
+            "name": name,
+            "kind": "ssh",
+            "address": sshd_server.host,
+            "port": sshd_server.port,
+            "user": sshd_server.user,
+            "private_key": key.private,
+            "host_key": sshd_server.host_key.public,
+        }
+        values.update(fields)
+        return LoadHost.objects.create(**values)
+
+    return make
+
+
+@pytest.fixture
+def ssh_host(transactional_db: None, sshd_server: PrivateSSHD, ssh_key: SSHKey) -> LoadHost:
+    """loadhost-1: the plain SSH load host, host key confirmed."""
+    return LoadHost.objects.create(
+        name="loadhost-1",
+        kind="ssh",
+        address=sshd_server.host,
+        port=sshd_server.port,
+        user=sshd_server.user,
+        private_key=ssh_key.private,
+        host_key=sshd_server.host_key.public,
+    )
+
+
+# --- end of the private OpenSSH server -------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Private database servers for the tests: each on a free loopback port, with its own data
-directory in a temporary folder, removed when stopped.
+"""Private servers for the tests: databases, each on a free loopback port with its own data
+directory in a temporary folder, removed when stopped; and an OpenSSH server as a remote
+load host (PrivateSSHD).
 
 The shared servers of the machine are never touched: tests change global settings
 (innodb_flush_log_at_trx_commit, sync_binlog), exhaust connections, and need binary
@@ -17,11 +18,14 @@ import socket
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import MySQLdb
 import psycopg
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
 
 START_TIMEOUT = 60.0
 
@@ -362,4 +366,186 @@ class PrivatePostgres:
                     "stop",
                     timeout=60,
                 )
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# --- a private OpenSSH server: the remote load host of the SSH tests ----------------------
+
+
+@dataclass(frozen=True)
+class SSHKey:
+    """An Ed25519 key pair: the private key as OpenSSH writes it, the public one as
+    authorized_keys and known_hosts hold it."""
+
+    private: str = field(repr=False)
+    public: str
+
+    @classmethod
+    def generate(cls) -> SSHKey:
+        key = ed25519.Ed25519PrivateKey.generate()
+        private = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.OpenSSH,
+            serialization.NoEncryption(),
+        ).decode()
+        public = (
+            key.public_key()
+            .public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+            .decode()
+        )
+        return cls(private=private, public=public)
+
+    def write(self, path: Path) -> Path:
+        """The private key in a file of mode 0600, as ssh and sshd insist."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self.private)
+        Path(f"{path}.pub").write_text(self.public + "\n")
+        return path
+
+
+class PrivateSSHD:
+    """/usr/sbin/sshd in the foreground on a free loopback port, with a temporary host key
+    and an authorized_keys file of its own; logins as the user running the tests.
+
+    As root (CI), sshd needs its privilege separation directory /run/sshd and
+    `PermitRootLogin prohibit-password`; StrictModes is off because the key files live in
+    a temporary directory. Each authorized key may carry a forced `command=`, which is how
+    the tests make a load host without sysbench or with a low open-file limit."""
+
+    host = "127.0.0.1"
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.dir = _private_dir("benchdash-sshd-", "sshd.pid", signal.SIGTERM)
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.host_key = SSHKey.generate()
+        self.host_key_file = self.host_key.write(self.dir / "host_ed25519_key")
+        self.authorized_keys = self.dir / "authorized_keys"
+        self.authorized_keys.touch(mode=0o600)
+        self.log = self.dir / "sshd.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def authorize(self, key: SSHKey, *, command: str = "") -> None:
+        """Let `key` log in; with `command`, sshd runs it instead of what the client asks
+        (the original request is in $SSH_ORIGINAL_COMMAND). sshd reads the file anew at
+        every login, so keys can be added while it runs."""
+        quoted = command.replace('"', '\\"')  # the only escape authorized_keys knows
+        options = f'command="{quoted}" ' if command else ""
+        with self.authorized_keys.open("a") as f:
+            f.write(f"{options}{key.public}\n")
+
+    def start(self) -> PrivateSSHD:
+        if os.getuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        for attempt in range(3):
+            try:
+                self._start_server()
+                break
+            except ServerError:
+                # Another program may have taken the free port in the meantime.
+                if attempt == 2 or "Address already in use" not in _tail(self.log):
+                    raise
+        return self
+
+    def _start_server(self) -> None:
+        self.port = free_port()
+        config = self.dir / "sshd_config"
+        config.write_text(self._config())
+        sshd = find_program("sshd", "/usr/sbin/sshd")  # sshd re-executes itself: absolute path
+        self._process = subprocess.Popen(
+            [sshd, "-D", "-e", "-f", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log.open("ab"),
+            start_new_session=True,
+        )
+        _wait("sshd", self._answers, self._process, self.log)
+
+    def _config(self) -> str:
+        return "\n".join(
+            [
+                f"ListenAddress {self.host}:{self.port}",
+                f"HostKey {self.host_key_file}",
+                f"PidFile {self.dir / 'sshd.pid'}",
+                f"AuthorizedKeysFile {self.authorized_keys}",
+                "StrictModes no",
+                "PermitRootLogin prohibit-password",
+                "PubkeyAuthentication yes",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "PermitUserEnvironment no",
+                "AllowTcpForwarding no",
+                "X11Forwarding no",
+                "PrintMotd no",
+                "MaxStartups 100",
+                "MaxSessions 50",
+                # Not internal-sftp: sshd refuses it to keys with a forced command.
+                f"Subsystem sftp {self._sftp_server()}",
+                "LogLevel VERBOSE",
+                "",
+            ]
+        )
+
+    def path_without(self, program: str) -> str:
+        """A directory holding every program on this PATH but `program`, as links: a PATH
+        for a login on which `program` is not installed."""
+        bindir = self.dir / f"bin-without-{program}"
+        if not bindir.exists():
+            bindir.mkdir()
+            for directory in os.environ.get("PATH", "").split(os.pathsep):
+                for entry in Path(directory).glob("*") if directory else []:
+                    link = bindir / entry.name
+                    if entry.name != program and not link.exists() and os.access(entry, os.X_OK):
+                        link.symlink_to(entry)
+        return str(bindir)
+
+    @staticmethod
+    def _sftp_server() -> str:
+        return find_program(
+            "sftp-server",
+            "/usr/lib/openssh/sftp-server",
+            "/usr/libexec/openssh/sftp-server",
+            "/usr/libexec/sftp-server",
+        )
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), timeout=2) as s:
+                return s.recv(64).startswith(b"SSH-2.0-")
+        except OSError:
+            return False
+
+    def ssh(self, key_file: Path, command: str, timeout: float = 30) -> str:
+        """Run `command` with the OpenSSH client, independently of benchdash's SSH code;
+        returns its stdout and raises ServerError when it fails."""
+        done = subprocess.run(
+            [
+                "ssh",
+                "-i", str(key_file),
+                "-p", str(self.port),
+                "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=no",
+                "-o", "UserKnownHostsFile=/dev/null",
+                "-o", "LogLevel=ERROR",
+                f"{self.user}@{self.host}",
+                command,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise ServerError(f"ssh {command!r} exited with {done.returncode}: {done.stderr}")
+        return done.stdout
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
         shutil.rmtree(self.dir, ignore_errors=True)

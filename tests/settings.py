@@ -6,5 +6,10 @@ import os
 os.environ.setdefault("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("BENCHDASH_HEARTBEAT_SECONDS", "1")
 os.environ.setdefault("BENCHDASH_STALE_AFTER_SECONDS", "5")
+os.environ.setdefault("BENCHDASH_TIMEOUT_MARGIN_S", "3")
 
 from benchdash.settings import *  # noqa: F403
+
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405 - worker threads must not keep connections
+# The browser tests load the page scripts and Chart.js from uvicorn without collectstatic.
+WHITENOISE_USE_FINDERS = True

@@ -59,9 +59,16 @@ def module_exists(name: str) -> bool:
 
 
 def test_it_has_every_part_of_the_design(compose):
-    assert {"postgres", "redis", "demo-mariadb", "loadhost", "web", "worker", "beat"} <= set(
-        services(compose)
-    )
+    assert {
+        "postgres",
+        "redis",
+        "demo-mariadb",
+        "loadhost",
+        "web",
+        "worker",
+        "housekeeper",
+        "beat",
+    } <= set(services(compose))
 
 
 def test_the_demo_mariadb_logs_binary_so_that_sync_binlog_matters(compose):
@@ -88,12 +95,25 @@ def test_web_serves_the_asgi_application_with_uvicorn(compose):
     assert "application" in (ROOT / "benchdash" / "asgi.py").read_text()
 
 
-def test_the_worker_consumes_the_benchmark_and_housekeeping_queues(compose):
+def test_benchmarks_run_one_at_a_time_in_the_workers_own_process(compose):
     args = argv(services(compose)["worker"])
     assert args[:4] == ["celery", "-A", "benchdash", "worker"]
-    assert set(option(args, "-Q").split(",")) == {"benchmarks", "celery"}
-    assert option(args, "--concurrency") == "1"
+    assert option(args, "-Q") == "benchmarks"
+    assert option(args, "--pool") == "solo"
     assert module_exists("benchdash.celery")
+
+
+def test_housekeeping_has_a_worker_of_its_own(compose):
+    args = argv(services(compose)["housekeeper"])
+    assert args[:4] == ["celery", "-A", "benchdash", "worker"]
+    assert option(args, "-Q") == "celery"
+    assert set(settings_queues()) == {"benchmarks", "celery"}
+
+
+def settings_queues() -> list[str]:
+    from django.conf import settings
+
+    return [*{r["queue"] for r in settings.CELERY_TASK_ROUTES.values()}, "celery"]
 
 
 def test_the_worker_queue_names_match_the_task_routes():

@@ -143,11 +143,14 @@ def build_command(
     connection: Connection | None,
     config_path: str,
     executable: str = "sysbench",
+    script_path: str | None = None,
 ) -> SysbenchCommand:
     """The argv and config file for one sysbench phase; raises ValidationError.
 
     prepare and cleanup get only the options that shape the data set, so the options of
-    a whole cell can be passed for every phase.
+    a whole cell can be passed for every phase. A custom Lua script (`script_path`, a
+    file the executor placed) takes the place of the test name in argv; `test` still
+    decides which options, phases and connection the script is run with.
     """
     test = validate_test(test)
     _check_phase(test, phase)
@@ -158,7 +161,7 @@ def build_command(
     argv = [
         _checked_path("executable", executable),
         f"--config-file={_checked_path('config_path', config_path)}",
-        test,
+        test if script_path is None else _checked_script(script_path),
         *(
             f"--{name}={render_value(value)}"
             for name, value in _phase_options(test, phase, cleaned)
@@ -204,6 +207,13 @@ def _check_engine_options(engine: str, cleaned: Mapping[str, OptionValue]) -> No
     for name in cleaned:
         if OPTIONS[name].mysql_only:
             raise ValidationError(name, "applies only to MySQL and MariaDB targets")
+
+
+def _checked_script(path: str) -> str:
+    # sysbench takes a name without ".lua" for one of its own tests: keep the suffix.
+    if not path.endswith(".lua"):
+        raise ValidationError("script_path", f"{path!r} is not a .lua file")
+    return _checked_path("script_path", path)
 
 
 def _checked_path(field: str, path: str) -> str:

@@ -10,11 +10,13 @@ lines it cannot place are only counted.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from runs.sysbench.errors import SysbenchError, classify, is_option_error
+from runs.sysbench.options import ALL_TESTS
 
 __all__ = [
     "Event",
@@ -25,6 +27,8 @@ __all__ = [
     "Report",
     "SysbenchError",
     "parse_text",
+    "read_command",
+    "redact_secrets",
 ]
 
 _N = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -256,6 +260,19 @@ _BLOCKS: dict[str, tuple[str, int]] = {
 _UNFINISHED = re.compile(r"^Number of unfinished transactions on forced shutdown:\s*(\d+)$")
 _TOTAL_OPERATIONS = re.compile(rf"^Total operations:\s*({_N})\s*\(\s*({_N}) per second\)$")
 _TRANSFERRED = re.compile(rf"^({_N}) MiB transferred\s*\(\s*({_N}) MiB/sec\)$")
+# 0.4 and 0.5: memory prints MB (binary megabytes, as 1.0's MiB), fileio prints its counts.
+_LEGACY_OPERATIONS = re.compile(rf"^Operations performed:\s*({_N})\s*\(\s*({_N}) ops/sec\)$")
+_LEGACY_TRANSFERRED = re.compile(rf"^({_N}) MB transferred\s*\(\s*({_N}) MB/sec\)$")
+_LEGACY_FILE_OPERATIONS = re.compile(
+    rf"^Operations performed:\s*({_N}) reads?, ({_N}) writes?, ({_N}) other = ({_N}) total$",
+    re.IGNORECASE,
+)
+_SIZE = rf"({_N})([KMGT]?b)"
+_LEGACY_FILE_BYTES = re.compile(
+    rf"^Read {_SIZE}\s+Written {_SIZE}\s+Total transferred {_SIZE}\s+\(({_N})Mb/sec\)$"
+)
+_LEGACY_REQUESTS = re.compile(rf"^({_N}) Requests/sec executed$")
+_MIB_PER_UNIT = {"b": 1 / 1024**2, "Kb": 1 / 1024, "Mb": 1.0, "Gb": 1024.0, "Tb": 1024.0**2}
 
 _KEY_VALUE = re.compile(r"^([^:]+?):\s*(.*)$")
 _COUNT_RATE = re.compile(rf"^({_N})(?:\s+\(\s*({_N}) per sec(?:\.|ond)\))?$")
@@ -321,13 +338,13 @@ def _seconds(value: str) -> float | None:
 _VERSION = re.compile(r"^sysbench\s+(\d[\w.\-]*?):?(?:\s+(.*))?$")
 _BUILD = re.compile(r"\((.*)\)")
 _LOG = re.compile(r"^(FATAL|ALERT|WARNING|NOTICE|INFO|DEBUG):\s?(.*)$")
-_REPEATED = re.compile(r"^\(last message repeated \d+ times?\)$")
+_REPEATED = re.compile(r"^\(last message repeated (\d+) times?\)$")
 _FORCED_SHUTDOWN = "The --max-time limit has expired"
 
 # Informational lines of run, prepare and cleanup, in all versions: recognised, not kept.
 _INFO_PREFIXES = (
     "Running the test with following options:",
-    "Initializing random number generator from current time",
+    "Initializing random number generator from",  # current time, timer
     "Random number generator seed is",
     "Extra file open flags:",
     "Number of IO requests:",
@@ -360,6 +377,8 @@ _INFO_PREFIXES = (
     "Creating table ",
     "Inserting ",
     "Creating a secondary index",
+    "Creating secondary indexes on",  # oltp_legacy and 0.5
+    "Number of random requests for random IO:",
     "Dropping table ",
     "Creating files for the test",
     "Creating file ",
@@ -369,7 +388,36 @@ _HeaderRule = tuple[re.Pattern[str], Callable[[re.Match[str]], None]]
 _INFO_PATTERNS = (
     re.compile(r"^\d+ bytes written in "),
     re.compile(r"^\d+ files, \S+ each, \S+ total$"),
+    re.compile(r"^Using .+ for starting transactions$"),  # 0.4: "LOCK TABLES READ", ...
 )
+# A sysbench command line copied into a log, after an optional shell prompt
+# ("user@host:~$ ", "# ", "+ " of set -x).
+_COMMAND = re.compile(r"^(?:.*?[$#>]\s+|\+\s+)?(?:time\s+)?(?:\S*/)?sysbench\s+(?P<args>.+?)\s*$")
+_SECRET = re.compile(r"""(--[\w-]*password(?:=|\s+))('[^']*'|"[^"]*"|\S+)""", re.IGNORECASE)
+_PHASE_WORDS = frozenset({"prepare", "run", "cleanup", "help", "warmup", "prewarm"})
+# Legacy and oltp_legacy option names -> their 1.0 names.
+_OPTION_ALIASES = {
+    "num-threads": "threads",
+    "max-time": "time",
+    "max-requests": "events",
+    "oltp-tables-count": "tables",
+    "oltp-table-size": "table-size",
+    "tx-rate": "rate",
+}
+_LEGACY_TESTS = frozenset({"oltp", "select", "insert", "delete", "parallel_prepare", "oltp_simple"})
+_MEMORY_HEADER = re.compile(
+    r"^Memory (block size|transfer size|operations type|scope type|access mode):\s*(.+)$"
+)
+_MEMORY_KEYS = {
+    "block size": "block_size",
+    "transfer size": "total_size",
+    "total size": "total_size",
+    "operations type": "operation",
+    "operation": "operation",
+    "scope type": "scope",
+    "scope": "scope",
+    "access mode": "access_mode",
+}
 
 
 class OutputParser:
@@ -412,6 +460,7 @@ class OutputParser:
         self._flush_error([])
         for report in self._reports:
             _derive_legacy_queries(report)
+            _derive_legacy_fileio(report)
         return ParseResult(
             version=self._version,
             header=dict(self._header),
@@ -493,7 +542,12 @@ class OutputParser:
     # -- log lines --
 
     def _log_line(self, stripped: str) -> bool:
-        if _REPEATED.match(stripped):
+        repeated = _REPEATED.match(stripped)
+        if repeated:
+            # One line per thread collapsed by sysbench's logger: count what it stands for.
+            self._header["repeated_lines"] = self._header.get("repeated_lines", 0) + int(
+                repeated[1]
+            )
             return True
         m = _LOG.match(stripped)
         if m is None:
@@ -553,10 +607,35 @@ class OutputParser:
             general = self._open_block(3).general
             general["total_operations"], general["operations_per_s"] = float(m[1]), float(m[2])
             return True
-        m = _TRANSFERRED.match(stripped)
+        m = _TRANSFERRED.match(stripped) or _LEGACY_TRANSFERRED.match(stripped)
         if m:
             general = self._open_block(4).general
             general["mib_transferred"], general["mib_per_s"] = float(m[1]), float(m[2])
+            return True
+        m = _LEGACY_OPERATIONS.match(stripped)
+        if m:
+            general = self._open_block(3).general
+            general["total_operations"], general["operations_per_s"] = float(m[1]), float(m[2])
+            return True
+        return self._legacy_fileio_figure(stripped)
+
+    def _legacy_fileio_figure(self, stripped: str) -> bool:
+        m = _LEGACY_FILE_OPERATIONS.match(stripped)
+        if m:
+            general = self._open_block(3).general
+            for i, key in enumerate(("file_reads", "file_writes", "file_other", "file_total"), 1):
+                general[key] = float(m[i])
+            return True
+        m = _LEGACY_FILE_BYTES.match(stripped)
+        if m:
+            general = self._open_block(4).general
+            for i, key in ((1, "read_mib"), (3, "written_mib"), (5, "transferred_mib")):
+                general[key] = round(float(m[i]) * _MIB_PER_UNIT[m[i + 1]], 4)
+            general["mib_per_s"] = float(m[7])
+            return True
+        m = _LEGACY_REQUESTS.match(stripped)
+        if m:
+            self._open_block(5).general["requests_per_s"] = float(m[1])
             return True
         return False
 
@@ -613,14 +692,29 @@ class OutputParser:
         if self._section == "memory_header" and text[:1].isspace():
             kv = _KEY_VALUE.match(stripped)
             if kv:
-                self._header["memory_" + kv[1].strip().replace(" ", "_")] = kv[2].strip()
+                self._memory_setting(kv[1], kv[2])
                 return True
         for pattern, apply in self._header_rules:
             m = pattern.match(stripped)
             if m:
                 apply(m)
                 return True
-        return stripped.startswith(_INFO_PREFIXES) or any(p.match(stripped) for p in _INFO_PATTERNS)
+        if stripped.startswith(_INFO_PREFIXES) or any(p.match(stripped) for p in _INFO_PATTERNS):
+            return True
+        return self._command_line(stripped)
+
+    def _memory_setting(self, name: str, value: str) -> None:
+        name = name.strip()
+        key = _MEMORY_KEYS.get(name, name.replace(" ", "_"))
+        self._header["memory_" + key] = value.strip()
+
+    def _command_line(self, stripped: str) -> bool:
+        m = _COMMAND.match(stripped)
+        command = read_command(m["args"]) if m else None
+        if command is None:
+            return False
+        self._header["command"] = command  # the last one wins: prepare often comes first
+        return True
 
     def _build_header_rules(self) -> tuple[_HeaderRule, ...]:
         header = self._header
@@ -659,7 +753,8 @@ class OutputParser:
             (re.compile(r"^(\d+) files, (\S+) each$"), set_int("file_num")),
             (re.compile(r"^(\S+) total file size$"), set_text("file_total_size")),
             (re.compile(r"^Block size (\S+)$"), set_text("file_block_size")),
-            (re.compile(r"^Doing (.+?) test\.?$"), self._doing_line),
+            (re.compile(r"^Doing (.+?) (?:test|benchmark)\.?$"), self._doing_line),
+            (_MEMORY_HEADER, lambda m: self._memory_setting(m[1], m[2])),
         )
 
     def _version_line(self, m: re.Match[str]) -> None:
@@ -711,6 +806,23 @@ def _general_figure(report: Report, section: str | None, key: str, value: str) -
     return True
 
 
+def _derive_legacy_fileio(report: Report) -> None:
+    """0.4 and 0.5 print fileio's operation counts over the run; 1.0 prints rates. Rates
+    over the total time make the two comparable."""
+    general = report.general
+    total = general.get("total_time_s")
+    if not total or "file_reads" not in general or "file_reads_per_s" in general:
+        return
+    for count, rate in (
+        ("file_reads", "file_reads_per_s"),
+        ("file_writes", "file_writes_per_s"),
+        ("read_mib", "read_mib_per_s"),
+        ("written_mib", "written_mib_per_s"),
+    ):
+        if count in general:
+            general[rate] = round(general[count] / total, 2)
+
+
 def _derive_legacy_queries(report: Report) -> None:
     """0.5 and 0.4 print "read/write requests" and "other operations" where 1.0 prints
     "queries"; their sum is the same figure, so every version answers sql["queries"]."""
@@ -721,6 +833,72 @@ def _derive_legacy_queries(report: Report) -> None:
     rates = sql.get("read_write_requests_per_s"), sql.get("other_operations_per_s")
     if rates[0] is not None and rates[1] is not None:
         sql["qps"] = rates[0] + rates[1]
+
+
+def redact_secrets(line: str) -> str:
+    """The line with the value of every --*password option masked."""
+    return _SECRET.sub(lambda m: m[1] + "***", line)
+
+
+def read_command(args: str) -> dict[str, Any] | None:
+    """What a sysbench command line copied into a log says, or None if it is not one.
+
+    Returns {"text", "test", "phase", "options"}: option names in their 1.0 spelling
+    (--num-threads is threads, --oltp-tables-count is tables...), values as text,
+    passwords masked. Both --name=value and --name value are read.
+    """
+    try:
+        tokens = shlex.split(args)
+    except ValueError:  # an unbalanced quote
+        tokens = args.split()
+    if not tokens or not (tokens[-1] in _PHASE_WORDS or any(t.startswith("--") for t in tokens)):
+        return None
+    options: dict[str, str] = {}
+    positional: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("--") or len(token) == 2:
+            positional.append(token)
+            continue
+        name, equals, value = token[2:].partition("=")
+        key = name.replace("_", "-").lower()
+        if not equals:
+            following = tokens[i] if i < len(tokens) else None
+            takes = following is not None and not following.startswith("--")
+            if takes and (key == "test" or not _is_positional(str(following))):
+                value, i = str(following), i + 1
+            else:
+                value = "on"  # a flag such as --histogram
+        options[_OPTION_ALIASES.get(key, key)] = "***" if "password" in key else value
+    phase = positional[-1] if positional and positional[-1] in _PHASE_WORDS else None
+    script = options.pop("test", None) or next(
+        (p for p in positional if p not in _PHASE_WORDS), None
+    )
+    return {
+        "text": redact_secrets("sysbench " + args),
+        "test": _test_name(script) if script else None,
+        "phase": phase,
+        "options": options,
+    }
+
+
+def _is_positional(token: str) -> bool:
+    name = _test_name(token)
+    return (
+        token in _PHASE_WORDS
+        or token.endswith(".lua")
+        or name in ALL_TESTS
+        or name in _LEGACY_TESTS
+    )
+
+
+def _test_name(script: str) -> str:
+    """`oltp_read_write`, `/usr/share/sysbench/oltp_insert.lua`, `tests/db/oltp.lua` ->
+    the test's name (`oltp` for the legacy scripts)."""
+    base = script.rstrip("/").rsplit("/", 1)[-1]
+    return base[: -len(".lua")] if base.endswith(".lua") else base
 
 
 def parse_text(text: str, exit_code: int | None = None) -> ParseResult:

@@ -1,5 +1,6 @@
-"""Fixtures for tests that run real batches: a real Celery worker, a target on the
-private MariaDB, and helpers to wait for a batch to finish."""
+"""Fixtures for tests that run real batches: worker processes, an ASGI server, and helpers
+to wait for a batch to finish. The in-process worker, the target and make_plan are in
+tests/conftest.py, shared with tests/api."""
 
 from __future__ import annotations
 
@@ -16,19 +17,19 @@ from celery.contrib.testing.worker import start_worker
 from django.db import connection
 
 from benchdash.celery import app
-from runs.models import FINISHED_STATUSES, Batch, LoadHost, Plan, Target
+from runs.models import FINISHED_STATUSES, Batch
 from tests import servers
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def celery_worker(transactional_db: None) -> Iterator[None]:
-    """A real Celery worker in a thread of the test process, consuming both queues."""
+def two_celery_workers(transactional_db: None) -> Iterator[None]:
+    """Two benchmark slots, so that two batches could run at once but for the locks."""
     with start_worker(
         app,
-        pool="solo",
-        concurrency=1,
+        pool="threads",
+        concurrency=2,
         queues=["benchmarks", "celery"],
         perform_ping_check=False,
         shutdown_timeout=60,
@@ -40,11 +41,7 @@ class WorkerProcess:
     """A real `celery worker` process, for tests that kill it."""
 
     def __init__(self, log: Path) -> None:
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "BENCHDASH_DB_NAME": connection.settings_dict["NAME"],
-        }
+        env = _test_env()
         self._log = log.open("ab")
         self.process = subprocess.Popen(
             [
@@ -71,6 +68,11 @@ class WorkerProcess:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
 
+    def terminate(self) -> int:
+        """SIGTERM, as a deploy or systemd sends it; returns the exit code."""
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=60)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -96,6 +98,71 @@ def worker_process(transactional_db: None, tmp_path: Path) -> Iterator[Callable[
         worker.stop()
 
 
+class AsgiServer:
+    """benchdash under uvicorn, as `make start` serves it, on the test database."""
+
+    def __init__(self, log: Path) -> None:
+        self.port = servers.free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = log.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "benchdash.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=_test_env(),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_until(self._answers, timeout=30, what=f"uvicorn on port {self.port}")
+
+    def _answers(self) -> bool:
+        import socket
+
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=15)
+        self._log.close()
+
+
+def _test_env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "BENCHDASH_DB_NAME": connection.settings_dict["NAME"],
+    }
+
+
+@pytest.fixture
+def asgi_server(transactional_db: None, tmp_path: Path) -> Iterator[AsgiServer]:
+    server = AsgiServer(tmp_path / "uvicorn.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def session_cookie(transactional_db: None, django_user_model) -> dict[str, str]:
+    """The session cookie of a logged-in user, for HTTP clients outside Django's test client."""
+    from django.test import Client
+
+    user = django_user_model.objects.create_user("watcher", password="watcher-pass-1")
+    client = Client()
+    client.force_login(user)
+    return {"sessionid": client.cookies["sessionid"].value}
+
+
 @pytest.fixture(scope="session")
 def mariadb_nobinlog_server() -> Iterator[servers.PrivateMariaDB]:
     """A private MariaDB as Debian ships it: binary logging off."""
@@ -109,44 +176,6 @@ def mariadb_nobinlog_server() -> Iterator[servers.PrivateMariaDB]:
 @pytest.fixture
 def free_port() -> int:
     return servers.free_port()
-
-
-@pytest.fixture
-def local_host(transactional_db: None) -> LoadHost:
-    # Created by a migration; transactional tests flush it away after each test.
-    return LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
-
-
-@pytest.fixture
-def target(transactional_db: None, mariadb_server, mariadb_db: str) -> Target:
-    return Target.objects.create(
-        name="private-mariadb",
-        engine="mariadb",
-        host="127.0.0.1",
-        port=mariadb_server.port,
-        database=mariadb_db,
-        user=mariadb_server.user,
-        password=mariadb_server.password,
-    )
-
-
-@pytest.fixture
-def make_plan(target: Target, local_host: LoadHost) -> Callable[..., Plan]:
-    counter = iter(range(1000))
-
-    def make(**fields: object) -> Plan:
-        values: dict[str, object] = {
-            "name": f"plan {next(counter)}",
-            "target": target,
-            "load_host": local_host,
-            "test": "oltp_insert",
-            "options": {"time": 2, "report-interval": 1, "tables": 1, "table-size": 100},
-            "threads": [1],
-        }
-        values.update(fields)
-        return Plan.objects.create(**values)
-
-    return make
 
 
 def wait_for_batch(batch: Batch, timeout: float = 180) -> Batch:

@@ -30,7 +30,7 @@ def printed_transactions(raw_log: str) -> int:
 
 
 def test_a_matrix_batch_runs_every_cell_and_restores_the_server(
-    celery_worker, make_plan, mariadb_server
+    celery_worker, make_plan, mariadb_server, caplog
 ):
     original_flush = global_variable(mariadb_server, "innodb_flush_log_at_trx_commit")
     plan = make_plan(
@@ -60,6 +60,7 @@ def test_a_matrix_batch_runs_every_cell_and_restores_the_server(
     assert batch.settings_restored_at is not None
     assert batch.environment["server"]["variables"]["log_bin"] == "ON"
     assert batch.environment["load_host"]["sysbench_version"].startswith("sysbench 1.0")
+    assert mariadb_server.password not in caplog.text  # the worker logs no secret
 
     # The interleaved order is the one the recorded seed gives: it can be replayed.
     replay = matrix.expand(

@@ -437,3 +437,19 @@ def test_tests_without_a_data_set_have_an_empty_key():
     assert dataset_key("cpu", {"cpu-max-prime": 20000}) == ()
     assert not has_dataset("mutex")
     assert has_dataset("fileio")
+
+
+# --- custom Lua scripts --------------------------------------------------------------------
+
+
+def test_a_script_takes_the_place_of_the_test_name():
+    command = build(script_path="./script.lua", options={"threads": 2})
+    assert command.argv[:3] == ["sysbench", "--config-file=/tmp/bd/sysbench.cfg", "./script.lua"]
+    assert command.argv[3:] == ["--threads=2", "run"]
+    assert "mysql-password=" in command.config_text  # the test still decides the connection
+
+
+@pytest.mark.parametrize("path", ["./script", "x.lua; id", "--help.lua", "$(id).lua", "a\nb.lua"])
+def test_script_paths_must_be_plain_lua_files(path):
+    with refused("script_path"):
+        build(script_path=path)

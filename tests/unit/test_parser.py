@@ -2,7 +2,8 @@
 
 Fixtures in tests/fixtures/sysbench/: the 1.0.20 outputs were captured from the real
 sysbench (stdout and stderr together, exit code in <name>.exit); the legacy_* ones
-are published 0.5 / 0.4 logs, their source on the first line.
+(0.5, 0.4) and fileio_11_* (a 1.1 build) are published logs, their source on the first
+line, some with the shell prompt and command line they were pasted with.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from runs.sysbench.parser import (
     QueueSample,
     SysbenchError,
     parse_text,
+    read_command,
+    redact_secrets,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysbench"
@@ -583,3 +586,190 @@ def test_truncated_fixture_lines_never_raise(cuts: list[tuple[str, int]]):
         for event in parser.feed(line[:length]):
             assert isinstance(event, IntervalSample | QueueSample | SysbenchError)
     json.dumps(parser.finish(2).to_dict(), allow_nan=False)
+
+
+# ---- more legacy and pasted logs --------------------------------------------------
+
+
+def test_a_collapsed_repeat_counts_the_lines_it_stands_for():
+    result = parse("legacy_04_oltp_ro_128")
+    # "Time limit exceeded, exiting..." once per thread: 1 printed + 127 collapsed.
+    assert result.header["repeated_lines"] == 127
+    assert result.header["threads"] == 128
+    assert result.final is not None
+    assert result.final.sql["transactions"] == 1832488
+    assert result.final.latency["percentile_value"] == 8.60
+    assert result.outcome == "ok"
+
+
+def test_it_reads_the_command_line_copied_above_a_legacy_log_and_masks_the_password():
+    result = parse("legacy_04_oltp_mixed_cmdline")
+    command = result.header["command"]
+    assert command["test"] == "oltp"
+    assert command["phase"] == "run"  # the run line follows the prepare line
+    options = command["options"]
+    assert options["threads"] == "4"  # --num-threads
+    assert options["table-size"] == "1000000"  # --oltp-table-size
+    assert options["time"] == "60"  # --max-time
+    assert options["events"] == "0"  # --max-requests
+    assert options["mysql-password"] == "***"
+    assert "password=sbtest" not in json.dumps(result.to_dict())
+    assert "--mysql-password=***" in command["text"]
+
+
+def test_a_log_pasted_indented_with_its_mixed_mode_lines_is_read_whole():
+    result = parse("legacy_04_oltp_mixed_cmdline")
+    assert result.unrecognised_lines == 0
+    assert result.header["repeated_lines"] == 3
+    final = result.final
+    assert final is not None
+    assert final.sql["transactions"] == 65455
+    assert final.sql["queries"] == 916370 + 130910
+    assert final.latency["max"] == 145.89
+    assert final.fairness["events_avg"] == 16363.75
+
+
+def test_a_shell_prompt_before_the_command_and_deprecation_warnings_are_kept_apart():
+    result = parse("fileio_11_cmdline_deprecated")
+    assert result.version == "1.1.0-4e0e44c"
+    assert result.header["command"]["test"] == "fileio"
+    assert result.header["command"]["options"]["file-num"] == "64"
+    assert result.header["command"]["options"]["time"] == "60"  # --max-time
+    assert result.warnings == [
+        "the --test option is deprecated. You can pass a script name or path on the command "
+        "line without any options.",
+        "--max-time is deprecated, use --time instead",
+    ]
+    assert result.errors == []
+    assert result.final is not None
+    assert result.final.general["file_fsyncs_per_s"] == 238.82
+    assert result.final.latency["percentile_value"] == 6.91
+
+
+def test_it_reads_an_05_log_seeded_from_the_timer_without_a_comma_before_the_response_time():
+    result = parse("legacy_05_timer_seed")
+    assert len(result.samples) == 60
+    assert result.header["report_interval"] == 10
+    last = result.samples[-1]
+    assert (last.time_s, last.threads, last.tps, last.latency_ms, last.latency_pct) == (
+        600.0,
+        4,
+        1808.45,
+        2.54,
+        99.0,
+    )
+    assert result.final is not None
+    assert result.final.sql["tps"] == 1779.23
+    assert result.unrecognised_lines == 0
+
+
+def test_it_reads_a_04_cpu_log():
+    result = parse("legacy_04_cpu_prompt")
+    assert result.header["doing"] == ["CPU performance"]
+    assert result.header["cpu_max_prime"] == 20000
+    assert result.header["command"]["options"] == {"cpu-max-prime": "20000"}
+    assert result.final is not None
+    assert result.final.general["total_events"] == 10000
+    assert result.final.latency["avg"] == 4.61
+    assert result.outcome == "ok"
+
+
+def test_it_reads_a_04_memory_log():
+    result = parse("legacy_04_memory_prompt")
+    assert result.header["memory_block_size"] == "1024K"
+    assert result.header["memory_total_size"] == "10240M"
+    assert result.header["memory_operation"] == "write"
+    final = result.final
+    assert final is not None
+    assert final.general["total_operations"] == 10240
+    assert final.general["operations_per_s"] == 3855.80
+    assert final.general["mib_per_s"] == 3855.80
+    assert len(result.reports) == 1
+
+
+def test_it_reads_a_04_fileio_log_and_derives_its_rates():
+    result = parse("legacy_04_fileio_prompt")
+    final = result.final
+    assert final is not None
+    assert len(result.reports) == 1
+    general = final.general
+    assert (general["file_reads"], general["file_writes"], general["file_other"]) == (
+        195660,
+        130440,
+        417378,
+    )
+    assert general["read_mib"] == 2.9855 * 1024
+    assert general["mib_per_s"] == 16.984
+    assert general["requests_per_s"] == 1087.00
+    # 1.0 prints rates: the same figures over the total time
+    assert general["file_reads_per_s"] == round(195660 / 300.0005, 2)
+    assert result.header["file_total_size"] == "192Gb"
+
+
+def test_an_05_log_that_begins_midway_takes_the_threads_from_its_lines():
+    lines = text_of("legacy_05_oltp_rw").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("[  40s]"))
+    result = parse_text("\n".join(lines[start:]))
+    assert result.version is None
+    assert "threads" not in result.header
+    assert result.samples[0].time_s == 40.0
+    assert {s.threads for s in result.samples} == {8}
+    assert result.final is not None
+    assert result.final.sql["transactions"] == 94409
+    assert result.outcome == "ok"
+
+
+def test_a_log_that_begins_inside_a_report_keeps_the_blocks_that_follow():
+    lines = text_of("oltp_read_write").splitlines()
+    start = lines.index("General statistics:") - 3  # two lines of SQL statistics, a blank
+    result = parse_text("\n".join(lines[start:]))
+    assert result.unrecognised_lines == 2
+    assert result.final is not None
+    assert result.final.general["total_events"] == 1688
+    assert result.final.latency["percentile_value"] == 5.28
+
+
+@pytest.mark.parametrize(
+    ("line", "test", "options"),
+    [
+        (
+            "sysbench --threads 64 --rate 200 --oltp-reconnect --oltp-table-size 1000000 "
+            "/usr/share/sysbench/tests/include/oltp_legacy/select.lua run",
+            "select",
+            {"threads": "64", "rate": "200", "oltp-reconnect": "on", "table-size": "1000000"},
+        ),
+        (
+            "$ sysbench --test oltp --oltp-tables-count=8 --num-threads=4 run",
+            "oltp",
+            {"tables": "8", "threads": "4"},
+        ),
+        (
+            "+ ./sysbench oltp_read_write --tables=2 --histogram --percentile=99 run",
+            "oltp_read_write",
+            {"tables": "2", "histogram": "on", "percentile": "99"},
+        ),
+    ],
+)
+def test_it_reads_command_lines_in_every_spelling(line: str, test: str, options: dict):
+    result = parse_text(line)
+    assert result.unrecognised_lines == 0
+    assert result.header["command"]["test"] == test
+    assert result.header["command"]["options"] == options
+
+
+def test_passwords_are_masked_in_every_spelling():
+    assert redact_secrets("sysbench --pgsql-password='a b' --mysql-password x run") == (
+        "sysbench --pgsql-password=*** --mysql-password *** run"
+    )
+    assert read_command("--mysql_password=secret run") == {
+        "text": "sysbench --mysql_password=*** run",
+        "test": None,
+        "phase": "run",
+        "options": {"mysql-password": "***"},
+    }
+
+
+def test_the_version_line_is_not_a_command_line():
+    result = parse_text("sysbench 0.4.12:  multi-threaded system evaluation benchmark")
+    assert result.version == "0.4.12"
+    assert "command" not in result.header

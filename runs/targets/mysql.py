@@ -1,9 +1,4 @@
-"""The only place that talks SQL to a server under test.
-
-It applies server settings from an allow-list, reads them back to prove they took, and
-restores the originals. Values are validated before they reach SQL, and names only ever
-come from the allow-list, so no user text is spliced into a statement.
-"""
+"""MySQL and MariaDB servers under test: SET GLOBAL from an allow-list, status counters."""
 
 from __future__ import annotations
 
@@ -15,10 +10,23 @@ from typing import Any
 
 import MySQLdb
 
+from runs.innodb import parse_semaphores
 from runs.sysbench.command import Connection
 from runs.sysbench.options import ValidationError
-
-SYSTEM_SCHEMAS = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
+from runs.targets.base import (
+    MARKER_DDL,
+    MARKER_DELETE,
+    MARKER_DROP,
+    MARKER_INSERT,
+    MARKER_SELECT,
+    MARKER_TABLE,
+    ServerInfo,
+    SettingNotApplied,
+    TargetError,
+    marker_from_row,
+    marker_row,
+    sbtest_names,
+)
 
 
 @dataclass(frozen=True)
@@ -109,39 +117,29 @@ def _refusal(name: str) -> str:
     return f"{name} is not on the allow-list of dynamic settings; allowed: {allowed}"
 
 
-def check_database_name(database: str, engine: str) -> None:
-    """Refuse the system schemas: sysbench's prepare and cleanup must never touch them."""
-    if engine != "postgresql" and database.lower() in SYSTEM_SCHEMAS:
-        raise ValidationError(
-            "database", f"{database} is a system schema; use a database of its own, e.g. sbtest"
-        )
-
-
-class TargetError(Exception):
-    """The server under test refused or could not be reached; the message says which."""
-
-    def __init__(self, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-
-class SettingNotApplied(TargetError):
-    pass
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    version: str
-    variables: dict[str, str]
-
-    @property
-    def log_bin(self) -> bool:
-        return self.variables.get("log_bin", "OFF").upper() == "ON"
-
-    @property
-    def max_connections(self) -> int:
-        return int(self.variables.get("max_connections", "0"))
+# Status counters sampled while sysbench runs: cumulative, except the two Threads_ gauges.
+# Names a server does not have are simply absent from its readings.
+MYSQL_COUNTERS = (
+    "Com_select",
+    "Com_insert",
+    "Com_update",
+    "Com_delete",
+    "Com_commit",
+    "Innodb_rows_read",
+    "Innodb_rows_inserted",
+    "Innodb_rows_updated",
+    "Innodb_rows_deleted",
+    "Innodb_os_log_fsyncs",  # gone in MariaDB 10.8+, whose Innodb_data_fsyncs count the log's
+    "Innodb_data_fsyncs",
+    "Innodb_log_writes",
+    "Rows_read",  # MariaDB: rows read by any engine (it dropped Innodb_rows_read)
+    "Handler_read_key",
+    "Handler_read_next",
+    "Handler_read_rnd_next",
+    "Binlog_commits",  # MariaDB only
+    "Threads_running",
+    "Threads_connected",
+)
 
 
 class MySQLTarget:
@@ -150,11 +148,27 @@ class MySQLTarget:
     def __init__(self, db: Any, connection: Connection) -> None:
         self._db = db
         self.connection = connection
+        self._innodb_status = True
 
     def server_info(self) -> ServerInfo:
         rows = self._query("SHOW GLOBAL VARIABLES")
         variables = {str(name): str(value) for name, value in rows}
         return ServerInfo(version=variables.get("version", ""), variables=variables)
+
+    def may_change_settings(self) -> tuple[bool, str]:
+        """Whether this account may SET GLOBAL, from its global privileges: SUPER, or
+        SYSTEM_VARIABLES_ADMIN on MySQL 8. Read, never tried: trying would change the server."""
+        # GRANTEE reads 'user'@'host', CURRENT_USER() user@host.
+        rows = self._query(
+            "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = "
+            "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "
+            "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')"
+        )
+        granted = sorted({str(r[0]).upper() for r in rows})
+        enough = [p for p in granted if p in ("SUPER", "SYSTEM_VARIABLES_ADMIN")]
+        if enough:
+            return True, f"granted {', '.join(enough)}"
+        return False, "the account has neither SUPER nor SYSTEM_VARIABLES_ADMIN"
 
     def read(self, names: Iterable[str]) -> dict[str, str]:
         wanted = sorted(set(names))
@@ -166,6 +180,10 @@ class MySQLTarget:
             wanted,
         )
         return {str(name): str(value) for name, value in rows}
+
+    def originals(self, names: Iterable[str]) -> dict[str, Any]:
+        """The values to put back at the end: SET GLOBAL leaves nothing else behind."""
+        return self.read(names)
 
     def apply(self, settings: Mapping[str, str]) -> dict[str, str]:
         """SET GLOBAL each setting, read them back, and refuse if one did not take."""
@@ -186,7 +204,7 @@ class MySQLTarget:
                 )
         return verified
 
-    def restore(self, originals: Mapping[str, str]) -> None:
+    def restore(self, originals: Mapping[str, Any]) -> None:
         for name, value in originals.items():
             setting = MYSQL_SETTINGS.get(name)
             if setting is not None:
@@ -201,6 +219,49 @@ class MySQLTarget:
             [self.connection.database],
         )
         return [str(r[0]) for r in rows]
+
+    def row_counts(self, tables: Iterable[str]) -> dict[str, int]:
+        return {
+            # sbtest_names lets only sysbench's own table names through
+            name: int(self._query(f"SELECT COUNT(*) FROM `{name}`")[0][0])  # noqa: S608
+            for name in sbtest_names(tables)
+        }
+
+    def dataset_marker(self) -> dict[str, Any] | None:
+        exists = self._query(
+            "SELECT COUNT(*) FROM information_schema.tables "
+            "WHERE table_schema = %s AND table_name = %s",
+            [self.connection.database, MARKER_TABLE],
+        )
+        if not exists[0][0]:
+            return None
+        rows = self._query(MARKER_SELECT)
+        return marker_from_row(rows[0]) if rows else None
+
+    def dataset_mark(self, marker: Mapping[str, Any]) -> None:
+        self._execute(MARKER_DDL, [])
+        self._execute(MARKER_DELETE, [])
+        self._execute(MARKER_INSERT, marker_row(marker))
+
+    def dataset_forget(self) -> None:
+        self._execute(MARKER_DROP, [])
+
+    def status_counters(self) -> dict[str, float]:
+        """GLOBAL STATUS counters and the SEMAPHORES figures of the InnoDB monitor."""
+        placeholders = ", ".join(["%s"] * len(MYSQL_COUNTERS))
+        rows = self._query(
+            f"SHOW GLOBAL STATUS WHERE Variable_name IN ({placeholders})", list(MYSQL_COUNTERS)
+        )
+        values = {str(name): float(value) for name, value in rows}
+        if self._innodb_status:
+            try:
+                status = self._query("SHOW ENGINE INNODB STATUS")
+            except TargetError:
+                self._innodb_status = False  # no PROCESS privilege: the counters still count
+            else:
+                text = str(status[0][2]) if status else ""
+                values.update({f"innodb_{k}": v for k, v in parse_semaphores(text).items()})
+        return values
 
     def _query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         with _mysql_errors(self.connection):
@@ -240,7 +301,7 @@ def _hint(code: int) -> str:
 
 
 @contextmanager
-def connect(connection: Connection, *, timeout: int = 10) -> Iterator[MySQLTarget]:
+def connect_mysql(connection: Connection, *, timeout: int = 10) -> Iterator[MySQLTarget]:
     """Open a connection to a MySQL/MariaDB target, with explicit timeouts."""
     kwargs: dict[str, Any] = {
         "user": connection.user,

@@ -1,0 +1,83 @@
+"""`manage.py import_log FILE --target NAME`: store a sysbench log as an imported run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from runs.importer import ImportResult, log_import
+from runs.models import Target
+from runs.sysbench.options import ValidationError
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a sysbench log (0.4, 0.5, 1.0; SQL or cpu, fileio, memory...) as a run of an "
+        "imported batch. With --dry-run nothing is saved; --json prints what was parsed."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="The log file, or - for standard input.")
+        parser.add_argument("--target", required=True, help="Name of the target it ran on.")
+        parser.add_argument("--test", help="The sysbench test, when the log does not name it.")
+        parser.add_argument("--label", default="", help="A label for the imported batch.")
+        parser.add_argument("--dry-run", action="store_true", help="Parse only; save nothing.")
+        parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            target = Target.objects.get(name=options["target"])
+        except Target.DoesNotExist:
+            raise CommandError(f"no target named {options['target']!r}") from None
+        text = self._read(options["file"])
+        try:
+            imported = log_import(
+                text=text,
+                target=target,
+                test=options["test"],
+                label=options["label"],
+                dry_run=options["dry_run"],
+            )
+        except ValidationError as e:
+            raise CommandError(str(e)) from None
+        if options["json"]:
+            self.stdout.write(json.dumps(imported.to_dict(), indent=2, allow_nan=False))
+        else:
+            self.stdout.write(_describe(imported))
+
+    def _read(self, path: str) -> str:
+        try:
+            if path == "-":
+                data = sys.stdin.buffer.read()
+            else:
+                with open(path, "rb") as f:
+                    data = f.read()
+        except OSError as e:
+            raise CommandError(f"cannot read {path}: {e.strerror}") from None
+        # Old logs are not always UTF-8: a stray byte must not stop the import.
+        return data.decode("utf-8", errors="replace")
+
+
+def _describe(imported: ImportResult) -> str:
+    summary = imported.summary
+    where = (
+        "dry run, nothing saved"
+        if imported.dry_run
+        else f"batch {imported.batch.pk if imported.batch else '?'}, "
+        f"run {imported.run.pk if imported.run else '?'}"
+    )
+    lines = [
+        f"{imported.status}: {imported.test}, sysbench {imported.params['version'] or '?'} "
+        f"({where})",
+        f"samples: {len(imported.result.samples)}, "
+        f"unrecognised lines: {imported.unrecognised_lines}",
+    ]
+    figures = [f"{k}={summary[k]}" for k in ("tps", "qps", "eps", "latency_pct_ms") if k in summary]
+    if figures:
+        lines.append("summary: " + " ".join(figures))
+    if imported.error:
+        lines.append(f"error: {imported.error}")
+    return "\n".join(lines)

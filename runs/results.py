@@ -1,0 +1,689 @@
+"""What a batch's runs say, shaped for the results and compare pages.
+
+Runs are grouped into series (one per combination of server settings and option-axis
+values), repeats of a cell are reduced to their median with the min-max spread, and the
+series are compared: where throughput peaks, how far it falls beyond, each series' ratio
+to a baseline, which variables differ between runs. Also the chart shapes: time series,
+a batch timeline, latency percentiles and CDFs from the histogram, counter rates.
+
+Pure: no Django, no I/O. Runs come in as RunFigures, made from any object with the
+fields of a Run (see RunFigures.of).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from runs import stats
+
+# Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
+# colour i on every chart of a page, so a setting keeps its colour from chart to table.
+PALETTE = (
+    "#0072b2",
+    "#d55e00",
+    "#009e73",
+    "#cc79a7",
+    "#e69f00",
+    "#56b4e9",
+    "#8c564b",
+    "#7f7f7f",
+    "#bcbd22",
+    "#1f1f1f",
+)
+LATENCY_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+MAX_CHART_POINTS = 240  # per series: more than a chart's width in pixels shows nothing new
+
+# Long server variable names, shortened in labels: `flush=1 sync_binlog=0` reads at a look.
+SHORT_NAMES = {
+    "innodb_flush_log_at_trx_commit": "flush",
+    "innodb_adaptive_hash_index": "ahi",
+    "innodb_thread_concurrency": "thread_concurrency",
+}
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """One run as the results pages need it."""
+
+    id: int
+    position: int
+    round: int
+    threads: int
+    settings: dict[str, str]
+    axis_options: dict[str, str]
+    status: str
+    summary: dict[str, Any]
+    counters: dict[str, Any] = field(default_factory=dict)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str = ""
+
+    @classmethod
+    def of(cls, run: Any) -> RunFigures:
+        """From a Run (or anything with its fields)."""
+        return cls(
+            id=run.pk,
+            position=run.position,
+            round=run.round,
+            threads=run.threads,
+            settings=dict(run.settings or {}),
+            axis_options=axis_options(run.cell_key),
+            status=run.status,
+            summary=dict(run.summary or {}),
+            counters=dict(run.counters or {}),
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+            error=run.error,
+        )
+
+    @property
+    def series_key(self) -> str:
+        return series_key(self.settings, self.axis_options)
+
+    @property
+    def throughput(self) -> float | None:
+        return throughput(self.summary)[0]
+
+    @property
+    def latency_ms(self) -> float | None:
+        value = self.summary.get("latency_pct_ms")
+        return float(value) if value is not None else None
+
+    @property
+    def label(self) -> str:
+        if not self.settings and not self.axis_options:
+            return f"threads={self.threads}"
+        return f"threads={self.threads} {series_label(self.settings, self.axis_options)}"
+
+
+def axis_options(cell_key: str) -> dict[str, str]:
+    """The option-axis values of a cell, from its key (see matrix.Cell.key)."""
+    try:
+        identity = json.loads(cell_key)
+    except (TypeError, ValueError):
+        return {}
+    options = identity.get("options") if isinstance(identity, dict) else None
+    return {str(k): str(v) for k, v in options.items()} if isinstance(options, dict) else {}
+
+
+def throughput(summary: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The headline rate of a run and its unit: tps for SQL tests, events/s for cpu,
+    threads and mutex, MiB/s for memory and fileio."""
+    if summary.get("tps") is not None:
+        return float(summary["tps"]), "tps"
+    if summary.get("mib_per_s") is not None:
+        return float(summary["mib_per_s"]), "MiB/s"
+    if summary.get("read_mib_per_s") is not None or summary.get("written_mib_per_s") is not None:
+        total = float(summary.get("read_mib_per_s") or 0) + float(
+            summary.get("written_mib_per_s") or 0
+        )
+        return total, "MiB/s"
+    if summary.get("eps") is not None:
+        return float(summary["eps"]), "events/s"
+    return None, "tps"
+
+
+def throughput_unit(runs: Iterable[RunFigures]) -> str:
+    for run in runs:
+        value, unit = throughput(run.summary)
+        if value is not None:
+            return unit
+    return "tps"
+
+
+# --- series ----------------------------------------------------------------------------------
+
+
+def series_key(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
+    return json.dumps(
+        {"settings": dict(settings), "options": dict(options)},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+
+
+def series_label(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
+    parts = [f"{SHORT_NAMES.get(k, k)}={settings[k]}" for k in sorted(settings)]
+    parts += [f"{k}={options[k]}" for k in sorted(options)]
+    return " ".join(parts) or "all runs"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One cell of a series: its repeats reduced to median and min-max."""
+
+    threads: int
+    run_ids: tuple[int, ...]
+    values: tuple[float, ...]  # throughput of each finished repeat
+    qps: float | None
+    latency_ms: float | None  # median of the runs' latency percentile
+    latency_min: float | None
+    latency_max: float | None
+    errors: float | None  # ignored errors, summed over repeats
+    failed: int  # repeats that did not finish well
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def low(self) -> float | None:
+        return min(self.values) if self.values else None
+
+    @property
+    def high(self) -> float | None:
+        return max(self.values) if self.values else None
+
+
+@dataclass(frozen=True)
+class Peak:
+    threads: int
+    value: float
+    last_threads: int
+    last_value: float
+
+    @property
+    def falloff_pct(self) -> float | None:
+        """How far throughput falls from the peak to the largest thread count, in %
+        (negative); None when the peak is at the largest thread count."""
+        if self.last_threads == self.threads or self.value == 0:
+            return None
+        return (self.last_value - self.value) / self.value * 100
+
+
+@dataclass(frozen=True)
+class Series:
+    key: str
+    label: str
+    settings: dict[str, str]
+    options: dict[str, str]
+    colour: str
+    points: list[Point]
+
+    def at(self, threads: int) -> Point | None:
+        return next((p for p in self.points if p.threads == threads), None)
+
+    @property
+    def peak(self) -> Peak | None:
+        measured = [p for p in self.points if p.median is not None]
+        if not measured:
+            return None
+        best = max(measured, key=lambda p: p.median or 0.0)
+        last = measured[-1]
+        return Peak(
+            threads=best.threads,
+            value=best.median or 0.0,
+            last_threads=last.threads,
+            last_value=last.median or 0.0,
+        )
+
+
+FINISHED_WELL = frozenset({"done"})
+NOT_RUN = frozenset({"queued", "skipped", "waiting", "preparing", "running"})
+
+
+def group_series(runs: Iterable[RunFigures]) -> list[Series]:
+    """One series per settings-and-options combination, sorted by their values, each
+    with one point per thread count, ascending."""
+    by_key: dict[str, list[RunFigures]] = {}
+    for run in runs:
+        by_key.setdefault(run.series_key, []).append(run)
+    keys = sorted(by_key, key=lambda k: _natural(by_key[k][0]))
+    result = []
+    for index, key in enumerate(keys):
+        members = by_key[key]
+        first = members[0]
+        result.append(
+            Series(
+                key=key,
+                label=series_label(first.settings, first.axis_options),
+                settings=first.settings,
+                options=first.axis_options,
+                colour=PALETTE[index % len(PALETTE)],
+                points=_points(members),
+            )
+        )
+    return result
+
+
+def _natural(run: RunFigures) -> tuple[Any, ...]:
+    # flush=2 before flush=10: numbers compare as numbers.
+    def value(v: str) -> tuple[int, float, str]:
+        try:
+            return (0, float(v), "")
+        except ValueError:
+            return (1, 0.0, v)
+
+    settings = tuple((k, value(run.settings[k])) for k in sorted(run.settings))
+    options = tuple((k, value(run.axis_options[k])) for k in sorted(run.axis_options))
+    return settings + options
+
+
+def _points(runs: list[RunFigures]) -> list[Point]:
+    by_threads: dict[int, list[RunFigures]] = {}
+    for run in runs:
+        by_threads.setdefault(run.threads, []).append(run)
+    return [_point(threads, by_threads[threads]) for threads in sorted(by_threads)]
+
+
+def _point(threads: int, runs: list[RunFigures]) -> Point:
+    good = [r for r in sorted(runs, key=lambda r: r.round) if r.status in FINISHED_WELL]
+    values = tuple(v for r in good if (v := r.throughput) is not None)
+    qps = [float(r.summary["qps"]) for r in good if r.summary.get("qps") is not None]
+    latencies = [v for r in good if (v := r.latency_ms) is not None]
+    errors = [float(r.summary["errors"]) for r in good if r.summary.get("errors") is not None]
+    return Point(
+        threads=threads,
+        run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
+        values=values,
+        qps=statistics.median(qps) if qps else None,
+        latency_ms=statistics.median(latencies) if latencies else None,
+        latency_min=min(latencies) if latencies else None,
+        latency_max=max(latencies) if latencies else None,
+        errors=sum(errors) if errors else None,
+        failed=sum(r.status not in FINISHED_WELL and r.status not in NOT_RUN for r in runs),
+    )
+
+
+def thread_counts(series: Sequence[Series]) -> list[int]:
+    return sorted({p.threads for s in series for p in s.points})
+
+
+def ratios(series: Sequence[Series], baseline_key: str) -> dict[tuple[str, int], float]:
+    """Each series' median throughput over the baseline's, per thread count."""
+    baseline = next((s for s in series if s.key == baseline_key), None)
+    if baseline is None:
+        return {}
+    result = {}
+    for s in series:
+        for point in s.points:
+            base = baseline.at(point.threads)
+            if base and base.median and point.median is not None:
+                result[(s.key, point.threads)] = point.median / base.median
+    return result
+
+
+def reference_threads(
+    environment: Mapping[str, Any], cpu_cores: int | None, disk_count: int | None
+) -> tuple[int | None, str]:
+    """The cores x 2 + disks thread count, and where its figures come from."""
+    reference = environment.get("reference") or {}
+    if reference.get("threads"):
+        cores, disks = reference.get("cpu_cores"), reference.get("disk_count")
+        return int(reference["threads"]), f"{cores} cores x 2 + {disks} disks"
+    if cpu_cores and disk_count:
+        return cpu_cores * 2 + disk_count, f"{cpu_cores} cores x 2 + {disk_count} disks"
+    return None, ""
+
+
+# --- the report table --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableRow:
+    threads: int
+    series: Series
+    point: Point
+    ratio: float | None
+    is_baseline: bool
+    first_of_threads: bool
+    rows_for_threads: int
+
+
+def report_table(series: Sequence[Series], baseline_key: str) -> list[TableRow]:
+    """Rows by thread count, then by series: settings side by side at each count."""
+    ratio = ratios(series, baseline_key)
+    rows: list[TableRow] = []
+    for threads in thread_counts(series):
+        present = [(s, p) for s in series if (p := s.at(threads)) is not None]
+        for i, (s, point) in enumerate(present):
+            rows.append(
+                TableRow(
+                    threads=threads,
+                    series=s,
+                    point=point,
+                    ratio=ratio.get((s.key, threads)),
+                    is_baseline=s.key == baseline_key,
+                    first_of_threads=i == 0,
+                    rows_for_threads=len(present),
+                )
+            )
+    return rows
+
+
+def table_tsv(rows: Sequence[TableRow], unit: str) -> str:
+    """The report table as tab-separated text, to paste into a spreadsheet."""
+    lines = ["\t".join(["threads", "setting", unit, "qps", "p95 ms", "errors", "ratio"])]
+    for row in rows:
+        p = row.point
+        lines.append(
+            "\t".join(
+                [
+                    str(row.threads),
+                    row.series.label,
+                    _fmt(p.median),
+                    _fmt(p.qps),
+                    _fmt(p.latency_ms),
+                    _fmt(p.errors, 0),
+                    _fmt(row.ratio, 2),
+                ]
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+# --- differences between runs ----------------------------------------------------------------
+
+
+def differing_keys(mappings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Names whose value is not the same in every mapping (absent counts as a value)."""
+    if len(mappings) < 2:
+        return []
+    names = {k for m in mappings for k in m}
+    missing = object()
+    return sorted(
+        name
+        for name in names
+        if len({json.dumps(m.get(name, missing), default=str) for m in mappings}) > 1
+    )
+
+
+# --- charts ------------------------------------------------------------------------------------
+
+
+def xy(
+    points: Iterable[Sequence[float | None]], max_points: int = MAX_CHART_POINTS
+) -> list[list[float]]:
+    """Chart points without gaps, downsampled keeping peaks and troughs."""
+    clean = [
+        (float(p[0] or 0), float(p[1])) for p in points if p[1] is not None and not math.isnan(p[1])
+    ]
+    return [[x, y] for x, y in stats.downsample_keep_extremes(clean, max(max_points, 4))]
+
+
+def latency_percentiles(histogram: Sequence[Sequence[float]]) -> dict[str, float | None]:
+    rows = [(float(r[0]), int(r[1])) for r in histogram]
+    return {
+        f"p{pct:g}": stats.percentile_from_histogram(rows, pct) if rows else None
+        for pct in LATENCY_PERCENTILES
+    }
+
+
+def latency_cdf(histogram: Sequence[Sequence[float]], max_points: int = 400) -> list[list[float]]:
+    rows = [(float(r[0]), int(r[1])) for r in histogram]
+    cdf = stats.cdf_from_histogram(rows)
+    if len(cdf) > max_points:  # monotone: an even stride keeps its shape
+        step = math.ceil(len(cdf) / max_points)
+        cdf = cdf[::step] + ([cdf[-1]] if (len(cdf) - 1) % step else [])
+    return [[value, share] for value, share in cdf]
+
+
+def counter_rates(
+    readings: Sequence[tuple[float, Mapping[str, float]]], name: str, *, gauge: bool
+) -> list[list[float]]:
+    """A counter per second between readings (cumulative counters) or as read (gauges)."""
+    points = []
+    previous: tuple[float, float] | None = None
+    for time_s, values in readings:
+        if name not in values:
+            continue
+        value = float(values[name])
+        if gauge:
+            points.append([time_s, value])
+        elif previous is not None and time_s > previous[0]:
+            points.append([time_s, (value - previous[1]) / (time_s - previous[0])])
+        previous = (time_s, value)
+    return points
+
+
+def offset_s(start: datetime | None, origin: datetime | None) -> float | None:
+    if start is None or origin is None:
+        return None
+    return (start - origin).total_seconds()
+
+
+# --- compare ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a batch or a single run."""
+
+    key: str  # "b12" or "r345"
+    label: str
+    runs: list[RunFigures]
+
+
+@dataclass(frozen=True)
+class PairRow:
+    label: str
+    threads: int
+    base: stats.Spread | None
+    other: stats.Spread | None
+    verdict: stats.Verdict | None
+    base_latency: float | None
+    other_latency: float | None
+
+    @property
+    def latency_diff_pct(self) -> float | None:
+        if self.base_latency and self.other_latency is not None:
+            return (self.other_latency - self.base_latency) / self.base_latency * 100
+        return None
+
+
+def compare_sides(base: Side, other: Side) -> list[PairRow]:
+    """Cell by cell, how `other` differs from `base`. Cells match on threads and
+    settings; when each side is a single series (say, two nights of one plan on two
+    targets), on threads alone."""
+    base_series, other_series = group_series(base.runs), group_series(other.runs)
+    by_threads_only = len(base_series) == 1 and len(other_series) == 1
+    left = _cells(base_series, by_threads_only)
+    right = _cells(other_series, by_threads_only)
+    pair_label = _pair_label(base_series, other_series) if by_threads_only else ""
+    rows = []
+    for key in sorted(set(left) | set(right)):
+        a, b = left.get(key), right.get(key)
+        label = pair_label or (a or b)[0]  # type: ignore[index]
+        pa, pb = (a[1] if a else None), (b[1] if b else None)
+        rows.append(
+            PairRow(
+                label=label,
+                threads=key[0],
+                base=stats.describe(pa.values) if pa and pa.values else None,
+                other=stats.describe(pb.values) if pb and pb.values else None,
+                verdict=(
+                    stats.compare(pa.values, pb.values)
+                    if pa and pb and pa.values and pb.values
+                    else None
+                ),
+                base_latency=pa.latency_ms if pa else None,
+                other_latency=pb.latency_ms if pb else None,
+            )
+        )
+    return rows
+
+
+def _cells(series: list[Series], by_threads_only: bool) -> dict[tuple[int, str], tuple[str, Point]]:
+    return {
+        (p.threads, "" if by_threads_only else s.key): (s.label, p)
+        for s in series
+        for p in s.points
+    }
+
+
+def _pair_label(base: list[Series], other: list[Series]) -> str:
+    a, b = base[0].label, other[0].label
+    return a if a == b else f"{a} → {b}"
+
+
+# --- the batch results page -----------------------------------------------------------------
+
+MAX_SELECTED_RUNS = 8
+SampleRow = tuple[int, float, float | None, float | None, float | None, bool]
+
+
+def default_selection(series: Sequence[Series], limit: int = 6) -> list[int]:
+    """The runs whose time series a page shows first: each series' first repeat at its
+    peak thread count."""
+    chosen = []
+    for s in series:
+        peak = s.peak
+        point = s.at(peak.threads) if peak else (s.points[0] if s.points else None)
+        if point and point.run_ids:
+            chosen.append(point.run_ids[0])
+    return chosen[:limit]
+
+
+def run_colours(runs: Sequence[RunFigures], series: Sequence[Series]) -> dict[int, str]:
+    colour_of = {s.key: s.colour for s in series}
+    return {r.id: colour_of.get(r.series_key, PALETTE[-1]) for r in runs}
+
+
+def scaling_chart(series: Sequence[Series]) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": s.key,
+            "label": s.label,
+            "colour": s.colour,
+            "points": [
+                {
+                    "x": p.threads,
+                    "y": p.median,
+                    "yMin": p.low,
+                    "yMax": p.high,
+                    "p95": p.latency_ms,
+                    "p95Min": p.latency_min,
+                    "p95Max": p.latency_max,
+                    "n": p.n,
+                }
+                for p in s.points
+                if p.median is not None
+            ],
+            "peak": {"threads": s.peak.threads, "value": s.peak.value} if s.peak else None,
+        }
+        for s in series
+    ]
+
+
+def timeseries_chart(
+    runs: Sequence[RunFigures],
+    samples: Mapping[int, Sequence[SampleRow]],
+    colours: Mapping[int, str],
+    *,
+    warmup_s: float,
+    counters: Mapping[int, Sequence[tuple[float, Mapping[str, float]]]] | None = None,
+    counter: str = "",
+    gauge: bool = False,
+) -> list[dict[str, Any]]:
+    result = []
+    for run in runs:
+        rows = samples.get(run.id, [])
+        item: dict[str, Any] = {
+            "run": run.id,
+            "label": f"#{run.position + 1} {run.label}",
+            "colour": colours.get(run.id, PALETTE[-1]),
+            "warmup_s": warmup_s,
+            "tps": xy((r[1], r[2]) for r in rows),
+            "qps": xy((r[1], r[3]) for r in rows),
+            "latency": xy((r[1], r[4]) for r in rows),
+        }
+        if counters is not None and counter:
+            item["counter"] = xy(counter_rates(counters.get(run.id, []), counter, gauge=gauge))
+        result.append(item)
+    return result
+
+
+def timeline_chart(
+    runs: Sequence[RunFigures],
+    samples: Mapping[int, Sequence[SampleRow]],
+    colours: Mapping[int, str],
+    origin: datetime | None,
+) -> list[dict[str, Any]]:
+    """Every run on the batch's time axis (seconds since the batch started)."""
+    result = []
+    for run in runs:
+        offset = offset_s(run.started_at, origin)
+        rows = samples.get(run.id, [])
+        if offset is None or not rows:
+            continue
+        result.append(
+            {
+                "run": run.id,
+                "label": f"#{run.position + 1} {run.label}",
+                "colour": colours.get(run.id, PALETTE[-1]),
+                "points": xy(((offset + r[1]), r[2]) for r in rows),
+            }
+        )
+    return result
+
+
+def latency_chart(
+    runs: Sequence[Any], colours: Mapping[int, str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Percentile rows and CDF lines of runs (objects with pk, position, label, histogram)."""
+    rows, lines = [], []
+    for run in runs:
+        histogram = run.histogram or []
+        if not histogram:
+            continue
+        label = f"#{run.position + 1} {RunFigures.of(run).label}"
+        rows.append({"run": run.pk, "label": label, **latency_percentiles(histogram)})
+        lines.append(
+            {"run": run.pk, "label": label, "colour": colours.get(run.pk, PALETTE[-1]),
+             "points": latency_cdf(histogram)}
+        )  # fmt: skip
+    return rows, lines
+
+
+def counter_names(runs: Iterable[RunFigures]) -> tuple[list[str], set[str]]:
+    """The counters the runs have, cumulative and gauges (those read as they are)."""
+    names: set[str] = set()
+    gauges: set[str] = set()
+    for run in runs:
+        names.update((run.counters.get("deltas") or {}).keys())
+        gauges.update((run.counters.get("gauges") or {}).keys())
+    return sorted(names | gauges), gauges
+
+
+# --- progress through the matrix ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GridRow:
+    series: Series
+    cells: list[list[RunFigures]]  # one list of repeats per thread count, by round
+
+
+def matrix_grid(runs: Sequence[RunFigures]) -> tuple[list[int], list[GridRow]]:
+    """The batch as a grid, series by thread count, each cell its repeats: the live
+    page colours them by status."""
+    series = group_series(runs)
+    threads = thread_counts(series)
+    by_cell: dict[tuple[str, int], list[RunFigures]] = {}
+    for run in runs:
+        by_cell.setdefault((run.series_key, run.threads), []).append(run)
+    rows = [
+        GridRow(
+            series=s,
+            cells=[sorted(by_cell.get((s.key, t), []), key=lambda r: r.round) for t in threads],
+        )
+        for s in series
+    ]
+    return threads, rows

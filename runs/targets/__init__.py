@@ -1,0 +1,87 @@
+"""The only place that talks SQL to a server under test.
+
+It applies server settings from an allow-list, reads them back to prove they took, and
+restores the originals; it samples the server's status counters; it keeps the marker of
+a reusable data set. Values are validated before they reach SQL, and names only ever come
+from the allow-list, so no user text is spliced into a statement.
+
+`connect(connection)` picks the adapter from the engine: MySQL and MariaDB
+(runs/targets/mysql.py) or PostgreSQL (runs/targets/postgres.py); both answer the
+ServerTarget interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+
+from runs.sysbench.command import Connection
+from runs.targets.base import (
+    MARKER_TABLE,
+    SYSTEM_SCHEMAS,
+    ServerInfo,
+    ServerTarget,
+    SettingNotApplied,
+    TargetError,
+    check_database_name,
+)
+from runs.targets.mysql import (
+    MYSQL_COUNTERS,
+    MYSQL_SETTINGS,
+    NEEDS_RESTART,
+    MySQLTarget,
+    Setting,
+    connect_mysql,
+    validate_mysql_settings,
+)
+from runs.targets.postgres import (
+    POSTGRES_SETTINGS,
+    PgSetting,
+    PostgresTarget,
+    connect_postgres,
+    validate_postgres_settings,
+)
+
+__all__ = [
+    "MARKER_TABLE",
+    "MYSQL_COUNTERS",
+    "MYSQL_SETTINGS",
+    "NEEDS_RESTART",
+    "POSTGRES_SETTINGS",
+    "SYSTEM_SCHEMAS",
+    "MySQLTarget",
+    "PgSetting",
+    "PostgresTarget",
+    "ServerInfo",
+    "ServerTarget",
+    "Setting",
+    "SettingNotApplied",
+    "TargetError",
+    "allowed_settings",
+    "check_database_name",
+    "connect",
+    "validate_settings",
+]
+
+
+@contextmanager
+def connect(connection: Connection, *, timeout: int = 10) -> Iterator[ServerTarget]:
+    """Open a connection to a target of any engine, with explicit timeouts."""
+    if connection.engine == "postgresql":
+        with connect_postgres(connection, timeout=timeout) as pg:
+            yield pg
+    else:
+        with connect_mysql(connection, timeout=timeout) as mysql:
+            yield mysql
+
+
+def validate_settings(engine: str, axes: Mapping[str, Iterable[object]]) -> dict[str, list[str]]:
+    """Check a plan's server-settings axes against the allow-list of the engine."""
+    if engine == "postgresql":
+        return validate_postgres_settings(axes)
+    return validate_mysql_settings(axes)
+
+
+def allowed_settings(engine: str) -> list[str]:
+    """The names a plan may put on its server-settings axes, for forms and the API."""
+    return sorted(POSTGRES_SETTINGS if engine == "postgresql" else MYSQL_SETTINGS)

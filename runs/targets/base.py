@@ -1,0 +1,140 @@
+"""What every server under test shares: errors, what a server says about itself, and the
+SQL of benchdash's data-set marker table."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from runs.sysbench.options import ValidationError
+
+SYSTEM_SCHEMAS = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
+SBTEST_TABLE = re.compile(r"sbtest[1-9][0-9]{0,6}")
+
+# One row describing the sysbench data set in the target database, so that a later batch
+# can tell whether the tables there are the ones it would prepare.
+MARKER_TABLE = "benchdash_dataset"
+MARKER_COLUMNS = (
+    "family",
+    "tables_count",
+    "table_size",
+    "sysbench_version",
+    "dataset_key",
+    "batch_id",
+    "prepared_at",
+)
+MARKER_DDL = (
+    f"CREATE TABLE IF NOT EXISTS {MARKER_TABLE} ("
+    "id INTEGER NOT NULL PRIMARY KEY, "
+    "family VARCHAR(40) NOT NULL, "
+    "tables_count INTEGER NOT NULL, "
+    "table_size BIGINT NOT NULL, "
+    "sysbench_version VARCHAR(200) NOT NULL, "
+    "dataset_key TEXT NOT NULL, "
+    "batch_id BIGINT, "
+    "prepared_at VARCHAR(40) NOT NULL)"
+)
+
+
+class TargetError(Exception):
+    """The server under test refused or could not be reached; the message says which."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class SettingNotApplied(TargetError):
+    pass
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    version: str
+    variables: dict[str, str]
+    details: dict[str, Any] = field(default_factory=dict)  # recorded with the batch, as is
+
+    @property
+    def log_bin(self) -> bool:
+        return self.variables.get("log_bin", "OFF").upper() == "ON"
+
+    @property
+    def max_connections(self) -> int:
+        """Connections the account may open: PostgreSQL keeps some for superusers."""
+        total = int(self.variables.get("max_connections", "0"))
+        if self.variables.get("is_superuser") == "off":
+            for reserved in ("superuser_reserved_connections", "reserved_connections"):
+                total -= int(self.variables.get(reserved, "0") or 0)
+        return total
+
+
+class ServerTarget(Protocol):
+    """What execution, services and the data-set and counter services ask of a target."""
+
+    def server_info(self) -> ServerInfo: ...
+
+    def may_change_settings(self) -> tuple[bool, str]: ...
+
+    def read(self, names: Iterable[str]) -> dict[str, str]: ...
+
+    def originals(self, names: Iterable[str]) -> dict[str, Any]: ...
+
+    def apply(self, settings: Mapping[str, str]) -> dict[str, str]: ...
+
+    def restore(self, originals: Mapping[str, Any]) -> None: ...
+
+    def sbtest_tables(self) -> list[str]: ...
+
+    def row_counts(self, tables: Iterable[str]) -> dict[str, int]: ...
+
+    def dataset_marker(self) -> dict[str, Any] | None: ...
+
+    def dataset_mark(self, marker: Mapping[str, Any]) -> None: ...
+
+    def dataset_forget(self) -> None: ...
+
+    def status_counters(self) -> dict[str, float]: ...
+
+
+def check_database_name(database: str, engine: str) -> None:
+    """Refuse the system schemas: sysbench's prepare and cleanup must never touch them."""
+    if engine != "postgresql" and database.lower() in SYSTEM_SCHEMAS:
+        raise ValidationError(
+            "database", f"{database} is a system schema; use a database of its own, e.g. sbtest"
+        )
+
+
+def sbtest_names(tables: Iterable[str]) -> list[str]:
+    """Only names sysbench gives its tables ever reach a statement."""
+    names = sorted(set(tables))
+    for name in names:
+        if not SBTEST_TABLE.fullmatch(name):
+            raise ValueError(f"{name!r} is not a sysbench table")
+    return names
+
+
+def marker_row(marker: Mapping[str, Any]) -> list[Any]:
+    return [marker[column] for column in MARKER_COLUMNS]
+
+
+def marker_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    marker = dict(zip(MARKER_COLUMNS, row, strict=True))
+    marker["tables_count"] = int(marker["tables_count"])
+    marker["table_size"] = int(marker["table_size"])
+    return marker
+
+
+# Constant statements: the table and column names above are benchdash's own.
+MARKER_SELECT = (
+    "SELECT family, tables_count, table_size, sysbench_version, dataset_key, batch_id, "
+    "prepared_at FROM benchdash_dataset WHERE id = 1"
+)
+MARKER_INSERT = (
+    "INSERT INTO benchdash_dataset (id, family, tables_count, table_size, sysbench_version, "
+    "dataset_key, batch_id, prepared_at) VALUES (1, %s, %s, %s, %s, %s, %s, %s)"
+)
+MARKER_DELETE = "DELETE FROM benchdash_dataset"
+MARKER_DROP = "DROP TABLE IF EXISTS benchdash_dataset"

@@ -1,0 +1,504 @@
+"""PostgreSQL servers under test: ALTER SYSTEM from an allow-list, pg_stat counters.
+
+A setting is written with ALTER SYSTEM (into postgresql.auto.conf) and takes effect with
+pg_reload_conf(); it is read back from pg_settings, where values come in the setting's
+own unit (checkpoint_timeout in s, max_wal_size in MB...), so both sides are compared in
+a canonical form. At the end every setting goes back to what postgresql.auto.conf said
+before: ALTER SYSTEM RESET when it held nothing for it, so no trace of benchdash stays.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from runs.sysbench.command import Connection
+from runs.sysbench.options import ValidationError
+from runs.targets.base import (
+    MARKER_DDL,
+    MARKER_DELETE,
+    MARKER_DROP,
+    MARKER_INSERT,
+    MARKER_SELECT,
+    MARKER_TABLE,
+    ServerInfo,
+    SettingNotApplied,
+    TargetError,
+    marker_from_row,
+    marker_row,
+    sbtest_names,
+)
+
+# Units as PostgreSQL writes them, in milliseconds and in kilobytes.
+_TIME_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "min": 60_000.0, "h": 3_600_000.0, "d": 8.64e7}
+_MEMORY_KB = {"B": 1 / 1024, "kB": 1.0, "MB": 1024.0, "GB": 1024.0**2, "TB": 1024.0**3}
+_QUANTITY = re.compile(r"([0-9]{1,15}(?:\.[0-9]{1,9})?)\s*([A-Za-z]{0,3})")
+_PG_UNIT = re.compile(r"([0-9]*)([A-Za-z]+)")  # pg_settings.unit: "ms", "8kB", "MB"
+_BOOLEANS = {"on": "on", "true": "on", "yes": "on", "1": "on"} | {
+    "off": "off",
+    "false": "off",
+    "no": "off",
+    "0": "off",
+}
+RELOAD_WAIT_S = 5.0  # pg_reload_conf() signals; the new value shows up a moment later
+
+
+@dataclass(frozen=True)
+class PgSetting:
+    """A setting PostgreSQL takes on reload, and how its values look."""
+
+    name: str
+    kind: str  # "bool", "enum", "int", "time", "memory"
+    low: float = 0
+    high: float = math.inf
+    unit: str = ""  # time and memory: the unit pg_settings reports, values are written in
+    choices: tuple[str, ...] = ()
+
+    def normalise(self, value: object) -> str:
+        """The canonical text of a value ("on", "300s", "1024MB"), or ValidationError."""
+        text = str(value).strip()
+        if self.kind == "bool":
+            return self._choice(text.lower(), _BOOLEANS)
+        if self.kind == "enum":
+            return self._choice(text.lower(), {c: c for c in self.choices})
+        if self.kind == "int":
+            if not re.fullmatch(r"-?[0-9]{1,15}", text):
+                raise ValidationError(self.name, f"{text!r} is not a whole number")
+            return str(self._in_range(int(text)))
+        return self._quantity(text)
+
+    def from_server(self, setting: str, unit: str | None) -> str:
+        """The canonical text of a pg_settings row (`setting` counted in `unit`)."""
+        if self.kind not in ("time", "memory") or not unit:
+            return self.normalise(setting)
+        m = _PG_UNIT.fullmatch(unit)
+        if m is None:
+            return f"{setting}{unit}"
+        count = float(setting) * (int(m[1]) if m[1] else 1)
+        amount = str(int(count)) if count.is_integer() else str(count)
+        return self.normalise(f"{amount}{m[2]}")
+
+    def _choice(self, text: str, allowed: Mapping[str, str]) -> str:
+        if text not in allowed:
+            names = ", ".join(sorted(set(allowed.values())))
+            raise ValidationError(self.name, f"{text!r} is not one of {names}")
+        return allowed[text]
+
+    def _quantity(self, text: str) -> str:
+        m = _QUANTITY.fullmatch(text)
+        scale = _TIME_MS if self.kind == "time" else _MEMORY_KB
+        unit = (m[2] or self.unit) if m else ""
+        if m is None or unit not in scale:
+            units = ", ".join(scale)
+            raise ValidationError(self.name, f"{text!r} is not a number with a unit ({units})")
+        amount = float(m[1]) * scale[unit] / scale[self.unit]
+        if abs(amount - round(amount)) > 1e-9:
+            raise ValidationError(self.name, f"{text} is not a whole number of {self.unit}")
+        return f"{self._in_range(round(amount))}{self.unit}"
+
+    def _in_range(self, number: int) -> int:
+        if not self.low <= number <= self.high:
+            unit = self.unit
+            raise ValidationError(
+                self.name, f"{number}{unit} is outside {self.low:g}{unit}..{self.high:g}{unit}"
+            )
+        return number
+
+
+POSTGRES_SETTINGS = {
+    s.name: s
+    for s in [
+        PgSetting(
+            "synchronous_commit",
+            "enum",
+            choices=("on", "off", "local", "remote_write", "remote_apply"),
+        ),
+        PgSetting("commit_delay", "int", 0, 100_000),  # microseconds
+        PgSetting("commit_siblings", "int", 0, 1000),
+        PgSetting("wal_writer_delay", "time", 1, 10_000, unit="ms"),
+        PgSetting("full_page_writes", "bool"),
+        PgSetting("fsync", "bool"),
+        # a boolean before PostgreSQL 15; the server refuses methods it was built without
+        PgSetting("wal_compression", "enum", choices=("on", "off", "pglz", "lz4", "zstd")),
+        PgSetting("checkpoint_timeout", "time", 30, 86_400, unit="s"),
+        PgSetting("max_wal_size", "memory", 2, 2_147_483_647, unit="MB"),
+        PgSetting("effective_io_concurrency", "int", 0, 1000),
+    ]
+}
+
+POSTGRES_NEEDS_RESTART = frozenset(
+    {
+        "shared_buffers",
+        "max_connections",
+        "wal_buffers",
+        "wal_level",
+        "huge_pages",
+        "max_wal_senders",
+        "max_worker_processes",
+    }
+)
+
+
+def validate_postgres_settings(axes: Mapping[str, Iterable[object]]) -> dict[str, list[str]]:
+    """Check every name against the allow-list and normalise every value."""
+    normalised: dict[str, list[str]] = {}
+    for name, values in axes.items():
+        setting = POSTGRES_SETTINGS.get(name)
+        if setting is None:
+            raise ValidationError("server_settings", _refusal(name))
+        normalised[name] = [setting.normalise(v) for v in values]
+    return normalised
+
+
+def _refusal(name: str) -> str:
+    allowed = ", ".join(sorted(POSTGRES_SETTINGS))
+    if name in POSTGRES_NEEDS_RESTART:
+        return f"{name} needs a server restart; a benchmark can change only: {allowed}"
+    return f"{name} is not on the allow-list of reloadable settings; allowed: {allowed}"
+
+
+# pg_stat_database columns sampled while sysbench runs, all cumulative.
+_DATABASE_COUNTERS = (
+    "xact_commit",
+    "xact_rollback",
+    "blks_read",
+    "blks_hit",
+    "tup_returned",
+    "tup_fetched",
+    "tup_inserted",
+    "tup_updated",
+    "tup_deleted",
+    "deadlocks",
+)
+
+
+class PostgresTarget:
+    """A connection to a PostgreSQL server under test."""
+
+    def __init__(self, db: psycopg.Connection[Any], connection: Connection) -> None:
+        self._db = db
+        self.connection = connection
+        self._stat_views: list[tuple[str, str]] | None = None
+
+    # --- what the server is -------------------------------------------------------------
+
+    def server_info(self) -> ServerInfo:
+        """SHOW ALL as the variables (values as PostgreSQL prints them, units included) and
+        every pg_settings row, recorded with the batch."""
+        variables = {str(r[0]): str(r[1]) for r in self._query("SHOW ALL")}
+        rows = self._query("SELECT name, setting, unit, source FROM pg_settings")
+        pg_settings = {
+            str(name): {"setting": setting, "unit": unit, "source": source}
+            for name, setting, unit, source in rows
+        }
+        for name, row in pg_settings.items():  # SHOW ALL leaves out a few (server_version_num)
+            variables.setdefault(name, str(row["setting"]))
+        # hidden from both, and what decides whether ALTER SYSTEM and reserved slots are ours
+        variables.setdefault("is_superuser", str(self._scalar("SHOW is_superuser")))
+        return ServerInfo(
+            version=variables.get("server_version", ""),
+            variables=variables,
+            details={"pg_settings": pg_settings},
+        )
+
+    def may_change_settings(self) -> tuple[bool, str]:
+        """Whether this account may ALTER SYSTEM the allow-listed settings: a superuser, or
+        (PostgreSQL 15 and later) a role granted ALTER SYSTEM on each."""
+        if self._scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"):
+            return True, "superuser"
+        if int(self._scalar("SHOW server_version_num")) < 150000:
+            return False, "not a superuser (before PostgreSQL 15 only superusers ALTER SYSTEM)"
+        granted = [
+            name
+            for name in sorted(POSTGRES_SETTINGS)
+            if self._scalar("SELECT has_parameter_privilege(%s, 'ALTER SYSTEM')", [name])
+        ]
+        if len(granted) == len(POSTGRES_SETTINGS):
+            return True, "granted ALTER SYSTEM on every allow-listed setting"
+        if granted:
+            return False, f"granted ALTER SYSTEM on {', '.join(granted)} only"
+        return False, "not a superuser, and granted ALTER SYSTEM on no setting"
+
+    def read(self, names: Iterable[str]) -> dict[str, str]:
+        """Current values from pg_settings; allow-listed ones in canonical form."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        rows = self._query(
+            "SELECT name, setting, unit FROM pg_settings WHERE name = ANY(%s)", [wanted]
+        )
+        values = {}
+        for name, setting, unit in rows:
+            known = POSTGRES_SETTINGS.get(name)
+            values[str(name)] = known.from_server(setting, unit) if known else str(setting)
+        return values
+
+    # --- settings --------------------------------------------------------------------------
+
+    def originals(self, names: Iterable[str]) -> dict[str, Any]:
+        """Per setting, its value now and what postgresql.auto.conf holds for it (None when
+        nothing): the restore puts that file back as it was."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        current = self.read(wanted)
+        auto_conf = self._auto_conf(wanted)
+        return {
+            name: {"value": current.get(name), "auto_conf": auto_conf.get(name)} for name in wanted
+        }
+
+    def apply(self, settings: Mapping[str, str]) -> dict[str, str]:
+        """ALTER SYSTEM each setting, reload, read them back, refuse if one did not take."""
+        wanted = {name: POSTGRES_SETTINGS[name].normalise(v) for name, v in settings.items()}
+        self._check_may_alter(wanted)
+        for name, canonical in wanted.items():
+            self._alter_system(name, canonical)
+        self._execute("SELECT pg_reload_conf()")
+        verified = self._await_values(wanted)
+        for name, canonical in wanted.items():
+            actual = verified.get(name)
+            if actual != canonical:
+                raise SettingNotApplied(
+                    f"{name}={settings[name]} did not take: the server reports {actual}",
+                    "a value set for the role or the database (ALTER ROLE/DATABASE ... SET) "
+                    "overrides ALTER SYSTEM; check pg_db_role_setting",
+                )
+        return verified
+
+    def restore(self, originals: Mapping[str, Any]) -> None:
+        for name, original in originals.items():
+            if name not in POSTGRES_SETTINGS:
+                continue
+            auto_conf = original.get("auto_conf") if isinstance(original, Mapping) else original
+            if auto_conf is None:
+                self._execute(sql.SQL("ALTER SYSTEM RESET {}").format(sql.Identifier(name)))
+            else:
+                self._execute(
+                    sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        sql.Identifier(name), sql.Literal(str(auto_conf))
+                    )
+                )
+        self._execute("SELECT pg_reload_conf()")
+
+    def _alter_system(self, name: str, canonical: str) -> None:
+        # The name comes from the allow-list; the value is a validated canonical literal.
+        statement = sql.SQL("ALTER SYSTEM SET {} = {}").format(
+            sql.Identifier(name), sql.Literal(canonical)
+        )
+        try:
+            self._execute(statement)
+        except TargetError as e:
+            raise SettingNotApplied(f"{name}={canonical}: {e.message}", e.hint) from None
+
+    def _check_may_alter(self, names: Iterable[str]) -> None:
+        if self._scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"):
+            return
+        version = int(self._scalar("SHOW server_version_num"))
+        refused = [
+            n
+            for n in names
+            if version < 150000
+            or not self._scalar("SELECT has_parameter_privilege(%s, 'ALTER SYSTEM')", [n])
+        ]
+        if refused:
+            user = self.connection.user
+            raise SettingNotApplied(
+                f"the PostgreSQL account {user!r} is not a superuser: it cannot change "
+                f"{', '.join(refused)} with ALTER SYSTEM",
+                "connect the target as a superuser, or (PostgreSQL 15 and later) "
+                f"GRANT ALTER SYSTEM ON PARAMETER {', '.join(refused)} TO {user}",
+            )
+
+    def _auto_conf(self, names: list[str]) -> dict[str, str]:
+        """What postgresql.auto.conf says for `names` (the last line of a name wins)."""
+        try:
+            rows = self._query(
+                "SELECT name, setting FROM pg_file_settings "
+                "WHERE sourcefile LIKE %s AND name = ANY(%s) ORDER BY seqno",
+                ["%postgresql.auto.conf", names],
+            )
+        except TargetError as e:
+            raise TargetError(
+                f"cannot read postgresql.auto.conf through pg_file_settings: {e.message}",
+                "the account must be a superuser (or in pg_read_all_settings) for benchdash "
+                "to restore the settings it changes",
+            ) from None
+        return {str(name): str(setting) for name, setting in rows}
+
+    def _await_values(self, wanted: Mapping[str, str]) -> dict[str, str]:
+        deadline = time.monotonic() + RELOAD_WAIT_S
+        while True:
+            current = self.read(wanted)
+            if all(current.get(n) == v for n, v in wanted.items()):
+                return current
+            if time.monotonic() > deadline:
+                return current
+            time.sleep(0.05)
+
+    # --- the data set ------------------------------------------------------------------------
+
+    def sbtest_tables(self) -> list[str]:
+        rows = self._query(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = current_schema() AND table_name LIKE %s",
+            ["sbtest%"],
+        )
+        return [str(r[0]) for r in rows]
+
+    def row_counts(self, tables: Iterable[str]) -> dict[str, int]:
+        counts = {}
+        for name in sbtest_names(tables):
+            query = sql.SQL("SELECT COUNT(*) FROM {}").format(sql.Identifier(name))
+            counts[name] = int(self._scalar(query))
+        return counts
+
+    def dataset_marker(self) -> dict[str, Any] | None:
+        exists = self._scalar(
+            "SELECT COUNT(*) FROM information_schema.tables "
+            "WHERE table_schema = current_schema() AND table_name = %s",
+            [MARKER_TABLE],
+        )
+        if not exists:
+            return None
+        rows = self._query(MARKER_SELECT)
+        return marker_from_row(rows[0]) if rows else None
+
+    def dataset_mark(self, marker: Mapping[str, Any]) -> None:
+        self._execute(MARKER_DDL)
+        self._execute(MARKER_DELETE)
+        self._execute(MARKER_INSERT, marker_row(marker))
+
+    def dataset_forget(self) -> None:
+        self._execute(MARKER_DROP)
+
+    # --- counters -----------------------------------------------------------------------------
+
+    def status_counters(self) -> dict[str, float]:
+        """pg_stat_database of the target database, pg_stat_bgwriter, and pg_stat_wal /
+        pg_stat_checkpointer where the server has them; and the busy backends."""
+        template = sql.SQL("SELECT {} FROM pg_stat_database WHERE datname = current_database()")
+        columns = sql.SQL(", ").join(sql.Identifier(c) for c in _DATABASE_COUNTERS)
+        row = self._query(template.format(columns))
+        values = {f"db_{k}": _number(v) for k, v in zip(_DATABASE_COUNTERS, row[0], strict=True)}
+        for view, prefix in self._available_stat_views():
+            each = sql.SQL("SELECT * FROM {}").format(sql.Identifier("pg_catalog", view))
+            values.update(self._numeric_row(each, prefix))
+        active, total = self._query(
+            "SELECT count(*) FILTER (WHERE state = 'active'), count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )[0]
+        values["backends_active"], values["backends_total"] = float(active), float(total)
+        return values
+
+    def _available_stat_views(self) -> list[tuple[str, str]]:
+        if self._stat_views is None:
+            names = {
+                str(r[0])
+                for r in self._query(
+                    "SELECT viewname FROM pg_views WHERE schemaname = 'pg_catalog' "
+                    "AND viewname IN ('pg_stat_bgwriter', 'pg_stat_wal', 'pg_stat_checkpointer')"
+                )
+            }
+            views = [
+                ("pg_stat_bgwriter", "bgwriter_"),
+                ("pg_stat_wal", ""),  # its columns are named wal_*
+                ("pg_stat_checkpointer", "checkpointer_"),
+            ]
+            self._stat_views = [(v, p) for v, p in views if v in names]
+        return self._stat_views
+
+    def _numeric_row(self, query: sql.Composed, prefix: str) -> dict[str, float]:
+        with _pg_errors(self.connection):
+            cursor = self._db.execute(query)
+            row = cursor.fetchone()
+            names = [d.name for d in cursor.description or []]
+        if row is None:
+            return {}
+        return {
+            f"{prefix}{name}": _number(value)
+            for name, value in zip(names, row, strict=True)
+            if isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+        }
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def _query(self, query: Any, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        with _pg_errors(self.connection):
+            return list(self._db.execute(query, params).fetchall())
+
+    def _scalar(self, query: Any, params: list[Any] | None = None) -> Any:
+        rows = self._query(query, params)
+        return rows[0][0] if rows else None
+
+    def _execute(self, query: Any, params: list[Any] | None = None) -> None:
+        with _pg_errors(self.connection):
+            self._db.execute(query, params)
+
+
+def _number(value: Any) -> float:
+    return float(value) if value is not None else 0.0
+
+
+@contextmanager
+def _pg_errors(connection: Connection) -> Iterator[None]:
+    where = connection.socket or f"{connection.host}:{connection.port or 5432}"
+    try:
+        yield
+    except psycopg.errors.InsufficientPrivilege as e:
+        raise TargetError(
+            f"{where}: {_first_line(e)}", "the account lacks a privilege this needs"
+        ) from None
+    except psycopg.OperationalError as e:
+        raise TargetError(f"{where}: {_first_line(e)}", _hint(str(e))) from None
+    except psycopg.Error as e:
+        raise TargetError(f"{where}: {_first_line(e)}") from None
+
+
+def _first_line(e: Exception) -> str:
+    return " ".join(str(e).split("\n")[:2]).strip()
+
+
+def _hint(text: str) -> str:
+    for clue, hint in (
+        ("password authentication failed", "check the target's user and password"),
+        ("does not exist", "create the database or role on the server, or fix the target"),
+        ("Connection refused", "check the host and port, and that the server is running"),
+        ("could not translate host name", "check the host name"),
+        ("too many clients", "raise max_connections on the server"),
+        ("timeout expired", "check that the server is reachable from the worker"),
+        ("no pg_hba.conf entry", "allow the worker's address in pg_hba.conf"),
+    ):
+        if clue in text:
+            return hint
+    return ""
+
+
+@contextmanager
+def connect_postgres(connection: Connection, *, timeout: int = 10) -> Iterator[PostgresTarget]:
+    """Open a connection to a PostgreSQL target, with explicit timeouts."""
+    with _pg_errors(connection):
+        db = psycopg.connect(
+            host=connection.socket or connection.host,
+            port=connection.port or 5432,
+            user=connection.user,
+            password=connection.password or None,
+            dbname=connection.database,
+            connect_timeout=timeout,
+            autocommit=True,
+            application_name="benchdash",
+            # every statement is bounded, as read_timeout bounds them on MySQL
+            options=f"-c statement_timeout={timeout * 6 * 1000}",
+        )
+    try:
+        yield PostgresTarget(db, connection)
+    finally:
+        db.close()

@@ -1,0 +1,73 @@
+"""Template filters of the pages: numbers as people read them, and dictionary lookups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def lookup(mapping: Mapping[Any, Any] | Sequence[Any] | None, key: Any) -> Any:
+    """`{{ values|lookup:name }}`: a mapping's value for a variable key (or a list's
+    item at an index), or ""."""
+    if not mapping:
+        return ""
+    if isinstance(mapping, Mapping):
+        return mapping.get(key, "")
+    return mapping[key] if isinstance(key, int) and 0 <= key < len(mapping) else ""
+
+
+@register.filter
+def num(value: Any) -> str:
+    """105980.12 → 105,980; 17.345 → 17.3; 0.284 → 0.28; None → "" (digits that matter)."""
+    if value is None or value == "":
+        return ""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    size = abs(number)
+    if size >= 1000:
+        return f"{number:,.0f}"
+    if size >= 100:
+        return f"{number:,.1f}"
+    return f"{number:.2f}"
+
+
+@register.filter
+def pct(value: Any) -> str:
+    """A signed percentage: +12.3 %, -4.0 %."""
+    if value is None or value == "":
+        return ""
+    number = float(value)
+    sign = "+" if number > 0 else ("-" if number < 0 else "±")
+    return f"{sign}{abs(number):.1f} %"
+
+
+@register.filter
+def ratio(value: Any) -> str:
+    return "" if value is None or value == "" else f"{float(value):.2f}"
+
+
+@register.filter
+def seconds(value: Any) -> str:
+    if value is None or value == "":
+        return ""
+    total = int(float(value))
+    if total < 120:
+        return f"{total} s"
+    if total < 7200:
+        return f"{total // 60} min {total % 60:02d} s"
+    return f"{total // 3600} h {total % 3600 // 60:02d} min"
+
+
+@register.filter
+def pvalue(value: Any) -> str:
+    if value is None or value == "":
+        return ""
+    number = float(value)
+    return "< 0.001" if number < 0.001 else f"{number:.3f}"

@@ -1,0 +1,40 @@
+"""API tokens for scripts (django-rest-knox): each user creates as many as they need and
+revokes them one by one. A token is shown once, at creation; only its SHA-512 digest and
+its first characters (to tell tokens apart) are stored.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+from knox.models import AuthToken, get_token_model
+
+
+def _token_model() -> type[AuthToken]:
+    model: type[AuthToken] = get_token_model()
+    return model
+
+
+def tokens_named() -> bool:
+    # knox's own model has no name; a swapped-in KNOX_TOKEN_MODEL with a `name` field has.
+    return any(f.name == "name" for f in _token_model()._meta.get_fields())
+
+
+def token_create(
+    *, user: AbstractBaseUser, name: str, expires_in: timedelta | None
+) -> tuple[AuthToken, str]:
+    """A new token of `user`, and its clear text: the only time it is ever available."""
+    instance, text = _token_model().objects.create(user=user, expiry=expires_in, name=name)
+    return instance, text
+
+
+def tokens_of(user: AbstractBaseUser) -> QuerySet[AuthToken]:
+    return _token_model().objects.filter(user=user).order_by("-created")
+
+
+def token_revoke(*, user: AbstractBaseUser, token_key: str) -> bool:
+    """Revoke one of the user's own tokens; False when there is no such token."""
+    deleted, _ = tokens_of(user).filter(token_key=token_key).delete()
+    return deleted > 0

@@ -1,0 +1,125 @@
+// The charts of a batch's results: scaling with min-max whiskers (threads on a log
+// scale, the cores x 2 + disks reference line), latency against threads, the chosen runs
+// over time (warmup shaded, a server counter on a second axis), the batch timeline, and
+// the latency CDFs. The data comes with the page (json_script); the state is in the URL.
+(function () {
+  "use strict";
+  const data = Benchdash.readJson("results-data");
+  if (!data) return;
+  const B = Benchdash;
+  const threads = [...new Set(data.series.flatMap((s) => s.points.map((p) => p.x)))];
+
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
+    s.addEventListener("change", () => s.form.submit());
+  });
+  const copy = document.getElementById("copy-table");
+  if (copy) {
+    copy.addEventListener("click", function () {
+      const text = document.getElementById(copy.dataset.tsvTarget).value;
+      const done = () => { copy.textContent = "Copied"; setTimeout(() => { copy.textContent = "Copy as TSV"; }, 1500); };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, () => { copy.textContent = "Copy failed: select the table"; });
+      } else {
+        copy.textContent = "Select the table to copy it";
+      }
+    });
+  }
+
+  function referenceLine() {
+    if (!data.reference) return {};
+    return { reference: {
+      type: "line", scaleID: "x", value: data.reference.threads, borderColor: "#5b6573",
+      borderDash: [6, 4], borderWidth: 1.5,
+      label: { display: true, content: "cores×2+disks = " + data.reference.threads, position: "start",
+               backgroundColor: "rgba(29,36,48,.75)", font: { size: 11 } },
+    } };
+  }
+
+  function whiskerChart(canvasId, yKey, minKey, maxKey, yTitle) {
+    const canvas = document.getElementById(canvasId);
+    if (!canvas) return;
+    const datasets = data.series.map((s) => ({
+      label: s.label,
+      data: s.points.filter((p) => p[yKey] !== null).map((p) => ({ x: p.x, y: p[yKey], yMin: p[minKey], yMax: p[maxKey], n: p.n })),
+      borderColor: s.colour, backgroundColor: s.colour, pointRadius: 3.5, borderWidth: 2,
+      errorBarColor: s.colour, errorBarWhiskerColor: s.colour, errorBarWhiskerSize: 10,
+    }));
+    new Chart(canvas, {
+      type: "lineWithErrorBars",
+      data: { datasets: datasets },
+      options: {
+        interaction: { mode: "nearest", intersect: false },
+        scales: {
+          x: B.threadsAxis(threads, data.reference ? data.reference.threads : null),
+          y: B.axis(yTitle, { beginAtZero: true }),
+        },
+        plugins: {
+          annotation: { annotations: referenceLine() },
+          tooltip: { callbacks: { label: (c) => c.dataset.label + ": " + B.num(c.raw.y) +
+            (c.raw.n > 1 ? " (" + B.num(c.raw.yMin) + "–" + B.num(c.raw.yMax) + ", " + c.raw.n + " repeats)" : "") } },
+        },
+      },
+    });
+  }
+  whiskerChart("scaling-chart", "y", "yMin", "yMax", data.unit);
+  whiskerChart("latency-chart", "p95", "p95Min", "p95Max", "ms");
+
+  // --- runs over time -------------------------------------------------------------------------
+  const series = data.timeseries || [];
+  const warmup = series.length ? series[0].warmup_s : 0;
+  const warmupBox = warmup > 0 ? { warmup: {
+    type: "box", xMin: 0, xMax: warmup, backgroundColor: "rgba(154,103,0,.10)", borderWidth: 0,
+    label: { display: true, content: "warmup", position: { x: "center", y: "start" }, color: "#9a6700", font: { size: 11 } },
+  } } : {};
+  function overTime(canvasId, key, yTitle, withCounter) {
+    const canvas = document.getElementById(canvasId);
+    if (!canvas) return;
+    const datasets = series.map((r) => B.lineDataset(r.label, r.colour, r[key], { yAxisID: "y" }));
+    const scales = {
+      x: B.axis("seconds", { type: "linear", beginAtZero: true }),
+      y: B.axis(yTitle, { beginAtZero: true }),
+    };
+    if (withCounter && data.counter) {
+      series.forEach((r) => datasets.push(B.lineDataset(r.label + " · " + data.counter, r.colour, r.counter,
+        { yAxisID: "y1", borderDash: [5, 4], borderWidth: 1.2 })));
+      scales.y1 = B.axis(data.counter + " /s", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } });
+    }
+    new Chart(canvas, {
+      type: "line", data: { datasets: datasets },
+      options: { scales: scales, interaction: { mode: "nearest", intersect: false, axis: "x" },
+                 plugins: { annotation: { annotations: warmupBox } } },
+    });
+  }
+  overTime("timeseries-chart", "tps", data.unit, true);
+  overTime("timeseries-latency-chart", "latency", "ms", false);
+
+  // --- the batch timeline ----------------------------------------------------------------------
+  const timeline = document.getElementById("timeline-chart");
+  if (timeline) {
+    new Chart(timeline, {
+      type: "line",
+      data: { datasets: (data.timeline || []).map((r) => B.lineDataset(r.label, r.colour, r.points)) },
+      options: {
+        plugins: { legend: { display: false } },
+        interaction: { mode: "nearest", intersect: false },
+        scales: { x: B.axis("seconds since the batch started", { type: "linear" }), y: B.axis(data.unit, { beginAtZero: true }) },
+      },
+    });
+  }
+
+  // --- latency CDF ---------------------------------------------------------------------------
+  const cdf = document.getElementById("cdf-chart");
+  if (cdf) {
+    new Chart(cdf, {
+      type: "line",
+      data: { datasets: (data.cdf || []).map((r) => B.lineDataset(r.label, r.colour, r.points, { stepped: "after" })) },
+      options: {
+        interaction: { mode: "nearest", intersect: false },
+        scales: {
+          x: B.axis("latency (ms)", { type: "logarithmic", ticks: { callback: B.decadeTicks, autoSkip: false, maxRotation: 0 } }),
+          y: { min: 0, max: 1, title: { display: true, text: "share of events" }, ticks: { callback: (v) => Math.round(v * 100) + " %" } },
+        },
+      },
+    });
+  }
+})();

@@ -1,0 +1,68 @@
+// Shared chart helpers of the pages: one look for every chart, numbers as people read them.
+(function () {
+  "use strict";
+  if (typeof Chart === "undefined") return;
+  Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", sans-serif';
+  Chart.defaults.color = "#3b4452";
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.animation = false;
+  Chart.defaults.plugins.legend.labels.boxWidth = 12;
+
+  function num(v) {
+    if (v === null || v === undefined || Number.isNaN(v)) return "";
+    const a = Math.abs(v);
+    if (a >= 1000) return Math.round(v).toLocaleString("en-US");
+    if (a >= 100) return v.toFixed(1);
+    return v.toFixed(2);
+  }
+
+  function readJson(id) {
+    const el = document.getElementById(id);
+    return el ? JSON.parse(el.textContent) : null;
+  }
+
+  function xy(points) {
+    return (points || []).map((p) => ({ x: p[0], y: p[1] }));
+  }
+
+  function alpha(hex, a) {
+    const n = parseInt(hex.slice(1), 16);
+    return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + a + ")";
+  }
+
+  function lineDataset(label, colour, points, extra) {
+    // A short series (a run of a few seconds) shows its points, or a single one would vanish.
+    const short = (points || []).length < 30;
+    return Object.assign({
+      label: label, data: xy(points), borderColor: colour, backgroundColor: colour,
+      pointRadius: short ? 2.5 : 0, borderWidth: 1.6, tension: 0, parsing: false,
+    }, extra || {});
+  }
+
+  // A latency log axis labels only the round values, 1-2-5 in each decade; a threads axis
+  // has a tick at each measured thread count (and at the reference line).
+  function decadeTicks(v) {
+    const m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+    return [1, 2, 5].some((k) => Math.abs(m - k) < 1e-6) ? num(v).replace(/\.00$/, "") : "";
+  }
+  function threadsAxis(values, reference) {
+    const all = values.concat(reference ? [reference] : []);
+    const lo = Math.min(...all), hi = Math.max(...all);
+    return axis("threads", {
+      type: "logarithmic", min: lo / 1.3, max: hi * 1.3,
+      ticks: { callback: (v) => String(v), autoSkip: false, maxRotation: 0 },
+      afterBuildTicks: (scale) => {
+        scale.ticks = all.filter((v, i, a) => a.indexOf(v) === i).sort((a, b) => a - b).map((v) => ({ value: v }));
+      },
+    });
+  }
+
+  function axis(title, extra) {
+    return Object.assign({ title: { display: true, text: title }, ticks: { callback: (v) => num(v) } }, extra || {});
+  }
+
+  window.Benchdash = {
+    num: num, readJson: readJson, xy: xy, alpha: alpha, lineDataset: lineDataset, axis: axis,
+    threadsAxis: threadsAxis, decadeTicks: decadeTicks,
+  };
+})();

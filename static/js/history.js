@@ -1,0 +1,72 @@
+// The history page: one small chart per matrix cell, night after night; throughput on the
+// left axis, latency (dashed) on the right, the nights that regressed in red.
+(function () {
+  "use strict";
+  const B = window.Benchdash;
+  const data = B && B.readJson("history-data");
+  if (!data) return;
+  const labels = data.nights.map((n) => n.date);
+  const BAD = "#c0392b";
+  const colours = { throughput: "#0072b2", latency: "#d55e00" };
+
+  function dataset(cell, key, axis, extra) {
+    const flagged = (ctx) => Boolean(cell.flags[ctx.dataIndex]);
+    return Object.assign({
+      label: key === "throughput" ? data.unit : data.latency + " ms",
+      data: cell[key],
+      yAxisID: axis,
+      borderColor: colours[key],
+      backgroundColor: (ctx) => (flagged(ctx) ? BAD : colours[key]),
+      pointBorderColor: (ctx) => (flagged(ctx) ? BAD : colours[key]),
+      pointRadius: (ctx) => (flagged(ctx) ? 5 : 2),
+      pointHoverRadius: 6,
+      borderWidth: 1.6,
+      spanGaps: true,
+      tension: 0,
+    }, extra || {});
+  }
+
+  document.querySelectorAll("#history-charts canvas[data-cell]").forEach(function (canvas) {
+    const cell = data.cells[Number(canvas.dataset.cell)];
+    if (!cell) return;
+    new Chart(canvas, {
+      type: "line",
+      data: {
+        labels: labels,
+        datasets: [
+          dataset(cell, "throughput", "y"),
+          dataset(cell, "latency", "y2", { borderDash: [5, 3] }),
+        ],
+      },
+      options: {
+        interaction: { mode: "index", intersect: false },
+        plugins: {
+          legend: { display: true, position: "bottom" },
+          tooltip: {
+            callbacks: {
+              label: (item) => item.dataset.label + ": " + B.num(item.parsed.y),
+              footer: function (items) {
+                const i = items.length ? items[0].dataIndex : -1;
+                const night = data.nights[i];
+                if (!night) return "";
+                const lines = ["batch " + night.batch + " · " + night.status];
+                if (cell.flags[i]) lines.push("flagged: " + cell.flags[i]);
+                return lines;
+              },
+            },
+          },
+        },
+        onClick: function (event, elements) {
+          if (!elements.length) return;
+          const night = data.nights[elements[0].index];
+          if (night && night.url) window.location.href = night.url;
+        },
+        scales: {
+          x: { ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 6 } },
+          y: B.axis(data.unit, { beginAtZero: true, position: "left" }),
+          y2: B.axis(data.latency + " ms", { beginAtZero: true, position: "right", grid: { drawOnChartArea: false } }),
+        },
+      },
+    });
+  });
+})();

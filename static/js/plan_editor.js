@@ -1,0 +1,168 @@
+// The plan editor: shows only the options of the chosen test and the settings of the
+// target's engine, and asks the server what the plan would run as the user types
+// (cells, runs, estimated time, warnings, errors naming the field). Preflight runs on the
+// plan as it stands in the form, saved or not.
+(function () {
+  "use strict";
+  const form = document.getElementById("plan-editor");
+  if (!form) return;
+  const engines = JSON.parse(document.getElementById("target-engines").textContent);
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const $ = (sel) => form.querySelector(sel);
+  const figures = document.getElementById("summary-figures");
+  const warningsEl = document.getElementById("summary-warnings");
+  const errorsEl = document.getElementById("summary-errors");
+
+  // --- threads presets -------------------------------------------------------------------
+  const threadsInput = $("#id_threads");
+  function threadList() {
+    return threadsInput.value.split(/[\s,]+/).filter(Boolean);
+  }
+  function markPresets() {
+    const chosen = new Set(threadList());
+    form.querySelectorAll("#thread-presets button").forEach(function (b) {
+      b.classList.toggle("on", chosen.has(b.dataset.threads));
+      b.setAttribute("aria-pressed", chosen.has(b.dataset.threads) ? "true" : "false");
+    });
+  }
+  form.querySelectorAll("#thread-presets button").forEach(function (b) {
+    b.addEventListener("click", function () {
+      let list = threadList();
+      if (list.includes(b.dataset.threads)) list = list.filter((t) => t !== b.dataset.threads);
+      else list.push(b.dataset.threads);
+      list.sort((a, c) => Number(a) - Number(c));
+      threadsInput.value = list.join(",");
+      markPresets();
+      scheduleCheck();
+    });
+  });
+  threadsInput.addEventListener("input", markPresets);
+
+  // --- what the test and the engine allow --------------------------------------------------
+  function showFor(el, visible) {
+    el.hidden = !visible;
+    // Hidden inputs are disabled so they are not sent: an option of another test is refused.
+    el.querySelectorAll("input, select").forEach((i) => { i.disabled = !visible; });
+  }
+  function applyTest() {
+    const test = $("#id_test").value;
+    form.querySelectorAll(".field.option").forEach(function (f) {
+      showFor(f, f.dataset.tests.split(" ").includes(test));
+    });
+    form.querySelectorAll("select.axis-name option[data-tests]").forEach(function (o) {
+      o.hidden = !o.dataset.tests.split(" ").includes(test);
+    });
+  }
+  function engineFamily() {
+    const engine = engines[$("#id_target").value];
+    if (!engine) return null;
+    return engine === "postgresql" ? "postgresql" : "mysql";
+  }
+  function applyEngine() {
+    const family = engineFamily();
+    form.querySelectorAll(".engine-settings").forEach(function (block) {
+      showFor(block, block.dataset.engine === family);
+    });
+    form.querySelectorAll(".setting-row").forEach(function (row) { showFor(row, family !== null); });
+    form.querySelectorAll("select.setting-name option[data-engine]").forEach(function (o) {
+      o.hidden = o.dataset.engine !== family;
+    });
+  }
+  function applySchedule() {
+    const kind = $("#id_schedule_kind").value;
+    showFor(form.querySelector('[data-field="schedule_cron"]'), kind === "cron");
+    showFor(form.querySelector('[data-field="schedule_interval_min"]'), kind === "interval");
+    showFor(form.querySelector('[data-field="schedule_timezone"]'), kind === "cron");
+    showFor(form.querySelector('[data-field="schedule_enabled"]'), kind !== "");
+  }
+
+  // --- the server's check ------------------------------------------------------------------
+  let timer = null;
+  let sequence = 0;
+  function scheduleCheck() {
+    clearTimeout(timer);
+    timer = setTimeout(check, 350);
+  }
+  function post(url) {
+    return fetch(url, {
+      method: "POST",
+      body: new FormData(form),
+      headers: { "X-CSRFToken": csrf },
+      credentials: "same-origin",
+    }).then(function (r) {
+      if (!r.ok) throw new Error("the server answered " + r.status);
+      return r.json();
+    });
+  }
+  function item(text, cls) {
+    const li = document.createElement("li");
+    li.textContent = text;
+    if (cls) li.className = cls;
+    return li;
+  }
+  function showErrors(errors) {
+    form.querySelectorAll(".field.has-error, .row.has-error").forEach((f) => f.classList.remove("has-error"));
+    errorsEl.replaceChildren(...errors.map((e) => item(e.message)));
+    errors.forEach(function (e) {
+      form.querySelectorAll('[data-field="' + CSS.escape(e.field) + '"]').forEach((f) => f.classList.add("has-error"));
+    });
+  }
+  function check() {
+    const mine = ++sequence;
+    post(form.dataset.checkUrl).then(function (answer) {
+      if (mine !== sequence) return; // a newer check is on its way
+      if (!answer.ok) {
+        figures.textContent = "Fix the errors below to see what the plan runs.";
+        warningsEl.replaceChildren();
+        showErrors(answer.errors || []);
+        return;
+      }
+      showErrors([]);
+      const e = answer.estimate;
+      figures.replaceChildren();
+      const strong = (text) => { const s = document.createElement("strong"); s.textContent = text; return s; };
+      figures.append(strong(String(e.cells)), " cells, ", strong(String(e.runs)), " runs", document.createElement("br"),
+        "≈ ", strong(e.total_text), " in all");
+      warningsEl.replaceChildren(...answer.warnings.map((w) => item("⚠ " + w)));
+    }).catch(function (err) {
+      if (mine === sequence) figures.textContent = "Could not check the plan: " + err.message;
+    });
+  }
+
+  // --- preflight ------------------------------------------------------------------------------
+  const preflightButton = document.getElementById("preflight-button");
+  preflightButton.addEventListener("click", function () {
+    const box = document.getElementById("preflight-result");
+    const steps = document.getElementById("preflight-steps");
+    preflightButton.disabled = true;
+    preflightButton.textContent = "Preflight running…";
+    box.hidden = false;
+    steps.replaceChildren(item("checking the load host and the target…", "muted"));
+    post(form.dataset.preflightUrl).then(function (report) {
+      const rows = (report.steps || []).map(function (s) {
+        const mark = s.status === "ok" ? "✓" : s.status === "warning" ? "⚠" : "✗";
+        return item(mark + " " + s.step + " on " + s.host + ": " + s.message, s.status);
+      });
+      (report.errors || []).forEach((e) => rows.push(item("✗ " + e.message, "failed")));
+      rows.unshift(item(report.ok ? "Preflight passed." : "Preflight failed.", report.ok ? "ok" : "failed"));
+      steps.replaceChildren(...rows);
+      box.dataset.ok = report.ok ? "true" : "false";
+    }).catch(function (err) {
+      steps.replaceChildren(item("Preflight could not run: " + err.message, "failed"));
+    }).finally(function () {
+      preflightButton.disabled = false;
+      preflightButton.textContent = "Preflight";
+    });
+  });
+
+  $("#id_test").addEventListener("change", applyTest);
+  $("#id_target").addEventListener("change", applyEngine);
+  $("#id_schedule_kind").addEventListener("change", applySchedule);
+  form.addEventListener("input", scheduleCheck);
+  form.addEventListener("change", scheduleCheck);
+  applyTest();
+  applyEngine();
+  applySchedule();
+  markPresets();
+  check();
+})();

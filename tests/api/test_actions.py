@@ -1,0 +1,105 @@
+"""The API's actions: host-key pinning on a real sshd, preflight, cancel, log import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runs.models import Batch, LoadHost, Plan, Status
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
+
+
+def test_a_host_key_is_scanned_then_pinned_once_its_fingerprint_is_confirmed(
+    api, sshd_server, ssh_key
+):
+    host = api.post(
+        "/api/v1/load-hosts",
+        json={
+            "name": "lg1",
+            "kind": "ssh",
+            "address": sshd_server.host,
+            "port": sshd_server.port,
+            "user": sshd_server.user,
+            "private_key": ssh_key.private,
+        },
+    ).json()
+
+    scan = api.post(f"/api/v1/load-hosts/{host['id']}/scan")
+    assert scan.status_code == 200, scan.text
+    fingerprint = scan.json()["fingerprint"]
+    assert fingerprint.startswith("SHA256:")
+    assert scan.json()["seen_host_key"] == sshd_server.host_key.public.strip()
+
+    wrong = api.post(
+        f"/api/v1/load-hosts/{host['id']}/confirm-host-key", json={"fingerprint": "SHA256:nope"}
+    )
+    assert wrong.status_code == 400
+    assert wrong.json()["field"] == "fingerprint"
+    assert LoadHost.objects.get(pk=host["id"]).host_key == ""
+
+    right = api.post(
+        f"/api/v1/load-hosts/{host['id']}/confirm-host-key", json={"fingerprint": fingerprint}
+    )
+    assert right.status_code == 200, right.text
+    assert right.json()["host_key"] == sshd_server.host_key.public.strip()
+    assert not any(ssh_key.private.strip() in body for body in api.bodies)
+
+
+def test_a_local_host_has_no_key_to_scan(api, local_host):
+    answer = api.post(f"/api/v1/load-hosts/{local_host.pk}/scan")
+
+    assert answer.status_code == 400
+    assert answer.json()["message"]
+
+
+def test_preflight_reports_what_would_break_a_batch(api, offline_target, local_host):
+    plan = Plan.objects.create(
+        name="inserts", target=offline_target, load_host=local_host, threads=[1]
+    )
+
+    report = api.post(f"/api/v1/plans/{plan.pk}/preflight")
+
+    assert report.status_code == 200, report.text
+    assert report.json()["ok"] is False
+    failed = [s for s in report.json()["steps"] if s["status"] == "failed"]
+    assert failed, report.json()
+    assert not Batch.objects.exists()
+
+
+def test_a_queued_batch_is_cancelled(api, offline_target, local_host, make_batch):
+    plan = Plan.objects.create(
+        name="inserts", target=offline_target, load_host=local_host, threads=[1]
+    )
+    batch = make_batch(plan)
+
+    answer = api.post(f"/api/v1/batches/{batch.pk}/cancel")
+
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == Status.CANCELLED
+    assert answer.json()["cancel_requested_at"] is not None
+
+
+def test_a_sysbench_log_is_imported_like_import_log_does(api, offline_target):
+    log = (FIXTURES / "cpu.txt").read_bytes()
+
+    dry = api.post("/api/v1/imports", files={"log": ("cpu.txt", log)}, data={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    assert dry.json()["batch_id"] is None
+    assert not Batch.objects.exists()
+
+    imported = api.post(
+        "/api/v1/imports",
+        files={"log": ("cpu.txt", log)},
+        data={"target": offline_target.pk, "label": "old laptop"},
+    )
+    assert imported.status_code == 201, imported.text
+    assert imported.json()["test"] == "cpu"
+    assert imported.json()["samples"]
+    batch = api.get(f"/api/v1/batches/{imported.json()['batch_id']}").json()
+    assert (batch["launched_by"], batch["label"], batch["runs_total"]) == (
+        "import",
+        "old laptop",
+        1,
+    )
+    samples = api.get(f"/api/v1/runs/{imported.json()['run_id']}/samples").json()
+    assert len(samples["results"]) == len(imported.json()["samples"])

@@ -1,0 +1,161 @@
+"""Plans through the API: every check of the services, errors naming the field, schedules."""
+
+from __future__ import annotations
+
+import pytest
+from django_celery_beat.models import PeriodicTask
+
+from runs.models import Batch, Plan
+
+
+@pytest.fixture
+def plan_fields(offline_target, local_host):
+    return {
+        "name": "inserts",
+        "target": offline_target.pk,
+        "load_host": local_host.pk,
+        "test": "oltp_insert",
+        "options": {"time": 2, "tables": 1, "table-size": 100},
+        "threads": [1, 2],
+        "server_settings": {"innodb_flush_log_at_trx_commit": ["1", "2"]},
+    }
+
+
+def test_a_plan_is_created_read_updated_and_deleted(api, plan_fields, owner):
+    created = api.post("/api/v1/plans", json=plan_fields)
+
+    assert created.status_code == 201, created.text
+    plan = created.json()
+    assert plan["created_by"] == "owner"
+    assert plan["schedule"] is None
+    assert api.get("/api/v1/plans").json()["results"] == [plan]
+
+    changed = api.patch(f"/api/v1/plans/{plan['id']}", json={"threads": [4]})
+    assert changed.status_code == 200, changed.text
+    assert Plan.objects.get(pk=plan["id"]).threads == [4]
+
+    assert api.delete(f"/api/v1/plans/{plan['id']}").status_code == 204
+    assert not Plan.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"options": {"time": "soon"}}, "time", "not a whole number"),
+        ({"options": {"tabels": 4}}, "tabels", "unknown option"),
+        ({"test": "oltp_nonsense"}, "test", "oltp_nonsense"),
+        ({"threads": []}, "threads", "at least 1"),
+        ({"server_settings": {"datadir": ["/tmp"]}}, "server_settings", "allow-list"),
+        ({"target": None}, "target", "database test"),
+        ({"repeats": 0}, "repeats", "greater than or equal to 1"),
+    ],
+)
+def test_a_bad_plan_is_refused_naming_the_field(api, plan_fields, change, field, words):
+    answer = api.post("/api/v1/plans", json={**plan_fields, **change})
+
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == field, answer.json()
+    assert words in answer.json()["message"]
+    assert not Plan.objects.exists()
+
+
+def test_an_update_that_breaks_a_plan_is_refused_and_changes_nothing(api, plan_fields):
+    plan = api.post("/api/v1/plans", json=plan_fields).json()
+
+    answer = api.patch(f"/api/v1/plans/{plan['id']}", json={"options": {"time": -1}})
+
+    assert answer.status_code == 400
+    assert answer.json()["field"] == "time"
+    assert Plan.objects.get(pk=plan["id"]).options == plan_fields["options"]
+
+
+def test_errors_are_json_with_a_message(api, plan_fields, offline_target):
+    missing = api.get("/api/v1/plans/999999")
+    assert missing.status_code == 404
+    assert missing.json() == {"field": None, "message": "No Plan matches the given query."}
+
+    api.post("/api/v1/plans", json=plan_fields)
+    in_use = api.delete(f"/api/v1/targets/{offline_target.pk}")
+    assert in_use.status_code == 409
+    assert "inserts" in in_use.json()["message"]
+
+    several = api.post("/api/v1/targets", json={"port": "x"})
+    assert several.status_code == 400
+    fields = {e["field"] for e in several.json()["errors"]}
+    assert {"name", "user", "port"} <= fields
+
+
+def test_a_target_needs_a_host_or_a_socket(api):
+    answer = api.post("/api/v1/targets", json={"name": "nowhere", "user": "bench"})
+
+    assert answer.status_code == 400
+    assert answer.json()["field"] == "host"
+
+
+def test_a_schedule_is_set_changed_and_removed_at_run_time(api, plan_fields):
+    plan = api.post("/api/v1/plans", json=plan_fields).json()
+    url = f"/api/v1/plans/{plan['id']}/schedule"
+    assert api.get(url).status_code == 404
+
+    nightly = api.put(url, json={"cron": "30 2 * * 1-5", "timezone": "Europe/Paris"})
+    assert nightly.status_code == 200, nightly.text
+    assert nightly.json() | {"last_run_at": None} == {
+        "kind": "cron",
+        "cron": "30 2 * * 1-5",
+        "interval_s": None,
+        "clocked_at": None,
+        "timezone": "Europe/Paris",
+        "enabled": True,
+        "last_run_at": None,
+        "total_run_count": 0,
+    }
+    task = PeriodicTask.objects.get()
+    assert (task.task, task.args) == ("runs.tasks.plan_launch_scheduled", f"[{plan['id']}]")
+    assert api.get(f"/api/v1/plans/{plan['id']}").json()["schedule"]["cron"] == "30 2 * * 1-5"
+
+    hourly = api.put(url, json={"interval_s": 3600, "enabled": False})
+    assert hourly.json()["kind"] == "interval"
+    assert hourly.json()["enabled"] is False
+    once = api.put(url, json={"clocked_at": "2031-05-01T06:00:00", "timezone": "Asia/Tokyo"})
+    assert once.json()["clocked_at"] == "2031-04-30T21:00:00Z"
+    assert PeriodicTask.objects.get().one_off  # still the same task, now one-off
+
+    assert api.delete(url).status_code == 204
+    assert api.get(url).status_code == 404
+    assert not PeriodicTask.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("schedule", "field"),
+    [
+        ({"cron": "61 * * * *"}, "cron"),
+        ({"cron": "* * *"}, "cron"),
+        ({"cron": "0 2 * * *", "interval_s": 60}, "interval_s"),
+        ({}, "cron"),
+        ({"cron": "0 2 * * *", "timezone": "Mars/Olympus"}, "timezone"),
+        ({"interval_s": 0}, "interval_s"),
+    ],
+)
+def test_a_bad_schedule_is_refused(api, plan_fields, schedule, field):
+    plan = api.post("/api/v1/plans", json=plan_fields).json()
+
+    answer = api.put(f"/api/v1/plans/{plan['id']}/schedule", json=schedule)
+
+    assert answer.status_code == 400
+    assert answer.json()["field"] == field, answer.json()
+    assert not PeriodicTask.objects.exists()
+
+
+def test_deleting_a_plan_deletes_its_schedule_and_a_plan_with_batches_stays(
+    api, plan_fields, make_batch
+):
+    plan = api.post("/api/v1/plans", json=plan_fields).json()
+    api.put(f"/api/v1/plans/{plan['id']}/schedule", json={"interval_s": 60})
+
+    assert api.delete(f"/api/v1/plans/{plan['id']}").status_code == 204
+    assert not PeriodicTask.objects.exists()
+
+    kept = api.post("/api/v1/plans", json=plan_fields).json()
+    make_batch(Plan.objects.get(pk=kept["id"]))
+    assert api.delete(f"/api/v1/plans/{kept['id']}").status_code == 409
+    assert Batch.objects.count() == 1

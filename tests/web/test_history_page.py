@@ -1,0 +1,73 @@
+"""The history page of a scheduled plan reads a bounded number of queries, whatever the
+number of nights and cells.
+
+Its 60 nights x 12 cells are real: 60 scheduled batches of a 12-cell cpu plan, run by
+sysbench on a real worker. Each run counts a few events (--events, no --time), so the
+whole history takes about a minute to make.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from runs import services
+from runs.models import LaunchedBy, Plan, Status
+from tests.integration.conftest import wait_for_batch, wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+NIGHTS = 60
+
+
+def page_data(html: str) -> dict:
+    start = html.index('<script id="history-data" type="application/json">')
+    start = html.index(">", start) + 1
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_the_history_of_60_nights_of_12_cells_reads_a_bounded_number_of_queries(
+    celery_worker, local_host, django_user_model, django_assert_max_num_queries
+):
+    plan = Plan.objects.create(
+        name="nightly cpu",
+        target=None,
+        load_host=local_host,
+        test="cpu",
+        options={"time": 0, "events": 20, "report-interval": 0},
+        threads=[1, 2, 3, 4],
+        option_axes={"cpu-max-prime": [500, 1000, 2000]},
+    )
+    batches = []
+    for _ in range(NIGHTS):
+        batch = wait_for_batch(services.batch_launch(plan=plan, launched_by=LaunchedBy.SCHEDULE))
+        assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
+        batches.append(batch)
+    last = batches[-1]
+
+    def checked() -> bool:
+        last.refresh_from_db()
+        return bool(last.analysis)
+
+    wait_until(checked, timeout=60, what="the check of the last night")
+    client = Client()
+    client.force_login(django_user_model.objects.create_user("dba", password="dba-pass-123"))
+
+    with django_assert_max_num_queries(6):
+        response = client.get(f"/plans/{plan.pk}/history?nights={NIGHTS}")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    data = page_data(html)
+    assert [n["batch"] for n in data["nights"]] == [b.pk for b in batches]
+    assert data["unit"] == "events/s" and data["latency"] == "p95"
+    assert len(data["cells"]) == 12
+    assert data["cells"][0]["label"] == "threads=1 cpu-max-prime=500"
+    for cell in data["cells"]:
+        assert len(cell["throughput"]) == NIGHTS
+        assert all(v is not None and v > 0 for v in cell["throughput"])
+    assert html.count('<canvas data-cell="') == 12
+    assert html.count(f'<a href="/batches/{last.pk}/">') == 1
+    assert last.analysis["summary"] in html  # the latest verdict, whatever this machine made of it

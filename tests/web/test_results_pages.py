@@ -1,0 +1,148 @@
+"""The results pages read a bounded number of queries whatever the batch's size, keep the
+peaks of long series, and export what they show."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from runs import results
+from runs.models import Run
+
+
+def page_data(response, element_id):
+    html = response.content.decode()
+    start = html.index(f'<script id="{element_id}" type="application/json">') + len(
+        f'<script id="{element_id}" type="application/json">'
+    )
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_the_results_page_of_40_runs_of_120_samples_reads_a_bounded_number_of_queries(
+    client_in, make_batch, django_assert_max_num_queries
+):
+    batch = make_batch()
+    assert batch.runs.count() == 40
+
+    with django_assert_max_num_queries(8):
+        response = client_in.get(f"/batches/{batch.pk}/results")
+
+    assert response.status_code == 200
+    data = page_data(response, "results-data")
+    assert [s["label"] for s in data["series"]] == ["flush=1", "flush=2"]
+    point = data["series"][0]["points"][0]
+    assert (point["x"], point["y"], point["yMin"], point["yMax"], point["n"]) == (
+        1,
+        101.5,
+        100,
+        103,
+        4,
+    )
+    assert data["reference"]["threads"] == 10  # 4 cores x 2 + 2 disks
+    assert len(data["timeline"]) == 40
+    assert len(data["timeseries"]) == 2  # each series' first repeat at its peak
+
+
+def test_the_results_page_with_a_counter_reads_one_query_more(
+    client_in, make_batch, django_assert_max_num_queries
+):
+    batch = make_batch(threads=(1, 2), repeats=1, samples=10)
+    first = batch.runs.get(position=0)
+    with django_assert_max_num_queries(9):
+        response = client_in.get(
+            f"/batches/{batch.pk}/results?runs={first.pk}&counter=Innodb_data_fsyncs"
+        )
+    data = page_data(response, "results-data")
+    assert data["counter"] == "Innodb_data_fsyncs"
+    assert data["timeseries"][0]["counter"] == [[2.0, 10.0], [3.0, 10.0], [4.0, 10.0], [5.0, 10.0]]
+
+
+def test_a_long_series_is_downsampled_keeping_its_peak(client_in, make_batch):
+    batch = make_batch(threads=(1,), repeats=1, samples=2000, spike_at=1234)
+    first = batch.runs.get(position=0)
+    response = client_in.get(f"/batches/{batch.pk}/results?runs={first.pk}")
+    data = page_data(response, "results-data")
+    tps = data["timeseries"][0]["tps"]
+    assert len(tps) <= results.MAX_CHART_POINTS
+    assert [1234.0, 99999.0] in tps
+    assert max(p[1] for p in data["timeline"][0]["points"]) == 99999.0
+
+
+def test_the_live_page_and_its_progress_read_a_bounded_number_of_queries(
+    client_in, make_batch, django_assert_max_num_queries
+):
+    batch = make_batch()
+    with django_assert_max_num_queries(8):
+        page = client_in.get(f"/batches/{batch.pk}/")
+    assert page.status_code == 200 and b'id="matrix-grid"' in page.content
+    with django_assert_max_num_queries(6):
+        progress = client_in.get(f"/batches/{batch.pk}/progress").json()
+    assert progress["finished"] == progress["total"] == 40
+    assert progress["current"] is None
+
+
+def test_the_report_table_shows_ratios_to_the_chosen_baseline(client_in, make_batch):
+    batch = make_batch(threads=(4,), repeats=1, samples=3)
+    html = client_in.get(f"/batches/{batch.pk}/results?baseline=1").content.decode()
+    table = html[html.index('id="report-table"') :]
+    assert "0.50" in table[: table.index("</table>")]  # flush=1 is half of flush=2
+
+
+def test_runs_and_samples_export_as_csv_and_json(client_in, make_batch):
+    batch = make_batch(threads=(1, 2), repeats=1, samples=3)
+
+    runs_csv = client_in.get(f"/batches/{batch.pk}/export.csv?what=runs")
+    rows = list(csv.DictReader(io.StringIO(b"".join(runs_csv.streaming_content).decode())))
+    assert runs_csv["Content-Disposition"] == f'attachment; filename="batch-{batch.pk}-runs.csv"'
+    assert len(rows) == 4 and rows[0]["tps"] == "100.0"
+
+    samples_csv = client_in.get(f"/batches/{batch.pk}/export.csv?what=samples")
+    samples = list(csv.DictReader(io.StringIO(b"".join(samples_csv.streaming_content).decode())))
+    assert len(samples) == 12 and samples[0]["seq"] == "1"
+
+    document = client_in.get(f"/batches/{batch.pk}/export.json").json()
+    assert document["batch"]["id"] == batch.pk
+    assert len(document["runs"]) == 4 and len(document["runs"][0]["samples"]) == 3
+    assert "s3cret-target-pw" not in json.dumps(document)
+
+
+def test_compare_gives_a_verdict_per_pair(client_in, make_batch, django_assert_max_num_queries):
+    one = make_batch(threads=(1, 2), repeats=3, samples=3)
+    two = make_batch(threads=(1, 2), repeats=1, samples=3)
+    with django_assert_max_num_queries(10):
+        response = client_in.get(f"/compare?s=b{one.pk}&s=b{two.pk}&s=b{one.pk}")
+    html = response.content.decode()
+    assert "not enough repeats to tell" in html
+    assert html.count("<h2>batch ") == 1  # one pair: the repeated key is dropped
+
+    same = client_in.get(f"/compare?s=b{one.pk}&s=b{one.pk}x&s=b{one.pk}").content.decode()
+    assert "Choose at least two" in same
+
+
+def test_compare_of_runs_by_their_ids(client_in, make_batch):
+    batch = make_batch(threads=(1,), repeats=2, samples=3)
+    a, b = Run.objects.filter(batch=batch, settings__innodb_flush_log_at_trx_commit="1")
+    html = client_in.get(f"/compare?s=r{a.pk}&s={b.pk}").content.decode()
+    assert f"run {b.pk} of batch {batch.pk}" in html
+    assert "not enough repeats to tell" in html
+
+
+@pytest.mark.parametrize("query", ["baseline=99", "runs=abc,-1", "counter=nope", "baseline=x"])
+def test_odd_query_strings_fall_back_to_defaults(client_in, make_batch, query):
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+    assert client_in.get(f"/batches/{batch.pk}/results?{query}").status_code == 200
+
+
+def test_the_live_page_gets_the_lines_a_run_printed_before_it_followed_it(client_in, make_batch):
+    batch = make_batch(threads=(1,), repeats=1, samples=1)
+    run = batch.runs.get(position=0)
+    Run.objects.filter(pk=run.pk).update(
+        raw_log="".join(f"[ {i}s ] thds: 1 tps: {i}\n" for i in range(1, 101))
+    )
+    tail = client_in.get(f"/batches/{batch.pk}/progress?tail={run.pk}").json()["tail"]
+    assert len(tail) == 40 and tail[-1] == "[ 100s ] thds: 1 tps: 100"
+    other = make_batch(threads=(1,), repeats=1, samples=1)
+    assert client_in.get(f"/batches/{other.pk}/progress?tail={run.pk}").json()["tail"] == []

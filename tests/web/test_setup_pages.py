@@ -1,0 +1,236 @@
+"""Targets, load hosts, plans, schedules, tokens, scripts and imports through their pages:
+what is saved, what is refused and why, and secrets that never come back."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Permission
+from knox.models import get_token_model
+
+from runs.models import Batch, LoadHost, Plan, Target
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
+TARGET_FIELDS = {
+    "name": "db-2", "engine": "mariadb", "host": "127.0.0.1", "port": "3306",
+    "database": "sbtest", "user": "bench",
+}  # fmt: skip
+
+
+def test_a_target_is_created_and_its_password_never_shown_again(client_in):
+    response = client_in.post("/targets/new", {**TARGET_FIELDS, "password": "pw-never-shown"})
+    target = Target.objects.get(name="db-2")
+    assert response.status_code == 302 and target.password == "pw-never-shown"
+
+    for url in ("/targets/", f"/targets/{target.pk}/", f"/targets/{target.pk}/edit"):
+        assert b"pw-never-shown" not in client_in.get(url).content
+    assert b"Leave empty to keep" in client_in.get(f"/targets/{target.pk}/edit").content
+
+
+def test_an_empty_password_keeps_the_stored_one_and_clearing_removes_it(client_in, stored_target):
+    fields = {**TARGET_FIELDS, "name": stored_target.name, "port": "3999", "database": "other"}
+    client_in.post(f"/targets/{stored_target.pk}/edit", {**fields, "password": ""})
+    stored_target.refresh_from_db()
+    assert stored_target.database == "other" and stored_target.password == "s3cret-target-pw"
+
+    client_in.post(f"/targets/{stored_target.pk}/edit", {**fields, "clear_password": "on"})
+    stored_target.refresh_from_db()
+    assert stored_target.password == ""
+
+
+def test_a_target_on_a_system_schema_is_refused_naming_the_field(client_in):
+    response = client_in.post("/targets/new", {**TARGET_FIELDS, "database": "mysql"})
+    assert response.status_code == 200
+    assert b"database: mysql is a system schema" in response.content
+    assert not Target.objects.filter(name="db-2").exists()
+
+
+def test_a_target_with_results_is_kept_with_a_clear_message(client_in, make_batch, stored_target):
+    make_batch(threads=(1,), repeats=1, samples=1)
+    response = client_in.post(f"/targets/{stored_target.pk}/delete", follow=True)
+    assert Target.objects.filter(pk=stored_target.pk).exists()
+    assert "finished results are never deleted" in response.content.decode()
+
+
+def test_an_unused_target_is_deleted(client_in):
+    target = Target.objects.create(name="spare", host="h", user="u")
+    assert client_in.get(f"/targets/{target.pk}/delete").status_code == 200
+    client_in.post(f"/targets/{target.pk}/delete")
+    assert not Target.objects.filter(pk=target.pk).exists()
+
+
+def test_test_connection_says_why_it_failed(client_in, stored_target):
+    response = client_in.post(f"/targets/{stored_target.pk}/")
+    html = response.content.decode()
+    assert ("failed" in html and "error 2003" in html) or "error 2002" in html
+
+
+def test_a_load_host_key_is_write_only(client_in):
+    fields = {"name": "lh", "kind": "ssh", "address": "10.0.0.9", "port": "22", "user": "bench",
+              "key_path": ""}  # fmt: skip
+    client_in.post("/hosts/new", {**fields, "private_key": "-----BEGIN KEY-----secret"})
+    host = LoadHost.objects.get(name="lh")
+    for url in ("/hosts/", f"/hosts/{host.pk}/", f"/hosts/{host.pk}/edit"):
+        assert b"BEGIN KEY" not in client_in.get(url).content
+    client_in.post(f"/hosts/{host.pk}/edit", {**fields, "private_key": "", "port": "2222"})
+    host.refresh_from_db()
+    assert host.port == 2222 and host.private_key == "-----BEGIN KEY-----secret"
+
+
+def test_an_ssh_host_needs_an_address(client_in):
+    response = client_in.post("/hosts/new", {"name": "lh", "kind": "ssh", "port": "22"})
+    assert b"address" in response.content and not LoadHost.objects.filter(name="lh").exists()
+
+
+def test_a_local_host_cannot_be_scanned(client_in):
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    response = client_in.post(f"/hosts/{local.pk}/scan")
+    assert b"is not an SSH host" in response.content
+
+
+PLAN_POST = {
+    "name": "flush sweep",
+    "test": "oltp_read_only",
+    "threads": "1,2",
+    "repeats": "3",
+    "warmup_s": "0",
+    "order_policy": "interleaved",
+    "dataset_policy": "shared",
+    "cleanup": "on",
+    "schedule_kind": "",
+    "schedule_timezone": "UTC",
+    "opt_time": "30",
+    "opt_tables": "1",
+    "opt_table-size": "1000",
+    "set__innodb_flush_log_at_trx_commit": ["1", "2"],
+    "set__sync_binlog": ["0", "1"],
+    "setting_name_0": "",
+    "setting_values_0": "",
+    "axis_name_0": "",
+    "axis_values_0": "",
+}
+
+
+def plan_post(stored_target, **changes):
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    return {**PLAN_POST, "target": str(stored_target.pk), "load_host": str(local.pk), **changes}
+
+
+def test_the_plan_editor_saves_the_matrix(client_in, stored_target):
+    response = client_in.post("/plans/new", plan_post(stored_target))
+    plan = Plan.objects.get(name="flush sweep")
+    assert response.status_code == 302
+    assert plan.threads == [1, 2] and plan.repeats == 3
+    assert plan.options == {"time": 30, "tables": 1, "table-size": 1000}
+    assert plan.server_settings == {
+        "innodb_flush_log_at_trx_commit": ["1", "2"],
+        "sync_binlog": ["0", "1"],
+    }
+    page = client_in.get(f"/plans/{plan.pk}/").content.decode()
+    assert 'value="1,2"' in page and 'name="set__sync_binlog" value="1" checked' in page
+
+
+def test_the_plan_check_counts_cells_runs_and_time_before_saving(client_in, stored_target):
+    answer = client_in.post("/plans/check", plan_post(stored_target, name="")).json()
+    assert answer["ok"]
+    assert (answer["estimate"]["cells"], answer["estimate"]["runs"]) == (8, 24)
+    assert answer["estimate"]["total_text"] == "14 min"
+    # The stored target is not running: the check says so instead of failing.
+    assert any("could not be asked" in w for w in answer["warnings"])
+    assert not Plan.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "words"),
+    [
+        ({"threads": "1,x"}, "threads", "'x' is not a whole number"),
+        ({"opt_time": "-5"}, "time", "time"),
+        ({"opt_tables": "1", "axis_name_0": "tables", "axis_values_0": "1,4"}, "tables", "both"),
+        ({"setting_name_0": "innodb_log_file_size", "setting_values_0": "1G"}, "server_settings",
+         "needs a server restart"),
+        ({"test": "bulk_insert", "opt_tables": "", "opt_table-size": ""}, "dataset_policy",
+         "fresh"),
+        ({"repeats": "0"}, "repeats", "repeats"),
+    ],
+)  # fmt: skip
+def test_plan_errors_name_the_field(client_in, stored_target, changes, field, words):
+    answer = client_in.post("/plans/check", plan_post(stored_target, **changes)).json()
+    assert not answer["ok"]
+    [error] = answer["errors"]
+    assert error["field"] == field and words in error["message"]
+
+    page = client_in.post("/plans/new", plan_post(stored_target, **changes))
+    assert page.status_code == 200 and words in html.unescape(page.content.decode())
+    assert not Plan.objects.exists()
+
+
+def test_a_schedule_set_in_the_editor_shows_on_the_schedules_page(client_in, stored_target):
+    client_in.post(
+        "/plans/new",
+        plan_post(stored_target, schedule_kind="cron", schedule_cron="0 2 * * *",
+                  schedule_timezone="Europe/Paris", schedule_enabled="on"),
+    )  # fmt: skip
+    plan = Plan.objects.get()
+    assert plan.schedule is not None and plan.schedule.crontab.hour == "2"
+    html = client_in.get("/schedules/").content.decode()
+    assert "flush sweep" in html and "0 2 * * *" in html and "Europe/Paris" in html
+
+    client_in.post(f"/plans/{plan.pk}/", plan_post(stored_target, schedule_kind=""))
+    plan.refresh_from_db()
+    assert plan.schedule is None
+
+
+def test_a_plan_with_batches_is_kept(client_in, make_batch, stored_plan):
+    make_batch(threads=(1,), repeats=1, samples=1)
+    response = client_in.post(f"/plans/{stored_plan.pk}/delete", follow=True)
+    assert Plan.objects.filter(pk=stored_plan.pk).exists()
+    assert "is kept" in response.content.decode()
+
+
+def test_a_token_is_shown_once_and_can_be_revoked(client_in, user):
+    created = client_in.post("/tokens/", {"name": "ci", "expires_days": "30"}).content.decode()
+    assert "<td>ci</td>" in created  # the token's name, now that tokens have one
+    token = get_token_model().objects.get(user=user)
+    start = created.index('class="mono token-once">') + len('class="mono token-once">')
+    text = created[start : created.index("</p>", start)]
+    assert text.startswith(token.token_key) and len(text) > len(token.token_key) + 20
+    assert text not in client_in.get("/tokens/").content.decode()
+
+    client_in.post(f"/tokens/{token.token_key}/revoke")
+    assert not get_token_model().objects.filter(user=user).exists()
+
+
+def test_only_permitted_users_upload_lua_scripts(client_in, user):
+    script = {"name": "mine", "content": "function event() end"}
+    assert client_in.post("/scripts/", script).status_code == 403
+    user.user_permissions.add(Permission.objects.get(codename="upload_luascript"))
+    assert client_in.post("/scripts/", script).status_code == 302
+    assert "mine" in client_in.get("/scripts/").content.decode()
+
+
+def test_a_log_is_previewed_then_saved(client_in):
+    text = (FIXTURES / "oltp_read_write.txt").read_text()
+    preview = client_in.post("/import", {"text": text, "action": "preview", "label": "old run"})
+    html = preview.content.decode()
+    assert preview.status_code == 200 and "What the log holds" in html
+    assert "oltp_read_write" in html or "First samples" in html
+    assert not Batch.objects.exists()
+
+    saved = client_in.post("/import", {"text": text, "action": "save", "label": "old run"})
+    batch = Batch.objects.get()
+    assert saved.status_code == 302 and saved["Location"] == f"/batches/{batch.pk}/results"
+    assert batch.label == "old run" and batch.runs.get().samples.count() > 0
+    assert client_in.get(saved["Location"]).status_code == 200
+
+
+def test_an_uploaded_log_is_previewed(client_in):
+    with (FIXTURES / "cpu.txt").open("rb") as f:
+        html = client_in.post("/import", {"upload": f, "action": "preview"}).content.decode()
+    assert "What the log holds" in html and "cpu" in html
+
+
+def test_an_empty_import_is_refused(client_in):
+    html = client_in.post("/import", {"text": "  ", "action": "preview"}).content.decode()
+    assert "Paste a log or choose a file" in html

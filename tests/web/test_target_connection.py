@@ -1,0 +1,49 @@
+"""'Test connection' against the private MariaDB: version, whether the account may SET
+GLOBAL (read from its privileges, never tried), log_bin, max_connections."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.test import Client
+
+from runs import services
+from runs.models import Target
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_page_shows_what_a_benchmark_depends_on(target, django_user_model):
+    client = Client()
+    client.force_login(django_user_model.objects.create_user("ana", password="x-123456"))
+    html = client.post(f"/targets/{target.pk}/").content.decode()
+    assert "MariaDB" in html
+    assert "granted SUPER" in html
+    assert "<dt>log_bin</dt><dd>ON</dd>" in html
+    assert "<dt>max_connections</dt><dd>20</dd>" in html
+    assert target.password not in html
+
+
+def test_an_account_without_super_may_not_change_settings(target, mariadb_server):
+    user = f"weak{uuid.uuid4().hex[:6]}"
+    mariadb_server.execute(
+        f"CREATE USER '{user}'@'%' IDENTIFIED BY 'weak-pass'",
+        f"GRANT SELECT ON *.* TO '{user}'@'%'",
+    )
+    try:
+        weak = Target.objects.create(
+            name="weak", host=target.host, port=target.port, database=target.database,
+            user=user, password="weak-pass",
+        )  # fmt: skip
+        check = services.target_test_connection(target=weak)
+        assert check.ok and check.may_change_settings is False
+        assert "neither SUPER nor SYSTEM_VARIABLES_ADMIN" in check.privileges
+    finally:
+        mariadb_server.execute(f"DROP USER '{user}'@'%'")
+
+
+def test_a_wrong_password_is_said_plainly(target):
+    target.password = "wrong"
+    check = services.target_test_connection(target=target)
+    assert not check.ok and "1045" in check.error and "password" in check.hint
