@@ -20,31 +20,13 @@ import redis
 import redis.asyncio as aioredis
 from django.conf import settings
 
-from runs.models import FINISHED_STATUSES, Run, Sample
+from runs.models import FINISHED_STATUSES, SAMPLE_FIGURES, Run, Sample
 
 logger = logging.getLogger(__name__)
 
 RECENT_SAMPLES = 200  # far more than can wait for the database (< 1 s of samples)
 RECENT_TTL_S = 24 * 3600
 KEEPALIVE_S = 15.0
-
-SAMPLE_FIELDS = (
-    "seq",
-    "time_s",
-    "threads",
-    "tps",
-    "qps",
-    "reads",
-    "writes",
-    "other",
-    "latency_pct",
-    "latency_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "queue_length",
-    "concurrency",
-    "in_warmup",
-)
 
 
 def channel(run_id: int) -> str:
@@ -56,7 +38,7 @@ def recent_key(run_id: int) -> str:
 
 
 def sample_payload(sample: Sample) -> dict[str, Any]:
-    payload = {name: getattr(sample, name) for name in SAMPLE_FIELDS}
+    payload = {name: getattr(sample, name) for name in SAMPLE_FIGURES}
     payload.update(sample.extra or {})
     # When the worker read the line (epoch seconds): lets a client measure its lag.
     payload["received_at"] = sample.received_at.timestamp()

@@ -431,6 +431,26 @@ class Sample(models.Model):
         return f"[{self.time_s:g}s] tps {self.tps}"
 
 
+# The figures of a sample, in the order exports and live events give them.
+SAMPLE_FIGURES = (
+    "seq",
+    "time_s",
+    "threads",
+    "tps",
+    "qps",
+    "reads",
+    "writes",
+    "other",
+    "latency_pct",
+    "latency_ms",
+    "errors_per_s",
+    "reconnects_per_s",
+    "queue_length",
+    "concurrency",
+    "in_warmup",
+)
+
+
 class CounterSample(models.Model):
     """The server's status counters, read once per report interval while a run goes."""
 

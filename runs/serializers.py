@@ -15,7 +15,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from runs import schedules, selectors
-from runs.models import Batch, LoadHost, Plan, Run, Sample, Status, Target
+from runs.models import SAMPLE_FIGURES, Batch, LoadHost, Plan, Run, Sample, Status, Target
 from runs.schedules import ScheduleInfo
 
 SECRET_STYLE = {"input_type": "password"}
@@ -364,24 +364,7 @@ class RunDetailSerializer(RunSerializer):
 class SampleSerializer(serializers.ModelSerializer[Sample]):
     class Meta:
         model = Sample
-        fields = [
-            "seq",
-            "time_s",
-            "threads",
-            "tps",
-            "qps",
-            "reads",
-            "writes",
-            "other",
-            "latency_pct",
-            "latency_ms",
-            "errors_per_s",
-            "reconnects_per_s",
-            "queue_length",
-            "concurrency",
-            "in_warmup",
-            "received_at",
-        ]
+        fields = [*SAMPLE_FIGURES, "received_at"]
         read_only_fields = fields
 
 

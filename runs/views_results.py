@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from runs import results, selectors
-from runs.models import Batch, Run
+from runs.models import SAMPLE_FIGURES, Batch, Run
 from runs.responses import json_response
 
 RUN_FIELDS = (
@@ -42,21 +42,6 @@ SUMMARY_FIELDS = (
     "eps",
     "mib_per_s",
     "total_time_s",
-)
-SAMPLE_FIELDS = (
-    "seq",
-    "time_s",
-    "threads",
-    "tps",
-    "qps",
-    "reads",
-    "writes",
-    "other",
-    "latency_pct",
-    "latency_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "in_warmup",
 )
 
 
@@ -232,15 +217,15 @@ def _run_rows(batch: Batch) -> Iterator[list[Any]]:
 
 
 def _sample_rows(batch: Batch) -> Iterator[list[Any]]:
-    yield ["run_id", "run_position", *SAMPLE_FIELDS]
-    rows = selectors.export_samples(batch).values_list("run_id", "run__position", *SAMPLE_FIELDS)
+    yield ["run_id", "run_position", *SAMPLE_FIGURES]
+    rows = selectors.export_samples(batch).values_list("run_id", "run__position", *SAMPLE_FIGURES)
     yield from (list(row) for row in rows.iterator())
 
 
 def export_json(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
     samples: dict[int, list[dict[str, Any]]] = {}
-    for row in selectors.export_samples(batch).values("run_id", *SAMPLE_FIELDS).iterator():
+    for row in selectors.export_samples(batch).values("run_id", *SAMPLE_FIGURES).iterator():
         samples.setdefault(row.pop("run_id"), []).append(row)
     runs = [
         {

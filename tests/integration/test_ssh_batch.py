@@ -267,3 +267,30 @@ def test_shell_metacharacters_in_a_plan_are_refused_before_any_ssh(
 
     assert refused.value.field == option
     assert not plan.batches.exists()
+
+
+def test_cancel_over_ssh_stops_the_remote_sysbench_and_keeps_the_samples(
+    celery_worker, make_plan, ssh_host, ssh_key_file, sshd_server
+):
+    plan = make_plan(
+        load_host=ssh_host,
+        test="oltp_read_only",
+        options={"time": 20, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10},
+        repeats=2,
+    )
+    batch = services.batch_launch(plan=plan)
+    wait_until(
+        lambda: Sample.objects.filter(run__batch=batch, run__position=0).count() >= 2,
+        timeout=90,
+        what="two samples of the first run",
+    )
+
+    services.batch_cancel(batch=batch)
+
+    batch = wait_for_batch(batch, timeout=60)
+    cancelled = Run.objects.get(batch=batch, position=0)
+    assert batch.status == Status.CANCELLED
+    assert cancelled.status == Status.CANCELLED
+    assert cancelled.samples.count() >= 2
+    assert remote_comm(sshd_server, ssh_key_file, cancelled.pgid) != "sysbench"
+    assert batch.runs.get(position=1).status == Status.SKIPPED
