@@ -138,3 +138,30 @@ MARKER_INSERT = (
 )
 MARKER_DELETE = "DELETE FROM benchdash_dataset"
 MARKER_DROP = "DROP TABLE IF EXISTS benchdash_dataset"
+
+
+class _Normalises(Protocol):
+    def normalise(self, value: object) -> str: ...
+
+
+def validate_settings(
+    axes: Mapping[str, Iterable[object]],
+    *,
+    allowed: Mapping[str, _Normalises],
+    needs_restart: frozenset[str],
+    kind: str,
+) -> dict[str, list[str]]:
+    """Check every name against an allow-list and normalise every value; a refusal says
+    whether the setting needs a restart and lists what may change."""
+    normalised: dict[str, list[str]] = {}
+    for name, values in axes.items():
+        setting = allowed.get(name)
+        if setting is None:
+            names = ", ".join(sorted(allowed))
+            if name in needs_restart:
+                message = f"{name} needs a server restart; a benchmark can change only: {names}"
+            else:
+                message = f"{name} is not on the allow-list of {kind} settings; allowed: {names}"
+            raise ValidationError("server_settings", message)
+        normalised[name] = [setting.normalise(v) for v in values]
+    return normalised

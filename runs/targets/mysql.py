@@ -26,6 +26,7 @@ from runs.targets.base import (
     marker_from_row,
     marker_row,
     sbtest_names,
+    validate_settings,
 )
 
 
@@ -100,21 +101,9 @@ NEEDS_RESTART = frozenset(
 
 
 def validate_mysql_settings(axes: Mapping[str, Iterable[object]]) -> dict[str, list[str]]:
-    """Check every name against the allow-list and normalise every value."""
-    normalised: dict[str, list[str]] = {}
-    for name, values in axes.items():
-        setting = MYSQL_SETTINGS.get(name)
-        if setting is None:
-            raise ValidationError("server_settings", _refusal(name))
-        normalised[name] = [setting.normalise(v) for v in values]
-    return normalised
-
-
-def _refusal(name: str) -> str:
-    allowed = ", ".join(sorted(MYSQL_SETTINGS))
-    if name in NEEDS_RESTART:
-        return f"{name} needs a server restart; a benchmark can change only: {allowed}"
-    return f"{name} is not on the allow-list of dynamic settings; allowed: {allowed}"
+    return validate_settings(
+        axes, allowed=MYSQL_SETTINGS, needs_restart=NEEDS_RESTART, kind="dynamic"
+    )
 
 
 # Status counters sampled while sysbench runs: cumulative, except the two Threads_ gauges.

@@ -36,6 +36,7 @@ from runs.targets.base import (
     marker_from_row,
     marker_row,
     sbtest_names,
+    validate_settings,
 )
 
 # Units as PostgreSQL writes them, in milliseconds and in kilobytes.
@@ -149,21 +150,9 @@ POSTGRES_NEEDS_RESTART = frozenset(
 
 
 def validate_postgres_settings(axes: Mapping[str, Iterable[object]]) -> dict[str, list[str]]:
-    """Check every name against the allow-list and normalise every value."""
-    normalised: dict[str, list[str]] = {}
-    for name, values in axes.items():
-        setting = POSTGRES_SETTINGS.get(name)
-        if setting is None:
-            raise ValidationError("server_settings", _refusal(name))
-        normalised[name] = [setting.normalise(v) for v in values]
-    return normalised
-
-
-def _refusal(name: str) -> str:
-    allowed = ", ".join(sorted(POSTGRES_SETTINGS))
-    if name in POSTGRES_NEEDS_RESTART:
-        return f"{name} needs a server restart; a benchmark can change only: {allowed}"
-    return f"{name} is not on the allow-list of reloadable settings; allowed: {allowed}"
+    return validate_settings(
+        axes, allowed=POSTGRES_SETTINGS, needs_restart=POSTGRES_NEEDS_RESTART, kind="reloadable"
+    )
 
 
 # pg_stat_database columns sampled while sysbench runs, all cumulative.
