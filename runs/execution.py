@@ -41,6 +41,10 @@ logger = logging.getLogger(__name__)
 
 TICK_S = 0.25  # how often the loop wakes up without output
 FLUSH_S = 0.5  # samples are written at most this long after their line
+# The raw log is appended less often: each append rewrites the whole stored text, and the
+# lines already reach viewers live. A crash loses at most this much of the raw log (never
+# a sample).
+RAW_LOG_FLUSH_S = 5.0
 SCRIPT_NAME = "script.lua"  # a plan's custom Lua script, in sysbench's private directory
 
 
@@ -339,7 +343,7 @@ class BatchRunner:
                 process.kill()
                 break
         exit_code = process.wait()
-        sink.flush()
+        sink.flush(final=True)
         result = parser.finish(exit_code)
         _store_result(run, result, warmup_s=float(self.params["warmup_s"]), stop=stop)
         if stop is not None and stop.status != Status.FAILED:
@@ -626,10 +630,12 @@ class SampleSink:
         self.run = run
         self.warmup_s = warmup_s
         self._pending: list[Sample] = []
-        self._lines: list[str] = []
+        self._lines: list[str] = []  # not yet published
+        self._unsaved_log: list[str] = []  # published, not yet in the raw log
         self._last: Sample | None = None
         self._seq = 0
         self._last_flush = time.monotonic()
+        self._last_log_flush = self._last_flush
 
     def add_line(self, line: str) -> None:
         self._lines.append(line + "\n")
@@ -680,13 +686,18 @@ class SampleSink:
     def due(self) -> bool:
         return time.monotonic() - self._last_flush >= FLUSH_S
 
-    def flush(self) -> None:
-        self._last_flush = time.monotonic()
+    def flush(self, *, final: bool = False) -> None:
+        now = time.monotonic()
+        self._last_flush = now
         if self._pending:
             Sample.objects.bulk_create(self._pending)
             self._pending = []
         if self._lines:
             live.publish_lines(self.run.pk, [line.rstrip("\n") for line in self._lines])
-            chunk = "".join(self._lines)
+            self._unsaved_log += self._lines
             self._lines = []
+        if self._unsaved_log and (final or now - self._last_log_flush >= RAW_LOG_FLUSH_S):
+            self._last_log_flush = now
+            chunk = "".join(self._unsaved_log)
+            self._unsaved_log = []
             Run.objects.filter(pk=self.run.pk).update(raw_log=Concat(F("raw_log"), Value(chunk)))
