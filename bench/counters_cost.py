@@ -7,7 +7,7 @@ and, in a database of its own in the shared PostgreSQL (benchdash_bench_counters
 the same oltp_point_select command again and again:
 
 - bare: sysbench alone;
-- sampled: sysbench while runs.counters.CounterSampler reads SHOW GLOBAL STATUS and
+- sampled: sysbench while runs.targets.counters.CounterSampler reads SHOW GLOBAL STATUS and
   SHOW ENGINE INNODB STATUS every second on a connection of its own and stores each
   reading as a CounterSample row, exactly as a batch does.
 
@@ -81,8 +81,8 @@ def run_sysbench(executor: Any, connection: Any, phase: str, options: dict[str, 
 
 def measure(executor: Any, connection: Any, options: dict[str, Any], run: Any | None) -> float:
     """tps of one run; with `run`, the counters are sampled into that run's rows."""
-    from runs.counters import CounterSampler
     from runs.sysbench.parser import parse_text
+    from runs.targets.counters import CounterSampler
 
     sampler = None
     if run is not None:
@@ -108,7 +108,7 @@ def reading_cost(connection: Any, run: Any, server_pid: int) -> dict[str, float]
     """Milliseconds per reading: wall, this process's CPU (reading, parsing, storing the
     row) and the server's CPU, over READINGS readings back to back."""
     from runs import targets
-    from runs.counters import CounterSampler
+    from runs.targets.counters import CounterSampler
 
     sampler = CounterSampler(run_id=run.pk, connection=connection, interval_s=1.0)
     with targets.connect(connection) as db:
@@ -153,7 +153,8 @@ def main() -> None:
 
     setup_results_store()
     django.setup()
-    from runs.executors import LocalExecutor
+    from runs import targets
+    from runs.loadhosts import LocalExecutor
     from runs.models import Batch, LoadHost, Run, Target
 
     rng = random.Random(args.seed)
@@ -173,7 +174,7 @@ def main() -> None:
         batch = Batch.objects.create(
             target=target, load_host=load_host, params={}, seed=0, launched_by="cli"
         )
-        connection = target.connection()
+        connection = targets.connection_of(target)
         executor = LocalExecutor()
         dataset = {"tables": 1, "table-size": TABLE_SIZE}
         run_sysbench(executor, connection, "prepare", {**dataset, "threads": 1})

@@ -117,10 +117,10 @@ def make_plan(name: str, target: Any, options: dict, threads: list[int], **extra
 
 
 def run_batch(plan: Any, timeout: float = 900) -> Any:
-    from runs import services
     from runs.models import FINISHED_STATUSES
+    from runs.services import batches
 
-    batch = services.batch_launch(plan=plan, launched_by="cli")
+    batch = batches.batch_launch(plan=plan, launched_by="cli")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         batch.refresh_from_db()

@@ -84,10 +84,10 @@ def follow(url: str, cookies: dict[str, str], lags: list[float]) -> None:
 
 
 def launch(runs: int, duration: int) -> list[Any]:
-    from runs import services
     from runs.models import LoadHost, Plan
+    from runs.services import batches
 
-    batches = []
+    launched = []
     for i in range(runs):
         host, _ = LoadHost.objects.get_or_create(name=f"local-{i + 1}", kind="local", port=0)
         plan = Plan.objects.create(
@@ -97,8 +97,8 @@ def launch(runs: int, duration: int) -> list[Any]:
             options={"time": duration, "report-interval": 1, "cpu-max-prime": 2000},
             threads=[1],
         )
-        batches.append(services.batch_launch(plan=plan, launched_by="cli"))
-    return batches
+        launched.append(batches.batch_launch(plan=plan, launched_by="cli"))
+    return launched
 
 
 def wait_running(batch: Any) -> Any:

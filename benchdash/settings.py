@@ -97,6 +97,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The pages' filters live with the pages (runs/web/), not in runs/templatetags.
+            "libraries": {"benchdash": "runs.web.templatetags.benchdash"},
         },
     },
 ]
@@ -201,7 +203,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "runs.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",
 }
 # Tokens live until revoked, unless created with an expiry.
 REST_KNOX = {"TOKEN_TTL": None, "AUTO_REFRESH": False}
@@ -220,7 +222,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"StatusEnum": "runs.models.Status"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "runs.api_errors.document_errors",
+        "runs.api.errors.document_errors",
     ],
 }
 

@@ -10,7 +10,6 @@ from django.db.models import Q
 from knox.models import AbstractAuthToken
 
 from runs.secrets import EncryptedTextField
-from runs.sysbench.command import Connection
 
 
 class Status(models.TextChoices):
@@ -93,17 +92,6 @@ class Target(models.Model):
     @property
     def address(self) -> str:
         return self.socket or f"{self.host}:{self.port or ''}".rstrip(":")
-
-    def connection(self) -> Connection:
-        return Connection(
-            engine=self.engine,
-            host=self.host,
-            port=self.port,
-            socket=self.socket,
-            database=self.database,
-            user=self.user,
-            password=self.password,
-        )
 
     def describe(self) -> dict[str, Any]:
         """Everything about the target but its password, frozen on each batch."""

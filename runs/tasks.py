@@ -8,23 +8,24 @@ from typing import Any
 from celery import Task, shared_task
 from celery.signals import worker_ready, worker_shutting_down
 
-from runs import execution, history, schedules, services
+from runs.execution.watch import WORKER_STOPPING
 from runs.models import Batch
+from runs.services import batches, history, recovery, schedules
 
 
 @shared_task(name="runs.tasks.batch_execute", ignore_result=True)
 def batch_execute(batch_id: int) -> None:
-    execution.batch_execute(batch_id=batch_id, worker=f"benchdash@{socket.gethostname()}")
+    batches.batch_execute(batch_id=batch_id, worker=f"benchdash@{socket.gethostname()}")
 
 
 @shared_task(name="runs.tasks.sweep_stale", ignore_result=True)
 def sweep_stale() -> list[int]:
-    return services.batches_sweep_stale(hostname=socket.gethostname())
+    return recovery.batches_sweep_stale(hostname=socket.gethostname())
 
 
 @worker_ready.connect
 def _sweep_at_start(**_: Any) -> None:
-    execution.WORKER_STOPPING.clear()  # a worker that starts is not stopping
+    WORKER_STOPPING.clear()  # a worker that starts is not stopping
     # A worker that comes back after a crash recovers what its predecessor left running.
     sweep_stale.delay()
 
@@ -33,7 +34,7 @@ def _sweep_at_start(**_: Any) -> None:
 def _stop_benchmarks(**_: Any) -> None:
     # A warm shutdown would wait for the batch to end, hours later: stop its benchmark now
     # and hand the batch back to the queue instead.
-    execution.WORKER_STOPPING.set()
+    WORKER_STOPPING.set()
 
 
 @shared_task(bind=True, name="runs.tasks.plan_launch_scheduled", ignore_result=True)

@@ -11,6 +11,8 @@ from celery.contrib.testing.worker import start_worker
 
 from benchdash.celery import app
 from runs.models import LoadHost, Plan, Target
+from tests import servers
+from tests.processes import AsgiServer, WorkerProcess
 from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateSSHD, SSHKey
 
 # --- private database servers (tests/servers.py) ------------------------------------------
@@ -49,7 +51,7 @@ def postgres_server() -> Iterator[PrivatePostgres]:
 # --- end of private database servers -------------------------------------------------------
 
 
-# --- a real worker and what it runs (used by tests/integration and tests/api) --------------
+# --- a real worker and what it runs ------------------------------------------------------
 
 
 @pytest.fixture
@@ -172,3 +174,67 @@ def ssh_host(transactional_db: None, sshd_server: PrivateSSHD, ssh_key: SSHKey) 
 
 
 # --- end of the private OpenSSH server -------------------------------------------------------
+
+
+# --- benchdash's own processes, and what tests of real batches share ------------------------
+
+
+@pytest.fixture
+def two_celery_workers(transactional_db: None) -> Iterator[None]:
+    """Two benchmark slots, so that two batches could run at once but for the locks."""
+    with start_worker(
+        app,
+        pool="threads",
+        concurrency=2,
+        queues=["benchmarks", "celery"],
+        perform_ping_check=False,
+        shutdown_timeout=60,
+    ):
+        yield
+
+
+@pytest.fixture
+def worker_process(transactional_db: None, tmp_path: Path) -> Iterator[Callable[[], WorkerProcess]]:
+    started: list[WorkerProcess] = []
+
+    def start() -> WorkerProcess:
+        worker = WorkerProcess(tmp_path / "worker.log")
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+@pytest.fixture
+def asgi_server(transactional_db: None, tmp_path: Path) -> Iterator[AsgiServer]:
+    server = AsgiServer(tmp_path / "uvicorn.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def session_cookie(transactional_db: None, django_user_model) -> dict[str, str]:
+    """The session cookie of a logged-in user, for HTTP clients outside Django's test client."""
+    from django.test import Client
+
+    user = django_user_model.objects.create_user("watcher", password="watcher-pass-1")
+    client = Client()
+    client.force_login(user)
+    return {"sessionid": client.cookies["sessionid"].value}
+
+
+@pytest.fixture(scope="session")
+def mariadb_nobinlog_server() -> Iterator[servers.PrivateMariaDB]:
+    """A private MariaDB as Debian ships it: binary logging off."""
+    server = servers.PrivateMariaDB(log_bin=False)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def free_port() -> int:
+    return servers.free_port()

@@ -16,6 +16,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from runs.sysbench.options import (
     OLTP_TESTS,
@@ -300,3 +301,11 @@ def _quoted(field: str, value: str) -> str:
     raise ValidationError(
         field, "cannot hold both ' and \" (sysbench config files have no escapes)"
     )
+
+
+def expected_duration_s(options: dict[str, Any]) -> float | None:
+    """How long sysbench should run: --time (10 s by default), unless it counts events."""
+    time_s = float(options.get("time", 10))
+    if time_s == 0:
+        return None  # bounded by --events: no duration to expect
+    return time_s

@@ -10,13 +10,13 @@ lines it cannot place are only counted.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from runs.sysbench.commandline import COMMAND_LINE, read_command, redact_secrets
 from runs.sysbench.errors import SysbenchError, classify, is_option_error
-from runs.sysbench.options import ALL_TESTS
+from runs.sysbench.intervals import CHECKPOINT, INTERVAL, NUMBER, QUEUE, interval_sample
+from runs.sysbench.output import Event, IntervalSample, ParseResult, QueueSample, Report
 
 __all__ = [
     "Event",
@@ -30,216 +30,6 @@ __all__ = [
     "read_command",
     "redact_secrets",
 ]
-
-_N = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-
-
-def _line(pattern: str) -> re.Pattern[str]:
-    """A whole-line pattern in which each space stands for any run of whitespace.
-
-    Whole-line, so that a line cut short (a killed process, a full pipe) is not read
-    as a sample carrying half a number; loose spacing, because column widths changed
-    between releases.
-    """
-    return re.compile("^" + pattern.replace(" ", r"\s+") + "$")
-
-
-@dataclass(frozen=True)
-class IntervalSample:
-    time_s: float
-    threads: int
-    tps: float | None
-    qps: float | None
-    reads: float | None
-    writes: float | None
-    other: float | None
-    latency_pct: float | None
-    latency_ms: float | None
-    errors_per_s: float | None
-    reconnects_per_s: float | None
-    eps: float | None = None
-    extra: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class QueueSample:
-    time_s: float
-    queue_length: int
-    concurrency: int
-
-
-Event = IntervalSample | QueueSample | SysbenchError
-
-
-@dataclass
-class Report:
-    """One final report, or one `[ Ts ] Checkpoint report:`."""
-
-    checkpoint_s: float | None
-    sql: dict[str, float] = field(default_factory=dict)
-    general: dict[str, float] = field(default_factory=dict)
-    latency: dict[str, float] = field(default_factory=dict)
-    fairness: dict[str, float] = field(default_factory=dict)
-    histogram: list[tuple[float, int]] = field(default_factory=list)
-    unfinished_transactions: int | None = None
-
-    @property
-    def complete(self) -> bool:
-        # Every test prints "General statistics:"; without it the output was cut.
-        return "total_time_s" in self.general
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "checkpoint_s": self.checkpoint_s,
-            "sql": dict(self.sql),
-            "general": dict(self.general),
-            "latency": dict(self.latency),
-            "fairness": dict(self.fairness),
-            "histogram": [[value, count] for value, count in self.histogram],
-            "unfinished_transactions": self.unfinished_transactions,
-        }
-
-
-@dataclass
-class ParseResult:
-    version: str | None
-    header: dict[str, Any]
-    samples: list[IntervalSample]
-    reports: list[Report]
-    errors: list[SysbenchError]
-    warnings: list[str]
-    forced_shutdown: bool
-    unrecognised_lines: int
-    exit_code: int | None
-    queue_samples: list[QueueSample] = field(default_factory=list)
-
-    @property
-    def final(self) -> Report | None:
-        finals = [r for r in self.reports if r.checkpoint_s is None]
-        return finals[-1] if finals else None
-
-    @property
-    def steady(self) -> Report | None:
-        """The report to compare runs on.
-
-        That is the final report: after a `--report-checkpoints` checkpoint sysbench
-        resets its counters, so the final report covers only the time after the last
-        checkpoint (the warmup is left out); without checkpoints it covers the run.
-        """
-        return self.final
-
-    @property
-    def primary_error(self) -> SysbenchError | None:
-        """The error that best explains a failure: the server's error code wins over
-        the generic "unable to connect" and "thread initialization failed" lines."""
-        for error in self.errors:
-            if error.code is not None:
-                return error
-        for error in self.errors:
-            if error.kind not in ("thread_init", "other"):
-                return error
-        return self.errors[0] if self.errors else None
-
-    @property
-    def outcome(self) -> str:
-        """One of "ok", "forced_shutdown" or "error".
-
-        forced_shutdown: exit 2 after `--forced-shutdown`, with a complete final
-        report; the results are valid. error: an error line, a failing exit code, or
-        no complete final report.
-        """
-        final = self.final
-        if self.errors or final is None or not final.complete:
-            return "error"
-        if self.exit_code not in (None, 0, 2):
-            return "error"
-        if self.forced_shutdown:
-            return "forced_shutdown"
-        # Exit 2 without the forced-shutdown message: worker threads failed to start in time.
-        return "error" if self.exit_code == 2 else "ok"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "header": dict(self.header),
-            "samples": [asdict(s) for s in self.samples],
-            "queue_samples": [asdict(q) for q in self.queue_samples],
-            "reports": [r.to_dict() for r in self.reports],
-            "errors": [asdict(e) for e in self.errors],
-            "warnings": list(self.warnings),
-            "forced_shutdown": self.forced_shutdown,
-            "unrecognised_lines": self.unrecognised_lines,
-            "exit_code": self.exit_code,
-            "outcome": self.outcome,
-        }
-
-
-# ---- interval lines -------------------------------------------------------------
-
-_INTERVAL = re.compile(rf"^\[\s*({_N})s\s*\]\s*(.*?)\s*$")
-_CHECKPOINT = "Checkpoint report:"
-_QUEUE = _line(r"queue length: (\d+), concurrency: (\d+)")
-_LATENCY_LABEL = rf"\(ms,\s*(?P<pct>{_N})%\): (?P<lat>{_N})"
-_SQL_10 = _line(
-    rf"thds: (?P<threads>\d+) tps: (?P<tps>{_N}) qps: (?P<qps>{_N}) "
-    rf"\(r/w/o:\s*(?P<reads>{_N})/(?P<writes>{_N})/(?P<other>{_N})\) "
-    rf"lat\s*{_LATENCY_LABEL} err/s: (?P<err>{_N}) reconn/s: (?P<reconn>{_N})"
-)
-_EPS_10 = _line(rf"thds: (?P<threads>\d+) eps: (?P<eps>{_N}) lat\s*{_LATENCY_LABEL}")
-_FILEIO_10 = _line(
-    rf"reads: (?P<read>{_N}) MiB/s writes: (?P<written>{_N}) MiB/s "
-    rf"fsyncs: (?P<fsyncs>{_N})/s latency\s*{_LATENCY_LABEL}"
-)
-_MEMORY_10 = _line(rf"(?P<mib>{_N}) MiB/sec")
-# 0.5; its early builds said reads/s, writes/s and printed no errors/reconnects.
-_LEGACY_05 = re.compile(
-    r"^threads:\s*(?P<threads>\d+),\s*"
-    rf"tps:\s*(?P<tps>{_N}),\s*"
-    rf"reads(?:/s)?:\s*(?P<reads>{_N}),\s*"
-    rf"writes(?:/s)?:\s*(?P<writes>{_N}),?\s*"
-    rf"response time:\s*(?P<lat>{_N})ms\s*\((?P<pct>{_N})%\)"
-    rf"(?:,\s*errors:\s*(?P<err>{_N}),\s*reconnects:\s*(?P<reconn>{_N}))?$"
-)
-_SAMPLE_FORMATS = (_SQL_10, _EPS_10, _FILEIO_10, _MEMORY_10, _LEGACY_05)
-# fileio and memory print throughput, not operations per second: it goes to `extra`.
-_EXTRA_GROUPS = {
-    "read": "read_mib_per_s",
-    "written": "written_mib_per_s",
-    "fsyncs": "fsyncs_per_s",
-    "mib": "mib_per_s",
-}
-
-
-def _opt(value: str | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _interval_sample(time_s: float, rest: str, threads: int) -> IntervalSample | None:
-    """`threads` stands in for lines that print no thread count (fileio, memory)."""
-    for pattern in _SAMPLE_FORMATS:
-        m = pattern.match(rest)
-        if m:
-            return _sample(time_s, m.groupdict(), threads)
-    return None
-
-
-def _sample(time_s: float, g: dict[str, str | None], threads: int) -> IntervalSample:
-    return IntervalSample(
-        time_s=time_s,
-        threads=int(g["threads"] or 0) if "threads" in g else threads,
-        tps=_opt(g.get("tps")),
-        qps=_opt(g.get("qps")),
-        reads=_opt(g.get("reads")),
-        writes=_opt(g.get("writes")),
-        other=_opt(g.get("other")),
-        latency_pct=_opt(g.get("pct")),
-        latency_ms=_opt(g.get("lat")),
-        errors_per_s=_opt(g.get("err")),
-        reconnects_per_s=_opt(g.get("reconn")),
-        eps=_opt(g.get("eps")),
-        extra={key: float(g[group] or 0) for group, key in _EXTRA_GROUPS.items() if group in g},
-    )
-
 
 # ---- report lines ---------------------------------------------------------------
 
@@ -258,28 +48,31 @@ _BLOCKS: dict[str, tuple[str, int]] = {
     "Threads fairness:": ("fairness", 8),
 }
 _UNFINISHED = re.compile(r"^Number of unfinished transactions on forced shutdown:\s*(\d+)$")
-_TOTAL_OPERATIONS = re.compile(rf"^Total operations:\s*({_N})\s*\(\s*({_N}) per second\)$")
-_TRANSFERRED = re.compile(rf"^({_N}) MiB transferred\s*\(\s*({_N}) MiB/sec\)$")
+_TOTAL_OPERATIONS = re.compile(rf"^Total operations:\s*({NUMBER})\s*\(\s*({NUMBER}) per second\)$")
+_TRANSFERRED = re.compile(rf"^({NUMBER}) MiB transferred\s*\(\s*({NUMBER}) MiB/sec\)$")
 # 0.4 and 0.5: memory prints MB (binary megabytes, as 1.0's MiB), fileio prints its counts.
-_LEGACY_OPERATIONS = re.compile(rf"^Operations performed:\s*({_N})\s*\(\s*({_N}) ops/sec\)$")
-_LEGACY_TRANSFERRED = re.compile(rf"^({_N}) MB transferred\s*\(\s*({_N}) MB/sec\)$")
+_LEGACY_OPERATIONS = re.compile(
+    rf"^Operations performed:\s*({NUMBER})\s*\(\s*({NUMBER}) ops/sec\)$"
+)
+_LEGACY_TRANSFERRED = re.compile(rf"^({NUMBER}) MB transferred\s*\(\s*({NUMBER}) MB/sec\)$")
 _LEGACY_FILE_OPERATIONS = re.compile(
-    rf"^Operations performed:\s*({_N}) reads?, ({_N}) writes?, ({_N}) other = ({_N}) total$",
+    rf"^Operations performed:\s*({NUMBER}) reads?, ({NUMBER}) writes?, "
+    rf"({NUMBER}) other = ({NUMBER}) total$",
     re.IGNORECASE,
 )
-_SIZE = rf"({_N})([KMGT]?b)"
+_SIZE = rf"({NUMBER})([KMGT]?b)"
 _LEGACY_FILE_BYTES = re.compile(
-    rf"^Read {_SIZE}\s+Written {_SIZE}\s+Total transferred {_SIZE}\s+\(({_N})Mb/sec\)$"
+    rf"^Read {_SIZE}\s+Written {_SIZE}\s+Total transferred {_SIZE}\s+\(({NUMBER})Mb/sec\)$"
 )
-_LEGACY_REQUESTS = re.compile(rf"^({_N}) Requests/sec executed$")
+_LEGACY_REQUESTS = re.compile(rf"^({NUMBER}) Requests/sec executed$")
 _MIB_PER_UNIT = {"b": 1 / 1024**2, "Kb": 1 / 1024, "Mb": 1.0, "Gb": 1024.0, "Tb": 1024.0**2}
 
 _KEY_VALUE = re.compile(r"^([^:]+?):\s*(.*)$")
-_COUNT_RATE = re.compile(rf"^({_N})(?:\s+\(\s*({_N}) per sec(?:\.|ond)\))?$")
-_DURATION = re.compile(rf"^({_N})\s*(ms|us|s)?$")
-_PAIR = re.compile(rf"^({_N})/({_N})$")
-_PERCENTILE = re.compile(rf"^(?:approx\.\s+)?({_N})(?:st|nd|rd|th)?\s+percentile$")
-_HISTOGRAM_ROW = re.compile(rf"^({_N})\s+\|[*\s]*?(\d+)$")
+_COUNT_RATE = re.compile(rf"^({NUMBER})(?:\s+\(\s*({NUMBER}) per sec(?:\.|ond)\))?$")
+_DURATION = re.compile(rf"^({NUMBER})\s*(ms|us|s)?$")
+_PAIR = re.compile(rf"^({NUMBER})/({NUMBER})$")
+_PERCENTILE = re.compile(rf"^(?:approx\.\s+)?({NUMBER})(?:st|nd|rd|th)?\s+percentile$")
+_HISTOGRAM_ROW = re.compile(rf"^({NUMBER})\s+\|[*\s]*?(\d+)$")
 _HISTOGRAM_TITLE = re.compile(r"^value\s+-+\s*distribution\s*-+\s*count$")
 
 # printed name -> (count key, rate key)
@@ -390,21 +183,6 @@ _INFO_PATTERNS = (
     re.compile(r"^\d+ files, \S+ each, \S+ total$"),
     re.compile(r"^Using .+ for starting transactions$"),  # 0.4: "LOCK TABLES READ", ...
 )
-# A sysbench command line copied into a log, after an optional shell prompt
-# ("user@host:~$ ", "# ", "+ " of set -x).
-_COMMAND = re.compile(r"^(?:.*?[$#>]\s+|\+\s+)?(?:time\s+)?(?:\S*/)?sysbench\s+(?P<args>.+?)\s*$")
-_SECRET = re.compile(r"""(--[\w-]*password(?:=|\s+))('[^']*'|"[^"]*"|\S+)""", re.IGNORECASE)
-_PHASE_WORDS = frozenset({"prepare", "run", "cleanup", "help", "warmup", "prewarm"})
-# Legacy and oltp_legacy option names -> their 1.0 names.
-_OPTION_ALIASES = {
-    "num-threads": "threads",
-    "max-time": "time",
-    "max-requests": "events",
-    "oltp-tables-count": "tables",
-    "oltp-table-size": "table-size",
-    "tx-rate": "rate",
-}
-_LEGACY_TESTS = frozenset({"oltp", "select", "insert", "delete", "parallel_prepare", "oltp_simple"})
 _MEMORY_HEADER = re.compile(
     r"^Memory (block size|transfer size|operations type|scope type|access mode):\s*(.+)$"
 )
@@ -514,20 +292,20 @@ class OutputParser:
     # -- interval lines --
 
     def _interval_line(self, stripped: str, events: list[Event]) -> bool:
-        m = _INTERVAL.match(stripped)
+        m = INTERVAL.match(stripped)
         if m is None:
             return False
         time_s, rest = float(m[1]), m[2]
-        if rest == _CHECKPOINT:
+        if rest == CHECKPOINT:
             self._start_report(time_s)
             return True
-        queue = _QUEUE.match(rest)
+        queue = QUEUE.match(rest)
         if queue:
             queue_sample = QueueSample(time_s, int(queue[1]), int(queue[2]))
             self._queue.append(queue_sample)
             events.append(queue_sample)
             return True
-        sample = _interval_sample(time_s, rest, int(self._header.get("threads", 0)))
+        sample = interval_sample(time_s, rest, int(self._header.get("threads", 0)))
         if sample is None:
             return False
         self._note_percentile(sample.latency_pct)
@@ -709,7 +487,7 @@ class OutputParser:
         self._header["memory_" + key] = value.strip()
 
     def _command_line(self, stripped: str) -> bool:
-        m = _COMMAND.match(stripped)
+        m = COMMAND_LINE.match(stripped)
         command = read_command(m["args"]) if m else None
         if command is None:
             return False
@@ -764,7 +542,7 @@ class OutputParser:
             self._header["build"] = build[1]
 
     def _checkpoints_line(self, m: re.Match[str]) -> None:
-        self._header["report_checkpoints"] = [float(t) for t in re.findall(_N, m[1])]
+        self._header["report_checkpoints"] = [float(t) for t in re.findall(NUMBER, m[1])]
 
     def _workers_line(self, _m: re.Match[str]) -> None:
         self._workers_starting = True
@@ -833,72 +611,6 @@ def _derive_legacy_queries(report: Report) -> None:
     rates = sql.get("read_write_requests_per_s"), sql.get("other_operations_per_s")
     if rates[0] is not None and rates[1] is not None:
         sql["qps"] = rates[0] + rates[1]
-
-
-def redact_secrets(line: str) -> str:
-    """The line with the value of every --*password option masked."""
-    return _SECRET.sub(lambda m: m[1] + "***", line)
-
-
-def read_command(args: str) -> dict[str, Any] | None:
-    """What a sysbench command line copied into a log says, or None if it is not one.
-
-    Returns {"text", "test", "phase", "options"}: option names in their 1.0 spelling
-    (--num-threads is threads, --oltp-tables-count is tables...), values as text,
-    passwords masked. Both --name=value and --name value are read.
-    """
-    try:
-        tokens = shlex.split(args)
-    except ValueError:  # an unbalanced quote
-        tokens = args.split()
-    if not tokens or not (tokens[-1] in _PHASE_WORDS or any(t.startswith("--") for t in tokens)):
-        return None
-    options: dict[str, str] = {}
-    positional: list[str] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
-        if not token.startswith("--") or len(token) == 2:
-            positional.append(token)
-            continue
-        name, equals, value = token[2:].partition("=")
-        key = name.replace("_", "-").lower()
-        if not equals:
-            following = tokens[i] if i < len(tokens) else None
-            takes = following is not None and not following.startswith("--")
-            if takes and (key == "test" or not _is_positional(str(following))):
-                value, i = str(following), i + 1
-            else:
-                value = "on"  # a flag such as --histogram
-        options[_OPTION_ALIASES.get(key, key)] = "***" if "password" in key else value
-    phase = positional[-1] if positional and positional[-1] in _PHASE_WORDS else None
-    script = options.pop("test", None) or next(
-        (p for p in positional if p not in _PHASE_WORDS), None
-    )
-    return {
-        "text": redact_secrets("sysbench " + args),
-        "test": _test_name(script) if script else None,
-        "phase": phase,
-        "options": options,
-    }
-
-
-def _is_positional(token: str) -> bool:
-    name = _test_name(token)
-    return (
-        token in _PHASE_WORDS
-        or token.endswith(".lua")
-        or name in ALL_TESTS
-        or name in _LEGACY_TESTS
-    )
-
-
-def _test_name(script: str) -> str:
-    """`oltp_read_write`, `/usr/share/sysbench/oltp_insert.lua`, `tests/db/oltp.lua` ->
-    the test's name (`oltp` for the legacy scripts)."""
-    base = script.rstrip("/").rsplit("/", 1)[-1]
-    return base[: -len(".lua")] if base.endswith(".lua") else base
 
 
 def parse_text(text: str, exit_code: int | None = None) -> ParseResult:

@@ -13,8 +13,11 @@ ServerTarget interface.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
+from django.conf import settings
+
+from runs.models import Target
 from runs.sysbench.command import Connection
 from runs.targets.base import (
     MARKER_TABLE,
@@ -34,11 +37,10 @@ from runs.targets.mysql import (
     connect_mysql,
     validate_mysql_settings,
 )
-from runs.targets.postgres import (
+from runs.targets.postgres import PostgresTarget, connect_postgres
+from runs.targets.postgres_settings import (
     POSTGRES_SETTINGS,
     PgSetting,
-    PostgresTarget,
-    connect_postgres,
     validate_postgres_settings,
 )
 
@@ -60,8 +62,28 @@ __all__ = [
     "allowed_settings",
     "check_database_name",
     "connect",
+    "connect_to",
+    "connection_of",
     "validate_settings",
 ]
+
+
+def connection_of(target: Target) -> Connection:
+    """How sysbench and benchdash log in to a target (the password decrypted)."""
+    return Connection(
+        engine=target.engine,
+        host=target.host,
+        port=target.port,
+        socket=target.socket,
+        database=target.database,
+        user=target.user,
+        password=target.password,
+    )
+
+
+def connect_to(target: Target) -> AbstractContextManager[ServerTarget]:
+    """Open a connection to a stored target, with the configured timeout."""
+    return connect(connection_of(target), timeout=settings.BENCHDASH_TARGET_TIMEOUT)
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from typing import Any
 
 import MySQLdb
 
-from runs.innodb import parse_semaphores
+from runs.analysis.innodb import parse_semaphores
 from runs.sysbench.command import Connection
 from runs.sysbench.options import ValidationError
 from runs.targets.base import (

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import requests
 
-from runs import tokens
 from runs.models import Batch, Plan, Target
+from runs.services import tokens
 
 
 class Api:

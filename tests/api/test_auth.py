@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from runs import tokens
+from runs.services import tokens
 
 METHODS = ("get", "post", "put", "patch", "delete")
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from runs import services, stats
+from runs.analysis import stats
 from runs.models import Batch, Plan, Status
-from tests.integration.conftest import wait_for_batch
+from runs.services import batches
+from tests.helpers import wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -25,7 +26,7 @@ def two_batches(celery_worker, local_host) -> tuple[Batch, Batch]:
     )
     done = []
     for _ in range(2):
-        batch = wait_for_batch(services.batch_launch(plan=plan))
+        batch = wait_for_batch(batches.batch_launch(plan=plan))
         assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
         done.append(batch)
     return done[0], done[1]

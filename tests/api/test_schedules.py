@@ -19,9 +19,9 @@ from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from benchdash.celery import app
-from runs import schedules
 from runs.models import Batch, Plan, Status
-from tests.integration.conftest import wait_for_batch, wait_until
+from runs.services import schedules
+from tests.helpers import wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

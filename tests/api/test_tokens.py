@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from knox.models import get_token_model
 
-from runs import tokens
+from runs.services import tokens
 from tests.api.conftest import Api
 
 

@@ -13,9 +13,9 @@ import json
 import pytest
 from django.test import Client
 
-from runs import services
 from runs.models import LaunchedBy, Plan, Status
-from tests.integration.conftest import wait_for_batch, wait_until
+from runs.services import batches
+from tests.helpers import wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -40,12 +40,12 @@ def test_the_history_of_60_nights_of_12_cells_reads_a_bounded_number_of_queries(
         threads=[1, 2, 3, 4],
         option_axes={"cpu-max-prime": [500, 1000, 2000]},
     )
-    batches = []
+    nights = []
     for _ in range(NIGHTS):
-        batch = wait_for_batch(services.batch_launch(plan=plan, launched_by=LaunchedBy.SCHEDULE))
+        batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by=LaunchedBy.SCHEDULE))
         assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
-        batches.append(batch)
-    last = batches[-1]
+        nights.append(batch)
+    last = nights[-1]
 
     def checked() -> bool:
         last.refresh_from_db()
@@ -61,7 +61,7 @@ def test_the_history_of_60_nights_of_12_cells_reads_a_bounded_number_of_queries(
     assert response.status_code == 200
     html = response.content.decode()
     data = page_data(html)
-    assert [n["batch"] for n in data["nights"]] == [b.pk for b in batches]
+    assert [n["batch"] for n in data["nights"]] == [b.pk for b in nights]
     assert data["unit"] == "events/s" and data["latency"] == "p95"
     assert len(data["cells"]) == 12
     assert data["cells"][0]["label"] == "threads=1 cpu-max-prime=500"

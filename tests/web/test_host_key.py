@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from runs import ssh
+from runs.loadhosts import ssh
 from runs.models import LoadHost
 from tests.servers import SSHKey
 

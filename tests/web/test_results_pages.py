@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from runs import results
+from runs.analysis import charts
 from runs.models import Run
 
 
@@ -66,7 +66,7 @@ def test_a_long_series_is_downsampled_keeping_its_peak(client_in, make_batch):
     response = client_in.get(f"/batches/{batch.pk}/results?runs={first.pk}")
     data = page_data(response, "results-data")
     tps = data["timeseries"][0]["tps"]
-    assert len(tps) <= results.MAX_CHART_POINTS
+    assert len(tps) <= charts.MAX_CHART_POINTS
     assert [1234.0, 99999.0] in tps
     assert max(p[1] for p in data["timeline"][0]["points"]) == 99999.0
 

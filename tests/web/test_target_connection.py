@@ -8,8 +8,8 @@ import uuid
 import pytest
 from django.test import Client
 
-from runs import services
 from runs.models import Target
+from runs.services import definitions
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def test_an_account_without_super_may_not_change_settings(target, mariadb_server
             name="weak", host=target.host, port=target.port, database=target.database,
             user=user, password="weak-pass",
         )  # fmt: skip
-        check = services.target_test_connection(target=weak)
+        check = definitions.target_test_connection(target=weak)
         assert check.ok and check.may_change_settings is False
         assert "neither SUPER nor SYSTEM_VARIABLES_ADMIN" in check.privileges
     finally:
@@ -45,5 +45,5 @@ def test_an_account_without_super_may_not_change_settings(target, mariadb_server
 
 def test_a_wrong_password_is_said_plainly(target):
     target.password = "wrong"
-    check = services.target_test_connection(target=target)
+    check = definitions.target_test_connection(target=target)
     assert not check.ok and "1045" in check.error and "password" in check.hint

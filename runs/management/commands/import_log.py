@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from runs.importer import ImportResult, log_import
 from runs.models import Target
+from runs.services.importer import ImportResult, log_import
 from runs.sysbench.options import ValidationError
 
 

@@ -1,0 +1,400 @@
+"""What a batch's runs say, shaped for the results and compare pages.
+
+Runs are grouped into series (one per combination of server settings and option-axis
+values), repeats of a cell are reduced to their median with the min-max spread, and the
+series are compared: where throughput peaks, how far it falls beyond, each series' ratio
+to a baseline, which variables differ between runs. The chart shapes are in charts.py,
+the comparison of two batches or runs in comparison.py.
+
+Pure: no Django, no I/O. Runs come in as RunFigures, made from any object with the
+fields of a Run (see RunFigures.of).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+# Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
+# colour i on every chart of a page, so a setting keeps its colour from chart to table.
+PALETTE = (
+    "#0072b2",
+    "#d55e00",
+    "#009e73",
+    "#cc79a7",
+    "#e69f00",
+    "#56b4e9",
+    "#8c564b",
+    "#7f7f7f",
+    "#bcbd22",
+    "#1f1f1f",
+)
+
+# Long server variable names, shortened in labels: `flush=1 sync_binlog=0` reads at a look.
+SHORT_NAMES = {
+    "innodb_flush_log_at_trx_commit": "flush",
+    "innodb_adaptive_hash_index": "ahi",
+    "innodb_thread_concurrency": "thread_concurrency",
+}
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """One run as the results pages need it."""
+
+    id: int
+    position: int
+    round: int
+    threads: int
+    settings: dict[str, str]
+    axis_options: dict[str, str]
+    status: str
+    summary: dict[str, Any]
+    counters: dict[str, Any] = field(default_factory=dict)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str = ""
+
+    @classmethod
+    def of(cls, run: Any) -> RunFigures:
+        """From a Run (or anything with its fields)."""
+        return cls(
+            id=run.pk,
+            position=run.position,
+            round=run.round,
+            threads=run.threads,
+            settings=dict(run.settings or {}),
+            axis_options=axis_options(run.cell_key),
+            status=run.status,
+            summary=dict(run.summary or {}),
+            counters=dict(run.counters or {}),
+            started_at=run.started_at,
+            finished_at=run.finished_at,
+            error=run.error,
+        )
+
+    @property
+    def series_key(self) -> str:
+        return series_key(self.settings, self.axis_options)
+
+    @property
+    def throughput(self) -> float | None:
+        return throughput(self.summary)[0]
+
+    @property
+    def latency_ms(self) -> float | None:
+        value = self.summary.get("latency_pct_ms")
+        return float(value) if value is not None else None
+
+    @property
+    def label(self) -> str:
+        if not self.settings and not self.axis_options:
+            return f"threads={self.threads}"
+        return f"threads={self.threads} {series_label(self.settings, self.axis_options)}"
+
+
+def axis_options(cell_key: str) -> dict[str, str]:
+    """The option-axis values of a cell, from its key (see matrix.Cell.key)."""
+    try:
+        identity = json.loads(cell_key)
+    except (TypeError, ValueError):
+        return {}
+    options = identity.get("options") if isinstance(identity, dict) else None
+    return {str(k): str(v) for k, v in options.items()} if isinstance(options, dict) else {}
+
+
+def throughput(summary: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The headline rate of a run and its unit: tps for SQL tests, events/s for cpu,
+    threads and mutex, MiB/s for memory and fileio."""
+    if summary.get("tps") is not None:
+        return float(summary["tps"]), "tps"
+    if summary.get("mib_per_s") is not None:
+        return float(summary["mib_per_s"]), "MiB/s"
+    if summary.get("read_mib_per_s") is not None or summary.get("written_mib_per_s") is not None:
+        total = float(summary.get("read_mib_per_s") or 0) + float(
+            summary.get("written_mib_per_s") or 0
+        )
+        return total, "MiB/s"
+    if summary.get("eps") is not None:
+        return float(summary["eps"]), "events/s"
+    return None, "tps"
+
+
+def throughput_unit(runs: Iterable[RunFigures]) -> str:
+    for run in runs:
+        value, unit = throughput(run.summary)
+        if value is not None:
+            return unit
+    return "tps"
+
+
+# --- series ----------------------------------------------------------------------------------
+
+
+def series_key(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
+    return json.dumps(
+        {"settings": dict(settings), "options": dict(options)},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+
+
+def series_label(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
+    parts = [f"{SHORT_NAMES.get(k, k)}={settings[k]}" for k in sorted(settings)]
+    parts += [f"{k}={options[k]}" for k in sorted(options)]
+    return " ".join(parts) or "all runs"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One cell of a series: its repeats reduced to median and min-max."""
+
+    threads: int
+    run_ids: tuple[int, ...]
+    values: tuple[float, ...]  # throughput of each finished repeat
+    qps: float | None
+    latency_ms: float | None  # median of the runs' latency percentile
+    latency_min: float | None
+    latency_max: float | None
+    errors: float | None  # ignored errors, summed over repeats
+    failed: int  # repeats that did not finish well
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def low(self) -> float | None:
+        return min(self.values) if self.values else None
+
+    @property
+    def high(self) -> float | None:
+        return max(self.values) if self.values else None
+
+
+@dataclass(frozen=True)
+class Peak:
+    threads: int
+    value: float
+    last_threads: int
+    last_value: float
+
+    @property
+    def falloff_pct(self) -> float | None:
+        """How far throughput falls from the peak to the largest thread count, in %
+        (negative); None when the peak is at the largest thread count."""
+        if self.last_threads == self.threads or self.value == 0:
+            return None
+        return (self.last_value - self.value) / self.value * 100
+
+
+@dataclass(frozen=True)
+class Series:
+    key: str
+    label: str
+    settings: dict[str, str]
+    options: dict[str, str]
+    colour: str
+    points: list[Point]
+
+    def at(self, threads: int) -> Point | None:
+        return next((p for p in self.points if p.threads == threads), None)
+
+    @property
+    def peak(self) -> Peak | None:
+        measured = [p for p in self.points if p.median is not None]
+        if not measured:
+            return None
+        best = max(measured, key=lambda p: p.median or 0.0)
+        last = measured[-1]
+        return Peak(
+            threads=best.threads,
+            value=best.median or 0.0,
+            last_threads=last.threads,
+            last_value=last.median or 0.0,
+        )
+
+
+FINISHED_WELL = frozenset({"done"})
+NOT_RUN = frozenset({"queued", "skipped", "waiting", "preparing", "running"})
+
+
+def group_series(runs: Iterable[RunFigures]) -> list[Series]:
+    """One series per settings-and-options combination, sorted by their values, each
+    with one point per thread count, ascending."""
+    by_key: dict[str, list[RunFigures]] = {}
+    for run in runs:
+        by_key.setdefault(run.series_key, []).append(run)
+    keys = sorted(by_key, key=lambda k: _natural(by_key[k][0]))
+    result = []
+    for index, key in enumerate(keys):
+        members = by_key[key]
+        first = members[0]
+        result.append(
+            Series(
+                key=key,
+                label=series_label(first.settings, first.axis_options),
+                settings=first.settings,
+                options=first.axis_options,
+                colour=PALETTE[index % len(PALETTE)],
+                points=_points(members),
+            )
+        )
+    return result
+
+
+def _natural(run: RunFigures) -> tuple[Any, ...]:
+    # flush=2 before flush=10: numbers compare as numbers.
+    def value(v: str) -> tuple[int, float, str]:
+        try:
+            return (0, float(v), "")
+        except ValueError:
+            return (1, 0.0, v)
+
+    settings = tuple((k, value(run.settings[k])) for k in sorted(run.settings))
+    options = tuple((k, value(run.axis_options[k])) for k in sorted(run.axis_options))
+    return settings + options
+
+
+def _points(runs: list[RunFigures]) -> list[Point]:
+    by_threads: dict[int, list[RunFigures]] = {}
+    for run in runs:
+        by_threads.setdefault(run.threads, []).append(run)
+    return [_point(threads, by_threads[threads]) for threads in sorted(by_threads)]
+
+
+def _point(threads: int, runs: list[RunFigures]) -> Point:
+    good = [r for r in sorted(runs, key=lambda r: r.round) if r.status in FINISHED_WELL]
+    values = tuple(v for r in good if (v := r.throughput) is not None)
+    qps = [float(r.summary["qps"]) for r in good if r.summary.get("qps") is not None]
+    latencies = [v for r in good if (v := r.latency_ms) is not None]
+    errors = [float(r.summary["errors"]) for r in good if r.summary.get("errors") is not None]
+    return Point(
+        threads=threads,
+        run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
+        values=values,
+        qps=statistics.median(qps) if qps else None,
+        latency_ms=statistics.median(latencies) if latencies else None,
+        latency_min=min(latencies) if latencies else None,
+        latency_max=max(latencies) if latencies else None,
+        errors=sum(errors) if errors else None,
+        failed=sum(r.status not in FINISHED_WELL and r.status not in NOT_RUN for r in runs),
+    )
+
+
+def thread_counts(series: Sequence[Series]) -> list[int]:
+    return sorted({p.threads for s in series for p in s.points})
+
+
+def ratios(series: Sequence[Series], baseline_key: str) -> dict[tuple[str, int], float]:
+    """Each series' median throughput over the baseline's, per thread count."""
+    baseline = next((s for s in series if s.key == baseline_key), None)
+    if baseline is None:
+        return {}
+    result = {}
+    for s in series:
+        for point in s.points:
+            base = baseline.at(point.threads)
+            if base and base.median and point.median is not None:
+                result[(s.key, point.threads)] = point.median / base.median
+    return result
+
+
+def reference_threads(
+    environment: Mapping[str, Any], cpu_cores: int | None, disk_count: int | None
+) -> tuple[int | None, str]:
+    """The cores x 2 + disks thread count, and where its figures come from."""
+    reference = environment.get("reference") or {}
+    if reference.get("threads"):
+        cores, disks = reference.get("cpu_cores"), reference.get("disk_count")
+        return int(reference["threads"]), f"{cores} cores x 2 + {disks} disks"
+    if cpu_cores and disk_count:
+        return cpu_cores * 2 + disk_count, f"{cpu_cores} cores x 2 + {disk_count} disks"
+    return None, ""
+
+
+# --- the report table --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableRow:
+    threads: int
+    series: Series
+    point: Point
+    ratio: float | None
+    is_baseline: bool
+    first_of_threads: bool
+    rows_for_threads: int
+
+
+def report_table(series: Sequence[Series], baseline_key: str) -> list[TableRow]:
+    """Rows by thread count, then by series: settings side by side at each count."""
+    ratio = ratios(series, baseline_key)
+    rows: list[TableRow] = []
+    for threads in thread_counts(series):
+        present = [(s, p) for s in series if (p := s.at(threads)) is not None]
+        for i, (s, point) in enumerate(present):
+            rows.append(
+                TableRow(
+                    threads=threads,
+                    series=s,
+                    point=point,
+                    ratio=ratio.get((s.key, threads)),
+                    is_baseline=s.key == baseline_key,
+                    first_of_threads=i == 0,
+                    rows_for_threads=len(present),
+                )
+            )
+    return rows
+
+
+def table_tsv(rows: Sequence[TableRow], unit: str) -> str:
+    """The report table as tab-separated text, to paste into a spreadsheet."""
+    lines = ["\t".join(["threads", "setting", unit, "qps", "p95 ms", "errors", "ratio"])]
+    for row in rows:
+        p = row.point
+        lines.append(
+            "\t".join(
+                [
+                    str(row.threads),
+                    row.series.label,
+                    _fmt(p.median),
+                    _fmt(p.qps),
+                    _fmt(p.latency_ms),
+                    _fmt(p.errors, 0),
+                    _fmt(row.ratio, 2),
+                ]
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+# --- differences between runs ----------------------------------------------------------------
+
+
+def differing_keys(mappings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Names whose value is not the same in every mapping (absent counts as a value)."""
+    if len(mappings) < 2:
+        return []
+    names = {k for m in mappings for k in m}
+    missing = object()
+    return sorted(
+        name
+        for name in names
+        if len({json.dumps(m.get(name, missing), default=str) for m in mappings}) > 1
+    )

@@ -1,0 +1,69 @@
+"""The summary of one run, from what sysbench printed (pure: no Django, no I/O).
+
+The headline figures come from sysbench's own report covering the steady state (the
+final report; after a warmup checkpoint it covers only the time after the warmup). The
+spread of the interval tps after the warmup is added, because one mean hides how stable
+a run was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from runs.analysis import stats
+from runs.sysbench.parser import ParseResult, Report
+
+# sysbench report keys → summary keys
+_SQL = {
+    "transactions": "transactions",
+    "tps": "tps",
+    "queries": "queries",
+    "qps": "qps",
+    "ignored_errors": "errors",
+    "reconnects": "reconnects",
+}
+_LATENCY = {"min": "latency_min_ms", "avg": "latency_avg_ms", "max": "latency_max_ms"}
+# fileio and memory: throughput and operation rates, as 1.0 prints them (0.4 derived)
+_NON_SQL = (
+    "file_reads_per_s",
+    "file_writes_per_s",
+    "file_fsyncs_per_s",
+    "read_mib_per_s",
+    "written_mib_per_s",
+    "mib_per_s",
+    "operations_per_s",
+)
+
+
+def summarise(result: ParseResult, *, warmup_s: float) -> dict[str, Any]:
+    summary: dict[str, Any] = {"outcome": result.outcome, "warmup_s": warmup_s}
+    report = result.steady
+    if report is not None:
+        summary.update(_report_figures(report))
+        summary["steady_after_checkpoint"] = any(r.checkpoint_s is not None for r in result.reports)
+    steady_tps = [s.tps for s in result.samples if s.tps is not None and s.time_s > warmup_s]
+    summary["interval_tps"] = dataclasses.asdict(stats.describe(steady_tps)) if steady_tps else None
+    summary["samples"] = len(result.samples)
+    return summary
+
+
+def _report_figures(report: Report) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for key, name in _SQL.items():
+        if key in report.sql:
+            figures[name] = report.sql[key]
+    for key, name in _LATENCY.items():
+        if key in report.latency:
+            figures[name] = report.latency[key]
+    if "percentile_value" in report.latency:
+        figures["latency_pct"] = report.latency.get("percentile")
+        figures["latency_pct_ms"] = report.latency["percentile_value"]
+    figures["total_time_s"] = report.general.get("total_time_s")
+    figures["events"] = report.general.get("total_events")
+    if "events_per_s" in report.general:
+        figures["eps"] = report.general["events_per_s"]
+    figures.update({k: report.general[k] for k in _NON_SQL if k in report.general})
+    if report.unfinished_transactions is not None:
+        figures["unfinished_transactions"] = report.unfinished_transactions
+    return figures

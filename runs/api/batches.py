@@ -1,0 +1,297 @@
+"""Batches, their runs, and the samples of a run (JSON or CSV, polled with ?after=)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import generics, renderers, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.models import (
+    FINISHED_STATUSES,
+    SAMPLE_FIGURES,
+    Batch,
+    Run,
+    Sample,
+    Status,
+)
+from runs.services import batches, selectors
+
+
+class BatchSerializer(serializers.ModelSerializer[Batch]):
+    launched_by_user: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    runs_total = serializers.IntegerField(read_only=True)
+    runs_done = serializers.IntegerField(read_only=True, help_text="Runs that ended, any way.")
+
+    class Meta:
+        model = Batch
+        fields = [
+            "id",
+            "plan",
+            "label",
+            "target",
+            "load_host",
+            "status",
+            "launched_by",
+            "launched_by_user",
+            "runs_done",
+            "runs_total",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "waiting_for",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class CurrentRunSerializer(serializers.ModelSerializer[Run]):
+    class Meta:
+        model = Run
+        fields = ["id", "position", "label", "status", "threads", "settings", "started_at"]
+        read_only_fields = fields
+
+
+class BatchDetailSerializer(BatchSerializer):
+    current_run = serializers.SerializerMethodField()
+    remaining_s = serializers.SerializerMethodField(
+        help_text="sysbench time still to run, from the expected durations."
+    )
+
+    class Meta(BatchSerializer.Meta):
+        fields = [
+            *BatchSerializer.Meta.fields,
+            "current_run",
+            "remaining_s",
+            "params",
+            "seed",
+            "environment",
+            "original_settings",
+            "settings_restored_at",
+            "warnings",
+            "steps",
+            "worker",
+            "heartbeat_at",
+            "cancel_requested_at",
+        ]
+        read_only_fields = fields
+
+    def _progress(self, batch: Batch) -> selectors.Progress:
+        # Both method fields need it: read the runs once per batch.
+        cache: dict[int, selectors.Progress] = self.__dict__.setdefault("_progress_of", {})
+        if batch.pk not in cache:
+            cache[batch.pk] = selectors.batch_progress(batch)
+        return cache[batch.pk]
+
+    @extend_schema_field(CurrentRunSerializer(allow_null=True))
+    def get_current_run(self, batch: Batch) -> dict[str, Any] | None:
+        current = self._progress(batch).current
+        return CurrentRunSerializer(current).data if current else None
+
+    def get_remaining_s(self, batch: Batch) -> float | None:
+        return self._progress(batch).remaining_s
+
+
+class BatchFilterSerializer(serializers.Serializer[Any]):
+    plan = serializers.IntegerField(required=False, min_value=1)
+    target = serializers.IntegerField(required=False, min_value=1)
+    status = serializers.ChoiceField(choices=Status.choices, required=False)
+    launched_by = serializers.CharField(required=False, max_length=10)
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+
+
+class RunSerializer(serializers.ModelSerializer[Run]):
+    duration_s = serializers.FloatField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "batch",
+            "position",
+            "round",
+            "label",
+            "cell_key",
+            "threads",
+            "settings",
+            "options",
+            "status",
+            "verified_settings",
+            "summary",
+            "counters",
+            "outcome",
+            "exit_code",
+            "error_kind",
+            "error",
+            "error_hint",
+            "expected_duration_s",
+            "started_at",
+            "finished_at",
+            "duration_s",
+        ]
+        read_only_fields = fields
+
+
+class RunDetailSerializer(RunSerializer):
+    environment = serializers.JSONField(
+        source="batch.environment", read_only=True, help_text="Where the batch ran."
+    )
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "environment", "argv", "reports", "histogram"]
+        read_only_fields = fields
+
+
+class SampleSerializer(serializers.ModelSerializer[Sample]):
+    class Meta:
+        model = Sample
+        fields = [*SAMPLE_FIGURES, "received_at"]
+        read_only_fields = fields
+
+
+class SamplesQuerySerializer(serializers.Serializer[Any]):
+    after = serializers.IntegerField(
+        min_value=0, default=0, help_text="Only samples with a greater seq."
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=5000, default=1000)
+
+
+class SamplePageSerializer(serializers.Serializer[Any]):
+    run = serializers.IntegerField()
+    run_status = serializers.ChoiceField(choices=Status.choices)
+    finished = serializers.BooleanField(
+        help_text="The run ended and every one of its samples was returned: stop polling."
+    )
+    last_seq = serializers.IntegerField(help_text="Pass it as `after` in the next call.")
+    next = serializers.URLField(allow_null=True, help_text="More samples are stored already.")
+    results = SampleSerializer(many=True)
+
+
+class BatchList(generics.ListAPIView[Batch]):
+    """Batches, newest first; filter by plan, target, status, who launched, creation time."""
+
+    serializer_class = BatchSerializer
+
+    def get_queryset(self) -> QuerySet[Batch]:
+        filters = BatchFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        return selectors.batches_filtered(**filters.validated_data)
+
+    @extend_schema(parameters=[BatchFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class BatchDetail(generics.RetrieveAPIView[Batch]):
+    """A batch with its progress: runs done of total, the current run, time remaining."""
+
+    queryset = selectors.batches_counted()
+    serializer_class = BatchDetailSerializer
+
+
+class BatchCancel(APIView):
+    """Cancel a batch: one not started ends at once, a running one within a second."""
+
+    @extend_schema(
+        operation_id="batches_cancel", request=None, responses={200: BatchDetailSerializer}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        batch = get_object_or_404(Batch, pk=pk)
+        batches.batch_cancel(batch=batch, user=request.user)
+        batch = selectors.batches_counted().get(pk=pk)
+        return Response(BatchDetailSerializer(batch).data)
+
+
+class BatchRuns(generics.ListAPIView[Run]):
+    """The runs of a batch in their order of execution."""
+
+    serializer_class = RunSerializer
+
+    def get_queryset(self) -> QuerySet[Run]:
+        batch = get_object_or_404(Batch, pk=self.kwargs["pk"])
+        return selectors.batch_runs(batch)
+
+
+class RunDetail(generics.RetrieveAPIView[Run]):
+    """A run: summary, verified settings, counters, error and hint, the batch's environment."""
+
+    queryset = Run.objects.select_related("batch").defer("raw_log")
+    serializer_class = RunDetailSerializer
+
+
+class SamplesCSVRenderer(renderers.BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        if isinstance(data, dict) and "results" in data:
+            rows, columns = data["results"], list(SampleSerializer.Meta.fields)
+        else:  # an error: {"field": ..., "message": ...}
+            rows, columns = [data], list(data)
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue().encode()
+
+
+class RunSamples(APIView):
+    """The run's interval samples with seq > after, in order: poll with the last seq seen
+    until `finished`. JSON, or CSV with ?format=csv or Accept: text/csv (then the run's
+    status and the last seq come in the X-Run-Status and X-Last-Seq headers)."""
+
+    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, SamplesCSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            SamplesQuerySerializer,
+            OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False),
+        ],
+        responses={
+            (200, "application/json"): SamplePageSerializer,
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        query = SamplesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        after, limit = query.validated_data["after"], query.validated_data["limit"]
+        # The status is read first: a run that had ended by then has stored every sample.
+        run = get_object_or_404(Run.objects.only("id", "status"), pk=pk)
+        samples = selectors.samples_after(run, after=after, limit=limit)
+        last_seq = samples[-1].seq if samples else after
+        more = len(samples) == limit
+        page = {
+            "run": run.pk,
+            "run_status": run.status,
+            "finished": run.status in FINISHED_STATUSES and not more,
+            "last_seq": last_seq,
+            "next": _with_after(request, last_seq) if more else None,
+            "results": samples,
+        }
+        headers = {"X-Run-Status": run.status, "X-Last-Seq": str(last_seq)}
+        return Response(SamplePageSerializer(page).data, headers=headers)
+
+
+def _with_after(request: Request, after: int) -> str:
+    params = request.query_params.copy()
+    params["after"] = str(after)
+    return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")

@@ -1,0 +1,183 @@
+"""GET /api/v1/compare: what the compare page shows, for scripts. Batches and runs side by
+side, the first the baseline; cell by cell, the difference in percent and Welch's verdict
+over the repeats (runs/analysis/comparison.py and stats.py, the same code as the page's).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.analysis import comparison, results
+from runs.services import selectors
+
+MAX_SIDES = 8  # as many as the compare page takes
+_ID = "[0-9]{1,18}"  # ids fit a bigint
+_IDS = rf"^{_ID}(,{_ID}){{0,{MAX_SIDES - 1}}}$"
+_KEYS = rf"^[br]{_ID}(,[br]{_ID}){{0,{MAX_SIDES - 1}}}$"
+
+
+# --- what goes in and out -----------------------------------------------------------------
+
+
+class CompareQuerySerializer(serializers.Serializer[Any]):
+    sides = serializers.RegexField(
+        _KEYS,
+        required=False,
+        help_text="Batches and runs in order, the first the baseline: b12,b13,r345 "
+        "(as the compare page's ?s=). Used instead of batches and runs when given.",
+    )
+    batches = serializers.RegexField(
+        _IDS, required=False, help_text="Batch ids, comma-separated: 12,13."
+    )
+    runs = serializers.RegexField(
+        _IDS, required=False, help_text="Run ids, comma-separated, after the batches."
+    )
+
+
+class SpreadSerializer(serializers.Serializer[Any]):
+    n = serializers.IntegerField()
+    mean = serializers.FloatField()
+    median = serializers.FloatField()
+    stddev = serializers.FloatField(allow_null=True)
+    cv = serializers.FloatField(allow_null=True)
+    min = serializers.FloatField()
+    max = serializers.FloatField()
+
+
+class CompareRowSerializer(serializers.Serializer[Any]):
+    label = serializers.CharField(  # type: ignore[assignment]  # a field, not Field.label
+        help_text="The cell's settings and option values."
+    )
+    threads = serializers.IntegerField()
+    base = SpreadSerializer(allow_null=True, help_text="The baseline's repeats of the cell.")
+    other = SpreadSerializer(allow_null=True, help_text="This side's repeats of the cell.")
+    diff_percent = serializers.FloatField(
+        allow_null=True, help_text="(mean - baseline mean) / baseline mean x 100."
+    )
+    verdict = serializers.CharField(
+        allow_null=True,
+        help_text="Welch's t-test: significantly higher, significantly lower, no significant "
+        "difference, or not enough repeats to tell (fewer than 3 a side); null when the "
+        "cell is on one side only.",
+    )
+    p_value = serializers.FloatField(allow_null=True)
+    base_latency_ms = serializers.FloatField(allow_null=True)
+    other_latency_ms = serializers.FloatField(allow_null=True)
+    latency_diff_pct = serializers.FloatField(allow_null=True)
+
+
+class CompareSideSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField(help_text="b<batch id> or r<run id>.")
+    kind = serializers.ChoiceField(choices=["batch", "run"])
+    id = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
+    runs = serializers.IntegerField(help_text="Runs on this side.")
+    unit = serializers.CharField(help_text="Throughput unit: tps, events/s or MiB/s.")
+
+
+class ComparePairSerializer(serializers.Serializer[Any]):
+    side = serializers.CharField(help_text="The key of the side compared with the baseline.")
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
+    rows = CompareRowSerializer(many=True)
+
+
+class CompareSerializer(serializers.Serializer[Any]):
+    baseline = serializers.CharField(allow_null=True)
+    sides = CompareSideSerializer(many=True)
+    pairs = ComparePairSerializer(many=True)
+    page = serializers.CharField(help_text="The compare page showing the same.")
+
+
+# --- the view -------------------------------------------------------------------------------
+
+
+class Compare(APIView):
+    """Batches and runs side by side, as the compare page shows them: for every other side,
+    cell by cell against the baseline (the first side), the difference in percent and a
+    verdict. No side given: nothing to compare, an empty answer."""
+
+    @extend_schema(parameters=[CompareQuerySerializer], responses={200: CompareSerializer})
+    def get(self, request: Request) -> Response:
+        query = CompareQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        keys = compare_keys(query.validated_data)
+        sides = compare_sides(keys)
+        base = sides[0][0] if sides else None
+        pairs = [
+            {
+                "side": side.key,
+                "label": side.label,
+                "rows": [_row(row) for row in comparison.compare_sides(base, side)],
+            }
+            for side, _ in sides[1:]
+            if base is not None
+        ]
+        page = reverse("compare") + ("?" + urlencode([("s", k) for k in keys]) if keys else "")
+        body = {
+            "baseline": base.key if base else None,
+            "sides": [_side(side, number) for side, number in sides],
+            "pairs": pairs,
+            "page": request.build_absolute_uri(page),
+        }
+        return Response(CompareSerializer(body).data)
+
+
+def compare_keys(given: dict[str, str]) -> list[str]:
+    """The sides asked for, in order, each once: b12, r345 ..."""
+    if given.get("sides"):
+        keys = given["sides"].split(",")
+    else:
+        keys = [f"b{i}" for i in _split(given.get("batches"))]
+        keys += [f"r{i}" for i in _split(given.get("runs"))]
+    keys = [k[0] + str(int(k[1:])) for k in keys]  # b007 is b7
+    return list(dict.fromkeys(keys))[:MAX_SIDES]
+
+
+def _split(ids: str | None) -> list[str]:
+    return ids.split(",") if ids else []
+
+
+def compare_sides(keys: list[str]) -> list[tuple[comparison.Side, int]]:
+    """Each side with the id it stands for, in the order asked; 404 for one that is not."""
+    found = selectors.compare_sides(keys)
+    for key in keys:
+        if key not in found:
+            kind = "batch" if key[0] == "b" else "run"
+            raise NotFound(f"{kind} {key[1:]} does not exist")
+    return [(found[key], int(key[1:])) for key in keys]
+
+
+def _side(side: comparison.Side, number: int) -> dict[str, Any]:
+    return {
+        "key": side.key,
+        "kind": "batch" if side.key[0] == "b" else "run",
+        "id": number,
+        "label": side.label,
+        "runs": len(side.runs),
+        "unit": results.throughput_unit(side.runs),
+    }
+
+
+def _row(row: comparison.PairRow) -> dict[str, Any]:
+    verdict = row.verdict
+    return {
+        "label": row.label,
+        "threads": row.threads,
+        "base": row.base,
+        "other": row.other,
+        "diff_percent": verdict.diff_percent if verdict else None,
+        "verdict": verdict.verdict if verdict else None,
+        "p_value": verdict.p_value if verdict else None,
+        "base_latency_ms": row.base_latency,
+        "other_latency_ms": row.other_latency,
+        "latency_diff_pct": row.latency_diff_pct,
+    }

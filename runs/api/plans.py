@@ -1,0 +1,247 @@
+"""Plans: list, create, read, update, delete, preflight, launch, and their schedules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
+from rest_framework.views import APIView
+
+from runs.api.batches import BatchDetailSerializer
+from runs.api.common import assign, request_user
+from runs.execution import preflight
+from runs.models import (
+    LaunchedBy,
+    Plan,
+)
+from runs.services import batches, definitions, schedules, selectors
+from runs.services.schedules import ScheduleInfo
+
+
+class ScheduleSerializer(serializers.Serializer[ScheduleInfo]):
+    """A plan's schedule: exactly one of cron, interval_s and clocked_at."""
+
+    kind = serializers.ChoiceField(choices=["cron", "interval", "clocked"], read_only=True)
+    cron = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_null=True,
+        help_text='Five fields, minute hour day-of-month month day-of-week: "0 2 * * *".',
+    )
+    interval_s = serializers.IntegerField(
+        min_value=1, max_value=10 * 365 * 86400, required=False, allow_null=True
+    )
+    clocked_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="Once, at this time; read in `timezone` when it has no offset.",
+    )
+    timezone = serializers.CharField(
+        max_length=64, default="UTC", help_text="IANA name, e.g. Europe/Paris; for cron."
+    )
+    enabled = serializers.BooleanField(default=True)
+    last_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    total_run_count = serializers.IntegerField(read_only=True)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        # DRF reads a time without an offset in UTC; the schedule's own zone is meant.
+        raw = self.initial_data.get("clocked_at")
+        parsed = parse_datetime(raw) if isinstance(raw, str) else None
+        if parsed is not None and parsed.tzinfo is None:
+            data["clocked_at"] = parsed
+        return data
+
+
+class PlanSerializer(serializers.ModelSerializer[Plan]):
+    threads = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=100_000),
+        min_length=1,
+        max_length=1000,
+        help_text="Threads axis, e.g. [1, 4, 16, 64].",
+    )
+    options = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        help_text='Fixed sysbench options, e.g. {"time": 60, "tables": 4}.',
+    )
+    server_settings = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField(max_length=256), min_length=1),
+        required=False,
+        help_text='Server settings axes, e.g. {"innodb_flush_log_at_trx_commit": ["1", "2"]}.',
+    )
+    option_axes = serializers.DictField(
+        child=serializers.ListField(child=serializers.JSONField(), min_length=1),
+        required=False,
+        help_text='Other sysbench options as axes, e.g. {"tables": [1, 4]}.',
+    )
+    schedule = serializers.SerializerMethodField(
+        help_text="Set with PUT /api/v1/plans/{id}/schedule."
+    )
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+
+    class Meta:
+        model = Plan
+        fields = [
+            "id",
+            "name",
+            "target",
+            "load_host",
+            "test",
+            "options",
+            "threads",
+            "server_settings",
+            "option_axes",
+            "repeats",
+            "warmup_s",
+            "order_policy",
+            "dataset_policy",
+            "cleanup",
+            "script",
+            "notify_emails",
+            "notify_webhook",
+            "regression_threshold_pct",
+            "history_nights",
+            "schedule",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
+        extra_kwargs = {
+            "repeats": {"min_value": 1, "max_value": 1000},
+            "regression_threshold_pct": {"min_value": 0.1, "max_value": 100},
+            "history_nights": {"min_value": 5, "max_value": 365},
+        }
+
+    @extend_schema_field(ScheduleSerializer(allow_null=True))
+    def get_schedule(self, plan: Plan) -> dict[str, Any] | None:
+        if plan.schedule is None:
+            return None
+        return ScheduleSerializer(schedules.schedule_describe(plan.schedule)).data
+
+
+class PlanCheckSerializer(serializers.Serializer[Any]):
+    """What saving a plan found: how many runs a batch of it has, and warnings."""
+
+    run_count = serializers.IntegerField()
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class PreflightStepSerializer(serializers.Serializer[Any]):
+    host = serializers.CharField()
+    step = serializers.CharField()
+    status = serializers.ChoiceField(choices=["ok", "warning", "failed"])
+    message = serializers.CharField(allow_blank=True)
+
+
+class PreflightSerializer(serializers.Serializer[Any]):
+    ok = serializers.BooleanField(help_text="No step failed.")
+    steps = PreflightStepSerializer(many=True)
+
+
+def _plans() -> QuerySet[Plan]:
+    return Plan.objects.select_related(
+        "target",
+        "load_host",
+        "created_by",
+        "schedule__crontab",
+        "schedule__interval",
+        "schedule__clocked",
+    )
+
+
+class PlanList(generics.ListCreateAPIView[Plan]):
+    serializer_class = PlanSerializer
+
+    def get_queryset(self) -> QuerySet[Plan]:
+        return _plans()
+
+    def perform_create(self, serializer: BaseSerializer[Plan]) -> None:
+        plan = Plan(**serializer.validated_data, created_by=request_user(self.request))
+        definitions.plan_save(plan=plan)
+        serializer.instance = plan
+
+
+class PlanDetail(generics.RetrieveUpdateDestroyAPIView[Plan]):
+    serializer_class = PlanSerializer
+
+    def get_queryset(self) -> QuerySet[Plan]:
+        return _plans()
+
+    def perform_update(self, serializer: BaseSerializer[Plan]) -> None:
+        definitions.plan_save(plan=assign(serializer.instance, serializer.validated_data))
+
+    def perform_destroy(self, instance: Plan) -> None:
+        definitions.plan_delete(plan=instance)
+
+
+class PlanPreflight(APIView):
+    """Check what would break a batch of the plan (load host, target, limits), running none."""
+
+    @extend_schema(
+        operation_id="plans_preflight", request=None, responses={200: PreflightSerializer}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        report = preflight.plan_preflight(plan=get_object_or_404(_plans(), pk=pk))
+        return Response(PreflightSerializer(report.to_dict()).data)
+
+
+class PlanLaunch(APIView):
+    """Launch a batch of the plan now; a worker runs it."""
+
+    @extend_schema(
+        operation_id="plans_launch", request=None, responses={201: BatchDetailSerializer}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        plan = get_object_or_404(_plans(), pk=pk)
+        batch = batches.batch_launch(
+            plan=plan, launched_by=LaunchedBy.API, user=request_user(request)
+        )
+        batch = selectors.batches_counted().get(pk=batch.pk)
+        return Response(BatchDetailSerializer(batch).data, status=status.HTTP_201_CREATED)
+
+
+class PlanSchedule(APIView):
+    """When beat launches the plan on its own: cron (in a time zone), interval or once."""
+
+    def _plan(self, pk: int) -> Plan:
+        return get_object_or_404(_plans(), pk=pk)
+
+    @extend_schema(responses={200: ScheduleSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        plan = self._plan(pk)
+        if plan.schedule is None:
+            return Response(
+                {"field": None, "message": "this plan has no schedule"},
+                status=status.HTTP_404_NOT_FOUND,
+            )
+        return Response(ScheduleSerializer(schedules.schedule_describe(plan.schedule)).data)
+
+    @extend_schema(request=ScheduleSerializer, responses={200: ScheduleSerializer})
+    def put(self, request: Request, pk: int) -> Response:
+        plan = self._plan(pk)
+        given = ScheduleSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        values = given.validated_data
+        task = schedules.plan_schedule_set(
+            plan=plan,
+            cron=values.get("cron"),
+            interval_s=values.get("interval_s"),
+            clocked_at=values.get("clocked_at"),
+            timezone=values["timezone"],
+            enabled=values["enabled"],
+        )
+        return Response(ScheduleSerializer(schedules.schedule_describe(task)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, pk: int) -> Response:
+        schedules.plan_schedule_delete(plan=self._plan(pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)

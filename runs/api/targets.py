@@ -1,0 +1,62 @@
+"""Targets: list, create, read, update, delete. The password is write-only."""
+
+from __future__ import annotations
+
+from rest_framework import generics, serializers
+from rest_framework.serializers import BaseSerializer
+
+from runs.api.common import SECRET_STYLE, assign
+from runs.models import (
+    Target,
+)
+from runs.services import definitions
+
+
+class TargetSerializer(serializers.ModelSerializer[Target]):
+    password = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        style=SECRET_STYLE,
+        help_text="Stored encrypted; never returned. Left out on update: kept.",
+    )
+    has_password = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Target
+        fields = [
+            "id",
+            "name",
+            "engine",
+            "host",
+            "port",
+            "socket",
+            "database",
+            "user",
+            "password",
+            "has_password",
+            "cpu_cores",
+            "disk_count",
+            "server_host",
+            "created_at",
+        ]
+
+    def get_has_password(self, target: Target) -> bool:
+        return bool(target.password)
+
+
+class TargetList(generics.ListCreateAPIView[Target]):
+    queryset = Target.objects.all()
+    serializer_class = TargetSerializer
+
+    def perform_create(self, serializer: BaseSerializer[Target]) -> None:
+        serializer.instance = definitions.target_save(target=Target(**serializer.validated_data))
+
+
+class TargetDetail(generics.RetrieveUpdateDestroyAPIView[Target]):
+    queryset = Target.objects.all()
+    serializer_class = TargetSerializer
+
+    def perform_update(self, serializer: BaseSerializer[Target]) -> None:
+        definitions.target_save(target=assign(serializer.instance, serializer.validated_data))

@@ -1,0 +1,42 @@
+"""URLs of the REST API, mounted at /api/v1/."""
+
+from django.contrib.auth.decorators import login_required
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from runs.api import batches, compare, imports, loadhosts, plans, targets, tokens
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The interactive documentation is a page for people: without a session, the login page.
+    path(
+        "docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
+    path("tokens", tokens.TokenList.as_view(), name="api-tokens"),
+    path("tokens/<str:token_key>", tokens.TokenRevoke.as_view(), name="api-token"),
+    path("targets", targets.TargetList.as_view(), name="api-targets"),
+    path("targets/<int:pk>", targets.TargetDetail.as_view(), name="api-target"),
+    path("load-hosts", loadhosts.LoadHostList.as_view(), name="api-load-hosts"),
+    path("load-hosts/<int:pk>", loadhosts.LoadHostDetail.as_view(), name="api-load-host"),
+    path("load-hosts/<int:pk>/scan", loadhosts.LoadHostScan.as_view(), name="api-load-host-scan"),
+    path(
+        "load-hosts/<int:pk>/confirm-host-key",
+        loadhosts.LoadHostConfirmHostKey.as_view(),
+        name="api-load-host-confirm",
+    ),
+    path("plans", plans.PlanList.as_view(), name="api-plans"),
+    path("plans/<int:pk>", plans.PlanDetail.as_view(), name="api-plan"),
+    path("plans/<int:pk>/preflight", plans.PlanPreflight.as_view(), name="api-plan-preflight"),
+    path("plans/<int:pk>/launch", plans.PlanLaunch.as_view(), name="api-plan-launch"),
+    path("plans/<int:pk>/schedule", plans.PlanSchedule.as_view(), name="api-plan-schedule"),
+    path("batches", batches.BatchList.as_view(), name="api-batches"),
+    path("batches/<int:pk>", batches.BatchDetail.as_view(), name="api-batch"),
+    path("batches/<int:pk>/cancel", batches.BatchCancel.as_view(), name="api-batch-cancel"),
+    path("batches/<int:pk>/runs", batches.BatchRuns.as_view(), name="api-batch-runs"),
+    path("runs/<int:pk>", batches.RunDetail.as_view(), name="api-run"),
+    path("runs/<int:pk>/samples", batches.RunSamples.as_view(), name="api-run-samples"),
+    path("imports", imports.LogImport.as_view(), name="api-imports"),
+    path("compare", compare.Compare.as_view(), name="api-compare"),
+]

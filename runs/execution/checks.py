@@ -1,0 +1,176 @@
+"""What a plan would run, checked completely before anything runs: the matrix of cells,
+the server settings against the engine's allow-list, and what the target says of itself
+(its max_connections, its binary log, the account's privileges)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from runs import targets
+from runs.analysis import matrix
+from runs.models import Engine, LoadHost, Plan, Target
+from runs.sysbench.options import ValidationError, is_sql_test
+
+DEFAULT_OPTIONS: dict[str, object] = {"report-interval": 1, "histogram": "on"}
+
+
+@dataclass
+class PlanCheck:
+    """What a plan would run, and what the user should know before launching it."""
+
+    cells: list[matrix.Cell]
+    settings: dict[str, list[str]]
+    options: dict[str, object]
+    warnings: list[str] = field(default_factory=list)
+    server: targets.ServerInfo | None = None
+
+    @property
+    def run_count(self) -> int:
+        return len(self.cells)
+
+
+def plan_options(plan: Plan) -> dict[str, object]:
+    """The fixed options of a plan with benchdash's defaults and the warmup checkpoint."""
+    options = {**DEFAULT_OPTIONS, **plan.options}
+    if plan.warmup_s and "report-checkpoints" not in options:
+        # sysbench 1.0 has no warmup option: a checkpoint report at W resets the counters,
+        # so the final report covers only the steady state after the warmup.
+        options["report-checkpoints"] = str(plan.warmup_s)
+    return options
+
+
+def plan_check(*, plan: Plan, seed: int = 0, contact_server: bool = True) -> PlanCheck:
+    """Validate a plan completely; raises ValidationError naming the field at fault.
+
+    With contact_server, the target is asked for its variables: a thread count above
+    max_connections is refused, and a sync_binlog axis without binary logging is a warning.
+    """
+    _check_target_fits(plan)
+    _check_script_host(plan)
+    server_settings = _validate_settings(plan)
+    options = plan_options(plan)
+    cells = matrix.expand(
+        test=plan.test,
+        fixed_options=options,
+        axes=matrix.Axes(
+            threads=list(plan.threads),
+            server_settings=server_settings,
+            options=dict(plan.option_axes),
+        ),
+        repeats=plan.repeats,
+        order=plan.order_policy,
+        seed=seed,
+        # With existing tables the cells still group by data set; nothing is prepared.
+        dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
+    )
+    check = PlanCheck(cells=cells, settings=server_settings, options=options)
+    if contact_server and plan.target is not None:
+        check.server = target_inspect(target=plan.target)
+        max_threads = max(c.threads for c in cells)
+        check.warnings = server_warnings(check.server, server_settings, max_threads)
+    return check
+
+
+def _check_script_host(plan: Plan) -> None:
+    # A custom Lua script is arbitrary code: never on the worker's machine, next to the
+    # worker's secrets (its database passwords, the encryption keys).
+    if plan.script_id is not None and plan.load_host.kind != LoadHost.Kind.SSH:
+        raise ValidationError(
+            "load_host",
+            "custom Lua scripts run on SSH load hosts only, not on the local host, which "
+            "shares the worker's secrets",
+        )
+
+
+def _check_target_fits(plan: Plan) -> None:
+    if is_sql_test(plan.test):
+        if plan.target is None:
+            raise ValidationError("target", f"{plan.test} is a database test: choose a target")
+        target_validate(target=plan.target)
+
+
+def _validate_settings(plan: Plan) -> dict[str, list[str]]:
+    if not plan.server_settings:
+        return {}
+    if plan.target is None:
+        raise ValidationError("server_settings", "server settings need a target")
+    if _on_results_server(plan.target):
+        raise ValidationError(
+            "server_settings",
+            "this PostgreSQL server holds benchdash's own results: its settings are never "
+            "changed; benchmark another server",
+        )
+    return targets.validate_settings(plan.target.engine, plan.server_settings)
+
+
+def _on_results_server(target: Target) -> bool:
+    """Whether the target is the PostgreSQL server of the results store (ALTER SYSTEM
+    there would change benchdash's own database server)."""
+    store = settings.DATABASES["default"]
+    return (
+        target.engine == Engine.POSTGRESQL
+        and target.host in {store["HOST"], "localhost", "127.0.0.1"}
+        and str(target.port or 5432) == str(store["PORT"] or 5432)
+    )
+
+
+def target_validate(*, target: Target) -> None:
+    """Refuse targets whose database benchdash must never prepare or clean up."""
+    targets.check_database_name(target.database, target.engine)
+    store = settings.DATABASES["default"]
+    same_store = (
+        target.engine == Engine.POSTGRESQL
+        and target.database == store["NAME"]
+        and target.host in {store["HOST"], "localhost", "127.0.0.1"}
+        and str(target.port or 5432) == str(store["PORT"] or 5432)
+    )
+    if same_store:
+        raise ValidationError("database", "this is benchdash's own results database")
+
+
+def target_inspect(*, target: Target) -> targets.ServerInfo:
+    with targets.connect_to(target) as db:
+        return db.server_info()
+
+
+def server_warnings(
+    server: targets.ServerInfo, server_settings: dict[str, list[str]], max_threads: int
+) -> list[str]:
+    """Warnings for the user, and a refusal when threads exceed max_connections."""
+    allowed = min(
+        [server.max_connections, *(int(v) for v in server_settings.get("max_connections", []))]
+    )
+    # benchdash holds one connection of its own while sysbench runs.
+    if max_threads + 1 > allowed:
+        raise ValidationError(
+            "threads",
+            f"threads={max_threads} needs {max_threads + 1} connections (one per sysbench "
+            f"thread, one for benchdash) but max_connections is {allowed}; raise "
+            "max_connections on the server or use fewer threads",
+        )
+    warnings = _superuser_warnings(server, server_settings)
+    if "sync_binlog" in server_settings and not server.log_bin:
+        warnings.append("sync_binlog has no effect: binary logging is off (log_bin=OFF)")
+    return warnings
+
+
+def _superuser_warnings(
+    server: targets.ServerInfo, server_settings: dict[str, list[str]]
+) -> list[str]:
+    """PostgreSQL changes settings with ALTER SYSTEM: a superuser's privilege, which
+    PostgreSQL 15 and later can also grant per setting."""
+    if not server_settings or server.variables.get("is_superuser") != "off":
+        return []
+    names = ", ".join(sorted(server_settings))
+    if int(server.variables.get("server_version_num", "0") or 0) < 150000:
+        raise ValidationError(
+            "server_settings",
+            f"the target's PostgreSQL account is not a superuser: it cannot change {names} "
+            "with ALTER SYSTEM; connect the target as a superuser",
+        )
+    return [
+        f"the target's PostgreSQL account is not a superuser: changing {names} needs "
+        "GRANT ALTER SYSTEM ON PARAMETER for each of them"
+    ]

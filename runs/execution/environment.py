@@ -1,0 +1,55 @@
+"""The environment a batch runs in, recorded once before its first setting changes: the
+load host's facts, the server's version and variables (PostgreSQL: every pg_settings
+row), the database server's own host, and the server's original settings to restore.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runs import targets
+from runs.execution import checks
+from runs.loadhosts import Executor
+from runs.loadhosts.facts import server_host_facts, server_reference
+from runs.models import Batch, Target
+from runs.sysbench.options import is_sql_test
+
+
+def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
+    if "load_host" in batch.environment:
+        return  # a resumed batch keeps what was recorded before its first change
+    environment: dict[str, Any] = {**batch.environment, "load_host": executor.facts()}
+    originals: dict[str, str] | None = None
+    if is_sql_test(batch.params["test"]) and batch.target is not None:
+        with targets.connect_to(batch.target) as db:
+            server = db.server_info()
+            environment["server"] = {
+                "version": server.version,
+                "variables": server.variables,
+                **server.details,  # PostgreSQL: every pg_settings row
+            }
+            batch.warnings = [*batch.warnings, *_server_warnings(batch, server)]
+            originals = db.originals(batch.params["server_settings"])
+    if batch.target is not None:
+        environment.update(_server_host_environment(batch, batch.target))
+    batch.environment = environment
+    batch.original_settings = originals
+    batch.save(update_fields=["environment", "original_settings", "warnings"])
+
+
+def _server_host_environment(batch: Batch, target: Target) -> dict[str, Any]:
+    """The database server's own facts, when it has an SSH host, and its cores and
+    disks for the `cores * 2 + disks` reference line."""
+    facts, problem = server_host_facts(target=target)
+    if problem and problem not in batch.warnings:
+        batch.warnings = [*batch.warnings, problem]
+    environment: dict[str, Any] = {"reference": server_reference(target, facts)}
+    if facts is not None:
+        environment["server_host"] = facts
+    return environment
+
+
+def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:
+    max_threads = max(batch.runs.values_list("threads", flat=True))
+    warnings = checks.server_warnings(server, batch.params["server_settings"], max_threads)
+    return [w for w in warnings if w not in batch.warnings]

@@ -1,0 +1,100 @@
+"""Live events of a run over Redis: the worker publishes here, and the pages' Server-Sent
+Events (runs/web/events.py) subscribe.
+
+A sample is published the moment its line is parsed, before it is written to the
+database (that follows within a second). To let a client join at any moment without a gap
+or a duplicate, each sample is also pushed to a short per-run list before it is published.
+A subscriber first subscribes, then replays the stored samples and the short list, then
+follows the channel, dropping every sequence number it has already sent: anything pushed
+before the replay is in the list, anything after it arrives on the channel.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+import redis
+from django.conf import settings
+
+from runs.models import SAMPLE_FIGURES, Run, Sample
+
+logger = logging.getLogger(__name__)
+
+RECENT_SAMPLES = 200  # far more than can wait for the database (< 1 s of samples)
+RECENT_TTL_S = 24 * 3600
+
+
+def channel(run_id: int) -> str:
+    return f"benchdash:run:{run_id}"
+
+
+def recent_key(run_id: int) -> str:
+    return f"benchdash:run:{run_id}:recent"
+
+
+def sample_payload(sample: Sample) -> dict[str, Any]:
+    payload = {name: getattr(sample, name) for name in SAMPLE_FIGURES}
+    payload.update(sample.extra or {})
+    # When the worker read the line (epoch seconds): lets a client measure its lag.
+    payload["received_at"] = sample.received_at.timestamp()
+    return payload
+
+
+@cache
+def _client() -> redis.Redis:
+    # Short timeouts: a slow or absent Redis must never stall a benchmark.
+    return redis.Redis.from_url(
+        settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30
+    )
+
+
+def _publish(run_id: int, events: Iterable[dict[str, Any]], recent: list[str]) -> None:
+    try:
+        pipe = _client().pipeline(transaction=True)
+        if recent:
+            pipe.rpush(recent_key(run_id), *recent)
+            pipe.ltrim(recent_key(run_id), -RECENT_SAMPLES, -1)
+            pipe.expire(recent_key(run_id), RECENT_TTL_S)
+        for event in events:
+            pipe.publish(channel(run_id), json.dumps(event))
+        pipe.execute()
+    except redis.RedisError as e:
+        # Live display is a convenience; the database keeps every sample regardless.
+        logger.warning("run %s: live events not published: %s", run_id, e)
+
+
+def publish_sample(run_id: int, sample: Sample) -> None:
+    event = {"type": "sample", "sample": sample_payload(sample)}
+    _publish(run_id, [event], [json.dumps(event)])
+
+
+def publish_lines(run_id: int, lines: list[str]) -> None:
+    if lines:
+        _publish(run_id, [{"type": "lines", "lines": lines}], [])
+
+
+def publish_start(run: Run) -> None:
+    """A run begins: forget any list left under its id (a recreated database reuses ids)."""
+    try:
+        _client().delete(recent_key(run.pk))
+    except redis.RedisError as e:
+        logger.warning("run %s: live events not reset: %s", run.pk, e)
+    publish_status(run)
+
+
+def publish_status(run: Run) -> None:
+    _publish(run.pk, [{"type": "status", **status_payload(run)}], [])
+
+
+def status_payload(run: Run) -> dict[str, Any]:
+    return {
+        "status": run.status,
+        "error": run.error,
+        "hint": run.error_hint,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+    }

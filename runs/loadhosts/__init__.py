@@ -1,0 +1,35 @@
+"""The only code that starts sysbench or opens SSH: executors for the local host and for
+SSH load hosts (runs/loadhosts/local.py, remote.py), the SSH layer with its pinned host
+keys (ssh.py, hostkeys.py), and what a host is (facts.py).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from runs.loadhosts import ssh
+from runs.loadhosts.executor import CommandFactory, Executor, ExecutorError, SysbenchProcess
+from runs.loadhosts.local import LocalExecutor, kill_process_group
+from runs.loadhosts.remote import SSHExecutor
+from runs.models import LoadHost
+
+__all__ = [
+    "CommandFactory",
+    "Executor",
+    "ExecutorError",
+    "LocalExecutor",
+    "SSHExecutor",
+    "SysbenchProcess",
+    "executor_for",
+    "kill_process_group",
+]
+
+
+def executor_for(load_host: LoadHost, sysbench: str = "sysbench") -> Executor:
+    """The executor of a load host; `sysbench` is the program on the worker's machine."""
+    if load_host.kind == "local":
+        return LocalExecutor(sysbench)
+    if load_host.kind == "ssh":
+        host = ssh.SSHHost.from_load_host(load_host, timeout=settings.BENCHDASH_SSH_TIMEOUT)
+        return SSHExecutor(host)
+    raise ExecutorError(f"no executor for load hosts of kind {load_host.kind!r}")

@@ -1,0 +1,53 @@
+"""What every executor is: it starts a sysbench command on a load host and hands back a
+process whose output lines arrive as they are printed. The password travels in a config
+file in a private directory (0700, file 0600), never on the command line, and the
+directory is removed when the process ends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Protocol
+
+from runs.sysbench.command import SysbenchCommand
+
+if TYPE_CHECKING:
+    pass
+
+
+CommandFactory = Callable[[str], SysbenchCommand]
+
+
+class ExecutorError(Exception):
+    """sysbench could not be started; the message names the host and the cause."""
+
+
+class SysbenchProcess(Protocol):
+    command: SysbenchCommand
+    pgid: int
+    stderr_lines: list[str]
+
+    def lines(self, tick: float) -> Iterator[str | None]:
+        """Output lines as they come; None every `tick` seconds of silence."""
+        ...
+
+    def kill(self) -> None: ...
+
+    def wait(self) -> int: ...
+
+
+class Executor(Protocol):
+    host_name: str
+    sysbench: str
+
+    def start(
+        self, make_command: CommandFactory, files: Mapping[str, str] | None = None
+    ) -> SysbenchProcess:
+        """Start sysbench; `files` (name → text) go into its private directory, next to
+        the config file whose path make_command receives."""
+        ...
+
+    def facts(self) -> dict[str, object]: ...
+
+    def sysbench_version(self) -> str | None: ...
+
+    def kill_group(self, pgid: int) -> bool: ...

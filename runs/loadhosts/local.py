@@ -1,0 +1,293 @@
+"""The local load host: sysbench as a child of the worker, leader of its own process group,
+and the facts of the worker's own machine."""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import re
+import resource
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runs.sysbench.command import SysbenchCommand
+
+if TYPE_CHECKING:
+    pass
+
+
+from runs.loadhosts.executor import CommandFactory, ExecutorError
+
+logger = logging.getLogger(__name__)
+_WORKSPACE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+class LocalProcess:
+    """sysbench as a child of the worker, leader of its own process group."""
+
+    def __init__(self, command: SysbenchCommand, workdir: Path, cwd: str | None = None) -> None:
+        self.command = command
+        self.stderr_lines: list[str] = []
+        self._workdir = workdir  # the private directory of the config file, removed at the end
+        self._popen = subprocess.Popen(
+            command.argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd or workdir,
+            # A session of its own: the whole group can be killed at once, and it survives
+            # a SIGKILLed worker so the sweeper can find and kill it by its group id.
+            start_new_session=True,
+            env={**os.environ, "LC_ALL": "C"},
+        )
+        self.pgid = self._popen.pid
+
+    def lines(self, tick: float) -> Iterator[str | None]:
+        assert self._popen.stdout is not None and self._popen.stderr is not None
+        selector = selectors.DefaultSelector()
+        buffers = {self._popen.stdout.fileno(): b"", self._popen.stderr.fileno(): b""}
+        stderr_fd = self._popen.stderr.fileno()
+        for fd in buffers:
+            os.set_blocking(fd, False)
+            selector.register(fd, selectors.EVENT_READ)
+        try:
+            while buffers:
+                events = selector.select(timeout=tick)
+                if not events:
+                    yield None
+                for key, _ in events:
+                    fd = int(key.fd)
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        selector.unregister(fd)
+                        rest = buffers.pop(fd)
+                        if rest:
+                            yield self._decode(rest, fd == stderr_fd)
+                        continue
+                    *complete, buffers[fd] = (buffers[fd] + chunk).split(b"\n")
+                    for raw in complete:
+                        yield self._decode(raw, fd == stderr_fd)
+        finally:
+            selector.close()
+
+    def _decode(self, raw: bytes, from_stderr: bool) -> str:
+        line = raw.decode("utf-8", errors="replace").rstrip("\r")
+        if from_stderr:
+            self.stderr_lines.append(line)
+        return line
+
+    def kill(self) -> None:
+        kill_process_group(self.pgid)
+
+    def wait(self) -> int:
+        try:
+            return self._popen.wait()
+        finally:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+class LocalExecutor:
+    """Runs sysbench on the worker's own machine."""
+
+    host_name = "local"
+
+    def __init__(self, sysbench: str = "sysbench") -> None:
+        self.sysbench = sysbench
+
+    def start(
+        self,
+        make_command: CommandFactory,
+        files: Mapping[str, str] | None = None,
+        *,
+        cwd: str | None = None,
+    ) -> LocalProcess:
+        """Start sysbench in `cwd` (a workspace) or else in its private directory."""
+        if files:
+            # Custom Lua scripts are arbitrary code: never next to the worker's secrets.
+            raise ExecutorError(
+                f"custom Lua scripts run on SSH load hosts only, not on '{self.host_name}'"
+            )
+        _raise_open_files_limit()
+        workdir = Path(tempfile.mkdtemp(prefix="benchdash-"))  # created 0700
+        config_path = workdir / "sysbench.cfg"
+        command = make_command(str(config_path))
+        fd = os.open(config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(command.config_text)
+        try:
+            return LocalProcess(command, workdir, cwd)
+        except FileNotFoundError:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise ExecutorError(
+                f"sysbench is not installed on load host '{self.host_name}' "
+                f"({command.argv[0]} not found on PATH); install it, e.g. apt-get install sysbench"
+            ) from None
+        except OSError as e:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise ExecutorError(f"cannot start sysbench on '{self.host_name}': {e}") from None
+
+    def workspace(self, name: str) -> str:
+        """A working directory that outlives one sysbench process: fileio's test files live
+        there from prepare through the runs to cleanup. Named by the caller (the batch), so
+        that a batch resumed after a crash finds its files again. It lives under
+        BENCHDASH_WORK_DIR, on the disk being measured rather than a tmpfs."""
+        from django.conf import settings
+
+        if not _WORKSPACE_NAME.fullmatch(name):
+            raise ExecutorError(f"{name!r} is not a workspace name")
+        root = Path(settings.BENCHDASH_WORK_DIR)
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = root / name
+        path.mkdir(mode=0o700, exist_ok=True)
+        return str(path)
+
+    def remove_workspace(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def facts(self) -> dict[str, object]:
+        """The environment of this load host, recorded on every batch."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        uname = platform.uname()
+        return {
+            "host": self.host_name,
+            "hostname": socket.gethostname(),
+            "os": _os_release(),
+            "kernel": f"{uname.system} {uname.release}",
+            "machine": uname.machine,
+            "cpu_model": _cpu_model(),
+            "cpu_cores": os.cpu_count(),
+            "memory_bytes": _memory_bytes(),
+            "ulimit_nofile": {"soft": soft, "hard": hard},
+            "sysbench_version": self.sysbench_version(),
+            "load_average": list(os.getloadavg()),
+            "work_free_bytes": _free_bytes(_work_dir()),
+        }
+
+    def sysbench_version(self) -> str | None:
+        try:
+            out = subprocess.run(
+                [self.sysbench, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() or None
+
+    def kill_group(self, pgid: int) -> bool:
+        return kill_process_group(pgid)
+
+
+def _work_dir() -> str:
+    from django.conf import settings
+
+    return str(settings.BENCHDASH_WORK_DIR)
+
+
+def _free_bytes(path: str) -> int | None:
+    """Free space on the file system of `path`, or of its nearest existing parent."""
+    for candidate in (Path(path), *Path(path).parents):
+        if candidate.exists():
+            return shutil.disk_usage(candidate).free
+    return None
+
+
+def _raise_open_files_limit() -> None:
+    """Soft open-file limit up to the hard one, for the worker and so for sysbench: each
+    sysbench thread holds a connection, that is a file descriptor."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def kill_process_group(pgid: int, grace_s: float = 2.0) -> bool:
+    """Stop a sysbench process group: SIGTERM, then SIGKILL after a grace period.
+
+    Only a group whose leader is still a sysbench process is signalled, so a recycled
+    process id never takes an innocent process down. Returns whether a group was found.
+    """
+    if not _is_sysbench(pgid):
+        return False
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return True
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not _group_alive(pgid):
+                return True
+            time.sleep(0.05)
+    return True
+
+
+def _is_sysbench(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"sysbench" in cmdline.split(b"\0", 1)[0]
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie child of ours still counts for killpg: reap it if it is ours.
+    try:
+        pid, _ = os.waitpid(pgid, os.WNOHANG)
+        if pid == pgid:
+            return False
+    except ChildProcessError:
+        pass
+    return _is_sysbench(pgid) and not _is_zombie(pgid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
+
+
+def _os_release() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return platform.platform()
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _memory_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None

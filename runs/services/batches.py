@@ -1,0 +1,131 @@
+"""Batches: launching a plan, running a batch on a worker, cancelling one.
+
+What a plan would run is checked in runs/execution/checks.py, and a batch is executed
+in runs/execution/runner.py; this module decides what runs and hands on what follows.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from functools import partial
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from runs import targets
+from runs.execution import locks, runner
+from runs.execution.checks import PlanCheck, plan_check
+from runs.models import Batch, LaunchedBy, Plan, Run, Status
+from runs.services import history
+from runs.services.queue import enqueue_batch
+from runs.sysbench.command import expected_duration_s
+
+logger = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def batch_launch(
+    *, plan: Plan, launched_by: str = LaunchedBy.UI, user: AbstractBaseUser | None = None
+) -> Batch:
+    """Freeze the plan into a batch of queued runs and hand it to a worker."""
+    seed = secrets.randbits(32)
+    try:
+        check = plan_check(plan=plan, seed=seed)
+    except targets.TargetError as e:
+        # An unreachable target does not stop a launch (a nightly run must leave a record):
+        # the worker checks again and fails the batch with the server's own words.
+        check = plan_check(plan=plan, seed=seed, contact_server=False)
+        check.warnings.append(f"the target could not be checked at launch: {e.message}")
+    batch = Batch.objects.create(
+        plan=plan,
+        target=plan.target,
+        load_host=plan.load_host,
+        params=_frozen_params(plan, check, seed),
+        seed=seed,
+        launched_by=launched_by,
+        launched_by_user=user if isinstance(user, User) else None,
+        warnings=check.warnings,
+    )
+    Run.objects.bulk_create(
+        Run(
+            batch=batch,
+            position=cell.position,
+            round=cell.round,
+            cell_key=cell.key(),
+            threads=cell.threads,
+            settings=cell.settings,
+            options=cell.options,
+            expected_duration_s=expected_duration_s(cell.options),
+        )
+        for cell in check.cells
+    )
+    transaction.on_commit(lambda: enqueue_batch(batch.pk))
+    return batch
+
+
+def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
+    return {
+        "test": plan.test,
+        "options": check.options,
+        "threads": list(plan.threads),
+        "server_settings": check.settings,
+        "option_axes": dict(plan.option_axes),
+        "repeats": plan.repeats,
+        "warmup_s": plan.warmup_s,
+        "order_policy": plan.order_policy,
+        "dataset_policy": plan.dataset_policy,
+        "cleanup": plan.cleanup,
+        "seed": seed,
+        "target": plan.target.describe() if plan.target else None,
+        "load_host": plan.load_host.name,
+        # The script as it was at launch: what ran is recorded with the batch.
+        "script": {"name": plan.script.name, "content": plan.script.content}
+        if plan.script
+        else None,
+    }
+
+
+@transaction.atomic
+def batch_cancel(*, batch: Batch, user: AbstractBaseUser | AnonymousUser | None = None) -> Batch:
+    """Cancel a batch. One not yet started ends at once; a running one is stopped by its
+    worker within a second: sysbench killed, samples kept, the rest skipped, the data set
+    cleaned up per the plan and the server's settings restored."""
+    now = timezone.now()
+    who = f" by {user.get_username()}" if user is not None and user.is_authenticated else ""
+    not_started = Batch.objects.filter(pk=batch.pk, status__in=[Status.QUEUED, Status.WAITING])
+    if not_started.update(status=Status.CANCELLED, cancel_requested_at=now, finished_at=now):
+        batch.runs.filter(status=Status.QUEUED).update(
+            status=Status.SKIPPED, error=f"skipped: the batch was cancelled{who}"
+        )
+        batch_release_locks(batch=batch)
+        history.batch_finished(batch=batch)  # a cancelled nightly batch is news too
+    else:
+        Batch.objects.filter(pk=batch.pk, status__in=[Status.PREPARING, Status.RUNNING]).update(
+            cancel_requested_at=now
+        )
+    batch.refresh_from_db()
+    return batch
+
+
+def batch_execute(*, batch_id: int, worker: str) -> None:
+    """Run a batch on this worker, then hand on what follows: the batches its locks held
+    back, the batch itself when its worker is stopping, and a finished batch's news."""
+    outcome = runner.batch_execute(batch_id=batch_id, worker=worker)
+    for waiter in outcome.woken:
+        enqueue_batch(waiter)
+    if outcome.requeue:
+        enqueue_batch(batch_id)
+    if outcome.finished:
+        history.batch_finished(batch=Batch.objects.get(pk=batch_id))
+    if outcome.error is not None:
+        raise outcome.error
+
+
+def batch_release_locks(*, batch: Batch) -> None:
+    """Free the batch's server and load host, and wake the batches that wait for them
+    once this is committed."""
+    for waiter in locks.locks_release(batch=batch):
+        transaction.on_commit(partial(enqueue_batch, waiter))

@@ -1,0 +1,308 @@
+"""The nights of a scheduled plan: the regression check after each scheduled batch, and the
+history its page shows.
+
+When a scheduled batch ends (done, failed, cancelled, or a launch recorded as skipped), a
+task compares each of its cells with the previous successful nights of the same plan
+(runs/analysis/regressions.py holds the rule), stores the verdict in Batch.analysis and tells the
+plan's recipients when a cell regressed or the night was lost (runs/services/notifications.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from runs.analysis import regressions
+from runs.analysis.regressions import CellNight
+from runs.models import Batch, LaunchedBy, Plan, Run, Status
+from runs.services import notifications, queue
+
+logger = logging.getLogger(__name__)
+
+# Batches read per baseline night wanted: the cells of an edited plan skip the nights
+# that measured other parameters, so the window looks further back than N batches.
+LOOKBACK = 4
+MAX_NIGHTS_SHOWN = 366
+RUN_FIELDS = ("id", "batch_id", "cell_key", "threads", "settings", "options", "status", "summary")
+BATCH_FIELDS = (
+    "id",
+    "plan_id",
+    "params",
+    "status",
+    "launched_by",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "error",
+    "analysis",
+    "notified",
+)
+
+
+# --- after a scheduled batch ------------------------------------------------------------------
+
+
+def batch_finished(*, batch: Batch) -> None:
+    """Where a batch ends: a scheduled batch of a plan is checked and reported by a task,
+    once what it stored is committed."""
+    if batch.launched_by != LaunchedBy.SCHEDULE or batch.plan_id is None:
+        return
+    batch_id = batch.pk
+    transaction.on_commit(lambda: enqueue_analyse(batch_id))
+
+
+def enqueue_analyse(batch_id: int) -> None:
+    try:
+        queue.enqueue_analyse(batch_id)
+    except Exception:
+        # Called as a batch ends: a broker that is down loses the check, not the ending.
+        logger.exception("batch %s: the regression check could not be queued", batch_id)
+
+
+def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
+    """Check every cell of a scheduled batch against the plan's previous successful
+    nights, store the verdict in batch.analysis, and (with notify) tell the plan's
+    recipients. Running it again recomputes the same verdict and sends nothing twice."""
+    plan = batch.plan
+    if plan is None:
+        return {}
+    runs = Run.objects.filter(batch_id=batch.pk).only(*RUN_FIELDS)
+    window = max(plan.history_nights, regressions.MIN_NIGHTS)
+    result = regressions.analyse(
+        batch_night(batch, runs),
+        [batch_night(b, r) for b, r in _previous_nights(batch, plan, window)],
+        threshold_pct=plan.regression_threshold_pct,
+        history_nights=plan.history_nights,
+    )
+    analysis = {
+        **result.to_dict(),
+        "batch_status": batch.status,
+        "analysed_at": timezone.now().isoformat(),
+    }
+    Batch.objects.filter(pk=batch.pk).update(analysis=analysis)
+    batch.analysis = analysis
+    logger.info("batch %s of plan %s: %s", batch.pk, plan.pk, result.summary)
+    if notify:
+        notifications.batch_notify(batch=batch)
+    return analysis
+
+
+def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
+    """What one batch measured, cell by cell (cells keyed by their frozen parameters)."""
+    params = batch.params or {}
+    script = params.get("script") or {}
+    return regressions.night_cells(
+        (
+            regressions.RunResult(
+                cell_key=run.cell_key,
+                threads=run.threads,
+                settings=run.settings or {},
+                options=run.options or {},
+                status=run.status,
+                summary=run.summary or {},
+            )
+            for run in runs
+        ),
+        test=str(params.get("test", "")),
+        target=params.get("target"),
+        script=script.get("content") if isinstance(script, dict) else None,
+        ok_status=Status.DONE,
+    )
+
+
+def _previous_nights(batch: Batch, plan: Plan, window: int) -> list[tuple[Batch, list[Run]]]:
+    """The plan's successful scheduled batches before this one, most recent first, with
+    their runs (two queries)."""
+    earlier = list(
+        Batch.objects.filter(
+            plan=plan,
+            launched_by=LaunchedBy.SCHEDULE,
+            status=Status.DONE,
+            created_at__lt=batch.created_at,
+        )
+        .order_by("-created_at", "-pk")
+        .only(*BATCH_FIELDS)[: window * LOOKBACK]
+    )
+    runs = _runs_by_batch([b.pk for b in earlier])
+    return [(b, runs.get(b.pk, [])) for b in earlier]
+
+
+def _runs_by_batch(batch_ids: Sequence[int]) -> dict[int, list[Run]]:
+    by_batch: dict[int, list[Run]] = {}
+    for run in Run.objects.filter(batch_id__in=batch_ids).order_by("position").only(*RUN_FIELDS):
+        by_batch.setdefault(run.batch_id, []).append(run)
+    return by_batch
+
+
+# --- the history page -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Night:
+    """One scheduled batch of the plan, and what its check said."""
+
+    batch: Batch
+    cells: dict[str, CellNight]
+
+    @property
+    def analysis(self) -> dict[str, Any]:
+        return self.batch.analysis or {}
+
+    @property
+    def checks(self) -> dict[str, dict[str, Any]]:
+        """The check of each cell, by identity."""
+        return {c["identity"]: c for c in self.analysis.get("cells", []) if "identity" in c}
+
+    @property
+    def flags(self) -> list[str]:
+        """The flag texts of the cells that regressed that night."""
+        return [
+            f"{cell['label']}: {check['text']}"
+            for cell in self.analysis.get("cells", [])
+            for check in cell.get("checks", [])
+            if check.get("verdict") == regressions.REGRESSION
+        ]
+
+    @property
+    def notified(self) -> list[dict[str, Any]]:
+        return list(self.batch.notified or [])
+
+
+@dataclass(frozen=True)
+class CellRow:
+    identity: str
+    label: str
+    threads: int
+
+
+@dataclass
+class PlanHistory:
+    plan: Plan
+    nights: list[Night]  # oldest first
+    cells: list[CellRow] = field(default_factory=list)
+
+    @property
+    def unit(self) -> str:
+        return next(
+            (c.throughput_unit for n in self.nights for c in n.cells.values() if c.repeats), "tps"
+        )
+
+    @property
+    def latency_name(self) -> str:
+        return next(
+            (
+                c.metric_name(regressions.LATENCY)
+                for n in self.nights
+                for c in n.cells.values()
+                if c.latency_pct is not None
+            ),
+            "latency",
+        )
+
+    @property
+    def latest_judged(self) -> Night | None:
+        """The last night whose check got to a verdict, for the summary table."""
+        for night in reversed(self.nights):
+            if night.analysis.get("cells"):
+                return night
+        return None
+
+    def chart(self) -> dict[str, Any]:
+        """What the page's script draws: one chart per cell, a point per night."""
+        return {
+            "unit": self.unit,
+            "latency": self.latency_name,
+            "nights": [
+                {
+                    "batch": n.batch.pk,
+                    "date": timezone.localtime(n.batch.created_at).strftime("%Y-%m-%d %H:%M"),
+                    "status": n.batch.status,
+                }
+                for n in self.nights
+            ],
+            "cells": [self._cell_series(cell) for cell in self.cells],
+        }
+
+    def _cell_series(self, cell: CellRow) -> dict[str, Any]:
+        throughput, latency, flags = [], [], []
+        for night in self.nights:
+            measured = night.cells.get(cell.identity)
+            throughput.append(measured.throughput if measured else None)
+            latency.append(measured.latency_ms if measured else None)
+            check = night.checks.get(cell.identity) or {}
+            flagged = [
+                c["text"]
+                for c in check.get("checks", [])
+                if c.get("verdict") == regressions.REGRESSION
+            ]
+            flags.append("; ".join(flagged) or None)
+        return {
+            "id": cell.identity,
+            "label": cell.label,
+            "throughput": throughput,
+            "latency": latency,
+            "flags": flags,
+        }
+
+
+def plan_history(*, plan: Plan, nights: int = 60) -> PlanHistory:
+    """The last `nights` scheduled batches of a plan with every cell's figures: two
+    queries, whatever the number of nights and cells."""
+    nights = max(1, min(nights, MAX_NIGHTS_SHOWN))
+    batches = list(
+        Batch.objects.filter(plan=plan, launched_by=LaunchedBy.SCHEDULE)
+        .order_by("-created_at", "-pk")
+        .only(*BATCH_FIELDS)[:nights]
+    )
+    batches.reverse()
+    runs = _runs_by_batch([b.pk for b in batches])
+    history = PlanHistory(
+        plan=plan,
+        nights=[Night(batch=b, cells=batch_night(b, runs.get(b.pk, []))) for b in batches],
+    )
+    history.cells = _cell_rows(history.nights)
+    return history
+
+
+def _cell_rows(nights: Sequence[Night]) -> list[CellRow]:
+    """Every cell seen, in matrix order; a cell whose parameters changed over the nights
+    appears once per set of parameters, its label saying since when."""
+    seen: dict[str, tuple[CellNight, Night]] = {}
+    for night in nights:
+        for identity, cell in night.cells.items():
+            seen.setdefault(identity, (cell, night))
+    labels = [cell.label for cell, _ in seen.values()]
+    rows = []
+    for identity, (cell, first) in sorted(seen.items(), key=lambda item: _matrix_order(item[1])):
+        label = cell.label
+        if labels.count(label) > 1:
+            label += f" (since {timezone.localtime(first.batch.created_at):%Y-%m-%d %H:%M})"
+        rows.append(CellRow(identity=identity, label=label, threads=cell.threads))
+    return rows
+
+
+def _matrix_order(seen: tuple[CellNight, Night]) -> tuple[Any, ...]:
+    """Threads, then settings, then option values; numbers as numbers (500 before 1000),
+    and older parameters before newer ones."""
+    cell, first = seen
+
+    def natural(values: dict[str, str]) -> tuple[tuple[str, int, float, str], ...]:
+        keys = []
+        for name in sorted(values):
+            try:
+                keys.append((name, 0, float(values[name]), ""))
+            except ValueError:
+                keys.append((name, 1, 0.0, values[name]))
+        return tuple(keys)
+
+    return (
+        cell.threads,
+        natural(cell.settings),
+        natural(cell.axis_options),
+        first.batch.created_at,
+    )

@@ -1,0 +1,258 @@
+"""Telling a plan's people about a night: cells that regressed, or a scheduled batch that
+failed, was skipped or cancelled. By email (Django's email backend) and to a webhook URL
+that receives the same news as JSON; both configured per plan.
+
+Sending is the edge of the system: every network call has a timeout, and a recipient that
+cannot be reached is recorded in Batch.notified, never raised, so that one broken webhook
+cannot keep the email from going out, nor fail the task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import smtplib
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.mail import send_mail
+from django.core.serializers.json import DjangoJSONEncoder
+from django.core.validators import validate_email
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from runs.analysis import regressions
+from runs.models import Batch, Plan, Status
+
+logger = logging.getLogger(__name__)
+
+# Statuses of a scheduled batch that lost its night: reported whatever the figures say.
+LOST_NIGHT = (Status.FAILED, Status.SKIPPED, Status.CANCELLED)
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True)
+class News:
+    event: str  # regression, batch_failed, batch_skipped, batch_cancelled
+    subject: str
+    text: str
+    payload: dict[str, Any]
+
+
+def batch_notify(*, batch: Batch) -> list[dict[str, Any]]:
+    """Send the news of a scheduled batch, once: a batch already notified is left alone.
+    Returns what Batch.notified records: one entry per channel, sent or not."""
+    news = batch_news(batch)
+    if news is None or batch.plan is None:
+        return []
+    plan = batch.plan
+    with transaction.atomic():
+        # The row lock makes a second delivery of the task wait, then find the record.
+        locked = Batch.objects.select_for_update().only("id", "notified").get(pk=batch.pk)
+        if locked.notified:
+            return list(locked.notified)
+        records = [*_email(plan, news), *_webhook(plan, news)]
+        if not records:
+            records = [_record("none", "", ok=False, error="the plan has no recipient")]
+        locked.notified = records
+        locked.save(update_fields=["notified"])
+    batch.notified = records
+    return records
+
+
+def batch_news(batch: Batch) -> News | None:
+    """What there is to tell about a scheduled batch; None when the night went well."""
+    plan = batch.plan
+    if plan is None:
+        return None
+    analysis = batch.analysis or {}
+    flagged = [c for c in analysis.get("cells", []) if c.get("flagged")]
+    if batch.status in LOST_NIGHT:
+        event = f"batch_{batch.status}"
+        headline = f"nightly batch {batch.pk} {_lost(batch.status)}"
+    elif flagged:
+        event = "regression"
+        headline = f"{len(flagged)} of {len(analysis.get('cells', []))} cells slower"
+    else:
+        return None
+    subject = f"[benchdash] {plan.name}: {headline}"
+    payload = _payload(batch, plan, event, headline, flagged)
+    return News(event=event, subject=subject, text=_text(payload), payload=payload)
+
+
+def _lost(status: str) -> str:
+    return {"failed": "failed", "skipped": "was skipped", "cancelled": "was cancelled"}[status]
+
+
+def _payload(
+    batch: Batch, plan: Plan, event: str, headline: str, flagged: list[dict[str, Any]]
+) -> dict[str, Any]:
+    analysis = batch.analysis or {}
+    return {
+        "event": event,
+        "text": f"{plan.name}: {headline}",
+        "plan": {
+            "id": plan.pk,
+            "name": plan.name,
+            "url": absolute_url(reverse("plan_edit", args=[plan.pk])),
+            "history_url": absolute_url(reverse("plan_history", args=[plan.pk])),
+        },
+        "batch": {
+            "id": batch.pk,
+            "status": batch.status,
+            "launched_by": batch.launched_by,
+            "created_at": batch.created_at,
+            "started_at": batch.started_at,
+            "finished_at": batch.finished_at,
+            "error": batch.error,
+            "url": absolute_url(reverse("batch_detail", args=[batch.pk])),
+            "results_url": absolute_url(reverse("batch_results", args=[batch.pk])),
+        },
+        "analysis": {
+            "status": analysis.get("status"),
+            "summary": analysis.get("summary"),
+            "rule": analysis.get("rule"),
+        },
+        "flagged": [_flagged_cell(cell) for cell in flagged],
+    }
+
+
+def _flagged_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "label": cell.get("label"),
+        "threads": cell.get("threads"),
+        "settings": cell.get("settings"),
+        "options": cell.get("options"),
+        "checks": [c for c in cell.get("checks", []) if c.get("verdict") == regressions.REGRESSION],
+    }
+
+
+def _text(payload: dict[str, Any]) -> str:
+    batch, plan = payload["batch"], payload["plan"]
+    lines = [payload["text"], ""]
+    if batch["status"] != Status.DONE:
+        lines.append(f"Batch {batch['id']} ended {batch['status']}.")
+        if batch["error"]:
+            lines += ["", batch["error"]]
+        lines.append("")
+    for cell in payload["flagged"]:
+        lines.append(f"{cell['label']}:")
+        for check in cell["checks"]:
+            lines.append(f"  {check['text']}")
+            lines.append(f"  ({check['rule']})")
+    if payload["flagged"]:
+        lines += ["", f"Rule: {payload['analysis']['rule']['text']}.", ""]
+    lines += [
+        f"Batch:   {batch['url']}",
+        f"Results: {batch['results_url']}",
+        f"History: {plan['history_url']}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def absolute_url(path: str) -> str:
+    """A link for people outside the browser (mail, chat): BENCHDASH_BASE_URL + path."""
+    return settings.BENCHDASH_BASE_URL.rstrip("/") + path
+
+
+# --- channels ---------------------------------------------------------------------------------
+
+
+def plan_recipients(plan: Plan) -> tuple[list[str], list[str]]:
+    """The plan's email addresses, one a line: (valid, invalid)."""
+    valid, invalid = [], []
+    for line in plan.notify_emails.splitlines():
+        address = line.strip()
+        if not address:
+            continue
+        try:
+            validate_email(address)
+        except DjangoValidationError:
+            invalid.append(address)
+        else:
+            valid.append(address)
+    return valid, invalid
+
+
+def _email(plan: Plan, news: News) -> list[dict[str, Any]]:
+    valid, invalid = plan_recipients(plan)
+    records = [
+        _record("email", address, ok=False, error="not an email address") for address in invalid
+    ]
+    if not valid:
+        return records
+    try:
+        send_mail(
+            news.subject,
+            news.text,
+            settings.DEFAULT_FROM_EMAIL,
+            valid,
+            fail_silently=False,
+        )
+    except (smtplib.SMTPException, OSError) as e:
+        logger.warning("plan %s: email to %s failed: %s", plan.pk, valid, e)
+        return [*records, _record("email", ", ".join(valid), ok=False, error=str(e))]
+    return [*records, _record("email", ", ".join(valid), ok=True, subject=news.subject)]
+
+
+def _webhook(plan: Plan, news: News) -> list[dict[str, Any]]:
+    url = plan.notify_webhook.strip()
+    if not url:
+        return []
+    shown = redact_url(url)
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):
+        return [_record("webhook", shown, ok=False, error=f"{scheme or 'no'} scheme: http(s) only")]
+    body = json.dumps(news.payload, cls=DjangoJSONEncoder).encode()
+    request = urllib.request.Request(  # noqa: S310 -- the scheme is http(s), checked above
+        url,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "User-Agent": "benchdash"},
+    )
+    try:
+        with urllib.request.urlopen(  # noqa: S310 -- the scheme is http(s), checked above
+            request, timeout=settings.BENCHDASH_WEBHOOK_TIMEOUT
+        ) as response:
+            status = response.status
+    except urllib.error.HTTPError as e:
+        return [
+            _record("webhook", shown, ok=False, status=e.code, error=f"HTTP {e.code} {e.reason}")
+        ]
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = e.reason if isinstance(e, urllib.error.URLError) else e
+        logger.warning("plan %s: webhook %s failed: %s", plan.pk, shown, reason)
+        return [_record("webhook", shown, ok=False, error=str(reason) or type(e).__name__)]
+    return [_record("webhook", shown, ok=True, status=status, event=news.event)]
+
+
+def redact_url(url: str) -> str:
+    """A webhook URL often carries its secret in the path or query (chat services do):
+    only the scheme, host and port are recorded and shown."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    more = "/…" if parts.path.strip("/") or parts.query else "/"
+    return f"{parts.scheme}://{host}{port}{more}"
+
+
+def _record(channel: str, to: str, *, ok: bool, error: str = "", **extra: Any) -> dict[str, Any]:
+    return {
+        "channel": channel,
+        "to": to,
+        "ok": ok,
+        "error": error[:MAX_ERROR_CHARS],
+        "at": timezone.now().isoformat(),
+        **extra,
+    }

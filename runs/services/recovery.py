@@ -1,0 +1,111 @@
+"""Recovering from crashed workers: the sweeper of the heartbeat protocol."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from runs.execution.server_settings import batch_restore_settings
+from runs.loadhosts import ExecutorError, executor_for, kill_process_group
+from runs.models import Batch, LoadHost, Run, Status
+from runs.services.batches import batch_release_locks
+from runs.services.queue import enqueue_batch
+
+logger = logging.getLogger(__name__)
+
+
+def batches_sweep_stale(*, hostname: str) -> list[int]:
+    """Recover batches whose worker died: the sweeper of the heartbeat protocol.
+
+    A batch that has not beaten for BENCHDASH_STALE_AFTER_SECONDS lost its worker. Its
+    running run is marked interrupted (its samples stay), the orphaned sysbench is killed,
+    the server's original settings are restored, and the batch is queued again to go on
+    from its next unfinished cell: the interrupted cell is never run twice.
+    """
+    cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_STALE_AFTER_SECONDS)
+    recovered = []
+    stale_ids = list(
+        Batch.objects.filter(
+            status__in=[Status.PREPARING, Status.RUNNING], heartbeat_at__lt=cutoff
+        ).values_list("pk", flat=True)
+    )
+    for batch_id in stale_ids:
+        if _recover(batch_id, cutoff, hostname):
+            recovered.append(batch_id)
+    # A waiting batch is woken when its lock is released; asking again now and then costs
+    # one conditional update and covers a wake-up lost with a crashed worker.
+    for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
+        enqueue_batch(batch_id)
+    return recovered
+
+
+@transaction.atomic
+def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
+    batch = (
+        Batch.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(pk=batch_id, status__in=[Status.PREPARING, Status.RUNNING], heartbeat_at__lt=cutoff)
+        .select_related("target")
+        .first()
+    )
+    if batch is None:
+        return False
+    now = timezone.now()
+    for run in batch.runs.filter(status__in=[Status.PREPARING, Status.RUNNING]):
+        _kill_orphan(batch, run, hostname)
+        run.status = Status.INTERRUPTED
+        run.finished_at = now
+        run.error = (
+            f"the worker {batch.worker} stopped beating at {batch.heartbeat_at:%H:%M:%S} UTC; "
+            "the samples received until then are kept"
+        )
+        run.save(update_fields=["status", "finished_at", "error"])
+    batch_restore_settings(batch=batch)
+    batch_release_locks(batch=batch)
+    batch.status = Status.QUEUED
+    batch.warnings = [
+        *batch.warnings,
+        f"resumed after the worker {batch.worker} died at {now:%Y-%m-%d %H:%M:%S} UTC",
+    ]
+    batch.save(update_fields=["status", "warnings"])
+    logger.warning("batch %s: worker %s is gone, requeued", batch.pk, batch.worker)
+    transaction.on_commit(lambda: enqueue_batch(batch.pk))
+    return True
+
+
+def _kill_orphan(batch: Batch, run: Run, hostname: str) -> None:
+    if run.pgid is None:
+        return
+    if batch.load_host is not None and batch.load_host.kind == LoadHost.Kind.SSH:
+        _kill_remote_orphan(batch, batch.load_host, run.pgid)
+        return
+    # A local sysbench lives on the machine of the worker that started it.
+    if batch.worker.split("@")[-1] == hostname:
+        if kill_process_group(run.pgid):
+            logger.warning("batch %s: killed orphaned sysbench group %s", batch.pk, run.pgid)
+    else:
+        logger.error(
+            "batch %s: sysbench group %s is on %s, not here (%s): cannot kill it",
+            batch.pk,
+            run.pgid,
+            batch.worker,
+            hostname,
+        )
+
+
+def _kill_remote_orphan(batch: Batch, load_host: LoadHost, pgid: int) -> None:
+    """Any worker can reach a remote sysbench: over a new SSH connection, its group is
+    killed if its leader is still sysbench."""
+    try:
+        killed = executor_for(load_host).kill_group(pgid)
+    except ExecutorError as e:
+        logger.error("batch %s: cannot kill sysbench group %s: %s", batch.pk, pgid, e)
+        return
+    if killed:
+        logger.warning(
+            "batch %s: killed orphaned sysbench group %s on %s", batch.pk, pgid, load_host.name
+        )

@@ -1,0 +1,245 @@
+"""Reads: the queries pages and the API need, each in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import Mod, Right
+
+from runs.analysis import comparison, results
+from runs.models import (
+    ACTIVE_STATUSES,
+    FINISHED_STATUSES,
+    Batch,
+    CounterSample,
+    LoadHost,
+    Plan,
+    Run,
+    Sample,
+    Target,
+)
+
+
+def recent_batches(limit: int = 50) -> QuerySet[Batch]:
+    return Batch.objects.select_related("plan", "target", "load_host")[:limit]
+
+
+def batches_with_plan() -> QuerySet[Batch]:
+    return Batch.objects.select_related("plan", "target", "load_host")
+
+
+def batch_runs(batch: Batch) -> QuerySet[Run]:
+    return batch.runs.order_by("position").defer("raw_log", "reports", "histogram")
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int
+    finished: int
+    current: Run | None
+    remaining_s: float | None  # sysbench time still to run, from the expected durations
+
+    @property
+    def current_number(self) -> int | None:
+        return self.current.position + 1 if self.current else None
+
+
+def batch_progress(batch: Batch) -> Progress:
+    runs = list(
+        # batch_id too: the related manager reads it on every row it returns.
+        batch.runs.order_by("position").only(
+            "id",
+            "batch_id",
+            "position",
+            "status",
+            "threads",
+            "settings",
+            "expected_duration_s",
+            "started_at",
+        )
+    )
+    current = next((r for r in runs if r.status in ACTIVE_STATUSES), None)
+    pending = [r.expected_duration_s for r in runs if r.status == "queued"]
+    remaining = None if None in pending else float(sum(p for p in pending if p is not None))
+    return Progress(
+        total=len(runs),
+        finished=sum(r.status in FINISHED_STATUSES for r in runs),
+        current=current,
+        remaining_s=remaining,
+    )
+
+
+def batches_counted() -> QuerySet[Batch]:
+    """Batches with runs_total and runs_done (runs that ended, any way)."""
+    # Meta.ordering does not apply to a GROUP BY query: the order is spelled out.
+    return (
+        Batch.objects.select_related("plan", "target", "load_host", "launched_by_user")
+        .annotate(
+            runs_total=Count("runs"),
+            runs_done=Count("runs", filter=Q(runs__status__in=FINISHED_STATUSES)),
+        )
+        .order_by("-created_at", "-pk")
+    )
+
+
+def batches_filtered(
+    *,
+    plan: int | None = None,
+    target: int | None = None,
+    status: str | None = None,
+    launched_by: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+) -> QuerySet[Batch]:
+    conditions = {
+        "plan_id": plan,
+        "target_id": target,
+        "status": status,
+        "launched_by": launched_by,
+        "created_at__gte": created_after,
+        "created_at__lt": created_before,
+    }
+    return batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+
+
+def samples_after(run: Run, *, after: int, limit: int) -> list[Sample]:
+    return list(run.samples.filter(seq__gt=after).order_by("seq")[:limit])
+
+
+# --- pages (the web UI) ------------------------------------------------------------------
+# Each page reads a bounded number of queries, whatever the size of the batch: one for the
+# runs, one for all their samples, one for the counter readings when asked for.
+
+MAX_SAMPLE_ROWS = 200_000  # beyond this a batch page thins the samples in the query
+SampleRow = tuple[int, float, float | None, float | None, float | None, bool]
+
+
+def targets_listed() -> QuerySet[Target]:
+    return Target.objects.select_related("server_host").annotate(
+        plan_count=Count("plans", distinct=True), batch_count=Count("batches", distinct=True)
+    )
+
+
+def loadhosts_listed() -> QuerySet[LoadHost]:
+    return LoadHost.objects.annotate(
+        plan_count=Count("plans", distinct=True), batch_count=Count("batches", distinct=True)
+    )
+
+
+def plans_listed() -> QuerySet[Plan]:
+    return Plan.objects.select_related(
+        "target", "load_host", "script", "schedule__crontab", "schedule__interval"
+    ).annotate(batch_count=Count("batches"))
+
+
+def plans_scheduled() -> QuerySet[Plan]:
+    return plans_listed().filter(schedule__isnull=False)
+
+
+def plan_last_batches(plan: Plan, limit: int = 10) -> QuerySet[Batch]:
+    return batches_counted().filter(plan=plan)[:limit]
+
+
+def results_runs(batch: Batch) -> list[Run]:
+    """Every run of a batch with what the results page shows, without the raw log."""
+    return list(batch.runs.order_by("position").defer("raw_log", "reports", "argv"))
+
+
+def batch_sample_rows(batch_ids: list[int]) -> dict[int, list[SampleRow]]:
+    """(run_id, time_s, tps, qps, latency_ms, in_warmup) of every sample of the batches,
+    in one query, by run. A batch of very long runs is thinned in the query (every k-th
+    sample); the charts then keep the peaks and troughs of what came."""
+    samples = Sample.objects.filter(run__batch_id__in=batch_ids)
+    total = samples.count()
+    if total > MAX_SAMPLE_ROWS:
+        stride = -(-total // MAX_SAMPLE_ROWS)
+        samples = samples.alias(keep=Mod("seq", stride)).filter(keep=0)
+    rows = samples.order_by("run_id", "seq").values_list(
+        "run_id", "time_s", "tps", "qps", "latency_ms", "in_warmup"
+    )
+    by_run: dict[int, list[SampleRow]] = {}
+    for row in rows:
+        by_run.setdefault(row[0], []).append(row)
+    return by_run
+
+
+def counter_readings(run_ids: list[int]) -> dict[int, list[tuple[float, dict[str, float]]]]:
+    rows = (
+        CounterSample.objects.filter(run_id__in=run_ids)
+        .order_by("run_id", "seq")
+        .values_list("run_id", "time_s", "values")
+    )
+    by_run: dict[int, list[tuple[float, dict[str, float]]]] = {}
+    for run_id, time_s, values in rows:
+        by_run.setdefault(run_id, []).append((time_s, values))
+    return by_run
+
+
+def runs_by_ids(run_ids: list[int]) -> list[Run]:
+    return list(
+        Run.objects.filter(pk__in=run_ids)
+        .select_related("batch__plan", "batch__target")
+        .defer("raw_log", "reports", "argv", "histogram")
+    )
+
+
+def batches_by_ids(batch_ids: list[int]) -> dict[int, Batch]:
+    return Batch.objects.select_related("plan", "target", "load_host").in_bulk(batch_ids)
+
+
+def runs_of_batches(batch_ids: list[int]) -> list[Run]:
+    return list(
+        Run.objects.filter(batch_id__in=batch_ids)
+        .order_by("batch_id", "position")
+        .defer("raw_log", "reports", "argv", "histogram")
+    )
+
+
+def export_runs(batch: Batch) -> QuerySet[Run]:
+    return batch.runs.order_by("position").defer("raw_log", "histogram")
+
+
+def export_samples(batch: Batch) -> QuerySet[Sample]:
+    return Sample.objects.filter(run__batch=batch).order_by("run__position", "seq")
+
+
+def run_log_tail(batch: Batch, run_id: int, *, lines: int = 40, chars: int = 8000) -> list[str]:
+    """The last lines of a run's raw log (read from its end, however long it is)."""
+    text = (
+        Run.objects.filter(pk=run_id, batch=batch)
+        .annotate(tail=Right("raw_log", chars))
+        .values_list("tail", flat=True)
+        .first()
+    )
+    return (text or "").splitlines()[-lines:]
+
+
+def compare_sides(keys: list[str]) -> dict[str, comparison.Side]:
+    """The sides of a comparison by key ("b12" a batch, "r345" a run), in three queries;
+    keys of batches or runs that do not exist are left out."""
+    batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]
+    run_ids = [int(k[1:]) for k in keys if k[0] == "r"]
+    batches = batches_by_ids(batch_ids)
+    by_batch: dict[int, list[Run]] = {}
+    for run in runs_of_batches(batch_ids):
+        by_batch.setdefault(run.batch_id, []).append(run)
+    single = {r.pk: r for r in runs_by_ids(run_ids)}
+    sides: dict[str, comparison.Side] = {}
+    for key in keys:
+        number = int(key[1:])
+        if key[0] == "b" and number in batches:
+            figures = [results.RunFigures.of(r) for r in by_batch.get(number, [])]
+            sides[key] = comparison.Side(key, batch_label(batches[number]), figures)
+        elif key[0] == "r" and number in single:
+            run = single[number]
+            label = f"run {run.pk} of batch {run.batch_id} ({run.label})"
+            sides[key] = comparison.Side(key, label, [results.RunFigures.of(run)])
+    return sides
+
+
+def batch_label(batch: Batch) -> str:
+    name = batch.plan.name if batch.plan else (batch.label or "import")
+    target = f" on {batch.target.name}" if batch.target else ""
+    return f"batch {batch.pk}: {name}{target}, {batch.created_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,85 @@
+"""How sysbench's interval lines read, in 1.0 (SQL tests, cpu/threads/mutex, fileio,
+memory, the `--rate` queue line) and 0.5. Pure."""
+
+from __future__ import annotations
+
+import re
+
+from runs.sysbench.output import IntervalSample
+
+NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def whole_line(pattern: str) -> re.Pattern[str]:
+    """A whole-line pattern in which each space stands for any run of whitespace.
+
+    Whole-line, so that a line cut short (a killed process, a full pipe) is not read
+    as a sample carrying half a number; loose spacing, because column widths changed
+    between releases.
+    """
+    return re.compile("^" + pattern.replace(" ", r"\s+") + "$")
+
+
+INTERVAL = re.compile(rf"^\[\s*({NUMBER})s\s*\]\s*(.*?)\s*$")
+CHECKPOINT = "Checkpoint report:"
+QUEUE = whole_line(r"queue length: (\d+), concurrency: (\d+)")
+_LATENCY_LABEL = rf"\(ms,\s*(?P<pct>{NUMBER})%\): (?P<lat>{NUMBER})"
+_SQL_10 = whole_line(
+    rf"thds: (?P<threads>\d+) tps: (?P<tps>{NUMBER}) qps: (?P<qps>{NUMBER}) "
+    rf"\(r/w/o:\s*(?P<reads>{NUMBER})/(?P<writes>{NUMBER})/(?P<other>{NUMBER})\) "
+    rf"lat\s*{_LATENCY_LABEL} err/s: (?P<err>{NUMBER}) reconn/s: (?P<reconn>{NUMBER})"
+)
+_EPS_10 = whole_line(rf"thds: (?P<threads>\d+) eps: (?P<eps>{NUMBER}) lat\s*{_LATENCY_LABEL}")
+_FILEIO_10 = whole_line(
+    rf"reads: (?P<read>{NUMBER}) MiB/s writes: (?P<written>{NUMBER}) MiB/s "
+    rf"fsyncs: (?P<fsyncs>{NUMBER})/s latency\s*{_LATENCY_LABEL}"
+)
+_MEMORY_10 = whole_line(rf"(?P<mib>{NUMBER}) MiB/sec")
+# 0.5; its early builds said reads/s, writes/s and printed no errors/reconnects.
+_LEGACY_05 = re.compile(
+    r"^threads:\s*(?P<threads>\d+),\s*"
+    rf"tps:\s*(?P<tps>{NUMBER}),\s*"
+    rf"reads(?:/s)?:\s*(?P<reads>{NUMBER}),\s*"
+    rf"writes(?:/s)?:\s*(?P<writes>{NUMBER}),?\s*"
+    rf"response time:\s*(?P<lat>{NUMBER})ms\s*\((?P<pct>{NUMBER})%\)"
+    rf"(?:,\s*errors:\s*(?P<err>{NUMBER}),\s*reconnects:\s*(?P<reconn>{NUMBER}))?$"
+)
+_SAMPLE_FORMATS = (_SQL_10, _EPS_10, _FILEIO_10, _MEMORY_10, _LEGACY_05)
+# fileio and memory print throughput, not operations per second: it goes to `extra`.
+_EXTRA_GROUPS = {
+    "read": "read_mib_per_s",
+    "written": "written_mib_per_s",
+    "fsyncs": "fsyncs_per_s",
+    "mib": "mib_per_s",
+}
+
+
+def _opt(value: str | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def interval_sample(time_s: float, rest: str, threads: int) -> IntervalSample | None:
+    """`threads` stands in for lines that print no thread count (fileio, memory)."""
+    for pattern in _SAMPLE_FORMATS:
+        m = pattern.match(rest)
+        if m:
+            return _sample(time_s, m.groupdict(), threads)
+    return None
+
+
+def _sample(time_s: float, g: dict[str, str | None], threads: int) -> IntervalSample:
+    return IntervalSample(
+        time_s=time_s,
+        threads=int(g["threads"] or 0) if "threads" in g else threads,
+        tps=_opt(g.get("tps")),
+        qps=_opt(g.get("qps")),
+        reads=_opt(g.get("reads")),
+        writes=_opt(g.get("writes")),
+        other=_opt(g.get("other")),
+        latency_pct=_opt(g.get("pct")),
+        latency_ms=_opt(g.get("lat")),
+        errors_per_s=_opt(g.get("err")),
+        reconnects_per_s=_opt(g.get("reconn")),
+        eps=_opt(g.get("eps")),
+        extra={key: float(g[group] or 0) for group, key in _EXTRA_GROUPS.items() if group in g},
+    )

@@ -1,0 +1,198 @@
+"""The server's status counters, sampled while sysbench runs.
+
+Throughput alone does not say why it moves; the server's own counters do (rows read per
+query, log fsyncs per transaction, spin waits...). A sampler thread with a connection of
+its own reads them every report interval from the moment sysbench starts until it ends,
+and stores each reading as a CounterSample whose time_s counts from sysbench's start,
+like the samples of the interval lines, so the two series line up. When sysbench is done,
+the run gets the deltas over the run, rates, gauge averages and a few derived ratios.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import connection as django_connection
+
+from runs import targets
+from runs.models import Batch, CounterSample, Run
+from runs.sysbench.command import Connection
+from runs.sysbench.options import is_sql_test
+
+logger = logging.getLogger(__name__)
+
+# Levels, not counts: averaged and maxed over the run instead of differenced.
+GAUGES = frozenset({"Threads_running", "Threads_connected", "backends_active", "backends_total"})
+_QUERY_COUNTERS = ("Com_select", "Com_insert", "Com_update", "Com_delete")
+
+Reading = tuple[float, dict[str, float]]
+
+
+class CounterSampler:
+    """A thread that reads the target's counters every `interval_s` until stopped, then
+    once more, so the last reading follows sysbench's last transaction."""
+
+    def __init__(self, *, run_id: int, connection: Connection, interval_s: float) -> None:
+        self.run_id = run_id
+        self.connection = connection
+        self.interval_s = interval_s
+        self.readings: list[Reading] = []
+        self.error = ""
+        self._stop = threading.Event()
+        self._started = time.monotonic()
+        self._thread = threading.Thread(
+            target=self._loop, name=f"counters-run-{run_id}", daemon=True
+        )
+
+    def start(self) -> CounterSampler:
+        self._started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[Reading]:
+        self._stop.set()
+        # A reading takes milliseconds; the connect timeout bounds a server gone mute.
+        self._thread.join(timeout=settings.BENCHDASH_TARGET_TIMEOUT * 7)
+        if self._thread.is_alive():
+            self.error = self.error or "the counter sampler did not stop in time"
+        return list(self.readings)
+
+    def _loop(self) -> None:
+        try:
+            with targets.connect(self.connection, timeout=settings.BENCHDASH_TARGET_TIMEOUT) as db:
+                self._sample_until_stopped(db)
+        except targets.TargetError as e:
+            self.error = e.message
+            logger.warning("run %s: counters not sampled: %s", self.run_id, e.message)
+        except Exception as e:  # a reading lost must never fail the benchmark
+            self.error = f"internal error: {e}"
+            logger.exception("run %s: the counter sampler failed", self.run_id)
+        finally:
+            django_connection.close()  # this thread's own connection to the results store
+
+    def _sample_until_stopped(self, db: targets.ServerTarget) -> None:
+        next_at = self._started
+        while True:
+            self._read(db)
+            if self._stop.is_set():
+                return
+            next_at += self.interval_s
+            if self._stop.wait(max(0.0, next_at - time.monotonic())):
+                self._read(db)  # the closing reading, after sysbench ended
+                return
+
+    def _read(self, db: targets.ServerTarget) -> None:
+        values = db.status_counters()
+        time_s = round(time.monotonic() - self._started, 3)
+        self.readings.append((time_s, values))
+        CounterSample.objects.create(
+            run_id=self.run_id, seq=len(self.readings), time_s=time_s, values=values
+        )
+
+
+def sampler_start(*, run: Run, batch: Batch) -> CounterSampler | None:
+    """Start sampling for a run that just started; None when there is nothing to sample
+    (no target, a test that is not a database test, or sampling turned off)."""
+    params = batch.params
+    if not settings.BENCHDASH_COUNTERS or batch.target is None:
+        return None
+    if not is_sql_test(params.get("test", "")):
+        return None
+    return CounterSampler(
+        run_id=run.pk,
+        connection=targets.connection_of(batch.target),
+        interval_s=_interval(run, params),
+    ).start()
+
+
+def sampler_stop(sampler: CounterSampler | None, *, run: Run) -> None:
+    """Stop sampling once sysbench ended, and store the run's deltas and ratios."""
+    if sampler is None:
+        return
+    readings = sampler.stop()
+    run.counters = counters_summary(readings, run.reports, error=sampler.error)
+    Run.objects.filter(pk=run.pk).update(counters=run.counters)
+
+
+def _interval(run: Run, params: Mapping[str, Any]) -> float:
+    value = run.options.get("report-interval", params.get("options", {}).get("report-interval"))
+    try:
+        interval = float(value or 0)
+    except (TypeError, ValueError):
+        interval = 0.0
+    return interval if interval > 0 else 1.0
+
+
+def counters_summary(
+    readings: Sequence[Reading], reports: Sequence[Mapping[str, Any]], *, error: str = ""
+) -> dict[str, Any]:
+    """Deltas of the cumulative counters between the first and last readings, their
+    rates, the gauges' mean and peak, and ratios against sysbench's own counts."""
+    summary: dict[str, Any] = {"readings": len(readings), "error": error}
+    if len(readings) < 2:
+        return summary
+    (t0, first), (t1, last) = readings[0], readings[-1]
+    duration = t1 - t0
+    deltas = {
+        k: last[k] - first[k]
+        for k in last
+        if k in first and k not in GAUGES and not k.endswith("_per_wait")
+    }
+    summary.update(
+        duration_s=round(duration, 3),
+        deltas=deltas,
+        per_second={k: round(v / duration, 3) for k, v in deltas.items()} if duration > 0 else {},
+        gauges=_gauges(readings),
+        derived=_derived(deltas, reports),
+    )
+    return summary
+
+
+def _gauges(readings: Sequence[Reading]) -> dict[str, dict[str, float]]:
+    names = {k for _, values in readings for k in values if k in GAUGES}
+    gauges = {}
+    for name in sorted(names):
+        series = [values[name] for _, values in readings if name in values]
+        gauges[name] = {"avg": round(sum(series) / len(series), 3), "max": max(series)}
+    return gauges
+
+
+def _derived(deltas: Mapping[str, float], reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-query and per-transaction figures. sysbench resets its counts at each
+    checkpoint, so the run's totals are the sums over all its reports."""
+    queries = sum(float(r.get("sql", {}).get("queries", 0)) for r in reports)
+    transactions = sum(float(r.get("sql", {}).get("transactions", 0)) for r in reports)
+    if not queries and all(k in deltas for k in _QUERY_COUNTERS):
+        queries = sum(deltas[k] for k in _QUERY_COUNTERS)
+    derived: dict[str, Any] = {"queries": queries, "transactions": transactions}
+    for name, candidates, per in _RATIOS:
+        counter = next((c for c in candidates if c in deltas), None)
+        if counter is not None and per == "query" and queries:
+            derived[name] = round(deltas[counter] / queries, 4)
+            derived[f"{name}_from"] = counter
+        elif counter is not None and per == "transaction" and transactions:
+            derived[name] = round(deltas[counter] / transactions, 4)
+            derived[f"{name}_from"] = counter
+    return derived
+
+
+# derived figure, the counters that give it (the first the server has), and what it is per.
+# MySQL and older MariaDB count InnoDB's rows read and log fsyncs; MariaDB 10.8+ dropped
+# those, and counts rows read server-wide and log fsyncs among Innodb_data_fsyncs.
+_RATIOS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("rows_read_per_query", ("Innodb_rows_read", "Rows_read", "db_tup_fetched"), "query"),
+    ("tuples_returned_per_query", ("db_tup_returned",), "query"),
+    (
+        "log_fsyncs_per_transaction",
+        ("Innodb_os_log_fsyncs", "Innodb_data_fsyncs", "wal_sync"),
+        "transaction",
+    ),
+    ("data_fsyncs_per_transaction", ("Innodb_data_fsyncs",), "transaction"),
+    ("wal_bytes_per_transaction", ("wal_bytes",), "transaction"),
+    ("binlog_commits_per_transaction", ("Binlog_commits",), "transaction"),
+)

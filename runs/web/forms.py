@@ -1,0 +1,284 @@
+"""Forms of the pages. Secrets are write-only: a password or key field is never filled
+in, and left empty it keeps what is stored."""
+
+from __future__ import annotations
+
+import zoneinfo
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import AnonymousUser, User
+
+from runs.models import DatasetPolicy, LoadHost, LuaScript, OrderPolicy, Plan, Target
+from runs.sysbench.options import ALL_TESTS
+from runs.web import plan_editor
+
+KEEP = "Leave empty to keep the stored one."
+
+
+class TargetForm(forms.ModelForm[Target]):
+    password = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted; never shown again. " + KEEP,
+    )
+    clear_password = forms.BooleanField(required=False, label="Remove the stored password")
+
+    class Meta:
+        model = Target
+        fields = [
+            "name",
+            "engine",
+            "host",
+            "port",
+            "socket",
+            "database",
+            "user",
+            "password",
+            "cpu_cores",
+            "disk_count",
+            "server_host",
+        ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.initial["password"] = ""  # write-only
+        self.fields["server_host"].queryset = LoadHost.objects.filter(  # type: ignore[attr-defined]
+            kind=LoadHost.Kind.SSH
+        )
+        if not self.instance.pk:
+            self.fields["password"].help_text = "Stored encrypted; never shown again."
+            del self.fields["clear_password"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        # Empty means "keep": the instance is built from cleaned_data after clean().
+        if self.instance.pk and not data.get("password") and not data.get("clear_password"):
+            data["password"] = Target.objects.get(pk=self.instance.pk).password
+        return data
+
+
+class LoadHostForm(forms.ModelForm[LoadHost]):
+    private_key = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 4, "autocomplete": "off", "spellcheck": "false"}),
+        help_text="PEM or OpenSSH private key, stored encrypted; never shown again.",
+    )
+    clear_private_key = forms.BooleanField(required=False, label="Remove the stored key")
+
+    class Meta:
+        model = LoadHost
+        fields = ["name", "kind", "address", "port", "user", "private_key", "key_path"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.initial["private_key"] = ""  # write-only: a textarea would show it back
+        if self.instance.pk:
+            self.fields["private_key"].help_text += " " + KEEP
+        else:
+            del self.fields["clear_private_key"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.instance.pk and not data.get("private_key") and not data.get("clear_private_key"):
+            data["private_key"] = LoadHost.objects.get(pk=self.instance.pk).private_key
+        return data
+
+
+class FingerprintForm(forms.Form):
+    fingerprint = forms.CharField(
+        max_length=200,
+        help_text="Type or paste the fingerprint `ssh-keygen -lf` prints on the host itself.",
+    )
+
+
+SCHEDULE_KINDS = [("", "No schedule"), ("cron", "Cron"), ("interval", "Every N minutes")]
+
+
+def _zones() -> list[tuple[str, str]]:
+    return [(z, z) for z in sorted(zoneinfo.available_timezones())]
+
+
+class PlanForm(forms.Form):
+    """The plain fields of a plan; its matrix comes through plan_editor.matrix_from_form."""
+
+    name = forms.CharField(max_length=200)
+    target = forms.ModelChoiceField(Target.objects.all(), required=False, empty_label="— none —")
+    load_host = forms.ModelChoiceField(LoadHost.objects.all(), empty_label=None)
+    test = forms.ChoiceField(choices=[(t, t) for t in ALL_TESTS], initial="oltp_read_write")
+    script = forms.ModelChoiceField(
+        LuaScript.objects.all(),
+        required=False,
+        empty_label="— the built-in test —",
+        help_text="A custom Lua script in place of the test (SSH load hosts only).",
+    )
+    threads = forms.CharField(
+        max_length=1000, initial="1,2,4,8", help_text="Comma-separated thread counts."
+    )
+    repeats = forms.IntegerField(min_value=1, max_value=1000, initial=3)
+    warmup_s = forms.IntegerField(
+        min_value=0,
+        initial=0,
+        label="Warmup (s)",
+        help_text="Seconds excluded from the steady-state figures.",
+    )
+    order_policy = forms.ChoiceField(choices=OrderPolicy.choices, initial=OrderPolicy.INTERLEAVED)
+    dataset_policy = forms.ChoiceField(choices=DatasetPolicy.choices, initial=DatasetPolicy.SHARED)
+    cleanup = forms.BooleanField(
+        required=False, initial=True, help_text="Drop the data set after the batch."
+    )
+    schedule_kind = forms.ChoiceField(choices=SCHEDULE_KINDS, required=False, label="Schedule")
+    schedule_cron = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Cron",
+        help_text="minute hour day-of-month month day-of-week, e.g. 0 2 * * *",
+    )
+    schedule_interval_min = forms.IntegerField(required=False, min_value=1, label="Every (minutes)")
+    schedule_timezone = forms.ChoiceField(
+        choices=_zones, initial="UTC", required=False, label="Time zone"
+    )
+    schedule_enabled = forms.BooleanField(required=False, initial=True, label="Enabled")
+    notify_emails = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Email",
+        help_text="Told of regressions and failed nightly batches; one address a line.",
+    )
+    notify_webhook = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="Webhook",
+        help_text="Receives the same news as JSON (POST).",
+    )
+    regression_threshold_pct = forms.FloatField(
+        required=False,
+        min_value=0.1,
+        max_value=100,
+        initial=5.0,
+        label="Threshold (%)",
+        help_text="Smallest change flagged, beyond 3 x the noise of earlier nights.",
+    )
+    history_nights = forms.IntegerField(
+        required=False, min_value=5, max_value=365, initial=7, label="Baseline nights"
+    )
+
+    def __init__(self, *args: Any, user: User | AnonymousUser | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        may_script = user is not None and user.has_perm("runs.upload_luascript")
+        plan_script = self.initial.get("script")
+        if not may_script and not plan_script:
+            del self.fields["script"]
+
+    def plan_fields(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "name": data["name"],
+            "target": data["target"],
+            "load_host": data["load_host"],
+            "test": data["test"],
+            "script": data.get("script"),
+            "repeats": data["repeats"],
+            "warmup_s": data["warmup_s"],
+            "order_policy": data["order_policy"],
+            "dataset_policy": data["dataset_policy"],
+            "cleanup": data["cleanup"],
+            "notify_emails": data.get("notify_emails") or "",
+            "notify_webhook": data.get("notify_webhook") or "",
+            # Left empty: the plan's defaults (5 %, 7 nights).
+            "regression_threshold_pct": data.get("regression_threshold_pct") or 5.0,
+            "history_nights": data.get("history_nights") or 7,
+        }
+
+
+def plan_initial(plan: Plan) -> dict[str, Any]:
+    initial: dict[str, Any] = {
+        "name": plan.name,
+        "target": plan.target_id,
+        "load_host": plan.load_host_id,
+        "test": plan.test,
+        "script": plan.script_id,
+        "threads": ",".join(str(t) for t in plan.threads),
+        "repeats": plan.repeats,
+        "warmup_s": plan.warmup_s,
+        "order_policy": plan.order_policy,
+        "dataset_policy": plan.dataset_policy,
+        "cleanup": plan.cleanup,
+        "notify_emails": plan.notify_emails,
+        "notify_webhook": plan.notify_webhook,
+        "regression_threshold_pct": plan.regression_threshold_pct,
+        "history_nights": plan.history_nights,
+        "schedule_timezone": "UTC",
+        "schedule_enabled": True,
+    }
+    if plan.schedule is not None:
+        from runs.services.schedules import schedule_describe
+
+        info = schedule_describe(plan.schedule)
+        initial.update(
+            schedule_kind=info.kind if info.kind in ("cron", "interval") else "",
+            schedule_cron=info.cron or "",
+            schedule_interval_min=(info.interval_s // 60) if info.interval_s else None,
+            schedule_timezone=info.timezone,
+            schedule_enabled=info.enabled,
+        )
+    return initial
+
+
+def plan_matrix_values(plan: Plan) -> dict[str, Any]:
+    return plan_editor.form_values(
+        threads=plan.threads,
+        options=plan.options,
+        server_settings=plan.server_settings,
+        option_axes=plan.option_axes,
+    )
+
+
+class ImportForm(forms.Form):
+    text = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+        label="Paste a sysbench log",
+    )
+    upload = forms.FileField(required=False, label="or upload a log file")
+    target = forms.ModelChoiceField(
+        Target.objects.all(), required=False, empty_label="— unknown —",
+        help_text="The server the log was measured on, if it is one of ours.",
+    )  # fmt: skip
+    test = forms.CharField(
+        required=False,
+        max_length=64,
+        help_text="The test, when the log does not say (e.g. oltp_insert).",
+    )
+    label = forms.CharField(required=False, max_length=200, help_text="A name for the batch.")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload = data.get("upload")
+        if upload is not None:
+            raw = upload.read()
+            try:
+                data["text"] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                data["text"] = raw.decode("latin-1")
+        if not (data.get("text") or "").strip():
+            raise forms.ValidationError("Paste a log or choose a file.")
+        return data
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=64, required=False, help_text="What the token is for.")
+    expires_days = forms.IntegerField(
+        required=False, min_value=1, max_value=3650, label="Expires after (days)",
+        help_text="Empty: until revoked.",
+    )  # fmt: skip
+
+
+class ScriptForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    content = forms.CharField(
+        strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"})
+    )

@@ -1,0 +1,268 @@
+"""The plan editor's side of a plan: its matrix as form fields, and back.
+
+A form posts flat fields: `threads=1,2,4`, `opt_time=60`, checkboxes `set__sync_binlog=0`
+and `set__sync_binlog=1`, rows of other settings (`setting_name_0`, `setting_values_0`)
+and of option axes (`axis_name_0`, `axis_values_0`). This module turns them into the
+plan's JSON fields, and a plan into the values the editor shows. It also estimates how
+long a batch would take. Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from runs.analysis.matrix import Cell, prepare_points
+from runs.sysbench.options import OPTIONS, Kind, OptionSpec, ValidationError
+
+THREAD_PRESETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+EXTRA_ROWS = 3  # empty rows of other settings and option axes the editor offers
+
+# The settings most experiments are about, as checkboxes; others go in rows.
+SETTING_CHECKBOXES: dict[str, dict[str, tuple[str, ...]]] = {
+    "mysql": {"innodb_flush_log_at_trx_commit": ("0", "1", "2"), "sync_binlog": ("0", "1")},
+    "postgresql": {
+        "synchronous_commit": ("on", "off", "local", "remote_write"),
+        "full_page_writes": ("on", "off"),
+    },
+}
+# The options shown at first; the others sit under "more options".
+COMMON_OPTIONS = (
+    "time",
+    "report-interval",
+    "percentile",
+    "rate",
+    "events",
+    "tables",
+    "table-size",
+    "file-test-mode",
+    "file-total-size",
+    "memory-block-size",
+    "memory-total-size",
+    "cpu-max-prime",
+)
+# Added to each run's sysbench time: applying and verifying the settings, starting
+# sysbench, its report; a prepare writes about this many rows a second.
+RUN_OVERHEAD_S = 3.0
+PREPARE_ROWS_PER_S = 50_000.0
+PREPARE_OVERHEAD_S = 5.0
+
+
+class FormData(Protocol):
+    """A QueryDict, or a dict of lists in tests."""
+
+    def get(self, key: str, default: Any = ...) -> Any: ...
+
+    def getlist(self, key: str) -> list[Any]: ...
+
+    def __iter__(self) -> Any: ...
+
+
+@dataclass
+class Matrix:
+    """The plan fields the editor's dynamic inputs make."""
+
+    threads: list[int] = field(default_factory=list)
+    options: dict[str, object] = field(default_factory=dict)
+    server_settings: dict[str, list[str]] = field(default_factory=dict)
+    option_axes: dict[str, list[object]] = field(default_factory=dict)
+
+
+def split_list(text: str) -> list[str]:
+    """`1, 2,4` or `1 2 4` → ["1", "2", "4"]."""
+    return [part for part in text.replace(",", " ").split() if part]
+
+
+def parse_threads(text: str) -> list[int]:
+    values = []
+    for part in split_list(text):
+        if not part.isdigit():
+            raise ValidationError("threads", f"{part!r} is not a whole number of threads")
+        values.append(int(part))
+    if not values:
+        raise ValidationError("threads", "give at least one thread count, e.g. 1,2,4")
+    return values
+
+
+def matrix_from_form(data: FormData) -> Matrix:
+    """The matrix fields of a posted editor; raises ValidationError naming the field."""
+    matrix = Matrix(threads=parse_threads(str(data.get("threads", "") or "")))
+    for name, spec in OPTIONS.items():
+        if name == "threads":
+            continue
+        raw = str(data.get(f"opt_{name}", "") or "").strip()
+        if raw:
+            matrix.options[name] = _option_value(spec, raw)
+    for name in _checkbox_names():
+        values = [str(v) for v in data.getlist(f"set__{name}") if str(v).strip()]
+        if values:
+            matrix.server_settings[name] = values
+    for i in range(_row_count(data, "setting_name_")):
+        name = str(data.get(f"setting_name_{i}", "") or "").strip()
+        values = split_list(str(data.get(f"setting_values_{i}", "") or ""))
+        if name and not values:
+            raise ValidationError(name, "give the values to try, e.g. 100,200")
+        if name:
+            if name in matrix.server_settings:
+                raise ValidationError(name, "is given twice")
+            matrix.server_settings[name] = values
+    for i in range(_row_count(data, "axis_name_")):
+        name = str(data.get(f"axis_name_{i}", "") or "").strip()
+        values = split_list(str(data.get(f"axis_values_{i}", "") or ""))
+        if name and not values:
+            raise ValidationError(name, "give the values of the axis, e.g. 1,4")
+        if name:
+            if name in matrix.option_axes:
+                raise ValidationError(name, "is an axis twice")
+            if name in matrix.options:
+                raise ValidationError(name, "is both a fixed option and an axis")
+            matrix.option_axes[name] = [_option_value(OPTIONS.get(name), v) for v in values]
+    return matrix
+
+
+def _option_value(spec: OptionSpec | None, raw: str) -> object:
+    # Whole numbers as numbers, so that the stored plan reads {"time": 60}; everything
+    # else as text, which the whitelist checks and canonicalises.
+    if spec is not None and spec.kind == Kind.INT and raw.lstrip("-").isdigit():
+        return int(raw)
+    return raw
+
+
+def _checkbox_names() -> list[str]:
+    return [name for boxes in SETTING_CHECKBOXES.values() for name in boxes]
+
+
+def _row_count(data: FormData, prefix: str) -> int:
+    suffixes = [str(k)[len(prefix) :] for k in data if str(k).startswith(prefix)]
+    indexes = [int(s) for s in suffixes if s.isdigit() and int(s) < 100]
+    return max(indexes) + 1 if indexes else 0
+
+
+def form_values(
+    *,
+    threads: Sequence[object],
+    options: Mapping[str, object],
+    server_settings: Mapping[str, Sequence[object]],
+    option_axes: Mapping[str, Sequence[object]],
+) -> dict[str, Any]:
+    """What the editor shows for a plan: the inverse of matrix_from_form."""
+    checkbox_names = set(_checkbox_names())
+    checked = {n: [str(v) for v in vs] for n, vs in server_settings.items() if n in checkbox_names}
+    other_settings = [
+        (n, ",".join(str(v) for v in vs))
+        for n, vs in server_settings.items()
+        if n not in checkbox_names
+    ]
+    axes = [(n, ",".join(_shown(v) for v in vs)) for n, vs in option_axes.items()]
+    return {
+        "threads": ",".join(str(t) for t in threads),
+        "options": {n: _shown(v) for n, v in options.items()},
+        "checked": checked,
+        "setting_rows": _padded(other_settings),
+        "axis_rows": _padded(axes),
+    }
+
+
+def form_values_from_post(data: FormData) -> dict[str, Any]:
+    """What the editor shows again after a refused post: the user's own text."""
+    checkbox_names = _checkbox_names()
+    return {
+        "threads": str(data.get("threads", "") or ""),
+        "options": {
+            name: str(data.get(f"opt_{name}", "") or "")
+            for name in OPTIONS
+            if data.get(f"opt_{name}", "")
+        },
+        "checked": {
+            name: [str(v) for v in data.getlist(f"set__{name}")] for name in checkbox_names
+        },
+        "setting_rows": _padded(
+            [
+                (str(data.get(f"setting_name_{i}", "")), str(data.get(f"setting_values_{i}", "")))
+                for i in range(_row_count(data, "setting_name_"))
+                if data.get(f"setting_name_{i}", "")
+            ]
+        ),
+        "axis_rows": _padded(
+            [
+                (str(data.get(f"axis_name_{i}", "")), str(data.get(f"axis_values_{i}", "")))
+                for i in range(_row_count(data, "axis_name_"))
+                if data.get(f"axis_name_{i}", "")
+            ]
+        ),
+    }
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _padded(rows: list[tuple[str, str]]) -> list[tuple[int, str, str]]:
+    rows = rows + [("", "")] * max(EXTRA_ROWS - len(rows), 1)
+    return [(i, name, values) for i, (name, values) in enumerate(rows)]
+
+
+# --- estimate --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    cells: int
+    runs: int
+    sysbench_s: float | None  # None when a run is bounded by events, not time
+    total_s: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cells": self.cells,
+            "runs": self.runs,
+            "sysbench_s": self.sysbench_s,
+            "total_s": self.total_s,
+            "total_text": duration_text(self.total_s),
+        }
+
+
+def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
+    """How long a batch of these cells would take: sysbench's time, plus a little per
+    run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second)."""
+    durations = [_duration(cell.options) for cell in cells]
+    sysbench_s = None if None in durations else float(sum(d for d in durations if d))
+    total_s = None
+    if sysbench_s is not None:
+        policy = "fresh" if dataset_policy == "fresh" else "shared"
+        prepares = [] if dataset_policy == "existing" else prepare_points(cells, policy)
+        by_position = {cell.position: cell for cell in cells}
+        prepare_s = sum(_prepare_s(by_position[p].options) for p in prepares)
+        total_s = sysbench_s + RUN_OVERHEAD_S * len(cells) + prepare_s
+    return Estimate(
+        cells=len({cell.key() for cell in cells}),
+        runs=len(cells),
+        sysbench_s=sysbench_s,
+        total_s=total_s,
+    )
+
+
+def _duration(options: Mapping[str, object]) -> float | None:
+    time_s = float(str(options.get("time", 10)))
+    return None if time_s == 0 else time_s
+
+
+def _prepare_s(options: Mapping[str, object]) -> float:
+    rows = int(str(options.get("tables", 1))) * int(str(options.get("table-size", 10_000)))
+    return PREPARE_OVERHEAD_S + rows / PREPARE_ROWS_PER_S
+
+
+def duration_text(seconds: float | None) -> str:
+    """`45 s`, `12 min`, `3 h 20 min`; `unknown` for runs bounded by events."""
+    if seconds is None:
+        return "unknown (runs bounded by --events)"
+    if seconds < 90:
+        return f"{math.ceil(seconds)} s"
+    minutes = math.ceil(seconds / 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"

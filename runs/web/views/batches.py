@@ -1,0 +1,143 @@
+"""Pages of batches: the home page, a running batch with its progress, cancel, and a run's
+live page with its event stream. Thin: they read through selectors and write through
+services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from runs.analysis import charts, results
+from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
+from runs.services import batches, selectors
+from runs.web import events
+from runs.web.responses import json_response
+
+BATCHES_PER_PAGE = 50
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """The batches, newest first, filtered by plan, target and status (in the URL)."""
+    status = request.GET.get("status") or None
+    filters: dict[str, Any] = {
+        "plan": _int(request.GET.get("plan")),
+        "target": _int(request.GET.get("target")),
+        "status": status if status in Status.values else None,
+    }
+    batches = selectors.batches_filtered(
+        plan=filters["plan"], target=filters["target"], status=filters["status"]
+    )
+    page = Paginator(batches, BATCHES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "runs/home.html",
+        {
+            "page": page,
+            "batches": page.object_list,
+            "filters": filters,
+            "plans": Plan.objects.only("id", "name"),
+            "targets": Target.objects.only("id", "name"),
+            "statuses": Status.values,
+            "query": _query_without_page(request),
+        },
+    )
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+def _query_without_page(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
+def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """The live page of a batch: progress through the matrix, the current run's chart
+    and lines, cancel. A finished batch links to its results."""
+    batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
+    runs = list(selectors.batch_runs(batch))
+    threads, grid = charts.matrix_grid([results.RunFigures.of(r) for r in runs])
+    return render(
+        request,
+        "runs/batch_detail.html",
+        {
+            "batch": batch,
+            "runs": runs,
+            "progress": selectors.batch_progress(batch),
+            "grid_threads": threads,
+            "grid": grid,
+            "active": batch.status not in FINISHED_STATUSES,
+        },
+    )
+
+
+def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """What the live page polls: status, progress, the current run, each run's status."""
+    batch = get_object_or_404(Batch, pk=batch_id)
+    progress = selectors.batch_progress(batch)
+    current = progress.current
+    tail = request.GET.get("tail", "")
+    return json_response(
+        {
+            "status": batch.status,
+            "waiting_for": batch.waiting_for,
+            "error": batch.error,
+            "finished": progress.finished,
+            "total": progress.total,
+            "remaining_s": progress.remaining_s,
+            "current": None
+            if current is None
+            else {
+                "id": current.pk,
+                "number": progress.current_number,
+                "label": current.label,
+                "status": current.status,
+                "events_url": reverse("run_events", args=[current.pk]),
+                "expected_s": current.expected_duration_s,
+                "started_at": current.started_at,
+            },
+            "runs": dict(batch.runs.values_list("id", "status")),
+            # The lines a run printed before the page followed it: `?tail=<run id>`.
+            "tail": selectors.run_log_tail(batch, int(tail)) if tail.isdigit() else None,
+        }
+    )
+
+
+@require_POST
+def batch_cancel(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=batch_id)
+    batches.batch_cancel(batch=batch, user=request.user)
+    messages.info(request, f"Batch {batch.pk}: cancel requested.")
+    return redirect("batch_detail", batch_id=batch.pk)
+
+
+def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("batch__plan", "batch__target"), pk=run_id)
+    return render(
+        request,
+        "runs/run_live.html",
+        {"run": run, "batch": run.batch, "progress": selectors.batch_progress(run.batch)},
+    )
+
+
+async def run_events(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
+    """Server-Sent Events of a run. A reconnecting EventSource sends Last-Event-ID, the
+    sequence number of the last sample it got, and resumes right after it."""
+    after = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
+    if not await Run.objects.filter(pk=run_id).aexists():
+        return StreamingHttpResponse(iter(()), status=404)
+    response = StreamingHttpResponse(
+        events.run_events(run_id, after=int(after) if after.isdigit() else 0),
+        content_type="text/event-stream",
+    )
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # let proxies pass each event at once
+    return response

@@ -1,0 +1,53 @@
+"""The night-by-night history of a scheduled plan, with its regression flags."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+
+from runs.analysis import regressions
+from runs.models import Plan
+from runs.services import history, notifications, schedules
+
+NIGHT_CHOICES = (14, 30, 60, 120, 365)
+DEFAULT_NIGHTS = 60
+
+
+def plan_history(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """`?nights=N`: how many of the last scheduled batches to show."""
+    plan = get_object_or_404(
+        Plan.objects.select_related(
+            "target", "load_host", "schedule__crontab", "schedule__interval", "schedule__clocked"
+        ),
+        pk=plan_id,
+    )
+    given = request.GET.get("nights", "")
+    nights = int(given) if given.isdigit() else DEFAULT_NIGHTS
+    past = history.plan_history(plan=plan, nights=nights)
+    latest = past.latest_judged
+    emails, not_emails = notifications.plan_recipients(plan)
+    chart = past.chart()
+    for night in chart["nights"]:
+        night["url"] = reverse("batch_results", args=[night["batch"]])
+    return render(
+        request,
+        "runs/plan_history.html",
+        {
+            "plan": plan,
+            "emails": emails,
+            "not_emails": not_emails,
+            "schedule": schedules.schedule_describe(plan.schedule) if plan.schedule else None,
+            "history": past,
+            "nights_shown": len(past.nights),
+            "nights_asked": nights,
+            "night_choices": NIGHT_CHOICES,
+            "latest": latest,
+            "latest_cells": (latest.analysis.get("cells") or []) if latest else [],
+            "rows": list(reversed(past.nights)),  # the table reads newest first
+            "window": max(plan.history_nights, regressions.MIN_NIGHTS),
+            "min_nights": regressions.MIN_NIGHTS,
+            "sigmas": regressions.NOISE_SIGMAS,
+            "chart": chart,
+        },
+    )

@@ -1,0 +1,122 @@
+"""Pages of load hosts: the list, the form, a host's page with its key and facts."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import ProtectedError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from runs.loadhosts import ExecutorError, hostkeys, ssh
+from runs.loadhosts.facts import loadhost_refresh_facts
+from runs.models import LoadHost
+from runs.services import definitions, selectors
+from runs.sysbench.options import ValidationError
+from runs.web.forms import (
+    FingerprintForm,
+    LoadHostForm,
+)
+from runs.web.views.common import show_model_errors, show_protected, show_refusal
+
+
+def hosts_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "runs/hosts.html", {"hosts": selectors.loadhosts_listed()})
+
+
+def host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
+    load_host = get_object_or_404(LoadHost, pk=host_id) if host_id else LoadHost()
+    form = LoadHostForm(request.POST or None, instance=load_host)
+    if request.method == "POST" and form.is_valid():
+        try:
+            saved = definitions.loadhost_save(load_host=form.save(commit=False))
+        except ValidationError as e:
+            show_refusal(form, e)
+        except DjangoValidationError as e:
+            show_model_errors(form, e)
+        else:
+            messages.success(request, f"Load host {saved.name} saved.")
+            return redirect("host_detail", host_id=saved.pk)
+    return render(request, "runs/host_form.html", {"form": form, "host": load_host})
+
+
+def host_detail(request: HttpRequest, host_id: int) -> HttpResponse:
+    load_host = get_object_or_404(LoadHost, pk=host_id)
+    return _host_page(request, load_host)
+
+
+def _host_page(
+    request: HttpRequest,
+    load_host: LoadHost,
+    *,
+    seen: str = "",
+    form: FingerprintForm | None = None,
+    problem: str = "",
+) -> HttpResponse:
+    pinned = ssh.fingerprint(load_host.host_key) if load_host.host_key else ""
+    if not seen and load_host.seen_host_key and load_host.seen_host_key != load_host.host_key:
+        seen = ssh.fingerprint(load_host.seen_host_key)
+    return render(
+        request,
+        "runs/host_detail.html",
+        {
+            "host": load_host,
+            "pinned": pinned,
+            "seen": seen,
+            "form": form or FingerprintForm(),
+            "problem": problem,
+            "facts": sorted((load_host.facts or {}).items()),
+        },
+    )
+
+
+@require_POST
+def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
+    load_host = get_object_or_404(LoadHost, pk=host_id)
+    try:
+        seen = hostkeys.loadhost_scan(load_host=load_host)
+    except (ExecutorError, ValidationError) as e:
+        return _host_page(request, load_host, problem=str(e))
+    return _host_page(request, load_host, seen=seen)
+
+
+@require_POST
+def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
+    load_host = get_object_or_404(LoadHost, pk=host_id)
+    form = FingerprintForm(request.POST)
+    if form.is_valid():
+        try:
+            hostkeys.loadhost_confirm_host_key(
+                load_host=load_host, fingerprint=form.cleaned_data["fingerprint"]
+            )
+        except ValidationError as e:
+            form.add_error("fingerprint", e.message)
+        else:
+            messages.success(request, f"The host key of {load_host.name} is pinned.")
+            return redirect("host_detail", host_id=load_host.pk)
+    return _host_page(request, load_host, form=form)
+
+
+@require_POST
+def host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
+    load_host = get_object_or_404(LoadHost, pk=host_id)
+    try:
+        loadhost_refresh_facts(load_host=load_host)
+    except ExecutorError as e:
+        return _host_page(request, load_host, problem=str(e))
+    messages.success(request, f"Facts of {load_host.name} read.")
+    return redirect("host_detail", host_id=load_host.pk)
+
+
+def host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
+    load_host = get_object_or_404(LoadHost, pk=host_id)
+    if request.method == "POST":
+        try:
+            load_host.delete()
+        except ProtectedError as e:
+            show_protected(request, f"Load host {load_host.name}", e)
+            return redirect("host_detail", host_id=load_host.pk)
+        messages.success(request, f"Load host {load_host.name} deleted.")
+        return redirect("hosts")
+    return render(request, "runs/confirm_delete.html", {"object": load_host, "kind": "load host"})

@@ -1,0 +1,228 @@
+"""Pages of plans: the editor with its live check and preflight, launch, delete, and
+the list of schedules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.db.models import ProtectedError
+from django.forms import Form
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from runs import targets
+from runs.execution import checks, preflight
+from runs.models import LaunchedBy, LoadHost, Plan, Target
+from runs.services import batches, definitions, schedules, selectors
+from runs.sysbench.options import OPTIONS, ValidationError
+from runs.web import plan_editor
+from runs.web.forms import (
+    PlanForm,
+    plan_initial,
+    plan_matrix_values,
+)
+from runs.web.responses import json_response
+from runs.web.views.common import request_user, show_model_errors, show_protected, show_refusal
+
+
+def plans_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "runs/plans.html", {"plans": selectors.plans_listed()})
+
+
+def _plan_from_post(
+    request: HttpRequest, plan: Plan, data: QueryDict | None = None
+) -> tuple[PlanForm, plan_editor.Matrix | None]:
+    """The posted editor as an unsaved plan; errors land on the form."""
+    data = data if data is not None else request.POST
+    form = PlanForm(data, user=request.user, initial={"script": plan.script_id})
+    matrix = None
+    try:
+        matrix = plan_editor.matrix_from_form(data)
+    except ValidationError as e:
+        show_refusal(form, e)
+    if form.is_valid() and matrix is not None:
+        for name, value in form.plan_fields().items():
+            setattr(plan, name, value)
+        plan.threads = matrix.threads
+        plan.options = matrix.options
+        plan.server_settings = matrix.server_settings
+        plan.option_axes = matrix.option_axes
+    return form, matrix
+
+
+def plan_edit(request: HttpRequest, plan_id: int | None = None) -> HttpResponse:
+    plan = get_object_or_404(selectors.plans_listed(), pk=plan_id) if plan_id else Plan()
+    if request.method == "POST":
+        form, matrix = _plan_from_post(request, plan)
+        if form.is_valid() and matrix is not None:
+            saved = _plan_save(request, form, plan)
+            if saved is not None:
+                return saved
+        values = plan_editor.form_values_from_post(request.POST)
+    else:
+        initial = plan_initial(plan) if plan.pk else {}
+        form = PlanForm(initial=initial, user=request.user)
+        values = (
+            plan_matrix_values(plan)
+            if plan.pk
+            else plan_editor.form_values(
+                threads=[1, 2, 4, 8],
+                options={"time": 60, "report-interval": 1, "tables": 1, "table-size": 10000},
+                server_settings={},
+                option_axes={},
+            )
+        )
+    return render(request, "runs/plan_form.html", _editor_context(plan, form, values))
+
+
+def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse | None:
+    if plan.created_by_id is None:
+        plan.created_by = request_user(request)
+    try:
+        with transaction.atomic():
+            check = definitions.plan_save(plan=plan)
+            _save_schedule(form, plan)
+    except ValidationError as e:
+        show_refusal(form, e)
+        return None
+    except DjangoValidationError as e:
+        show_model_errors(form, e)
+        return None
+    if request.POST.get("action") == "launch":
+        batch = batches.batch_launch(
+            plan=plan, launched_by=LaunchedBy.UI, user=request_user(request)
+        )
+        messages.success(request, f"Batch {batch.pk} of {plan.name} launched.")
+        return redirect("batch_detail", batch_id=batch.pk)
+    messages.success(request, f"Plan {plan.name} saved: {check.run_count} runs.")
+    return redirect("plan_edit", plan_id=plan.pk)
+
+
+def _save_schedule(form: PlanForm, plan: Plan) -> None:
+    data = form.cleaned_data
+    kind = data.get("schedule_kind") or ""
+    if not kind:
+        schedules.plan_schedule_delete(plan=plan)
+        return
+    cron = (data.get("schedule_cron") or "").strip() if kind == "cron" else None
+    minutes = data.get("schedule_interval_min") if kind == "interval" else None
+    if kind == "cron" and not cron:
+        raise ValidationError("schedule_cron", "give a cron expression, e.g. 0 2 * * *")
+    if kind == "interval" and not minutes:
+        raise ValidationError("schedule_interval_min", "give the minutes between launches")
+    schedules.plan_schedule_set(
+        plan=plan,
+        cron=cron,
+        interval_s=minutes * 60 if minutes else None,
+        clocked_at=None,
+        timezone=data.get("schedule_timezone") or "UTC",
+        enabled=bool(data.get("schedule_enabled")),
+    )
+
+
+def _editor_context(plan: Plan, form: PlanForm, values: dict[str, Any]) -> dict[str, Any]:
+    options = [spec for name, spec in OPTIONS.items() if name != "threads"]
+    common = [s for s in options if s.name in plan_editor.COMMON_OPTIONS]
+    return {
+        "plan": plan,
+        "form": form,
+        "values": values,
+        "common_options": common,
+        "more_options": [s for s in options if s.name not in plan_editor.COMMON_OPTIONS],
+        "axis_options": options,
+        "presets": plan_editor.THREAD_PRESETS,
+        "checkboxes": plan_editor.SETTING_CHECKBOXES,
+        "mysql_settings": targets.allowed_settings("mysql"),
+        "postgres_settings": targets.allowed_settings("postgresql"),
+        "engines": {t.pk: t.engine for t in Target.objects.only("id", "engine")},
+        "host_kinds": {h.pk: h.kind for h in LoadHost.objects.only("id", "kind")},
+        "batches": selectors.plan_last_batches(plan) if plan.pk else [],
+    }
+
+
+@require_POST
+def plan_check(request: HttpRequest) -> HttpResponse:
+    """What the editor shows as the user types: cells, runs, time, warnings, errors."""
+    plan = Plan()
+    form, matrix = _plan_from_post(request, plan, _named(request))
+    if not form.is_valid() or matrix is None:
+        return json_response({"ok": False, "errors": _form_errors(form)})
+    try:
+        check = checks.plan_check(plan=plan, contact_server=plan.target is not None)
+    except targets.TargetError as e:
+        check = checks.plan_check(plan=plan, contact_server=False)
+        check.warnings.append(f"the target could not be asked: {e.message}")
+    except ValidationError as e:
+        return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
+    estimate = plan_editor.estimate(check.cells, plan.dataset_policy)
+    return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
+
+
+def _named(request: HttpRequest) -> QueryDict:
+    # A plan being written has no name yet: its matrix can be checked all the same.
+    data = request.POST.copy()
+    if not str(data.get("name", "")).strip():
+        data["name"] = "unsaved plan"
+    return data
+
+
+def _form_errors(form: Form) -> list[dict[str, str]]:
+    refusals: list[ValidationError] = form.__dict__.get("refusals", [])
+    errors = [{"field": e.field, "message": str(e)} for e in refusals]
+    for field, problems in form.errors.items():
+        if field == "__all__" and refusals:
+            continue  # those are the refusals, with their fields
+        for message in problems:
+            text = str(message) if field == "__all__" else f"{field}: {message}"
+            errors.append({"field": field, "message": text})
+    return errors
+
+
+@require_POST
+def plan_preflight(request: HttpRequest) -> HttpResponse:
+    """Preflight of the plan as it stands in the editor, saved or not."""
+    plan = Plan()
+    form, matrix = _plan_from_post(request, plan, _named(request))
+    if not form.is_valid() or matrix is None:
+        return json_response({"ok": False, "errors": _form_errors(form), "steps": []})
+    return json_response(preflight.plan_preflight(plan=plan).to_dict())
+
+
+@require_POST
+def plan_launch(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = get_object_or_404(selectors.plans_listed(), pk=plan_id)
+    try:
+        batch = batches.batch_launch(
+            plan=plan, launched_by=LaunchedBy.UI, user=request_user(request)
+        )
+    except ValidationError as e:
+        messages.error(request, f"Plan {plan.name} cannot be launched: {e}")
+        return redirect("plan_edit", plan_id=plan.pk)
+    messages.success(request, f"Batch {batch.pk} of {plan.name} launched.")
+    return redirect("batch_detail", batch_id=batch.pk)
+
+
+def plan_delete(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = get_object_or_404(Plan, pk=plan_id)
+    if request.method == "POST":
+        try:
+            definitions.plan_delete(plan=plan)
+        except ProtectedError as e:
+            show_protected(request, f"Plan {plan.name}", e)
+            return redirect("plan_edit", plan_id=plan.pk)
+        messages.success(request, f"Plan {plan.name} deleted.")
+        return redirect("plans")
+    return render(request, "runs/confirm_delete.html", {"object": plan, "kind": "plan"})
+
+
+def schedules_list(request: HttpRequest) -> HttpResponse:
+    rows = [
+        (plan, schedules.schedule_describe(plan.schedule))
+        for plan in selectors.plans_scheduled()
+        if plan.schedule is not None
+    ]
+    return render(request, "runs/schedules.html", {"rows": rows})

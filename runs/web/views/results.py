@@ -1,0 +1,261 @@
+"""The answer pages: a batch's results, comparisons, and exports. Every view keeps its
+state in the query string, so its URL can be shared."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from runs.analysis import charts, comparison, results
+from runs.models import SAMPLE_FIGURES, Batch, Run
+from runs.services import selectors
+from runs.web.responses import json_response
+
+RUN_FIELDS = (
+    "id",
+    "position",
+    "round",
+    "threads",
+    "status",
+    "outcome",
+    "exit_code",
+    "error_kind",
+    "error",
+    "started_at",
+    "finished_at",
+)
+SUMMARY_FIELDS = (
+    "tps",
+    "qps",
+    "latency_pct",
+    "latency_pct_ms",
+    "latency_avg_ms",
+    "latency_max_ms",
+    "errors",
+    "reconnects",
+    "transactions",
+    "queries",
+    "eps",
+    "mib_per_s",
+    "total_time_s",
+)
+
+
+def _ids(text: str) -> list[int]:
+    return [int(p) for p in text.replace(",", " ").split() if p.isdigit()][:200]
+
+
+def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
+    runs = selectors.results_runs(batch)
+    figures = [results.RunFigures.of(r) for r in runs]
+    series = results.group_series(figures)
+    colours = charts.run_colours(figures, series)
+    baseline = _baseline(request, series)
+    selected = _selected(request, figures, series)
+    counter_names, gauges = charts.counter_names(figures)
+    counter = request.GET.get("counter", "")
+    counter = counter if counter in counter_names else ""
+    samples = selectors.batch_sample_rows([batch.pk])
+    chosen = [f for f in figures if f.id in selected]
+    counters = selectors.counter_readings([f.id for f in chosen]) if counter else None
+    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
+    reference, reference_text = results.reference_threads(
+        batch.environment or {},
+        batch.target.cpu_cores if batch.target else None,
+        batch.target.disk_count if batch.target else None,
+    )
+    latency_rows, cdf = charts.latency_chart([r for r in runs if r.pk in selected], colours)
+    unit = results.throughput_unit(figures)
+    table = results.report_table(series, baseline)
+    chart = {
+        "unit": unit,
+        "reference": {"threads": reference, "text": reference_text} if reference else None,
+        "series": charts.scaling_chart(series),
+        "timeseries": charts.timeseries_chart(
+            chosen, samples, colours, warmup_s=warmup_s, counters=counters, counter=counter,
+            gauge=counter in gauges,
+        ),
+        "counter": counter,
+        "timeline": charts.timeline_chart(figures, samples, colours, batch.started_at),
+        "cdf": cdf,
+    }  # fmt: skip
+    verified = [r.verified_settings for r in runs if r.verified_settings]
+    return render(
+        request,
+        "runs/batch_results.html",
+        {
+            "batch": batch,
+            "runs": runs,
+            "figures": figures,
+            "series": series,
+            "colours": colours,
+            "baseline": baseline,
+            "table": table,
+            "table_tsv": results.table_tsv(table, unit),
+            "unit": unit,
+            "selected": selected,
+            "counter": counter,
+            "counter_names": counter_names,
+            "latency_rows": latency_rows,
+            "reference": reference,
+            "reference_text": reference_text,
+            "differing": results.differing_keys(verified),
+            "environment": _environment(batch, runs),
+            "chart": chart,
+        },
+    )
+
+
+def _baseline(request: HttpRequest, series: list[results.Series]) -> str:
+    index = request.GET.get("baseline", "0")
+    if index.isdigit() and int(index) < len(series):
+        return series[int(index)].key
+    return series[0].key if series else ""
+
+
+def _selected(
+    request: HttpRequest, figures: list[results.RunFigures], series: list[results.Series]
+) -> list[int]:
+    known = {f.id for f in figures}
+    chosen = [i for i in _ids(",".join(request.GET.getlist("runs"))) if i in known]
+    return chosen[: charts.MAX_SELECTED_RUNS] or charts.default_selection(series)
+
+
+def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
+    env = batch.environment or {}
+    server = env.get("server") or {}
+    variables: dict[str, str] = server.get("variables") or {}
+    verified = [r.verified_settings for r in runs if r.verified_settings]
+    differing = set(results.differing_keys(verified))
+    settings_names = sorted(
+        {k for v in verified for k in v} | set(batch.params.get("server_settings") or {})
+    )
+    return {
+        "version": server.get("version", ""),
+        "load_host": env.get("load_host") or {},
+        "server_host": env.get("server_host") or {},
+        "reference": env.get("reference") or {},
+        "preflight": env.get("preflight") or {},
+        "imported": env.get("imported") or {},
+        "settings": [
+            (name, variables.get(name, ""), [r.verified_settings.get(name, "") for r in runs],
+             name in differing)
+            for name in settings_names
+        ],
+        "variables": sorted(variables.items()),
+        "differing": differing,
+    }  # fmt: skip
+
+
+# --- compare ------------------------------------------------------------------------------------
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    """Any batches and runs side by side: `?s=b12&s=b13&s=r345`, the first the baseline."""
+    given = [k.strip() for k in request.GET.getlist("s")]
+    given = [f"r{k}" if k.isdigit() else k for k in given]  # a bare number is a run id
+    keys = list(dict.fromkeys(k for k in given if k[:1] in ("b", "r") and k[1:].isdigit()))[:8]
+    found = selectors.compare_sides(keys)
+    sides = [found[k] for k in keys if k in found]
+    pairs = [(side, comparison.compare_sides(sides[0], side)) for side in sides[1:]]
+    chart = []
+    for index, side in enumerate(sides):
+        colour = results.PALETTE[index % len(results.PALETTE)]
+        for s in charts.scaling_chart(results.group_series(side.runs)):
+            s["label"] = f"{side.key} · {s['label']}"
+            s["colour"] = colour
+            chart.append(s)
+    return render(
+        request,
+        "runs/compare.html",
+        {
+            "sides": sides,
+            "pairs": pairs,
+            "keys": keys,
+            "chart": {"series": chart, "unit": "tps", "reference": None},
+            "recent": selectors.batches_counted()[:30],
+            "colours": [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))],
+        },
+    )
+
+
+# --- exports --------------------------------------------------------------------------------------
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def export_csv(request: HttpRequest, batch_id: int) -> StreamingHttpResponse:
+    """`?what=runs` (one row a run, its summary) or `?what=samples` (one row a sample)."""
+    batch = get_object_or_404(Batch, pk=batch_id)
+    what = "samples" if request.GET.get("what") == "samples" else "runs"
+    writer = csv.writer(_Echo())
+    rows = _sample_rows(batch) if what == "samples" else _run_rows(batch)
+    response = StreamingHttpResponse(
+        (writer.writerow(row) for row in rows), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-{what}.csv"'
+    return response
+
+
+def _run_rows(batch: Batch) -> Iterator[list[Any]]:
+    yield [*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS]
+    for run in selectors.export_runs(batch).iterator():
+        yield [
+            *(getattr(run, f) for f in RUN_FIELDS),
+            json.dumps(run.settings, sort_keys=True),
+            json.dumps(run.options, sort_keys=True),
+            *(run.summary.get(f) for f in SUMMARY_FIELDS),
+        ]
+
+
+def _sample_rows(batch: Batch) -> Iterator[list[Any]]:
+    yield ["run_id", "run_position", *SAMPLE_FIGURES]
+    rows = selectors.export_samples(batch).values_list("run_id", "run__position", *SAMPLE_FIGURES)
+    yield from (list(row) for row in rows.iterator())
+
+
+def export_json(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
+    samples: dict[int, list[dict[str, Any]]] = {}
+    for row in selectors.export_samples(batch).values("run_id", *SAMPLE_FIGURES).iterator():
+        samples.setdefault(row.pop("run_id"), []).append(row)
+    runs = [
+        {
+            **{f: getattr(run, f) for f in RUN_FIELDS},
+            "settings": run.settings,
+            "verified_settings": run.verified_settings,
+            "options": run.options,
+            "summary": run.summary,
+            "counters": run.counters,
+            "samples": samples.get(run.pk, []),
+        }
+        for run in selectors.export_runs(batch)
+    ]
+    document = {
+        "batch": {
+            "id": batch.pk,
+            "plan": batch.plan.name if batch.plan else None,
+            "label": batch.label,
+            "target": batch.target.name if batch.target else None,
+            "status": batch.status,
+            "created_at": batch.created_at,
+            "started_at": batch.started_at,
+            "finished_at": batch.finished_at,
+            "params": batch.params,
+            "environment": batch.environment,
+            "warnings": batch.warnings,
+        },
+        "runs": runs,
+    }
+    response = json_response(document, indent=1)
+    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}.json"'
+    return response

@@ -1,0 +1,68 @@
+"""Pages of targets: the list, the form, a target's page with its connection test."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import ProtectedError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from runs import targets
+from runs.models import Target
+from runs.services import definitions, selectors
+from runs.sysbench.options import ValidationError
+from runs.web.forms import (
+    TargetForm,
+)
+from runs.web.views.common import show_model_errors, show_protected, show_refusal
+
+
+def targets_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "runs/targets.html", {"targets": selectors.targets_listed()})
+
+
+def target_edit(request: HttpRequest, target_id: int | None = None) -> HttpResponse:
+    target = get_object_or_404(Target, pk=target_id) if target_id else Target()
+    form = TargetForm(request.POST or None, instance=target)
+    if request.method == "POST" and form.is_valid():
+        try:
+            saved = definitions.target_save(target=form.save(commit=False))
+        except ValidationError as e:
+            show_refusal(form, e)
+        except DjangoValidationError as e:
+            show_model_errors(form, e)
+        else:
+            messages.success(request, f"Target {saved.name} saved.")
+            return redirect("target_detail", target_id=saved.pk)
+    return render(request, "runs/target_form.html", {"form": form, "target": target})
+
+
+def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
+    target = get_object_or_404(selectors.targets_listed(), pk=target_id)
+    check = None
+    if request.method == "POST":  # "test connection": reads the server, changes nothing
+        check = definitions.target_test_connection(target=target)
+    return render(
+        request,
+        "runs/target_detail.html",
+        {
+            "target": target,
+            "check": check,
+            "allowed_settings": targets.allowed_settings(target.engine),
+            "batches": selectors.batches_filtered(target=target.pk)[:10],
+        },
+    )
+
+
+def target_delete(request: HttpRequest, target_id: int) -> HttpResponse:
+    target = get_object_or_404(selectors.targets_listed(), pk=target_id)
+    if request.method == "POST":
+        try:
+            target.delete()
+        except ProtectedError as e:
+            show_protected(request, f"Target {target.name}", e)
+            return redirect("target_detail", target_id=target.pk)
+        messages.success(request, f"Target {target.name} deleted.")
+        return redirect("targets")
+    return render(request, "runs/confirm_delete.html", {"object": target, "kind": "target"})

@@ -1,0 +1,66 @@
+"""A worker killed mid-run: the sweeper recovers, a restarted worker finishes the batch."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from runs.models import Run, Sample, Status
+from runs.services import batches
+from tests.helpers import global_variable, wait_for_batch, wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def test_a_killed_worker_is_recovered_without_running_a_cell_twice(
+    worker_process, make_plan, mariadb_server
+):
+    original_flush = global_variable(mariadb_server, "innodb_flush_log_at_trx_commit")
+    plan = make_plan(
+        test="oltp_read_only",
+        options={"time": 15, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10},
+        server_settings={"innodb_flush_log_at_trx_commit": ["0", "2"]},
+        order_policy="ramp",
+    )
+    first = worker_process()
+    batch = batches.batch_launch(plan=plan)
+    wait_until(
+        lambda: Sample.objects.filter(run__batch=batch, run__position=0).count() >= 2,
+        timeout=90,
+        what="two samples of the first run",
+    )
+    killed = Run.objects.get(batch=batch, position=0)
+    samples_before_kill = killed.samples.count()
+    changed = global_variable(mariadb_server, "innodb_flush_log_at_trx_commit")
+
+    first.kill()
+
+    assert killed.pgid and process_exists(killed.pgid), "sysbench outlives its worker"
+    assert changed == killed.settings["innodb_flush_log_at_trx_commit"]
+    time.sleep(6)  # the heartbeat goes stale (5 s in the test settings)
+    worker_process()  # its start-up sweep recovers the batch
+
+    batch = wait_for_batch(batch, timeout=120)
+
+    killed.refresh_from_db()
+    assert killed.status == Status.INTERRUPTED
+    assert "stopped beating" in killed.error
+    assert killed.samples.count() >= samples_before_kill
+    assert not process_exists(killed.pgid), "the orphaned sysbench was killed"
+    later = list(batch.runs.filter(position__gt=0).order_by("position"))
+    assert [r.status for r in later] == [Status.DONE]
+    assert batch.runs.count() == 2  # no cell ran twice
+    assert global_variable(mariadb_server, "innodb_flush_log_at_trx_commit") == original_flush
+    assert any("resumed after the worker" in w for w in batch.warnings)
+    assert os.getpgid(os.getpid()) != killed.pgid

@@ -1,0 +1,210 @@
+"""Preflight against a real sshd, real sysbench and real MariaDB servers: every step names
+its host and says what to do."""
+
+from __future__ import annotations
+
+import pytest
+
+from runs.execution.preflight import plan_preflight
+from runs.models import Plan, Target
+from tests.servers import SSHKey
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+def steps(report) -> dict[tuple[str, str], tuple[str, str]]:
+    return {(s.host, s.step): (s.status, s.message) for s in report.steps}
+
+
+def failed(report) -> dict[tuple[str, str], str]:
+    return {(s.host, s.step): s.message for s in report.steps if s.status == "failed"}
+
+
+def test_a_sound_plan_on_an_ssh_host_passes_every_step(make_plan, ssh_host, target):
+    plan = make_plan(load_host=ssh_host, threads=[1, 4])
+
+    report = plan_preflight(plan=plan)
+
+    assert report.ok, report.to_dict()
+    assert [(s.host, s.step) for s in report.steps] == [
+        ("loadhost-1", "ssh"),
+        ("loadhost-1", "sysbench"),
+        ("loadhost-1", "open_files"),
+        ("loadhost-1", "target"),
+        ("private-mariadb", "max_connections"),
+    ]
+    assert steps(report)[("loadhost-1", "sysbench")] == ("ok", "sysbench 1.0.20")
+    assert report.to_dict()["ok"] is True
+    assert report.to_dict()["steps"][0]["host"] == "loadhost-1"
+    ssh_host.refresh_from_db()
+    assert ssh_host.facts["sysbench_version"] == "sysbench 1.0.20"
+
+
+def test_an_open_file_limit_too_low_for_the_threads_fails(make_plan, make_ssh_host):
+    host = make_ssh_host("loadhost-low", command='ulimit -n 20; exec sh -c "$SSH_ORIGINAL_COMMAND"')
+    plan = make_plan(load_host=host, threads=[2, 12])
+
+    report = plan_preflight(plan=plan)
+
+    assert not report.ok
+    assert failed(report) == {
+        ("loadhost-low", "open_files"): (
+            "threads=12 needs at least 22 open files; the hard limit on loadhost-low is 20; "
+            "raise it (nofile in /etc/security/limits.conf, or LimitNOFILE= of the service) "
+            "or use fewer threads"
+        )
+    }
+
+
+def test_a_load_host_without_sysbench_fails_and_stops_there(make_plan, make_ssh_host, sshd_server):
+    path = sshd_server.path_without("sysbench")
+    host = make_ssh_host(
+        "loadhost-bare", command=f'export PATH={path}; exec sh -c "$SSH_ORIGINAL_COMMAND"'
+    )
+
+    report = plan_preflight(plan=make_plan(load_host=host))
+
+    message = failed(report)[("loadhost-bare", "sysbench")]
+    assert message.startswith("sysbench is not installed on load host 'loadhost-bare'")
+    assert "apt-get install sysbench" in message
+    assert ("loadhost-bare", "target") not in steps(report), "no sysbench: nothing to run it"
+
+
+def test_a_changed_host_key_fails_the_ssh_step(make_plan, make_ssh_host):
+    host = make_ssh_host("loadhost-1", host_key=SSHKey.generate().public)
+
+    report = plan_preflight(plan=make_plan(load_host=host))
+
+    message = failed(report)[("loadhost-1", "ssh")]
+    assert message.startswith("the host key of loadhost-1 changed: expected SHA256:")
+    assert [s.step for s in report.steps if s.host == "loadhost-1"] == ["ssh"]
+
+
+def test_the_target_is_checked_from_the_load_host_with_the_plans_credentials(
+    make_plan, ssh_host, target
+):
+    target.password = "not-the-password"
+    target.save()
+
+    report = plan_preflight(plan=make_plan(load_host=ssh_host))
+
+    message = failed(report)[("loadhost-1", "target")]
+    assert message.startswith(
+        f"sysbench on loadhost-1 cannot log in to private-mariadb ({target.address}) as bench:"
+    )
+    assert "1045" in message and "Access denied" in message
+    assert "not-the-password" not in str(report.to_dict())
+    assert "the worker cannot log in" in failed(report)[("private-mariadb", "worker_login")]
+
+
+def test_an_unreachable_target_port_is_named(make_plan, ssh_host, target, free_port):
+    target.port = free_port
+    target.save()
+
+    report = plan_preflight(plan=make_plan(load_host=ssh_host))
+
+    message = failed(report)[("loadhost-1", "target")]
+    assert f"127.0.0.1:{free_port}" in message
+    assert "Can't connect" in message
+
+
+def test_threads_above_max_connections_fail(make_plan, ssh_host, mariadb_server):
+    plan = make_plan(load_host=ssh_host, threads=[1, mariadb_server.max_connections])
+
+    report = plan_preflight(plan=plan)
+
+    message = failed(report)[("private-mariadb", "max_connections")]
+    assert f"but max_connections is {mariadb_server.max_connections}" in message
+
+
+def test_sync_binlog_without_binary_logging_is_a_warning(
+    transactional_db, ssh_host, mariadb_nobinlog_server
+):
+    target = Target.objects.create(
+        name="no-binlog",
+        engine="mariadb",
+        host="127.0.0.1",
+        port=mariadb_nobinlog_server.port,
+        database=mariadb_nobinlog_server.create_database("preflight_nobinlog"),
+        user=mariadb_nobinlog_server.user,
+        password=mariadb_nobinlog_server.password,
+    )
+    plan = Plan.objects.create(
+        name="binlog off",
+        target=target,
+        load_host=ssh_host,
+        test="oltp_insert",
+        threads=[1],
+        server_settings={"sync_binlog": ["0", "1"]},
+    )
+    try:
+        report = plan_preflight(plan=plan)
+    finally:
+        mariadb_nobinlog_server.drop_database("preflight_nobinlog")
+
+    assert report.ok
+    assert steps(report)[("no-binlog", "binlog")] == (
+        "warning",
+        "sync_binlog has no effect: binary logging is off (log_bin=OFF)",
+    )
+
+
+@pytest.mark.parametrize(("size", "ok"), [("16M", True), ("1024T", False)])
+def test_fileio_needs_free_disk_on_the_load_host(make_plan, ssh_host, size, ok):
+    plan = make_plan(
+        load_host=ssh_host,
+        target=None,
+        test="fileio",
+        options={"file-total-size": size, "file-test-mode": "seqwr", "time": 1},
+    )
+
+    report = plan_preflight(plan=plan)
+
+    status, message = steps(report)[("loadhost-1", "disk")]
+    assert (status == "ok") is ok
+    if not ok:
+        assert message.startswith("fileio needs 1048576.0 GiB for its files; the working")
+
+
+def test_a_script_plan_on_the_local_host_fails_naming_the_load_host(
+    make_plan, transactional_db, django_user_model
+):
+    from runs.models import LuaScript
+
+    script = LuaScript.objects.create(name="mine", content="function event() end\n")
+
+    report = plan_preflight(plan=make_plan(script=script))
+
+    assert not report.ok
+    message = failed(report)[(report.steps[0].host, "plan")]
+    assert message.startswith("load_host: custom Lua scripts run on SSH load hosts only")
+
+
+def test_the_database_servers_own_host_adds_its_facts(make_plan, ssh_host, target, make_ssh_host):
+    target.server_host = make_ssh_host("db-host")
+    target.save()
+
+    report = plan_preflight(plan=make_plan(load_host=ssh_host))
+
+    status, message = steps(report)[("db-host", "server_host")]
+    assert status == "ok" and "cores" in message
+
+
+def test_an_unreachable_database_host_is_only_a_warning(
+    make_plan, ssh_host, target, make_ssh_host, free_port
+):
+    target.server_host = make_ssh_host("db-host", port=free_port)
+    target.save()
+
+    report = plan_preflight(plan=make_plan(load_host=ssh_host))
+
+    assert report.ok
+    status, message = steps(report)[("db-host", "server_host")]
+    assert status == "warning" and "connection refused" in message
+
+
+def test_the_local_host_is_checked_without_ssh(make_plan, target):
+    report = plan_preflight(plan=make_plan())
+
+    assert report.ok, report.to_dict()
+    assert [s.step for s in report.steps] == ["sysbench", "open_files", "target", "max_connections"]

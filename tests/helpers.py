@@ -1,0 +1,45 @@
+"""Helpers of the tests that run real batches: waiting for a batch or a condition, and
+reading what the private server and sysbench really say."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+from runs.models import FINISHED_STATUSES, Batch
+
+
+def wait_for_batch(batch: Batch, timeout: float = 180) -> Batch:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        batch.refresh_from_db()
+        if batch.status in FINISHED_STATUSES:
+            return batch
+        time.sleep(0.3)
+    raise AssertionError(f"batch {batch.pk} still {batch.status} after {timeout}s")
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def global_variable(server, name: str) -> str:
+    db = server.root_connect()
+    try:
+        cursor = db.cursor()
+        cursor.execute("SELECT @@GLOBAL." + name)  # names are constants of these tests
+        return str(cursor.fetchone()[0])
+    finally:
+        db.close()
+
+
+def printed_transactions(raw_log: str) -> int:
+    """The transaction count of the last report sysbench printed, read independently."""
+    counts = re.findall(r"^\s*transactions:\s+(\d+)", raw_log, re.MULTILINE)
+    return int(counts[-1])

@@ -1,0 +1,111 @@
+"""benchdash's own processes under test, started apart from pytest: a Celery worker
+process (for the tests that kill it) and uvicorn serving the ASGI application, both on
+the test database."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from django.db import connection
+
+from tests import servers
+from tests.helpers import wait_until
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class WorkerProcess:
+    """A real `celery worker` process, for tests that kill it."""
+
+    def __init__(self, log: Path) -> None:
+        env = test_env()
+        self._log = log.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "benchdash",
+                "worker",
+                "-Q",
+                "benchmarks,celery",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "-n",
+                "benchdash@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def terminate(self) -> int:
+        """SIGTERM, as a deploy or systemd sends it; returns the exit code."""
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=60)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+class AsgiServer:
+    """benchdash under uvicorn, as `make start` serves it, on the test database."""
+
+    def __init__(self, log: Path) -> None:
+        self.port = servers.free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = log.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "benchdash.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=test_env(),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_until(self._answers, timeout=30, what=f"uvicorn on port {self.port}")
+
+    def _answers(self) -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=15)
+        self._log.close()
+
+
+def test_env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "BENCHDASH_DB_NAME": connection.settings_dict["NAME"],
+    }

@@ -1,0 +1,204 @@
+"""`manage.py import_log`: real published and captured sysbench logs into imported runs."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from runs.models import Batch, Run, Status, Target
+from runs.services.importer import log_import
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysbench"
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def target() -> Target:
+    return Target.objects.create(
+        name="old-lab", engine="mysql", host="db1.example", port=3306, user="sb", password="x"
+    )
+
+
+def import_log(*args: str) -> str:
+    out = io.StringIO()
+    call_command("import_log", *args, stdout=out)
+    return out.getvalue()
+
+
+def dry_run(name: str, *extra: str) -> dict:
+    return json.loads(
+        import_log(
+            str(FIXTURES / f"{name}.txt"), "--target", "old-lab", "--dry-run", "--json", *extra
+        )
+    )
+
+
+def test_a_dry_run_of_a_05_log_prints_its_samples_and_figures_and_saves_nothing(target):
+    parsed = dry_run("legacy_05_oltp_rw")
+
+    assert parsed["dry_run"] is True and parsed["batch_id"] is None
+    assert parsed["status"] == "done"
+    assert parsed["params"]["version"] == "0.5"
+    assert parsed["params"]["threads"] == [8]
+    assert parsed["params"]["report_interval"] == 2
+    assert parsed["params"]["percentile"] == 95.0
+    assert len(parsed["samples"]) == 45
+    first = parsed["samples"][0]
+    assert (first["time_s"], first["tps"], first["reads"], first["latency_ms"]) == (
+        2.0,
+        1041.17,
+        14630.86,
+        11.58,
+    )
+    summary = parsed["summary"]
+    assert summary["tps"] == 1037.40
+    assert summary["transactions"] == 94409
+    assert summary["queries"] == 2643452 + 188818
+    assert summary["latency_pct_ms"] == 11.49
+    assert summary["interval_tps"]["n"] == 45
+    assert Batch.objects.count() == Run.objects.count() == 0
+
+
+def test_a_dry_run_of_a_04_log_has_its_report_and_no_samples(target):
+    parsed = dry_run("legacy_04_oltp_ro")
+
+    assert parsed["params"]["version"] == "0.4.12"
+    assert parsed["params"]["threads"] == [2]
+    assert parsed["test"] == "oltp"
+    assert parsed["samples"] == []
+    summary = parsed["summary"]
+    assert summary["transactions"] == 457603
+    assert summary["tps"] == 7626.68
+    assert summary["latency_avg_ms"] == 0.26
+    assert summary["latency_pct_ms"] == 0.32
+    assert summary["total_time_s"] == 60.0003
+
+
+def test_a_dry_run_of_a_cpu_log_names_the_test_and_its_events_per_second(target):
+    parsed = dry_run("cpu")
+
+    assert parsed["test"] == "cpu"
+    assert [(s["eps"], s["latency_ms"]) for s in parsed["samples"]] == [
+        (39917.39, 0.04),
+        (20129.88, 0.05),
+    ]
+    assert parsed["summary"]["eps"] == 30063.84
+    assert parsed["summary"]["events"] == 60379
+
+
+def test_a_dry_run_of_a_fileio_log_gives_its_throughput(target):
+    parsed = dry_run("fileio")
+
+    assert parsed["test"] == "fileio"
+    assert parsed["samples"][0]["extra"] == {
+        "read_mib_per_s": 547.37,
+        "written_mib_per_s": 364.91,
+        "fsyncs_per_s": 2331.46,
+    }
+    summary = parsed["summary"]
+    assert summary["file_reads_per_s"] == 36142.54
+    assert summary["read_mib_per_s"] == 564.73
+    assert summary["written_mib_per_s"] == 376.48
+    assert summary["file_fsyncs_per_s"] == 2413.46
+
+
+def test_the_command_line_of_a_pasted_log_gives_its_parameters_without_the_password(target):
+    parsed = dry_run("legacy_04_oltp_mixed_cmdline", "--test", "oltp_legacy")
+
+    assert parsed["test"] == "oltp_legacy"
+    assert parsed["params"]["options"]["table-size"] == "1000000"
+    assert parsed["params"]["options"]["time"] == "60"
+    assert "sbtest --max-time" not in parsed["params"]["command"]
+    assert "--mysql-password=***" in parsed["params"]["command"]
+
+
+def test_an_import_stores_the_run_with_its_summary_samples_and_raw_log(target, admin_user):
+    output = import_log(
+        str(FIXTURES / "legacy_05_oltp_rw.txt"), "--target", "old-lab", "--label", "2017 lab"
+    )
+
+    batch = Batch.objects.get()
+    assert f"batch {batch.pk}" in output
+    assert batch.plan is None
+    assert batch.launched_by == "import"
+    assert batch.label == "2017 lab"
+    assert batch.target == target
+    assert batch.status == Status.DONE
+    assert batch.params["version"] == "0.5"
+    run = batch.runs.get()
+    assert run.status == Status.DONE
+    assert run.threads == 8
+    assert run.summary["tps"] == 1037.40
+    assert run.samples.count() == 45
+    assert run.samples.order_by("seq")[0].tps == 1041.17
+    assert run.reports[0]["sql"]["transactions"] == 94409
+    assert "OLTP test statistics:" in run.raw_log
+
+
+def test_the_raw_log_keeps_no_password(target):
+    text = (FIXTURES / "legacy_04_oltp_mixed_cmdline.txt").read_text()
+    imported = log_import(text=text, target=target, test=None, label="")
+
+    assert imported.run is not None
+    assert "--mysql-password=***" in imported.run.raw_log
+    assert "password=sbtest" not in imported.run.raw_log
+    assert imported.run.summary["transactions"] == 65455
+
+
+def test_a_log_with_only_errors_imports_as_a_failed_run_with_its_error(target):
+    text = (FIXTURES / "err_access_denied.txt").read_text()
+    imported = log_import(text=text, target=target, test="oltp_read_write", label="denied")
+
+    run = imported.run
+    assert run is not None and imported.batch is not None
+    assert imported.batch.status == run.status == Status.FAILED
+    assert "1045" in run.error and "Access denied" in run.error
+    assert run.error_kind == "access_denied"
+    assert "credentials" in run.error_hint
+
+
+def test_garbage_lines_are_kept_and_counted_never_fatal(target):
+    clean = (FIXTURES / "oltp_read_write.txt").read_bytes()
+    garbage = b"\x00\xff\xfe binary splinter\n[ 9s ] thds: two\nrandom words\n"
+    data = garbage + clean + garbage
+    imported = log_import(
+        text=data.decode("utf-8", errors="replace"), target=target, test=None, label=""
+    )
+
+    assert imported.unrecognised_lines == 6
+    assert imported.summary["unrecognised_lines"] == 6
+    assert imported.run is not None
+    assert imported.run.status == Status.DONE
+    assert imported.run.summary["transactions"] == 1688
+    assert "binary splinter" in imported.run.raw_log
+    assert "\x00" not in imported.run.raw_log
+
+
+def test_garbage_from_a_file_through_the_command(target, tmp_path):
+    path = tmp_path / "junk.log"
+    path.write_bytes(b"\x00\x01\x02\nnot sysbench at all\n\xff\xfe\n")
+
+    output = import_log(str(path), "--target", "old-lab")
+
+    run = Run.objects.get()
+    assert run.status == Status.FAILED
+    assert "no complete sysbench report" in run.error
+    assert run.summary["unrecognised_lines"] == 3
+    assert "failed" in output
+
+
+def test_an_unknown_target_is_named(target):
+    with pytest.raises(CommandError, match="no target named 'nowhere'"):
+        import_log(str(FIXTURES / "cpu.txt"), "--target", "nowhere")
+
+
+def test_an_empty_log_is_refused(target, tmp_path):
+    path = tmp_path / "empty.log"
+    path.write_text("\n\n")
+    with pytest.raises(CommandError, match="empty"):
+        import_log(str(path), "--target", "old-lab")

@@ -1,0 +1,66 @@
+"""Status counters sampled while sysbench runs, on the private MariaDB."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from runs.models import Status
+from runs.services import batches
+from tests.helpers import wait_for_batch
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
+
+
+def test_point_selects_grow_com_select_with_the_samples_and_read_one_row_each(
+    celery_worker, make_plan
+):
+    plan = make_plan(
+        test="oltp_point_select",
+        options={"time": 3, "report-interval": 1, "tables": 1, "table-size": 1000},
+    )
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan))
+
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    readings = list(run.counter_samples.order_by("seq"))
+    assert len(readings) >= 4  # at start, every second, and after sysbench ended
+    selects = [r.values["Com_select"] for r in readings]
+    # every reading while sysbench runs counts more selects; the last one follows its end
+    assert all(a < b for a, b in itertools.pairwise(selects[:-1])), selects
+    assert readings[0].time_s < 0.5
+    samples = list(run.samples.order_by("seq"))
+    # the readings line up with the interval lines: both count from sysbench's start
+    assert abs(readings[-1].time_s - samples[-1].time_s) < 2.5
+    counters = run.counters
+    # The server folds a session's counts into the global ones as its statements end, so
+    # the reading right after sysbench exits may miss the last few of them.
+    assert counters["deltas"]["Com_select"] >= 0.98 * run.summary["queries"]
+    assert 0.9 <= counters["derived"]["rows_read_per_query"] <= 1.2, counters["derived"]
+    assert counters["gauges"]["Threads_connected"]["max"] >= 2  # sysbench and the sampler
+    assert counters["error"] == ""
+
+
+def test_flushing_the_log_at_each_commit_costs_more_fsyncs_per_transaction(
+    celery_worker, make_plan
+):
+    plan = make_plan(
+        test="oltp_insert",
+        options={"time": 3, "report-interval": 1, "tables": 1, "table-size": 100},
+        server_settings={"innodb_flush_log_at_trx_commit": ["0", "1"]},
+        order_policy="ramp",
+    )
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan))
+
+    assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
+    per_trx = {
+        r.settings["innodb_flush_log_at_trx_commit"]: r.counters["derived"][
+            "log_fsyncs_per_transaction"
+        ]
+        for r in batch.runs.all()
+    }
+    assert per_trx["1"] > per_trx["0"], per_trx
+    assert per_trx["1"] > 0.5  # about one per commit

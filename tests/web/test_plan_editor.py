@@ -1,0 +1,85 @@
+"""The plan editor's form: what a browser posts becomes a plan's matrix, and a plan shows in
+the editor as it was written. Pure: no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from runs.analysis.matrix import Axes, expand
+from runs.sysbench.options import ValidationError
+from runs.web.plan_editor import duration_text, estimate, form_values, matrix_from_form
+
+
+class Post(dict):
+    """A QueryDict stand-in: lists of values."""
+
+    def get(self, key, default=None):
+        values = super().get(key)
+        return values[-1] if values else default
+
+    def getlist(self, key):
+        return list(super().get(key, []))
+
+
+def test_the_editor_form_becomes_the_plan_matrix():
+    data = Post(
+        threads=["1, 2,4"],
+        opt_time=["60"],
+        **{"opt_report-interval": ["1"], "opt_rand-type": ["uniform"]},
+        set__innodb_flush_log_at_trx_commit=["1", "2"],
+        setting_name_0=["innodb_io_capacity"],
+        setting_values_0=["200,2000"],
+        setting_name_1=[""],
+        axis_name_0=["tables"],
+        axis_values_0=["1,4"],
+    )
+    matrix = matrix_from_form(data)
+    assert matrix.threads == [1, 2, 4]
+    assert matrix.options == {"time": 60, "report-interval": 1, "rand-type": "uniform"}
+    assert matrix.server_settings == {
+        "innodb_flush_log_at_trx_commit": ["1", "2"],
+        "innodb_io_capacity": ["200", "2000"],
+    }
+    assert matrix.option_axes == {"tables": [1, 4]}
+
+
+def test_the_editor_names_the_field_at_fault():
+    with pytest.raises(ValidationError) as e:
+        matrix_from_form(Post(threads=["1,x"]))
+    assert e.value.field == "threads"
+    with pytest.raises(ValidationError) as e:
+        matrix_from_form(
+            Post(threads=["1"], opt_tables=["2"], axis_name_0=["tables"], axis_values_0=["1,4"])
+        )
+    assert e.value.field == "tables"
+
+
+def test_a_plan_shows_in_the_editor_as_it_was_written():
+    values = form_values(
+        threads=[1, 2],
+        options={"time": 60, "histogram": True},
+        server_settings={"sync_binlog": ["0", "1"], "innodb_io_capacity": ["200"]},
+        option_axes={"tables": [1, 4]},
+    )
+    assert values["threads"] == "1,2"
+    assert values["options"] == {"time": "60", "histogram": "on"}
+    assert values["checked"] == {"sync_binlog": ["0", "1"]}
+    assert values["setting_rows"][0] == (0, "innodb_io_capacity", "200")
+    assert values["axis_rows"][0] == (0, "tables", "1,4")
+
+
+def test_the_estimate_counts_cells_runs_and_time():
+    cells = expand(
+        test="oltp_read_only",
+        fixed_options={"time": 60, "tables": 1, "table-size": 10000},
+        axes=Axes(threads=[1, 2], server_settings={"sync_binlog": ["0", "1"]}),
+        repeats=3,
+        order="interleaved",
+        seed=1,
+        dataset_policy="shared",
+    )
+    e = estimate(cells, "shared")
+    assert (e.cells, e.runs, e.sysbench_s) == (4, 12, 720.0)
+    assert e.total_s == pytest.approx(720 + 12 * 3 + 5 + 0.2)
+    assert duration_text(e.total_s) == "13 min"
+    assert duration_text(45) == "45 s" and duration_text(None).startswith("unknown")
