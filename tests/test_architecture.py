@@ -1,0 +1,202 @@
+"""The house stays as built: imports under runs/ run one way and never in a circle.
+
+    web, api, tasks, admin, management  →  services  →  execution
+        →  targets, loadhosts, sysbench, analysis  →  models
+
+A module may import from its own layer or any layer below it, never above. The pure
+packages (sysbench, analysis) import neither Django nor anything of runs but each other,
+so they can be read and tested on their own. The imports are read with `ast`, those
+inside functions too: a late import is still an arrow.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "runs"
+
+# Layer of each top-level part of runs/, from the bottom up.
+LAYERS: dict[str, int] = {
+    "models": 0,
+    "secrets": 0,  # the encrypted model field
+    "apps": 0,
+    "sysbench": 1,
+    "analysis": 1,
+    "targets": 1,
+    "loadhosts": 1,
+    "execution": 2,
+    "services": 3,
+    "web": 4,
+    "api": 4,
+    "tasks": 4,
+    "admin": 4,
+    "management": 4,
+}
+PURE = {"sysbench", "analysis"}
+# Within the middle layer, the pure packages stand below the I/O boundaries.
+SIDEWAYS_FORBIDDEN = {
+    ("targets", "loadhosts"),
+    ("loadhosts", "targets"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path
+        for path in sorted(APP.rglob("*.py"))
+        if "migrations" not in path.relative_to(APP).parts
+    }
+
+
+def _imported(node: ast.AST, module: str, is_package: bool, known: Iterable[str]) -> Iterator[str]:
+    """The modules an import statement names: `from runs.services import batches` imports
+    the module runs.services.batches, `from runs.targets import connect` the package."""
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            anchor = module.split(".")
+            anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+            base = ".".join([*anchor, base] if base else anchor)
+        for alias in node.names:
+            submodule = f"{base}.{alias.name}"
+            yield submodule if submodule in known else base
+
+
+@cache
+def imports_of(module: str) -> frozenset[str]:
+    """The modules of runs/ that `module` imports, those inside functions too."""
+    path = modules()[module]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    known = modules()
+    found = set()
+    for node in ast.walk(tree):
+        for name in _imported(node, module, path.name == "__init__.py", known):
+            if name in known and name != module:
+                found.add(name)
+    return frozenset(found)
+
+
+def third_party_imports(module: str) -> set[str]:
+    path = modules()[module]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_every_part_of_runs_has_a_layer() -> None:
+    unplaced = sorted({part(m) for m in modules() if m != "runs"} - set(LAYERS))
+    assert unplaced == [], f"give these parts of runs/ a layer in LAYERS: {unplaced}"
+
+
+def test_imports_never_run_up_the_layers() -> None:
+    upward = []
+    for module in modules():
+        if module == "runs":
+            continue
+        mine = part(module)
+        for imported in imports_of(module):
+            theirs = part(imported)
+            if imported == "runs":
+                continue
+            if LAYERS[theirs] > LAYERS[mine] or (mine, theirs) in SIDEWAYS_FORBIDDEN:
+                upward.append(f"{module} → {imported}")
+    assert upward == [], "imports against the order:\n" + "\n".join(upward)
+
+
+def test_pure_packages_import_no_django_and_nothing_impure() -> None:
+    impure = []
+    for module in modules():
+        if part(module) not in PURE:
+            continue
+        if third_party_imports(module) & {"django", "rest_framework", "celery", "redis"}:
+            impure.append(f"{module} imports a framework")
+        impure += [
+            f"{module} → {imported}"
+            for imported in imports_of(module)
+            if part(imported) not in PURE and imported != "runs"
+        ]
+    assert impure == [], "pure code must stay pure:\n" + "\n".join(impure)
+
+
+def _cycle_from(start: str) -> list[str] | None:
+    """A path start → ... → start through the import graph, if there is one."""
+    stack: list[tuple[str, list[str]]] = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        module, path = stack.pop()
+        for imported in sorted(imports_of(module)):
+            if imported == start:
+                return [*path, start]
+            if imported not in seen:
+                seen.add(imported)
+                stack.append((imported, [*path, imported]))
+    return None
+
+
+def test_no_module_imports_itself_in_a_circle() -> None:
+    cycles = {
+        " → ".join(cycle) for module in modules() if (cycle := _cycle_from(module)) is not None
+    }
+    assert cycles == set(), "import circles:\n" + "\n".join(sorted(cycles))
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from runs.services import batches\n", {"runs.services.batches"}),
+        ("from runs.models import Run\n", {"runs.models"}),
+        ("from runs.targets import connect_to\n", {"runs.targets"}),
+        ("def f():\n    from runs.web import forms\n", {"runs.web.forms"}),
+        ("import runs.tasks\n", {"runs.tasks"}),
+    ],
+)
+def test_the_reader_sees_every_kind_of_import(source: str, expected: set[str]) -> None:
+    found = {
+        name
+        for node in ast.walk(ast.parse(source))
+        for name in _imported(node, "runs.api.plans", False, modules())
+    }
+    assert found == expected
+
+
+# A module longer than this is two modules, unless it says why not here.
+MAX_LINES = 450
+LONG_FOR_A_REASON = {
+    "runs.sysbench.parser": "one streaming state machine over sysbench's whole output",
+    "runs.models": "the vocabulary: every model of the app in one file, as Django expects",
+}
+
+
+def test_modules_stay_short_enough_to_read() -> None:
+    long = {
+        module: length
+        for module, path in modules().items()
+        if (length := len(path.read_text().splitlines())) > MAX_LINES
+        and module not in LONG_FOR_A_REASON
+    }
+    assert long == {}, f"split these modules, or give the reason in LONG_FOR_A_REASON: {long}"
