@@ -138,6 +138,9 @@ STATICFILES_DIRS = [BASE_DIR / "static", ("vendor", BASE_DIR / "node_modules")]
 
 # --- Celery -------------------------------------------------------------------------------
 REDIS_URL = env("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/0")
+# Names this installation's live channels on a Redis server that others share (pub/sub
+# ignores the database number); empty means the name of the results database.
+BENCHDASH_INSTALLATION = env("BENCHDASH_INSTALLATION")
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

@@ -28,12 +28,19 @@ RECENT_SAMPLES = 200  # far more than can wait for the database (< 1 s of sample
 RECENT_TTL_S = 24 * 3600
 
 
+def installation() -> str:
+    """What sets this installation's live events apart from another's on the same Redis
+    server: pub/sub ignores the database number, and two installations reuse run ids.
+    Read at each call: the test runner renames the database after settings load."""
+    return settings.BENCHDASH_INSTALLATION or str(settings.DATABASES["default"]["NAME"])
+
+
 def channel(run_id: int) -> str:
-    return f"benchdash:run:{run_id}"
+    return f"benchdash:{installation()}:run:{run_id}"
 
 
 def recent_key(run_id: int) -> str:
-    return f"benchdash:run:{run_id}:recent"
+    return f"{channel(run_id)}:recent"
 
 
 def sample_payload(sample: Sample) -> dict[str, Any]:

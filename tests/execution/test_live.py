@@ -255,3 +255,35 @@ def test_samples_are_published_live_on_the_runs_channel(celery_worker, make_plan
     wait_for_batch(batch)
     assert [s["seq"] for s in received] == sorted({s["seq"] for s in received})
     assert len(received) == 3
+
+
+def test_an_installation_never_sees_the_live_events_of_another_on_the_same_redis(settings):
+    """Pub/sub ignores Redis' database number and run ids repeat between installations:
+    the channel names the installation (by default, its results database)."""
+    import redis
+    from django.db import connection
+    from django.utils import timezone
+
+    from runs.execution import live
+    from runs.models import Sample
+
+    settings.BENCHDASH_INSTALLATION = ""
+    assert connection.settings_dict["NAME"] in live.channel(7)
+
+    def publish(installation: str, seq: int) -> None:
+        settings.BENCHDASH_INSTALLATION = installation
+        sample = Sample(run_id=7, seq=seq, time_s=seq, threads=1, tps=1.0)
+        sample.received_at = timezone.now()
+        live.publish_sample(7, sample)
+
+    settings.BENCHDASH_INSTALLATION = "ours"
+    pubsub = redis.Redis.from_url(settings.REDIS_URL).pubsub()
+    pubsub.subscribe(live.channel(7))
+    assert pubsub.get_message(timeout=5)["type"] == "subscribe"
+    publish("theirs", 1)
+    publish("ours", 2)
+    received = []
+    while (message := pubsub.get_message(timeout=1)) is not None:
+        received.append(json.loads(message["data"])["sample"]["seq"])
+    pubsub.close()
+    assert received == [2]
