@@ -73,6 +73,15 @@ class Target(models.Model):
         related_name="+",
         help_text="An SSH host on the database server itself, to read its cores, disks, OS.",
     )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Its owner: who may change, delete or use it, besides staff and the "
+        "members of a group granted the permission.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -135,6 +144,15 @@ class LoadHost(models.Model):
     )
     facts = models.JSONField(default=dict, blank=True, help_text="OS, CPU, memory, limits.")
     facts_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Its owner: who may change, delete or use it, besides staff and the "
+        "members of a group granted the permission.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -360,6 +378,21 @@ class Run(models.Model):
     )
     counters = models.JSONField(
         default=dict, blank=True, help_text="Server counter deltas over the run, and ratios."
+    )
+    environment = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The server variables that differ from the batch's snapshot once this "
+        "run's settings were applied.",
+    )
+    warnings = models.JSONField(
+        default=list, blank=True, help_text="What the user should know about this run."
+    )
+    config_dir = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="sysbench's private directory on the load host while it runs: its config "
+        "file holds the target's password, so it is removed on every path.",
     )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
