@@ -72,6 +72,8 @@ def test_everyone_reads_everything(people, owned):
     for url in ("/targets/", f"/targets/{target.pk}/", "/hosts/", f"/hosts/{host.pk}/",
                 "/plans/", f"/plans/{plan.pk}/", f"/plans/{plan.pk}/history"):  # fmt: skip
         assert people["outsider"].get(url).status_code == 200, url
+    for url in (f"/targets/{target.pk}/", f"/hosts/{host.pk}/"):
+        assert "<dt>Owner</dt><dd>olivia</dd>" in people["outsider"].get(url).content.decode()
     # The form to change a target is for who may change it.
     assert people["outsider"].get(f"/targets/{target.pk}/edit").status_code == 403
 
