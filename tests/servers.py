@@ -369,6 +369,83 @@ class PrivatePostgres:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class PrivateRedis:
+    """redis-server on a free loopback port, without persistence: a restart loses every
+    message and key, as a Redis without AOF or snapshots does. For the tests that stop or
+    restart the broker; the shared Redis is never touched."""
+
+    host = "127.0.0.1"
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.dir = _private_dir("benchdash-redis-", "redis.pid", signal.SIGTERM)
+        self.log = self.dir / "redis.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def start(self) -> PrivateRedis:
+        """Start it, on the port it had if it ran before (clients keep their URL)."""
+        for attempt in range(3):
+            try:
+                self._start_server()
+                break
+            except ServerError:
+                if attempt == 2 or "Address already in use" not in _tail(self.log):
+                    raise
+                self.port = 0  # another program took the free port: pick another one
+        return self
+
+    def _start_server(self) -> None:
+        self.port = self.port or free_port()
+        argv = [
+            find_program("redis-server", "/usr/bin/redis-server"),
+            "--bind", self.host,
+            "--port", str(self.port),
+            "--dir", str(self.dir),
+            "--pidfile", str(self.dir / "redis.pid"),
+            "--logfile", str(self.log),
+            "--save", "",
+            "--appendonly", "no",
+            "--daemonize", "no",
+        ]  # fmt: skip
+        self._process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        _wait("redis-server", self._answers, self._process, self.log)
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), timeout=2) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def command(self, *args: str) -> bytes:
+        """One command in Redis's inline protocol; its raw answer."""
+        with socket.create_connection((self.host, self.port), timeout=5) as s:
+            s.sendall(" ".join(args).encode() + b"\r\n")
+            return s.recv(65536)
+
+    def kill(self) -> None:
+        """Gone at once, with everything it held."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait(timeout=10)
+
+    def restart(self) -> None:
+        """A restart without persistence: every queued message is lost."""
+        self.kill()
+        self.start()
+
+    def stop(self) -> None:
+        self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 # --- a private OpenSSH server: the remote load host of the SSH tests ----------------------
 
 

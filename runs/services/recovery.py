@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -14,7 +15,7 @@ from runs.execution.server_settings import batch_restore_settings
 from runs.loadhosts import ExecutorError, executor_for, kill_process_group
 from runs.models import Batch, LoadHost, Run, Status
 from runs.services.batches import batch_release_locks
-from runs.services.queue import enqueue_batch
+from runs.services.queue import enqueue_or_log
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +41,27 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     # A waiting batch is woken when its lock is released; asking again now and then costs
     # one conditional update and covers a wake-up lost with a crashed worker.
     for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
-        enqueue_batch(batch_id)
+        enqueue_or_log(batch_id)
+    batches_requeue_lost()
     return recovered
+
+
+def batches_requeue_lost() -> list[int]:
+    """Hand over again the batches still queued BENCHDASH_QUEUED_GRACE_SECONDS after
+    their launch: their message was lost (Redis restarted without persistence, or a worker
+    died holding it), and without this they would stay queued forever, and every later
+    scheduled fire of their plan would be skipped. A batch whose message is only slow
+    gets a second one: the claim is a conditional update, the second does nothing."""
+    cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_QUEUED_GRACE_SECONDS)
+    lost = list(
+        Batch.objects.filter(status=Status.QUEUED, created_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    for batch_id in lost:
+        logger.info("batch %s still queued: handed to a worker again", batch_id)
+        enqueue_or_log(batch_id)
+    return lost
 
 
 @transaction.atomic
@@ -73,7 +93,7 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
     ]
     batch.save(update_fields=["status", "warnings"])
     logger.warning("batch %s: worker %s is gone, requeued", batch.pk, batch.worker)
-    transaction.on_commit(lambda: enqueue_batch(batch.pk))
+    transaction.on_commit(partial(enqueue_or_log, batch.pk))
     return True
 
 

@@ -13,15 +13,26 @@ from runs.models import DatasetPolicy, LoadHost, LuaScript, OrderPolicy, Plan, T
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
 
-KEEP = "Leave empty to keep the stored one."
+KEEP = "Leave empty to keep the stored one"
+TARGET_MOVES = "host, port, socket, engine or user"
+LOADHOST_MOVES = "address or user"
+
+
+def _moved_text(fields: str) -> str:
+    # A stored secret never follows the target or host to another address: see
+    # runs/services/definitions.py.
+    return f"{KEEP}, unless you change the {fields}: then give it again, or it is removed."
 
 
 class TargetForm(forms.ModelForm[Target]):
+    """The password is not a model field here: the instance keeps the stored one, and the
+    view passes what was typed (or "" to remove it) to the service."""
+
     password = forms.CharField(
         required=False,
         strip=False,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Stored encrypted; never shown again. " + KEEP,
+        help_text="Stored encrypted; never shown again. " + _moved_text(TARGET_MOVES),
     )
     clear_password = forms.BooleanField(required=False, label="Remove the stored password")
 
@@ -35,7 +46,6 @@ class TargetForm(forms.ModelForm[Target]):
             "socket",
             "database",
             "user",
-            "password",
             "cpu_cores",
             "disk_count",
             "server_host",
@@ -43,7 +53,7 @@ class TargetForm(forms.ModelForm[Target]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.initial["password"] = ""  # write-only
+        self.order_fields([*self.Meta.fields[:7], "password", "clear_password"])
         self.fields["server_host"].queryset = LoadHost.objects.filter(  # type: ignore[attr-defined]
             kind=LoadHost.Kind.SSH
         )
@@ -51,15 +61,14 @@ class TargetForm(forms.ModelForm[Target]):
             self.fields["password"].help_text = "Stored encrypted; never shown again."
             del self.fields["clear_password"]
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        # Empty means "keep": the instance is built from cleaned_data after clean().
-        if self.instance.pk and not data.get("password") and not data.get("clear_password"):
-            data["password"] = Target.objects.get(pk=self.instance.pk).password
-        return data
+    def new_password(self) -> str | None:
+        """What to store: None keeps the stored password, "" removes it."""
+        return _new_secret(self, "password", "clear_password")
 
 
 class LoadHostForm(forms.ModelForm[LoadHost]):
+    """The key is not a model field here, like a target's password."""
+
     private_key = forms.CharField(
         required=False,
         strip=False,
@@ -70,21 +79,25 @@ class LoadHostForm(forms.ModelForm[LoadHost]):
 
     class Meta:
         model = LoadHost
-        fields = ["name", "kind", "address", "port", "user", "private_key", "key_path"]
+        fields = ["name", "kind", "address", "port", "user", "key_path"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.initial["private_key"] = ""  # write-only: a textarea would show it back
+        self.order_fields([*self.Meta.fields[:5], "private_key", "clear_private_key"])
         if self.instance.pk:
-            self.fields["private_key"].help_text += " " + KEEP
+            self.fields["private_key"].help_text += " " + _moved_text(LOADHOST_MOVES)
         else:
             del self.fields["clear_private_key"]
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if self.instance.pk and not data.get("private_key") and not data.get("clear_private_key"):
-            data["private_key"] = LoadHost.objects.get(pk=self.instance.pk).private_key
-        return data
+    def new_private_key(self) -> str | None:
+        return _new_secret(self, "private_key", "clear_private_key")
+
+
+def _new_secret(form: forms.BaseForm, name: str, clear: str) -> str | None:
+    data = form.cleaned_data
+    if data.get(name):
+        return str(data[name])
+    return "" if data.get(clear) else None
 
 
 class FingerprintForm(forms.Form):

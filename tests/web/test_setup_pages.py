@@ -54,8 +54,8 @@ def test_a_target_with_results_is_kept_with_a_clear_message(client_in, make_batc
     assert "finished results are never deleted" in response.content.decode()
 
 
-def test_an_unused_target_is_deleted(client_in):
-    target = Target.objects.create(name="spare", host="h", user="u")
+def test_an_unused_target_is_deleted(client_in, user):
+    target = Target.objects.create(name="spare", host="h", user="u", created_by=user)
     assert client_in.get(f"/targets/{target.pk}/delete").status_code == 200
     client_in.post(f"/targets/{target.pk}/delete")
     assert not Target.objects.filter(pk=target.pk).exists()
@@ -84,7 +84,9 @@ def test_an_ssh_host_needs_an_address(client_in):
     assert b"address" in response.content and not LoadHost.objects.filter(name="lh").exists()
 
 
-def test_a_local_host_cannot_be_scanned(client_in):
+def test_a_local_host_cannot_be_scanned(client_in, user):
+    user.is_staff = True  # the local host has no owner: staff's
+    user.save()
     local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
     response = client_in.post(f"/hosts/{local.pk}/scan")
     assert b"is not an SSH host" in response.content
