@@ -32,6 +32,16 @@ class PairRow:
     other_latency: float | None
 
     @property
+    def sentence(self) -> str | None:
+        """The verdict in a sentence; the label is `base → other` for two single series."""
+        if self.verdict is None:
+            return None
+        base, _, other = self.label.partition(" → ")
+        if not other:
+            base, other = f"the baseline's {self.label}", self.label
+        return verdicts.sentence(other, base, self.threads, self.verdict)
+
+    @property
     def latency_diff_pct(self) -> float | None:
         if self.base_latency and self.other_latency is not None:
             return (self.other_latency - self.base_latency) / self.base_latency * 100

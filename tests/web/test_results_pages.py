@@ -115,7 +115,7 @@ def test_compare_gives_a_verdict_per_pair(client_in, make_batch, django_assert_m
     with django_assert_max_num_queries(10):
         response = client_in.get(f"/compare?s=b{one.pk}&s=b{two.pk}&s=b{one.pk}")
     html = response.content.decode()
-    assert "not enough repeats to tell" in html
+    assert "too few repeats (n=1; 3 needed)" in html
     assert html.count("<h2>batch ") == 1  # one pair: the repeated key is dropped
 
     same = client_in.get(f"/compare?s=b{one.pk}&s=b{one.pk}x&s=b{one.pk}").content.decode()
@@ -127,7 +127,7 @@ def test_compare_of_runs_by_their_ids(client_in, make_batch):
     a, b = Run.objects.filter(batch=batch, settings__innodb_flush_log_at_trx_commit="1")
     html = client_in.get(f"/compare?s=r{a.pk}&s={b.pk}").content.decode()
     assert f"run {b.pk} of batch {batch.pk}" in html
-    assert "not enough repeats to tell" in html
+    assert "too few repeats (n=1; 3 needed)" in html
 
 
 @pytest.mark.parametrize("query", ["baseline=99", "runs=abc,-1", "counter=nope", "baseline=x"])
