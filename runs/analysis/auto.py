@@ -133,7 +133,7 @@ def _lines(runs: Sequence[RunFigures], auto: Auto) -> dict[str, _Line]:
         key = _line_key(run, auto)
         firsts.setdefault(key, run)
         members.setdefault(key, {}).setdefault(value, []).append(run)
-    return {
+    lines = {
         key: _Line(
             first=firsts[key],
             label=search.line_label(firsts[key], searched),
@@ -141,6 +141,21 @@ def _lines(runs: Sequence[RunFigures], auto: Auto) -> dict[str, _Line]:
         )
         for key, by_value in members.items()
     }
+    return dict(sorted(lines.items(), key=lambda item: _natural(item[1].first)))
+
+
+def _natural(run: RunFigures) -> tuple[object, ...]:
+    # flush=2 before flush=10, 2 threads before 16, as the series of the charts
+    values = [*run.settings.values(), *run.axis_options.values(), str(run.threads)]
+    return tuple((0, float(v), "") if _numeric(v) else (1, 0.0, v) for v in values)
+
+
+def _numeric(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _line_key(run: RunFigures, auto: Auto) -> str:

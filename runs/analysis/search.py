@@ -222,7 +222,7 @@ def sustained(rate: int, cell: CellFigures, auto: RateAuto) -> tuple[bool, str]:
     if cell.queue_max is not None and cell.queue_max > bound:
         return (
             False,
-            f"the queue grew to {cell.queue_max:,} (over {BACKLOG_S * 1000:g} ms of arrivals)",
+            f"the queue grew to {cell.queue_max:,}, over {BACKLOG_S * 1000:g} ms of arrivals",
         )
     if cell.queue_growing is not None and cell.queue_growing > max(QUEUE_FLOOR, rate * GROWING_S):
         return False, f"the queue was still growing at the end ({cell.queue_growing:,})"

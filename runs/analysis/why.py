@@ -48,7 +48,8 @@ FSYNC_TIMERS = (
 
 @dataclass(frozen=True)
 class SideFigures:
-    """One side of the pair, medians over its finished repeats."""
+    """One side of the pair over its finished repeats: throughput and time per transaction
+    as geometric means, the counters' ratios as medians."""
 
     label: str
     tps: float
@@ -106,10 +107,11 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
     good = [r for r in runs if r.status in FINISHED_WELL and r.throughput and r.counters]
     if not good:
         return None
+    # Geometric means, as the verdicts': the ratio measured here is the verdict's.
     return SideFigures(
         label=label,
-        tps=statistics.median(r.throughput or 0.0 for r in good),
-        time_ms=statistics.median(_time_ms(r) for r in good),
+        tps=statistics.geometric_mean(r.throughput or 0.0 for r in good),
+        time_ms=statistics.geometric_mean(_time_ms(r) for r in good),
         log_fsyncs=_median(_per_trx(r, LOG_FSYNCS) for r in good),
         binlog_fsyncs=_median(_per_trx(r, BINLOG_FSYNCS) for r in good),
         log_bytes=_median(_per_trx(r, LOG_BYTES) for r in good),
@@ -175,7 +177,7 @@ def _latency(base: SideFigures, other: SideFigures) -> float | None:
 
 def _model_text(why: Why) -> str:
     assert why.latency_ms is not None
-    costly = [s for s in (why.base, why.other) if (s.fsyncs or 0) * why.latency_ms > 0]
+    costly = [s for s in (why.base, why.other) if (s.fsyncs or 0) * why.latency_ms >= 0.0005]
     parts = [s.fsync_text(why.latency_ms) for s in costly] or ["neither side fsyncs"]
     predicted = "nothing" if why.predicted is None else _ratio(why.predicted)
     text = "; ".join(parts) + f" → model predicts {predicted}, measured {_ratio(why.measured)}"
