@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from runs import targets
+from runs.analysis import modes
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
 from runs.sysbench.options import ValidationError
@@ -39,6 +40,7 @@ def plan_save(*, plan: Plan) -> PlanCheck:
     if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
         raise ValidationError("script", "custom Lua scripts run on SSH load hosts only")
     check = plan_check(plan=plan, contact_server=False)
+    plan.auto = modes.auto_from_dict(plan.auto).to_dict()  # checked: stored with its defaults
     plan.full_clean()
     plan.save()
     return check
