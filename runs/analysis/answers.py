@@ -97,7 +97,7 @@ def summary_sentences(
     sentences = []
     for s in series:
         found = cell_verdicts.get(s.key)
-        if s.key == baseline_key or not found:
+        if s.key == baseline_key or not found or _only_rate_differs(s, baseline):
             continue
         if len(found) <= MANY_THREADS:
             sentences += [
@@ -106,6 +106,13 @@ def summary_sentences(
         else:
             sentences.append(_summed_up(s.label, baseline.label, found))
     return sentences
+
+
+def _only_rate_differs(series: Series, baseline: Series) -> bool:
+    # Offered rates are compared in the rate charts and the search's conclusion, not here.
+    without = {k: v for k, v in series.options.items() if k != RATE}
+    base = {k: v for k, v in baseline.options.items() if k != RATE}
+    return series.settings == baseline.settings and without == base
 
 
 def _summed_up(label: str, base: str, found: Mapping[int, Verdict]) -> str:

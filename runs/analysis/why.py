@@ -217,6 +217,7 @@ def pairs(
         for threads in sorted(by_threads):
             base = side_figures(labels[baseline_key], baseline.get(threads, []))
             other = side_figures(labels[key], by_threads[threads])
-            if base is not None and other is not None:
+            # Without fsync counters on both sides the model has nothing to say.
+            if base and other and base.fsyncs is not None and other.fsyncs is not None:
                 result.append(explain(base, other, threads))
     return result
