@@ -34,6 +34,9 @@ def figures(name: str, *, threads: int, settings=None, options=None, round_=0, s
         counters: dict = {}
         started_at = finished_at = None
         error = ""
+        threads: int
+        settings: dict
+        status: str
 
     row = Row()
     row.threads = threads

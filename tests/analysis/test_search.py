@@ -22,7 +22,7 @@ def cell(median, p95=None, attempts=3):
 def test_a_noisy_cell_gets_one_more_repeat_and_says_why():
     noisy = cell_figures(insert_cell(1, 1))  # 661, 756, 478 tps
     noise = search.half_width_pct(noisy.values)
-    assert noise > 2
+    assert noise is not None and noise > 2
 
     reason = search.repeat_step(noisy, RepeatsAuto(target_pct=2, max=5), "flush=1 at 1 thread")
 

@@ -5,12 +5,21 @@ interval of the ratio, the interval-sample answer for two single runs, and the w
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
 from runs.analysis import verdicts
 from runs.analysis.verdicts import FASTER, INTERVALS, NO_RATIO, REPEATS, SAME, SLOWER, TOO_FEW
 from tests.analysis.recorded import figures, insert, insert_cell
+
+
+def compare(base, other) -> Any:
+    return verdicts.compare_runs(base, other)
+
+
+def welch(base, other) -> Any:
+    return verdicts.welch(base, other)
 
 
 def floats(text):
@@ -39,14 +48,14 @@ WIKIPEDIA = [
 
 @pytest.mark.parametrize(("a", "b", "published_p"), WIKIPEDIA)
 def test_welch_on_the_logs_gives_the_published_p(a, b, published_p):
-    verdict = verdicts.welch([math.exp(v) for v in a], [math.exp(v) for v in b])
+    verdict = welch([math.exp(v) for v in a], [math.exp(v) for v in b])
     assert verdict.p_value == pytest.approx(published_p, abs=0.001)
     # the interval of the ratio is the interval of the difference of the means, exponentiated
     assert math.log(verdict.ratio) == pytest.approx(sum(b) / len(b) - sum(a) / len(a))
 
 
 def test_flush_0_against_flush_1_is_faster_with_its_interval():
-    verdict = verdicts.compare_runs(insert_cell(1, 1), insert_cell(0, 1))
+    verdict = compare(insert_cell(1, 1), insert_cell(0, 1))
 
     assert verdict is not None
     assert (verdict.verdict, verdict.basis, verdict.n_base, verdict.n_other) == (
@@ -61,8 +70,8 @@ def test_flush_0_against_flush_1_is_faster_with_its_interval():
 
 
 def test_the_other_way_round_it_is_slower_by_the_same_factor():
-    faster = verdicts.compare_runs(insert_cell(1, 4), insert_cell(0, 4))
-    slower = verdicts.compare_runs(insert_cell(0, 4), insert_cell(1, 4))
+    faster = compare(insert_cell(1, 4), insert_cell(0, 4))
+    slower = compare(insert_cell(0, 4), insert_cell(1, 4))
 
     assert slower.verdict == SLOWER and faster.verdict == FASTER
     assert slower.ratio == pytest.approx(1 / faster.ratio)
@@ -72,7 +81,7 @@ def test_the_other_way_round_it_is_slower_by_the_same_factor():
 
 def test_a_difference_inside_the_noise_is_no_significant_difference():
     # flush=0 at 2 and at 4 threads: close, and the repeats spread widely
-    verdict = verdicts.compare_runs(insert_cell(0, 2), insert_cell(0, 4))
+    verdict = compare(insert_cell(0, 2), insert_cell(0, 4))
 
     assert verdict.verdict == SAME
     assert verdict.low < 1 < verdict.high
@@ -90,12 +99,12 @@ def test_a_verdict_never_disagrees_with_its_interval(threads, base, other):
         a, b = insert_cell(base, threads), insert_cell(other, 4 if threads != 4 else 2)
     else:
         a, b = insert_cell(base, threads), insert_cell(other, threads)
-    verdict = verdicts.compare_runs(a, b)
+    verdict = compare(a, b)
     assert verdict.significant == (verdict.low > 1 or verdict.high < 1)
 
 
 def test_two_repeats_are_too_few_and_say_how_many_are_needed():
-    verdict = verdicts.compare_runs(insert_cell(1, 1)[:2], insert_cell(0, 1)[:2])
+    verdict = compare(insert_cell(1, 1)[:2], insert_cell(0, 1)[:2])
 
     assert verdict.verdict == TOO_FEW
     assert verdict.text == "too few repeats (n=2; 3 needed)"
@@ -113,7 +122,7 @@ def test_two_single_runs_are_compared_on_their_interval_samples_with_a_caveat():
     b = figures("point_long_b", threads=1)
     assert len(a.summary["interval_batch_means"]) == 3  # √12 batches of 4 seconds
 
-    verdict = verdicts.compare_runs([a], [b])
+    verdict = compare([a], [b])
 
     assert verdict.basis == INTERVALS and verdict.verdict == FASTER
     assert verdict.low > 1
@@ -122,7 +131,7 @@ def test_two_single_runs_are_compared_on_their_interval_samples_with_a_caveat():
 
 
 def test_single_runs_too_short_for_their_intervals_are_too_few():
-    verdict = verdicts.compare_runs([insert(1, 1, 1)], [insert(0, 1, 1)])
+    verdict = compare([insert(1, 1, 1)], [insert(0, 1, 1)])
 
     assert verdict.text == "too few repeats (n=1; 3 needed)"
     assert "too short" in verdict.caveat and verdict.ratio > 1
@@ -131,18 +140,18 @@ def test_single_runs_too_short_for_their_intervals_are_too_few():
 def test_failed_and_unfinished_runs_do_not_count():
     a = insert_cell(1, 1)
     failed = figures("insert_f0_t1_r1", threads=1, status="failed")
-    assert verdicts.compare_runs(a, [failed]) is None
+    assert compare(a, [failed]) is None
     queued = figures("insert_f0_t1_r1", threads=1, status="queued")
-    assert verdicts.compare_runs(a, [*insert_cell(0, 1), queued]).n_other == 3
+    assert compare(a, [*insert_cell(0, 1), queued]).n_other == 3
 
 
 def test_constant_and_zero_throughputs():
-    same = verdicts.welch([5.0, 5.0, 5.0], [5.0, 5.0, 5.0])
+    same = welch([5.0, 5.0, 5.0], [5.0, 5.0, 5.0])
     assert (same.verdict, same.ratio, same.p_value) == (SAME, 1.0, 1.0)
-    double = verdicts.welch([5.0, 5.0, 5.0], [10.0, 10.0, 10.0])
+    double = welch([5.0, 5.0, 5.0], [10.0, 10.0, 10.0])
     assert double.verdict == FASTER
     assert double.low == double.high == pytest.approx(2.0)
-    assert verdicts.welch([0.0, 1.0, 2.0], [1.0, 2.0, 3.0]).verdict == NO_RATIO
+    assert welch([0.0, 1.0, 2.0], [1.0, 2.0, 3.0]).verdict == NO_RATIO
 
 
 def test_batch_means_take_square_root_many_batches():
@@ -153,8 +162,10 @@ def test_batch_means_take_square_root_many_batches():
 
 
 def test_lag1_autocorrelation_sees_a_trend_and_an_alternation():
-    assert verdicts.lag1_autocorrelation([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]) > 0.4
-    assert verdicts.lag1_autocorrelation([1.0, 3.0, 1.0, 3.0, 1.0, 3.0]) < -0.5
+    trend = verdicts.lag1_autocorrelation([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    alternation = verdicts.lag1_autocorrelation([1.0, 3.0, 1.0, 3.0, 1.0, 3.0])
+    assert trend is not None and trend > 0.4
+    assert alternation is not None and alternation < -0.5
     assert verdicts.lag1_autocorrelation([2.0, 2.0, 2.0]) is None
 
 

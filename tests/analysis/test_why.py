@@ -4,6 +4,8 @@ of a run of the end-to-end test (MariaDB 10.11, performance_schema timing its da
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from runs.analysis import why
@@ -25,10 +27,14 @@ def run(id_, flush, tps, latency_ms, fsyncs, sync_ps=0.0, syncs=0.0, transaction
     )  # fmt: skip
 
 
+def side(label, runs) -> Any:
+    return why.side_figures(label, runs)
+
+
 def test_the_issue_example_is_explained_by_the_log_fsyncs():
     # flush=1: 1.0 fsync/trx x 0.16 ms of 0.28 ms per transaction; flush=0: no fsync.
-    slow = why.side_figures("flush=1", [run(1, "1", 3571, 0.28, 1.0, 0.16e9 * 500, 500)])
-    fast = why.side_figures("flush=0", [run(2, "0", 7857, 0.12, 0.0)])
+    slow = side("flush=1", [run(1, "1", 3571, 0.28, 1.0, 0.16e9 * 500, 500)])
+    fast = side("flush=0", [run(2, "0", 7857, 0.12, 0.0)])
 
     answer = why.explain(slow, fast, threads=1)
 
@@ -45,8 +51,8 @@ def test_the_issue_example_is_explained_by_the_log_fsyncs():
 
 def test_a_difference_the_fsyncs_do_not_explain_is_called_so():
     # Recorded by the end-to-end test: 0.14 ms per fsync cannot make 0.31 ms out of 0.08.
-    slow = why.side_figures("flush=1", [run(1, "1", 3167, 0.31, 1.01, 0.14e9 * 90, 90)])
-    fast = why.side_figures("flush=0", [run(2, "0", 12210, 0.08, 0.0)])
+    slow = side("flush=1", [run(1, "1", 3167, 0.31, 1.01, 0.14e9 * 90, 90)])
+    fast = side("flush=0", [run(2, "0", 12210, 0.08, 0.0)])
 
     answer = why.explain(fast, slow, threads=1)
 
@@ -58,8 +64,8 @@ def test_a_difference_the_fsyncs_do_not_explain_is_called_so():
 
 
 def test_without_a_measured_latency_it_says_what_latency_would_explain_it():
-    slow = why.side_figures("flush=1", [run(1, "1", 3571, 0.28, 1.0)])
-    fast = why.side_figures("flush=0", [run(2, "0", 7857, 0.12, 0.0)])
+    slow = side("flush=1", [run(1, "1", 3571, 0.28, 1.0)])
+    fast = side("flush=0", [run(2, "0", 7857, 0.12, 0.0)])
 
     answer = why.explain(fast, slow, threads=1)
 
@@ -71,5 +77,5 @@ def test_without_a_measured_latency_it_says_what_latency_would_explain_it():
 def test_runs_without_counters_give_no_pair():
     bare = RunFigures(id=1, position=0, round=0, threads=1, settings={}, axis_options={},
                       status="done", summary={"tps": 100.0})  # fmt: skip
-    assert why.side_figures("x", [bare]) is None
+    assert side("x", [bare]) is None
     assert why.pairs({"a": {1: [bare]}, "b": {1: [bare]}}, {"a": "a", "b": "b"}, "a") == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_threads_and_repeats_auto_find_flush_0_faster_with_its_interval(
 
     # flush=1 as the baseline (series 1): flush=0 is faster, with its interval
     found = reports.batch_answers(batch=batch, baseline=1)
-    at_one = found.answers.verdicts[found.series[0].key][1]
+    at_one: Any = found.answers.verdicts[found.series[0].key][1]
     assert at_one.verdict == "faster", at_one
     assert 1 < at_one.low <= at_one.ratio <= at_one.high
     assert at_one.basis == "repeats" and at_one.n_base >= 3 and at_one.n_other >= 3
@@ -125,7 +126,7 @@ def test_a_rate_search_finds_a_finite_sustainable_rate(celery_worker, local_host
         if run.status == Status.DONE:  # the queue lines reached the samples
             samples = list(run.samples.all())
             assert samples and all(s.queue_length is not None for s in samples)
-            assert run.summary["queue_length_max"] == max(s.queue_length for s in samples)
+            assert run.summary["queue_length_max"] == max(s.queue_length or 0 for s in samples)
     found = reports.batch_answers(batch=batch)
     (conclusion,) = found.answers.found
     assert conclusion.startswith("all runs, 2 threads: highest sustainable rate ")
