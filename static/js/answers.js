@@ -6,6 +6,7 @@
   const data = Benchdash.readJson("answers-data");
   if (!data || !data.rate || !data.rate.length) return;
   const B = Benchdash;
+  const decades = { callback: B.decadeTicks, autoSkip: false, maxRotation: 0 }; // 1-2-5 only
 
   function line(canvasId, key, yTitle, withDiagonal) {
     const canvas = document.getElementById(canvasId);
@@ -25,8 +26,9 @@
       options: {
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: B.axis("offered rate (tps)", { type: "logarithmic" }),
-          y: B.axis(yTitle, { type: key === "p95" ? "logarithmic" : "linear", beginAtZero: key !== "p95" }),
+          x: B.axis("offered rate (tps)", { type: "logarithmic", ticks: decades }),
+          y: key === "p95" ? B.axis(yTitle, { type: "logarithmic", ticks: decades })
+            : B.axis(yTitle, { beginAtZero: true }),
         },
       },
     });
