@@ -124,9 +124,12 @@ def test_a_rate_search_finds_a_finite_sustainable_rate(celery_worker, local_host
     assert all(r.reason.startswith("rate search: ") for r in runs[1:])
     for run in runs:
         if run.status == Status.DONE:  # the queue lines reached the samples
+            # every queue line printed reached its sample (sysbench may leave out the
+            # last interval's queue line when the run ends)
             samples = list(run.samples.all())
-            assert samples and all(s.queue_length is not None for s in samples)
-            assert run.summary["queue_length_max"] == max(s.queue_length or 0 for s in samples)
+            merged = [s.queue_length for s in samples if s.queue_length is not None]
+            assert len(merged) == run.raw_log.count("queue length:") >= max(1, len(samples) - 1)
+            assert run.summary["queue_length_max"] == max(merged)
     found = reports.batch_answers(batch=batch)
     (conclusion,) = found.answers.found
     assert conclusion.startswith("all runs, 2 threads: highest sustainable rate ")
