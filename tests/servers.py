@@ -126,9 +126,12 @@ class PrivateMariaDB:
     password = "bench-secret"
     host = "127.0.0.1"
 
-    def __init__(self, *, log_bin: bool = True, max_connections: int = 20) -> None:
+    def __init__(
+        self, *, log_bin: bool = True, max_connections: int = 20, performance_schema: bool = False
+    ) -> None:
         self.log_bin = log_bin
         self.max_connections = max_connections
+        self.performance_schema = performance_schema
         self.port = 0
         self.dir = _private_dir("benchdash-mariadb-", "mariadb.pid", signal.SIGTERM)
         self.datadir = self.dir / "data"
@@ -167,6 +170,8 @@ class PrivateMariaDB:
         ]
         if self.log_bin:
             argv += ["--log-bin=binlog", "--server-id=1"]
+        if self.performance_schema:  # off by default in MariaDB; times every file I/O
+            argv += ["--performance-schema=ON"]
         self._process = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )

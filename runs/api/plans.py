@@ -82,6 +82,15 @@ class PlanSerializer(serializers.ModelSerializer[Plan]):
         required=False,
         help_text='Other sysbench options as axes, e.g. {"tables": [1, 4]}.',
     )
+    auto = serializers.JSONField(
+        required=False,
+        help_text="Auto modes that add runs until the answer is clear, each optional: "
+        '{"repeats": {"target_pct": 2, "max": 5}, "threads": {"max": 64, "slo_p95_ms": 50, '
+        '"rise_pct": 5}, "rate": {"start": 100, "max": 1000000, "slo_p95_ms": 50, '
+        '"tolerance_pct": 5, "precision_pct": 10}}; `true` takes the defaults. With threads, '
+        "give threads [1]; with rate, no rate option. Threads and rate are not searched "
+        "together.",
+    )
     schedule = serializers.SerializerMethodField(
         help_text="Set with PUT /api/v1/plans/{id}/schedule."
     )
@@ -111,6 +120,7 @@ class PlanSerializer(serializers.ModelSerializer[Plan]):
             "notify_webhook",
             "regression_threshold_pct",
             "history_nights",
+            "auto",
             "schedule",
             "created_by",
             "created_at",

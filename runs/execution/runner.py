@@ -23,7 +23,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import datasets, live, locks, preflight, server_settings, steps
+from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
 from runs.execution.environment import batch_record_environment
 from runs.execution.run_results import run_fail, run_store_result, target_error_text
 from runs.execution.sink import SampleSink
@@ -116,8 +116,11 @@ class BatchRunner:
         try:
             self._preflight()
             batch_record_environment(batch=self.batch, executor=self.executor)
-            for group in steps.pending_groups(self.batch):
-                self._run_group(group)
+            while True:
+                for group in steps.pending_groups(self.batch):
+                    self._run_group(group)
+                if not adaptive.batch_extend(batch=self.batch):  # auto modes add runs
+                    break
         except BatchStopped as e:
             stopped = e
         except (BatchAborted, targets.TargetError, ValidationError) as e:

@@ -36,9 +36,17 @@ def pending_groups(batch: Batch) -> list[Group]:
 
 
 def step_done(batch: Batch, kind: str, group: Group) -> bool:
-    return any(
-        s["kind"] == kind and s["group"] == group.first_position and s["ok"] for s in batch.steps
-    )
+    """Whether the group's step is done and still holds: a prepare is undone by a later
+    cleanup (a group that an auto mode extended is prepared again)."""
+    done = False
+    for s in batch.steps:
+        if s["group"] != group.first_position or not s["ok"]:
+            continue
+        if s["kind"] == kind:
+            done = True
+        elif kind == "prepare" and s["kind"] == "cleanup":
+            done = False
+    return done
 
 
 def step_record(

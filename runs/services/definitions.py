@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from runs import targets
+from runs.analysis import modes
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
 from runs.services import notifications, webhooks
@@ -116,6 +117,7 @@ def plan_save(*, plan: Plan) -> PlanCheck:
     if plan.notify_webhook.strip():
         webhooks.webhook_check(plan.notify_webhook)
     check = plan_check(plan=plan, contact_server=False)
+    plan.auto = modes.auto_from_dict(plan.auto).to_dict()  # checked: stored with its defaults
     plan.full_clean()
     plan.save()
     return check

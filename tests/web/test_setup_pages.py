@@ -236,3 +236,30 @@ def test_an_uploaded_log_is_previewed(client_in):
 def test_an_empty_import_is_refused(client_in):
     html = client_in.post("/import", {"text": "  ", "action": "preview"}).content.decode()
     assert "Paste a log or choose a file" in html
+
+
+def test_the_editor_saves_the_auto_modes_and_shows_them_again(client_in, stored_target):
+    response = client_in.post(
+        "/plans/new",
+        plan_post(stored_target, threads="1", repeats_auto="on", repeats_target_pct="3",
+                  repeats_max="6", threads_auto="on", threads_max="32", threads_slo_ms="50"),
+    )  # fmt: skip
+
+    assert response.status_code == 302
+    plan = Plan.objects.get()
+    assert plan.auto == {
+        "repeats": {"target_pct": 3.0, "max": 6},
+        "threads": {"max": 32, "slo_p95_ms": 50.0, "rise_pct": 5.0},
+    }
+    page = client_in.get(f"/plans/{plan.pk}/").content.decode()
+    assert 'id="id_threads_auto" checked' in page
+    assert 'name="threads_max" value="32"' in page
+
+
+def test_the_editor_refuses_threads_auto_with_a_thread_list(client_in, stored_target):
+    answer = client_in.post(
+        "/plans/check", plan_post(stored_target, threads_auto="on", threads_max="8")
+    ).json()
+    assert not answer["ok"]
+    [error] = answer["errors"]
+    assert error["field"] == "threads" and "starts at 1 thread" in error["message"]
