@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 class WorkerProcess:
     """A real `celery worker` process, for tests that kill it."""
 
-    def __init__(self, log: Path) -> None:
-        env = test_env()
+    def __init__(self, log: Path, env: dict[str, str] | None = None) -> None:
+        env = env or test_env()
         self._log = log.open("ab")
         self.process = subprocess.Popen(
             [

@@ -38,6 +38,7 @@ from runs.execution.watch import BatchStopped
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess, executor_for
 from runs.models import Batch, Run, Status
 from runs.sysbench.command import build_command, has_dataset
+from runs.sysbench.errors import error_code
 from runs.sysbench.options import ValidationError, is_sql_test
 from runs.sysbench.parser import SysbenchError
 from runs.targets import counters
@@ -196,11 +197,13 @@ class BatchRunner:
         """A target gone away is waited for before the next cell; an error every cell
         would repeat stops the batch here, with its reason."""
         verdict = failure_kind(kind, message)
-        first_line = message.splitlines()[0] if message else kind
+        # The line with the server's error code says the most (sysbench adds several).
+        lines = message.splitlines() or [kind]
+        line = next((x for x in lines if error_code(x) is not None), lines[0])
         if verdict == "repeating":
-            raise TargetGone(f"{first_line} (every remaining cell would fail the same way)")
+            raise TargetGone(f"{line} (every remaining cell would fail the same way)")
         if verdict == "unreachable" and self.sql and self.batch.target is not None:
-            target_wait(batch=self.batch, pulse=self.pulse, error=first_line)
+            target_wait(batch=self.batch, pulse=self.pulse, error=line)
 
     def _sysbench_step(
         self, phase: str, group: Group, options: dict[str, Any], reason: str = ""

@@ -154,16 +154,15 @@ class LocalExecutor:
 
     def remove_config_dir(self, path: str) -> bool:
         """Remove sysbench's private directory of a process that lost its worker: only a
-        directory this executor makes (the temporary directory, our prefix); whether one
-        was there."""
+        directory of the kind this executor makes (named with our prefix, not a link);
+        whether one was there."""
         candidate = Path(path)
-        if candidate.parent != Path(tempfile.gettempdir()) or not candidate.name.startswith(
-            CONFIG_DIR_PREFIX
-        ):
+        if not candidate.is_absolute() or not candidate.name.startswith(CONFIG_DIR_PREFIX):
             raise ExecutorError(f"{path!r} is not a private directory of sysbench")
-        existed = candidate.is_dir()
+        if candidate.is_symlink() or not candidate.is_dir():
+            return False
         shutil.rmtree(candidate, ignore_errors=True)
-        return existed
+        return True
 
     def facts(self) -> dict[str, object]:
         """The environment of this load host, recorded on every batch."""
