@@ -268,15 +268,15 @@ class BatchRunner:
             finally:
                 counters.sampler_stop(sampler)
 
-    def _settings_for(self, run: Run) -> dict[str, str] | None:
-        """The run's settings applied and verified, after waiting for a target that went
-        away; None when the run failed on them."""
+    def _settings_for(self, run: Run, *, waited: bool = False) -> dict[str, str] | None:
+        """The run's settings applied and verified, once more after waiting for a target
+        that went away; None when the run failed on them."""
         try:
             return self._apply_settings(run)
         except targets.TargetError as e:
-            if unreachable(e.message) and self.batch.target is not None:
+            if not waited and unreachable(e.message) and self.batch.target is not None:
                 target_wait(batch=self.batch, pulse=self.pulse, error=e.message)
-                return self._settings_for(run)
+                return self._settings_for(run, waited=True)
             kind = "setting" if isinstance(e, targets.SettingNotApplied) else "target"
             run_fail(run, e.message, e.hint, kind)
             return None

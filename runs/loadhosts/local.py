@@ -84,7 +84,8 @@ class LocalProcess:
         return line
 
     def kill(self) -> None:
-        kill_process_group(self.pgid)
+        if self._popen.returncode is None:  # not waited for yet
+            kill_process_group(self.pgid)
 
     def wait(self) -> int:
         try:

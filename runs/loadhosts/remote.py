@@ -138,6 +138,7 @@ class SSHProcess:
         self._reader = reader
         self._pending = pending  # lines that came with the wrapper's markers
         self._ended = False
+        self._waited = False
 
     def read(self, timeout: float) -> list[str] | None:
         """Wait up to `timeout` s on the channel; the complete lines meanwhile, [] if
@@ -169,6 +170,8 @@ class SSHProcess:
             yield line
 
     def kill(self) -> None:
+        if self._waited:
+            return  # it ended, and the wrapper removed its directory
         try:
             self._executor.kill_group(self.pgid, transport=self._transport)
             return
@@ -186,6 +189,7 @@ class SSHProcess:
         try:
             return self._reader.exit_code(self._executor.host.timeout)
         finally:
+            self._waited = True
             self._transport.close()
 
 
