@@ -5,7 +5,8 @@
 
 Starts what bench/overhead.py starts (a private MariaDB, a real worker process on the
 environment's database and Redis), runs one one-cell batch of `oltp_read_only` (2 threads,
-report interval 1 s) under `py-spy record --nonblocking` (the worker is never paused),
+report interval 1 s) under `py-spy record` (which pauses the worker for each sample: the shares hold,
+the worker's own CPU time is not the figure to take from this run),
 and prints, for benchdash's own functions, the share of the worker's busy samples spent
 in them (inclusive: a function's callees count for it). Idle samples (blocked in a
 read, a select or a sleep) are not recorded, so the shares are of CPU, not of time.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -104,7 +106,6 @@ def main() -> None:
                     "record",
                     "--pid", str(worker.pid),
                     "--rate", str(args.rate),
-                    "--nonblocking",
                     "--threads",
                     "--format", "raw",
                     "--output", str(raw),
@@ -114,8 +115,8 @@ def main() -> None:
             )  # fmt: skip
             time.sleep(1)
             row = one_batch(plan, worker.pid)
-            spy.terminate()
-            spy.wait(timeout=30)
+            spy.send_signal(signal.SIGINT)  # py-spy writes its profile on Ctrl-C
+            spy.wait(timeout=60)
         finally:
             if worker is not None:
                 stop_process(worker)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -64,17 +63,21 @@ def _client() -> redis.Redis:
     )
 
 
-def _publish(run_id: int, events: Iterable[dict[str, Any]], recent: list[str]) -> None:
+def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
+    """Messages (JSON) to the run's channel, in one round trip; `recent` (samples among
+    them) first to the run's recent list."""
     try:
         # No MULTI: the list is pushed before the samples are published all the same, and
         # a partial failure costs a viewer a refresh, never a sample (the database has it).
         pipe = _client().pipeline(transaction=False)
+        name = channel(run_id)
         if recent:
-            pipe.rpush(recent_key(run_id), *recent)
-            pipe.ltrim(recent_key(run_id), -RECENT_SAMPLES, -1)
-            pipe.expire(recent_key(run_id), RECENT_TTL_S)
-        for event in events:
-            pipe.publish(channel(run_id), json.dumps(event))
+            key = recent_key(run_id)
+            pipe.rpush(key, *recent)
+            pipe.ltrim(key, -RECENT_SAMPLES, -1)
+            pipe.expire(key, RECENT_TTL_S)
+        for message in messages:
+            pipe.publish(name, message)
         pipe.execute()
     except redis.RedisError as e:
         # Live display is a convenience; the database keeps every sample regardless.
@@ -83,12 +86,10 @@ def _publish(run_id: int, events: Iterable[dict[str, Any]], recent: list[str]) -
 
 def publish(run_id: int, lines: list[str], samples: list[Sample]) -> None:
     """Lines just read and the samples parsed from them: one round trip to Redis."""
-    events = [{"type": "sample", "sample": sample_payload(s)} for s in samples]
-    recent = [json.dumps(e) for e in events]
-    if lines:
-        events.insert(0, {"type": "lines", "lines": lines})
-    if events:
-        _publish(run_id, events, recent)
+    recent = [json.dumps({"type": "sample", "sample": sample_payload(s)}) for s in samples]
+    messages = [json.dumps({"type": "lines", "lines": lines})] if lines else []
+    if messages or recent:
+        _publish(run_id, messages + recent, recent)
 
 
 def publish_sample(run_id: int, sample: Sample) -> None:
@@ -115,7 +116,7 @@ def publish_start(run: Run) -> None:
 
 
 def publish_status(run: Run) -> None:
-    _publish(run.pk, [{"type": "status", **status_payload(run)}], [])
+    _publish(run.pk, [json.dumps({"type": "status", **status_payload(run)})], [])
 
 
 def status_payload(run: Run) -> dict[str, Any]:

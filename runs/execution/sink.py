@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Concat, Left
 from django.utils import timezone
@@ -138,35 +139,29 @@ class SampleSink:
         return self.store.attempt(self._write)
 
     def _write(self) -> None:
-        if self._samples:
+        chunk = "".join(line + "\n" for line in self._log)
+        # One transaction, where each bulk insert would commit on its own; what it held
+        # is forgotten only once it is committed.
+        with transaction.atomic():
             Sample.objects.bulk_create(self._samples, batch_size=BULK, ignore_conflicts=True)
-            self._samples = []
-        if self._counters:
             CounterSample.objects.bulk_create(
                 self._counters, batch_size=BULK, ignore_conflicts=True
             )
-            self._counters = []
-        while self._queue_updates:
-            s = self._queue_updates[0]
-            Sample.objects.filter(run=self.run, seq=s.seq).update(
-                queue_length=s.queue_length, concurrency=s.concurrency
-            )
-            self._queue_updates.pop(0)
-        self._write_log()
+            for s in self._queue_updates:
+                Sample.objects.filter(run=self.run, seq=s.seq).update(
+                    queue_length=s.queue_length, concurrency=s.concurrency
+                )
+            self._write_log(chunk)
+        self._samples, self._counters, self._queue_updates, self._log = [], [], [], []
+        self._log_stored += len(chunk)
 
-    def _write_log(self) -> None:
+    def _write_log(self, chunk: str) -> None:
         """The new raw log after the part already stored, with the run's heartbeat."""
-        chunk = "".join(line + "\n" for line in self._log)
-        now = timezone.now()
+        fields: dict[str, object] = {"heartbeat_at": timezone.now()}
         if chunk:
             stored = Left(F("raw_log"), self._log_stored) if self._log_stored else Value("")
-            log = Concat(stored, Value(chunk))
-            Run.objects.filter(pk=self.run.pk).update(raw_log=log, heartbeat_at=now)
-            self._log_stored += len(chunk)
-            self._log = []
-        else:
-            Run.objects.filter(pk=self.run.pk).update(heartbeat_at=now)
-
+            fields["raw_log"] = Concat(stored, Value(chunk))
+        Run.objects.filter(pk=self.run.pk).update(**fields)
 
 def run_store_recent_samples(*, run: Run) -> int:
     """Store the samples a dead worker published but had not stored yet, from the run's
