@@ -11,7 +11,8 @@ at the end); an existing one is only migrated, and the rows made here are delete
 Each repeat runs one one-cell batch of `oltp_read_only` (2 threads, report interval 1 s,
 an existing data set) per duration, in a shuffled order, and reads from /proc the CPU
 time of the worker process itself and of its waited-for children (sysbench) over the
-batch. A least-squares line through (duration, worker CPU) gives the fixed cost per batch
+batch (the worker's from each thread's schedstat, in nanoseconds: /proc/<pid>/stat counts
+in 10 ms ticks). A least-squares line through (duration, worker CPU) gives the fixed cost per batch
 (intercept) and the cost per second of run (slope); the ratio is worker CPU / sysbench
 CPU of the longest run. Prints min / median / max over the repeats and writes
 bench/results/overhead.json.
@@ -38,6 +39,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 import django  # noqa: E402
 
 from bench._harness import (  # noqa: E402
+    ThreadsCPU,
     cpu_times,
     delete_made,
     load,
@@ -78,13 +80,15 @@ def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
 
     load_before = load()
     own0, children0 = cpu_times(worker_pid)
-    batch = wait_finished(batches.batch_launch(plan=plan, launched_by="cli"))
+    with ThreadsCPU(worker_pid) as worker_cpu:
+        batch = wait_finished(batches.batch_launch(plan=plan, launched_by="cli"))
     own1, children1 = cpu_times(worker_pid)
     run = batch.runs.get()
     assert run.status == "done", run.error
     return {
         "duration_s": plan.options["time"],
-        "worker_cpu_s": round(own1 - own0, 3),
+        "worker_cpu_s": round(worker_cpu.seconds, 4),
+        "worker_cpu_ticks_s": round(own1 - own0, 3),
         "sysbench_cpu_s": round(children1 - children0, 3),
         "samples": run.samples.count(),
         "load_before": load_before,

@@ -5,9 +5,9 @@
 
 Starts what bench/overhead.py starts (a private MariaDB, a real worker process on the
 environment's database and Redis), runs one one-cell batch of `oltp_read_only` (2 threads,
-report interval 1 s) under `py-spy record` (which pauses the worker for each sample: the shares hold,
-the worker's own CPU time is not the figure to take from this run),
-and prints, for benchdash's own functions, the share of the worker's busy samples spent
+report interval 1 s) under `py-spy record` (which pauses the worker for each sample: the
+shares hold, but take the worker's CPU time from bench/overhead.py, not from this run), and
+prints, for benchdash's own functions, the share of the worker's busy samples spent
 in them (inclusive: a function's callees count for it). Idle samples (blocked in a
 read, a select or a sleep) are not recorded, so the shares are of CPU, not of time.
 Writes the raw profile to bench/results/profile_worker.txt.

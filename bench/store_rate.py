@@ -6,7 +6,9 @@
 Feeds real captured sysbench interval lines (tests/fixtures/sysbench/oltp_read_write.txt,
 renumbered `[ 1s ]`, `[ 2s ]`, ...) as fast as it can through what a worker does with each
 line of a running benchmark: the output parser, then the run's SampleSink, which publishes
-every line and sample to Redis and stores samples and raw log in PostgreSQL. The figure is
+every line and sample to Redis and stores samples and raw log in PostgreSQL. Lines come
+as a pipe delivers a burst: --per-read of them per read, each read published at once (a
+sink without `publish`, before issue 13, published every sample on its own). The figure is
 lines parsed, published and stored per second of wall time (and per CPU second of this
 process), checked against the rows really stored. One run of its own per repeat, on the
 database and Redis of the environment (created if missing, then dropped; otherwise only
@@ -42,7 +44,7 @@ def interval_lines(count: int) -> list[str]:
     return [PREFIX.sub(f"[ {i + 1}s ] ", real[i % len(real)]) for i in range(count)]
 
 
-def one_pass(lines: list[str]) -> dict[str, Any]:
+def one_pass(lines: list[str], per_read: int) -> dict[str, Any]:
     from runs.execution.sink import SampleSink
     from runs.models import Batch, Run
     from runs.sysbench.parser import OutputParser
@@ -55,10 +57,13 @@ def one_pass(lines: list[str]) -> dict[str, Any]:
         parser = OutputParser()
         sink = SampleSink(run, warmup_s=0)
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        for line in lines:
+        publish = getattr(sink, "publish", None)
+        for i, line in enumerate(lines, 1):
             sink.add_line(line)
             for event in parser.feed(line):
                 sink.add(event)
+            if publish is not None and i % per_read == 0:
+                publish()
             if sink.due():
                 sink.flush()
         sink.flush(final=True)
@@ -82,6 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--per-read", type=int, default=50, help="lines a read delivers")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "store_rate.json"))
     args = parser.parse_args()
     django.setup()
@@ -90,10 +96,11 @@ def main() -> None:
         passes = []
         for _ in range(args.repeats):
             load_before = load()
-            passes.append({**one_pass(lines), "load_before": load_before})
+            passes.append({**one_pass(lines, args.per_read), "load_before": load_before})
             print(json.dumps(passes[-1]), flush=True)
     result = {
         "when": datetime.now().isoformat(timespec="seconds"),
+        "per_read": args.per_read,
         "passes": passes,
         "per_s": spread([p["per_s"] for p in passes]),
         "per_cpu_s": spread([p["per_cpu_s"] for p in passes]),

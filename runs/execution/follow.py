@@ -94,9 +94,10 @@ def follow_step(
         for line in lines:
             output.append(line)
             errors += [e for e in parser.feed(line) if isinstance(e, SysbenchError)]
-        stop = pulse.tick(watch) if stoppable else None
-        if stop is not None:
+        stop = pulse.tick(watch)  # beats either way
+        if stop is not None and stoppable:
             process.kill()
             errors.append(SysbenchError("stopped", stop.reason, "", None))
             break
+        stop = None
     return Followed(parser.finish(process.wait()), stop, output, errors)

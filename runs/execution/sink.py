@@ -83,7 +83,7 @@ class SampleSink:
         if e.eps is not None:
             extra["eps"] = e.eps
         return Sample(
-            run=self.run,
+            run_id=self.run.pk,  # not run=: the relation's descriptor costs a third of this
             seq=self._seq,
             time_s=e.time_s,
             threads=e.threads,
@@ -122,11 +122,6 @@ class SampleSink:
     def due(self) -> bool:
         return time.monotonic() - self._last_flush >= self.period_s
 
-    @property
-    def next_due(self) -> float:
-        """When the next flush is due (time.monotonic())."""
-        return self._last_flush + self.period_s
-
     def flush(self, *, final: bool = False, wait_s: float | None = None) -> bool:
         """Publish what is new and store everything held; whether it was stored. While
         the database is away, everything stays held for the next flush; the final one
@@ -163,14 +158,21 @@ class SampleSink:
             fields["raw_log"] = Concat(stored, Value(chunk))
         Run.objects.filter(pk=self.run.pk).update(**fields)
 
+
 def run_store_recent_samples(*, run: Run) -> int:
     """Store the samples a dead worker published but had not stored yet, from the run's
     recent list in Redis (runs/execution/live.py); how many were missing."""
     stored = set(run.samples.values_list("seq", flat=True))
-    missing = [p for p in live.recent_samples(run.pk) if int(p["seq"]) not in stored]
-    Sample.objects.bulk_create(
-        [_sample_of(run, payload) for payload in missing], batch_size=BULK, ignore_conflicts=True
-    )
+    missing = [
+        _sample_of(run, payload)
+        for payload in live.recent_samples(run.pk)
+        if int(payload["seq"]) not in stored
+    ]
+    # Read after the run started: a list left by a run of a recreated database, under the
+    # same id, is not this run's.
+    started = run.started_at.timestamp() if run.started_at else float("inf")
+    missing = [s for s in missing if s.received_at.timestamp() >= started]
+    Sample.objects.bulk_create(missing, batch_size=BULK, ignore_conflicts=True)
     return len(missing)
 
 
