@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Value
 from django.db.models.functions import Concat, Left
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from runs.execution import live
 from runs.execution.results_store import ResultsStore
@@ -138,7 +139,7 @@ class SampleSink:
         # One transaction, where each bulk insert would commit on its own; what it held
         # is forgotten only once it is committed.
         with transaction.atomic():
-            Sample.objects.bulk_create(self._samples, batch_size=BULK, ignore_conflicts=True)
+            samples_copy(self._samples)
             CounterSample.objects.bulk_create(
                 self._counters, batch_size=BULK, ignore_conflicts=True
             )
@@ -157,6 +158,74 @@ class SampleSink:
             stored = Left(F("raw_log"), self._log_stored) if self._log_stored else Value("")
             fields["raw_log"] = Concat(stored, Value(chunk))
         Run.objects.filter(pk=self.run.pk).update(**fields)
+
+
+SAMPLE_COLUMNS = (
+    "run_id",
+    "seq",
+    "time_s",
+    "threads",
+    "tps",
+    "qps",
+    "reads",
+    "writes",
+    "other",
+    "latency_pct",
+    "latency_ms",
+    "errors_per_s",
+    "reconnects_per_s",
+    "queue_length",
+    "concurrency",
+    "in_warmup",
+    "extra",
+    "received_at",
+)
+_COLUMNS = ", ".join(SAMPLE_COLUMNS)
+# COPY cannot skip the rows a write whose answer was lost already stored: it fills a
+# staging table, emptied at each commit, whose rows then join the samples but for those
+# already there.
+_STAGING = (
+    "CREATE TEMP TABLE IF NOT EXISTS sample_staging ON COMMIT DELETE ROWS AS "  # noqa: S608
+    f"SELECT {_COLUMNS} FROM runs_sample WITH NO DATA"
+)
+_FROM_STAGING = (
+    f"INSERT INTO runs_sample ({_COLUMNS}) SELECT {_COLUMNS} FROM sample_staging "  # noqa: S608 - constants
+    "ON CONFLICT (run_id, seq) DO NOTHING"
+)
+
+
+def samples_copy(samples: list[Sample]) -> None:
+    """Store samples with COPY: a tenth of the work of an INSERT built by the ORM. Call
+    inside a transaction."""
+    if not samples:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_STAGING)
+        with cursor.cursor.copy(f"COPY sample_staging ({_COLUMNS}) FROM STDIN") as copy:
+            for s in samples:
+                copy.write_row(
+                    (
+                        s.run_id,
+                        s.seq,
+                        s.time_s,
+                        s.threads,
+                        s.tps,
+                        s.qps,
+                        s.reads,
+                        s.writes,
+                        s.other,
+                        s.latency_pct,
+                        s.latency_ms,
+                        s.errors_per_s,
+                        s.reconnects_per_s,
+                        s.queue_length,
+                        s.concurrency,
+                        s.in_warmup,
+                        Jsonb(s.extra),
+                        s.received_at,
+                    )
+                )
+        cursor.execute(_FROM_STAGING)
 
 
 def run_store_recent_samples(*, run: Run) -> int:

@@ -32,7 +32,7 @@ def test_a_run_writes_in_bulk_with_the_heartbeat_and_never_polls_for_a_cancel(ma
     assert samples >= 8
     assert run.counter_samples.count() >= 8
     sql = [q["sql"] for q in queries.captured_queries]
-    sample_inserts = [s for s in sql if s.startswith('INSERT INTO "runs_sample"')]
+    sample_inserts = [s for s in sql if s.startswith("INSERT INTO runs_sample")]  # from COPY
     counter_inserts = [s for s in sql if s.startswith('INSERT INTO "runs_countersample"')]
     log_writes = [s for s in sql if s.startswith('UPDATE "runs_run"') and '"raw_log" =' in s]
     cancel_polls = [s for s in sql if '"cancel_requested_at" IS NOT NULL' in s]
