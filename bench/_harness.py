@@ -15,7 +15,6 @@ import statistics
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -142,18 +141,6 @@ def spread(values: list[float]) -> dict[str, float]:
 
 def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
-
-
-def wait_finished(batch: Any, timeout: float = 900) -> Any:
-    from runs.models import FINISHED_STATUSES
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        batch.refresh_from_db()
-        if batch.status in FINISHED_STATUSES:
-            return batch
-        time.sleep(0.2)
-    raise RuntimeError(f"batch {batch.pk} did not finish")
 
 
 def delete_made(*, plans: list[Any] = (), others: list[Any] = ()) -> None:  # type: ignore[assignment]

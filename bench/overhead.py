@@ -47,8 +47,8 @@ from bench._harness import (  # noqa: E402
     spread,
     start_worker,
     stop_process,
-    wait_finished,
 )
+from tests.helpers import wait_for_batch  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
 
 DATA = {"tables": 2, "table-size": 10000}
@@ -75,13 +75,27 @@ def prepare_tables(server: PrivateMariaDB, database: str) -> None:
         subprocess.run(command.argv, capture_output=True, check=True)
 
 
+def make_target(server: PrivateMariaDB, database: str, name: str) -> Any:
+    from runs.models import Target
+
+    return Target.objects.create(
+        name=name,
+        engine="mariadb",
+        host=server.host,
+        port=server.port,
+        database=database,
+        user=server.user,
+        password=server.password,
+    )
+
+
 def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
     from runs.services import batches
 
     load_before = load()
     own0, children0 = cpu_times(worker_pid)
     with ThreadsCPU(worker_pid) as worker_cpu:
-        batch = wait_finished(batches.batch_launch(plan=plan, launched_by="cli"))
+        batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="cli"), timeout=900)
     own1, children1 = cpu_times(worker_pid)
     run = batch.runs.get()
     assert run.status == "done", run.error
@@ -113,7 +127,7 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    from runs.models import LoadHost, Plan, Target
+    from runs.models import LoadHost, Plan
 
     server = PrivateMariaDB(max_connections=100).start()
     worker = None
@@ -123,15 +137,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     try:
         database = server.create_database("bench")
         prepare_tables(server, database)
-        target = Target.objects.create(
-            name=tag,
-            engine="mariadb",
-            host=server.host,
-            port=server.port,
-            database=database,
-            user=server.user,
-            password=server.password,
-        )
+        target = make_target(server, database, tag)
         made.append(target)
         local, _ = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})
         for duration in args.durations:

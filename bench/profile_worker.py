@@ -32,8 +32,92 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 import django  # noqa: E402
 
 from bench._harness import delete_made, load, results_database, start_worker, stop_process  # noqa: E402
-from bench.overhead import DATA, one_batch, prepare_tables  # noqa: E402
+from bench.overhead import DATA, make_target, one_batch, prepare_tables  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
+
+# Where the worker's busy samples went, for before/after tables (docs/PERFORMANCE.md):
+# (label, frames that mark it); "a@b" is a frame a under a frame b; the first match wins.
+OTHER = "other (Celery and Django around the batch)"
+BUCKETS = [
+    ("store samples", ["samples_copy sink.py", "bulk_create query.py@flush sink.py"]),
+    (
+        "store counter readings",
+        ["create query.py@_read counters.py", "bulk_create query.py@_write sink.py"],
+    ),
+    ("append raw log", ["_write_log sink.py", "update query.py@flush sink.py"]),
+    (
+        "publish live (Redis)",
+        ["publish_sample live.py", "publish_lines live.py", "publish sink.py", "publish live.py"],
+    ),
+    ("cancel check", ["check watch.py"]),
+    ("heartbeat", ["_beat runner.py", "beat pulse.py"]),
+    ("read counters from the target", ["_read counters.py", "_sample_until_stopped counters.py"]),
+    ("parse lines", ["feed parser.py"]),
+    ("build sample objects", ["_sample sink.py", "add sink.py"]),
+    ("wait for output (select loop)", ["lines local.py", "read local.py"]),
+    (
+        "end of run (result, summary)",
+        [
+            "run_store_result run_results.py",
+            "run_set_result run_results.py",
+            "sampler_stop counters.py",
+            "flush sink.py",
+        ],
+    ),
+    (
+        "start of batch (claim, preflight, environment, settings)",
+        [
+            "_claim runner.py",
+            "_preflight runner.py",
+            "batch_record_environment environment.py",
+            "_apply_settings runner.py",
+            "_settings_for runner.py",
+            "publish_start live.py",
+            "sampler_start counters.py",
+        ],
+    ),
+]
+
+
+def _names(stack: str) -> list[str]:
+    return [
+        x.split(" (")[0] + " " + x.split("(")[-1].split(":")[0].split("/")[-1]
+        for x in stack.split(";")
+    ]
+
+
+def _bucket(ns: list[str]) -> str:
+    for label, marks in BUCKETS:
+        for m in marks:
+            if "@" in m:
+                a, b = m.split("@")
+                if a in ns and b in ns and ns.index(b) < ns.index(a):
+                    return label
+            elif m in ns:
+                return label
+    return OTHER
+
+
+def bucket_counts(path: str) -> tuple[collections.Counter[str], int]:
+    """Busy samples of a profile by where they went (BUCKETS), and their total."""
+    c: collections.Counter[str] = collections.Counter()
+    tot = 0
+    for line in Path(path).read_text().splitlines():
+        stack, _, count = line.rstrip().rpartition(" ")
+        tot += int(count)
+        c[_bucket(_names(stack))] += int(count)
+    return c, tot
+
+
+def compare(paths: list[str]) -> None:
+    """Print the busy samples of raw profiles side by side, by where they went."""
+    counts = [bucket_counts(p) for p in paths]
+    print("| where | " + " | ".join(f"{Path(p).stem}: samples (share)" for p in paths) + " |")
+    print("|---" * (len(paths) + 1) + "|")
+    for label in [b[0] for b in BUCKETS] + [OTHER]:
+        cells = [f"{c[label]} ({100 * c[label] / total:.1f} %)" for c, total in counts]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print("| all busy samples | " + " | ".join(str(total) for _, total in counts) + " |")
 
 
 def shares(collapsed: str) -> tuple[int, list[tuple[str, float]]]:
@@ -65,9 +149,13 @@ def main() -> None:
     parser.add_argument("--time", type=int, default=60)
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "profile_worker.txt"))
+    parser.add_argument("--compare", nargs="+", help="raw profiles to tabulate; no run")
     args = parser.parse_args()
+    if args.compare:
+        compare(args.compare)
+        return
     django.setup()
-    from runs.models import LoadHost, Plan, Target
+    from runs.models import LoadHost, Plan
 
     with results_database():
         server = PrivateMariaDB(max_connections=100).start()
@@ -77,15 +165,7 @@ def main() -> None:
         try:
             database = server.create_database("bench")
             prepare_tables(server, database)
-            target = Target.objects.create(
-                name=tag,
-                engine="mariadb",
-                host=server.host,
-                port=server.port,
-                database=database,
-                user=server.user,
-                password=server.password,
-            )
+            target = make_target(server, database, tag)
             local, _ = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})
             plan = Plan.objects.create(
                 name=tag,

@@ -160,26 +160,7 @@ class SampleSink:
         Run.objects.filter(pk=self.run.pk).update(**fields)
 
 
-SAMPLE_COLUMNS = (
-    "run_id",
-    "seq",
-    "time_s",
-    "threads",
-    "tps",
-    "qps",
-    "reads",
-    "writes",
-    "other",
-    "latency_pct",
-    "latency_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "queue_length",
-    "concurrency",
-    "in_warmup",
-    "extra",
-    "received_at",
-)
+SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
 _COLUMNS = ", ".join(SAMPLE_COLUMNS)
 # COPY cannot skip the rows a write whose answer was lost already stored: it fills a
 # staging table, emptied at each commit, whose rows then join the samples but for those
@@ -195,7 +176,7 @@ _FROM_STAGING = (
 
 
 def samples_copy(samples: list[Sample]) -> None:
-    """Store samples with COPY: a tenth of the work of an INSERT built by the ORM. Call
+    """Store samples with COPY: far less work than an INSERT the ORM builds. Call
     inside a transaction."""
     if not samples:
         return
@@ -203,28 +184,8 @@ def samples_copy(samples: list[Sample]) -> None:
         cursor.execute(_STAGING)
         with cursor.cursor.copy(f"COPY sample_staging ({_COLUMNS}) FROM STDIN") as copy:
             for s in samples:
-                copy.write_row(
-                    (
-                        s.run_id,
-                        s.seq,
-                        s.time_s,
-                        s.threads,
-                        s.tps,
-                        s.qps,
-                        s.reads,
-                        s.writes,
-                        s.other,
-                        s.latency_pct,
-                        s.latency_ms,
-                        s.errors_per_s,
-                        s.reconnects_per_s,
-                        s.queue_length,
-                        s.concurrency,
-                        s.in_warmup,
-                        Jsonb(s.extra),
-                        s.received_at,
-                    )
-                )
+                figures = (getattr(s, name) for name in SAMPLE_FIGURES)
+                copy.write_row((s.run_id, *figures, Jsonb(s.extra), s.received_at))
         cursor.execute(_FROM_STAGING)
 
 
