@@ -202,6 +202,12 @@ BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
 BENCHDASH_SSH_TIMEOUT = float(env("BENCHDASH_SSH_TIMEOUT", "10"))
 # A run still going at its expected duration + max(this, 20 %) is stopped and failed.
 BENCHDASH_TIMEOUT_MARGIN_S = float(env("BENCHDASH_TIMEOUT_MARGIN_S", "30"))
+# A running batch rides out a results database away this long (a restart, a failover):
+# sysbench goes on, its output waits in memory. Longer, the run is stopped.
+BENCHDASH_RESULTS_DB_OUTAGE_S = float(env("BENCHDASH_RESULTS_DB_OUTAGE_S", "300"))
+# A batch whose target went away (a restart) waits this long for it before skipping the
+# remaining cells.
+BENCHDASH_TARGET_WAIT_S = float(env("BENCHDASH_TARGET_WAIT_S", "120"))
 
 # --- notifications (regressions and lost nights of scheduled plans) ------------------------
 # Mail goes to the console unless an SMTP server is configured. An empty variable (as

@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -153,8 +154,8 @@ class PrivateMariaDB:
         self._create_user()
         return self
 
-    def _start_server(self, os_user: str) -> None:
-        self.port = free_port()
+    def _start_server(self, os_user: str, port: int = 0) -> None:
+        self.port = port or free_port()
         argv = [
             find_program("mariadbd", "/usr/sbin/mariadbd"),
             "--no-defaults",
@@ -255,14 +256,22 @@ class PrivateMariaDB:
     def drop_database(self, name: str) -> None:
         self.execute(f"DROP DATABASE IF EXISTS `{name}`")
 
-    def stop(self) -> None:
+    def stop_server(self) -> None:
+        """Stop mariadbd (a clean shutdown), keeping its data for `start_again`."""
         if self._process is not None and self._process.poll() is None:
-            self._process.send_signal(signal.SIGTERM)  # a clean shutdown
+            self._process.send_signal(signal.SIGTERM)
             try:
                 self._process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+
+    def start_again(self) -> None:
+        """Start the stopped server again, on the same port: a restart as clients see it."""
+        self._start_server(pwd.getpwuid(os.getuid()).pw_name, port=self.port)
+
+    def stop(self) -> None:
+        self.stop_server()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -331,8 +340,8 @@ class PrivatePostgres:
                     raise
         return self
 
-    def _start_server(self) -> None:
-        self.port = free_port()
+    def _start_server(self, port: int = 0) -> None:
+        self.port = port or free_port()
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir}"
         self._run(
             str(self._bindir / "pg_ctl"),
@@ -358,7 +367,8 @@ class PrivatePostgres:
             autocommit=True,
         )
 
-    def stop(self) -> None:
+    def stop_server(self) -> None:
+        """`pg_ctl stop -m fast`, keeping the data for `start_again`."""
         if (self.datadir / "postmaster.pid").exists():
             with contextlib.suppress(ServerError, subprocess.TimeoutExpired):
                 self._run(
@@ -371,6 +381,33 @@ class PrivatePostgres:
                     "stop",
                     timeout=60,
                 )
+
+    def start_again(self) -> None:
+        """Start the stopped server again, on the same port: a restart as clients see it."""
+        self._start_server(port=self.port)
+
+    def benchdash_env(self, dbname: str) -> dict[str, str]:
+        """A database of benchdash's own on this server, migrated, and the environment
+        that points a benchdash process at it."""
+        with self.connect() as db:
+            db.execute(f'CREATE DATABASE "{dbname}"')  # a constant of the tests
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "BENCHDASH_DB_HOST": self.host,
+            "BENCHDASH_DB_PORT": str(self.port),
+            "BENCHDASH_DB_NAME": dbname,
+            "BENCHDASH_DB_USER": self.user,
+            "BENCHDASH_DB_PASSWORD": "",
+        }
+        root = Path(__file__).resolve().parents[1]
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True
+        )
+        return env
+
+    def stop(self) -> None:
+        self.stop_server()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -100,5 +100,8 @@ def step_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None:
 
 
 def _append(batch: Batch, step: dict[str, Any]) -> None:
-    batch.steps = [*batch.steps, step]
+    # Written again after a lost answer from the results database: never twice.
+    key = (step["kind"], step["group"], step["started_at"])
+    kept = [s for s in batch.steps if (s["kind"], s["group"], s["started_at"]) != key]
+    batch.steps = [*kept, step]
     batch.save(update_fields=["steps"])
