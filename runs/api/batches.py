@@ -16,10 +16,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.api.common import QueryParameters
 from runs.models import (
     FINISHED_STATUSES,
     SAMPLE_FIGURES,
     Batch,
+    LaunchedBy,
     Run,
     Sample,
     Status,
@@ -103,11 +105,11 @@ class BatchDetailSerializer(BatchSerializer):
         return self._progress(batch).remaining_s
 
 
-class BatchFilterSerializer(serializers.Serializer[Any]):
+class BatchFilterSerializer(QueryParameters):
     plan = serializers.IntegerField(required=False, min_value=1)
     target = serializers.IntegerField(required=False, min_value=1)
     status = serializers.ChoiceField(choices=Status.choices, required=False)
-    launched_by = serializers.CharField(required=False, max_length=10)
+    launched_by = serializers.ChoiceField(choices=LaunchedBy.choices, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
 
@@ -161,7 +163,7 @@ class SampleSerializer(serializers.ModelSerializer[Sample]):
         read_only_fields = fields
 
 
-class SamplesQuerySerializer(serializers.Serializer[Any]):
+class SamplesQuerySerializer(QueryParameters):
     after = serializers.IntegerField(
         min_value=0, default=0, help_text="Only samples with a greater seq."
     )

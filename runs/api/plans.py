@@ -15,7 +15,7 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from runs.api.batches import BatchDetailSerializer
-from runs.api.common import assign, request_user
+from runs.api.common import JSONBody, JSONModelBody, assign, request_user
 from runs.execution import preflight
 from runs.models import (
     LaunchedBy,
@@ -23,9 +23,10 @@ from runs.models import (
 )
 from runs.services import batches, definitions, schedules, selectors
 from runs.services.schedules import ScheduleInfo
+from runs.sysbench.options import ALL_TESTS
 
 
-class ScheduleSerializer(serializers.Serializer[ScheduleInfo]):
+class ScheduleSerializer(JSONBody[ScheduleInfo]):
     """A plan's schedule: exactly one of cron, interval_s and clocked_at."""
 
     kind = serializers.ChoiceField(choices=["cron", "interval", "clocked"], read_only=True)
@@ -59,7 +60,8 @@ class ScheduleSerializer(serializers.Serializer[ScheduleInfo]):
         return data
 
 
-class PlanSerializer(serializers.ModelSerializer[Plan]):
+class PlanSerializer(JSONModelBody[Plan]):
+    test = serializers.ChoiceField(choices=ALL_TESTS, default="oltp_read_write")
     threads = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=100_000),
         min_length=1,
@@ -119,6 +121,7 @@ class PlanSerializer(serializers.ModelSerializer[Plan]):
             "repeats": {"min_value": 1, "max_value": 1000},
             "regression_threshold_pct": {"min_value": 0.1, "max_value": 100},
             "history_nights": {"min_value": 5, "max_value": 365},
+            "warmup_s": {"min_value": 0, "max_value": 604_800},
         }
 
     @extend_schema_field(ScheduleSerializer(allow_null=True))

@@ -12,11 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.api.common import request_user
+from runs.api.common import JSONBody, request_user
 from runs.services import tokens
 
 
-class TokenSerializer(serializers.Serializer[Any]):
+class TokenSerializer(JSONBody[Any]):
     token_key = serializers.CharField(read_only=True, help_text="The token's first characters.")
     name = serializers.CharField(max_length=100, default="", allow_blank=True)
     created = serializers.DateTimeField(read_only=True)
