@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from runs import targets
+from runs import loadhosts, targets
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
 from runs.sysbench.options import ValidationError
@@ -29,6 +29,7 @@ def target_save(*, target: Target) -> Target:
 def loadhost_save(*, load_host: LoadHost) -> LoadHost:
     if load_host.kind == LoadHost.Kind.SSH and not load_host.address:
         raise ValidationError("address", "an SSH load host needs an address")
+    loadhosts.loadhost_check(load_host)
     load_host.full_clean()
     load_host.save()
     return load_host

@@ -53,6 +53,7 @@ def _host_page(
     seen: str = "",
     form: FingerprintForm | None = None,
     problem: str = "",
+    status: int = 200,
 ) -> HttpResponse:
     pinned = ssh.fingerprint(load_host.host_key) if load_host.host_key else ""
     if not seen and load_host.seen_host_key and load_host.seen_host_key != load_host.host_key:
@@ -68,6 +69,7 @@ def _host_page(
             "problem": problem,
             "facts": sorted((load_host.facts or {}).items()),
         },
+        status=status,
     )
 
 
@@ -76,7 +78,9 @@ def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id)
     try:
         seen = hostkeys.loadhost_scan(load_host=load_host)
-    except (ExecutorError, ValidationError) as e:
+    except ValidationError as e:  # the host as stored cannot be scanned: fix it first
+        return _host_page(request, load_host, problem=str(e), status=400)
+    except ExecutorError as e:
         return _host_page(request, load_host, problem=str(e))
     return _host_page(request, load_host, seen=seen)
 

@@ -189,7 +189,12 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
     form, matrix = _plan_from_post(request, plan, _named(request))
     if not form.is_valid() or matrix is None:
         return json_response({"ok": False, "errors": _form_errors(form), "steps": []})
-    return json_response(preflight.plan_preflight(plan=plan).to_dict())
+    try:
+        report = preflight.plan_preflight(plan=plan)
+    except ValidationError as e:  # a stored load host or target no connection can use
+        errors = [{"field": e.field, "message": str(e)}]
+        return json_response({"ok": False, "errors": errors, "steps": []}, status=400)
+    return json_response(report.to_dict())
 
 
 @require_POST
