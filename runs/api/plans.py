@@ -48,6 +48,11 @@ class ScheduleSerializer(JSONBody[ScheduleInfo]):
         max_length=64, default="UTC", help_text="IANA name, e.g. Europe/Paris; for cron."
     )
     enabled = serializers.BooleanField(default=True)
+    run_now = serializers.BooleanField(
+        default=False,
+        write_only=True,
+        help_text="With a clocked_at already past: launch at once instead of refusing it.",
+    )
     last_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
     total_run_count = serializers.IntegerField(read_only=True)
 
@@ -241,6 +246,7 @@ class PlanSchedule(APIView):
             clocked_at=values.get("clocked_at"),
             timezone=values["timezone"],
             enabled=values["enabled"],
+            run_now=values["run_now"],
         )
         return Response(ScheduleSerializer(schedules.schedule_describe(task)).data)
 
