@@ -7,7 +7,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
+from knox.auth import TokenAuthentication
 from rest_framework import generics, serializers, status
+from rest_framework.authentication import BasicAuthentication, SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -38,9 +40,12 @@ class NewTokenSerializer(TokenSerializer):
 
 
 class TokenList(generics.ListCreateAPIView[Any]):
-    """Your API tokens. A new token is shown once, in the answer to its creation."""
+    """Your API tokens. A new token is shown once, in the answer to its creation. Here
+    alone a user name and password (HTTP Basic) are taken too, as knox's login view takes
+    them: a machine without a browser gets its first token so."""
 
     serializer_class = TokenSerializer
+    authentication_classes = [TokenAuthentication, SessionAuthentication, BasicAuthentication]
 
     def get_queryset(self) -> QuerySet[Any]:
         return tokens.tokens_of(request_user(self.request))
