@@ -147,13 +147,32 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
 
 class RunDetailSerializer(RunSerializer):
-    environment = serializers.JSONField(
-        source="batch.environment", read_only=True, help_text="Where the batch ran."
+    environment = serializers.SerializerMethodField(
+        help_text="Where the run ran: its batch's environment, with the server variables as "
+        "they were once this run's settings were applied."
+    )
+    changed_variables = serializers.SerializerMethodField(
+        help_text="The server variables this run saw differ from its batch's snapshot."
     )
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "environment", "argv", "reports", "histogram"]
+        fields = [
+            *RunSerializer.Meta.fields,
+            "environment",
+            "changed_variables",
+            "argv",
+            "reports",
+            "histogram",
+        ]
         read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_environment(self, run: Run) -> dict[str, Any]:
+        return selectors.run_environment(run)
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
+    def get_changed_variables(self, run: Run) -> dict[str, str]:
+        return selectors.run_changed_variables(run)
 
 
 class SampleSerializer(serializers.ModelSerializer[Sample]):

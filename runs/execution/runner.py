@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution import datasets, live, locks, preflight, server_settings, steps
-from runs.execution.environment import batch_record_environment
+from runs.execution.environment import batch_record_environment, run_environment
 from runs.execution.run_results import run_fail, run_store_result, target_error_text
 from runs.execution.sink import SampleSink
 from runs.execution.steps import Group
@@ -246,7 +246,7 @@ class BatchRunner:
         run.pgid = process.pgid
         run.argv = process.command.argv
         sampler = counters.sampler_start(run=run, batch=self.batch)
-        run.save(update_fields=["verified_settings", "pgid", "argv"])
+        run.save(update_fields=["verified_settings", "environment", "pgid", "argv"])
         try:
             self._stream(run, process)
         finally:
@@ -256,7 +256,9 @@ class BatchRunner:
         if not run.settings:
             return {}
         with self._target() as db:
-            return db.apply(run.settings)
+            applied: targets.Applied = db.apply(run.settings)
+        run.environment = run_environment(batch=self.batch, variables=applied.variables)
+        return applied.verified
 
     def _stream(self, run: Run, process: SysbenchProcess) -> None:
         parser = OutputParser()

@@ -22,7 +22,9 @@ from runs.sysbench.command import Connection, check_connection
 from runs.sysbench.options import ValidationError
 from runs.targets.base import (
     MARKER_TABLE,
+    MOVING_VARIABLES,
     SYSTEM_SCHEMAS,
+    Applied,
     ServerInfo,
     ServerTarget,
     SettingNotApplied,
@@ -47,11 +49,13 @@ from runs.targets.postgres_settings import (
 
 __all__ = [
     "MARKER_TABLE",
+    "MOVING_VARIABLES",
     "MYSQL_COUNTERS",
     "MYSQL_SETTINGS",
     "NEEDS_RESTART",
     "POSTGRES_SETTINGS",
     "SYSTEM_SCHEMAS",
+    "Applied",
     "MySQLTarget",
     "PgSetting",
     "PostgresTarget",
