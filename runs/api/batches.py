@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.api.common import QueryParameters
+from runs.api.history import AnalysisSerializer
 from runs.models import (
     FINISHED_STATUSES,
     SAMPLE_FIGURES,
@@ -70,6 +71,10 @@ class BatchDetailSerializer(BatchSerializer):
     remaining_s = serializers.SerializerMethodField(
         help_text="sysbench time still to run, from the expected durations."
     )
+    analysis = serializers.SerializerMethodField(
+        help_text="A scheduled batch's regression check against the plan's previous nights; "
+        "null until it is checked, and for other batches."
+    )
 
     class Meta(BatchSerializer.Meta):
         fields = [
@@ -83,6 +88,7 @@ class BatchDetailSerializer(BatchSerializer):
             "settings_restored_at",
             "warnings",
             "steps",
+            "analysis",
             "worker",
             "heartbeat_at",
             "cancel_requested_at",
@@ -104,6 +110,10 @@ class BatchDetailSerializer(BatchSerializer):
     def get_remaining_s(self, batch: Batch) -> float | None:
         return self._progress(batch).remaining_s
 
+    @extend_schema_field(AnalysisSerializer(allow_null=True))
+    def get_analysis(self, batch: Batch) -> dict[str, Any] | None:
+        return batch.analysis or None
+
 
 class BatchFilterSerializer(QueryParameters):
     plan = serializers.IntegerField(required=False, min_value=1)
@@ -112,6 +122,13 @@ class BatchFilterSerializer(QueryParameters):
     launched_by = serializers.ChoiceField(choices=LaunchedBy.choices, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
+    regressed = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: the scheduled batches whose nightly check flagged a regression; "
+        "false: those checked and not flagged.",
+    )
 
 
 class RunSerializer(serializers.ModelSerializer[Run]):

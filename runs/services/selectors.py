@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Mod, Right
 
-from runs.analysis import comparison, results
+from runs.analysis import comparison, regressions, results
 from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -93,6 +93,7 @@ def batches_filtered(
     launched_by: str | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
+    regressed: bool | None = None,
 ) -> QuerySet[Batch]:
     conditions = {
         "plan_id": plan,
@@ -102,7 +103,16 @@ def batches_filtered(
         "created_at__gte": created_after,
         "created_at__lt": created_before,
     }
-    return batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+    found = batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+    if regressed is None:
+        return found
+    # A nightly check stores its verdict in analysis["status"]; other batches have none.
+    flagged = Q(analysis__status=regressions.REGRESSION)
+    return (
+        found.filter(flagged)
+        if regressed
+        else found.filter(analysis__has_key="status").exclude(flagged)
+    )
 
 
 def run_environment(run: Run) -> dict[str, Any]:
