@@ -225,7 +225,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"StatusEnum": "runs.models.Status"},
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "runs.models.Status",
+        "PreflightStepStatusEnum": ["ok", "warning", "failed"],
+        "VerdictEnum": "runs.api.history.VERDICTS",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "runs.api.errors.document_errors",

@@ -32,9 +32,9 @@ def request_user(request: Request) -> User:
 # what it means: a value of another type than the schema's is refused, naming the field.
 
 
+# Base of the serializers of JSON request bodies: every value has its schema's type. (No
+# docstring: the schema would describe every body with it.)
 class JSONBody(serializers.Serializer[_T], Generic[_T]):
-    """Base of the serializers of JSON request bodies: every value has its schema's type."""
-
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, Mapping):
             return super().to_internal_value(data)
@@ -53,8 +53,9 @@ class JSONBody(serializers.Serializer[_T], Generic[_T]):
         raise serializers.ValidationError(mistyped)
 
 
+# The same, for the serializers of models.
 class JSONModelBody(JSONBody[_M], serializers.ModelSerializer[_M], Generic[_M]):
-    """The same, for the serializers of models."""
+    pass
 
 
 def type_problem(field: serializers.Field[Any, Any, Any, Any], value: Any) -> str | None:
@@ -99,10 +100,9 @@ _TYPES: list[tuple[tuple[type, ...], tuple[type, ...], str]] = [
 ]
 
 
+# Base of the serializers of query parameters. A parameter given empty (`?plan=`) is refused
+# rather than read as left out, as DRF reads an empty form field.
 class QueryParameters(serializers.Serializer[Any]):
-    """Base of the serializers of query parameters. A parameter given empty (`?plan=`) is
-    refused rather than read as left out, as DRF reads an empty form field."""
-
     def to_internal_value(self, data: Any) -> Any:
         empty = {
             str(name): ["give a value, or leave the parameter out"]
