@@ -58,7 +58,7 @@ def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:
     return [w for w in warnings if w not in batch.warnings]
 
 
-def run_environment(*, batch: Batch, variables: Mapping[str, str]) -> dict[str, Any]:
+def run_server_changes(*, batch: Batch, variables: Mapping[str, str]) -> dict[str, Any]:
     """What differs from the batch's snapshot in the server variables read back when a
     run's settings were applied: {"server": {"variables": {...}}}, or {} when nothing does.
     Variables that move on their own (the binary log's position) are left out."""

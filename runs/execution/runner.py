@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution import datasets, live, locks, preflight, server_settings, steps
-from runs.execution.environment import batch_record_environment, run_environment
+from runs.execution.environment import batch_record_environment, run_server_changes
 from runs.execution.run_results import run_fail, run_store_result, target_error_text
 from runs.execution.sink import SampleSink
 from runs.execution.steps import Group
@@ -257,7 +257,7 @@ class BatchRunner:
             return {}
         with self._target() as db:
             applied: targets.Applied = db.apply(run.settings)
-        run.environment = run_environment(batch=self.batch, variables=applied.variables)
+        run.environment = run_server_changes(batch=self.batch, variables=applied.variables)
         return applied.verified
 
     def _stream(self, run: Run, process: SysbenchProcess) -> None:

@@ -95,7 +95,8 @@ def config_text(ids: list[int]) -> str:
     lines = [
         'headers = { Authorization = "Token ${BENCHDASH_TOKEN}" }',
         "workers = 1",
-        # Nothing carried over from an earlier run: each run is the same.
+        # Nothing carried over from an earlier run (no cache, no example database below):
+        # each run is the same.
         "[cache]",
         "enabled = false",
         "[parameters]",
@@ -104,6 +105,7 @@ def config_text(ids: list[int]) -> str:
         f"values = {sorted(set(ids))}",
         "[generation]",
         "deterministic = true",
+        'database = "none"',
         "allow-x00 = true",
     ]
     for operation in sorted(REFUSED_FOR_STATE):
