@@ -15,4 +15,4 @@ test:
 # The long schemathesis run against the API (every check, every phase, ~10,000 cases); its
 # figures go to bench/results/schema_fuzz.json. FUZZ_EXAMPLES: cases per operation.
 fuzz-api:
-	scripts/bootstrap && . var/bootstrap.env && .venv/bin/python bench/schema_fuzz.py --max-examples $(or $(FUZZ_EXAMPLES),150)
+	scripts/bootstrap && . var/bootstrap.env && .venv/bin/python bench/schema_fuzz.py --max-examples $(or $(FUZZ_EXAMPLES),240)

@@ -1,6 +1,6 @@
 """The long schemathesis run: every check and every phase against the API, for many cases.
 
-    .venv/bin/python bench/schema_fuzz.py [--max-examples 150]    (or: make fuzz-api)
+    .venv/bin/python bench/schema_fuzz.py [--max-examples 240]    (or: make fuzz-api)
 
 The same run as tests/api/test_schema.py (tests/api/fuzzing.py: its configuration, the
 objects it starts from, the SSH load host whose port refuses at once), with the coverage
@@ -75,7 +75,7 @@ def serve(port: int, log: Path) -> subprocess.Popen[bytes]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--max-examples", type=int, default=150, help="Cases per operation.")
+    parser.add_argument("--max-examples", type=int, default=240, help="Cases per operation.")
     args = parser.parse_args()
     setup_database()
     django.setup()

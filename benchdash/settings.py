@@ -206,7 +206,8 @@ REST_FRAMEWORK = {
     # Bodies are JSON (the log import alone takes multipart, for its file): the schema then
     # offers each body in one media type, which is what clients generated from it handle.
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "runs.api.common.Pages",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "runs.api.common.Negotiation",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",

@@ -7,7 +7,9 @@ from typing import Any, Generic, TypeVar
 
 from django.contrib.auth.models import User
 from django.db.models import Model
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
 SECRET_STYLE = {"input_type": "password"}
@@ -112,3 +114,30 @@ class QueryParameters(serializers.Serializer[Any]):
         if empty:
             raise serializers.ValidationError(empty)
         return super().to_internal_value(data)
+
+
+# --- pages and formats, as the schema says ----------------------------------------------------
+
+
+class Pages(PageNumberPagination):
+    """?page=N: a whole number, as the schema says. DRF would also read `?page=` as the first
+    page and `?page=last` as the last."""
+
+    def get_page_number(self, request: Request, paginator: Any) -> Any:
+        page = request.query_params.get(self.page_query_param)
+        if page is None:
+            return 1
+        if not page.isdigit():
+            raise exceptions.NotFound(f"no page {page!r}: pages are numbered from 1")
+        return page
+
+
+class Negotiation(DefaultContentNegotiation):
+    """`?format=` given empty is refused, not read as left out."""
+
+    def select_renderer(self, request: Request, renderers: Any, format_suffix: Any = None) -> Any:
+        if request.query_params.get(self.settings.URL_FORMAT_OVERRIDE) == "":
+            raise exceptions.ValidationError(
+                {"format": ["give a format (json, or csv where offered), or leave it out"]}
+            )
+        return super().select_renderer(request, renderers, format_suffix)

@@ -75,6 +75,16 @@ def test_an_empty_query_parameter_is_refused_not_ignored(api):
     _is_error(answer, 400)
     assert answer.json()["field"] == "plan"
 
+    answer = api.get("/api/v1/plans?format=")
+    _is_error(answer, 400)
+    assert answer.json()["field"] == "format"
+
+
+@pytest.mark.parametrize("page", ["", "last", "0", "x"])
+def test_a_page_is_a_number_from_1(api, page):
+    _is_error(api.get(f"/api/v1/targets?page={page}"), 404)
+    assert api.get("/api/v1/targets?page=1").status_code == 200
+
 
 @override_settings(ROOT_URLCONF="tests.api.crashing_urls")
 def test_an_unexpected_error_is_a_json_500_under_api_and_an_html_page_elsewhere(
