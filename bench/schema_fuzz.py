@@ -63,11 +63,12 @@ def serve(port: int, log: Path) -> subprocess.Popen[bytes]:
             "--log-level", "warning"]  # fmt: skip
     with log.open("ab") as out:
         web = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    for _ in range(100):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         try:
-            requests.get(f"http://127.0.0.1:{port}/api/v1/", timeout=1)
+            requests.get(f"http://127.0.0.1:{port}/api/v1/", timeout=10)
             return web
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.2)
     web.terminate()
     raise SystemExit(f"uvicorn did not answer on port {port}: see {log}")

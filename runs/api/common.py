@@ -74,8 +74,12 @@ def type_problem(field: serializers.Field[Any, Any, Any, Any], value: Any) -> st
             return "must be an object"
         return next((p for v in value.values() if (p := type_problem(field.child, v))), None)
     for kinds, wanted, problem in _TYPES:
-        if isinstance(field, kinds):
-            return None if _is(value, wanted) else problem
+        if isinstance(field, kinds) and not _is(value, wanted):
+            return problem
+    longest = getattr(field, "max_length", None)
+    if isinstance(value, str) and longest is not None and len(value) > longest:
+        # as sent: DRF would measure it once trimmed
+        return f"must be at most {longest} characters"
     return None  # JSONField and the like take any value
 
 

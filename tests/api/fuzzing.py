@@ -51,6 +51,12 @@ REFUSED_FOR_STATE = {
 }
 
 
+# The log import's body is multipart, which cannot carry every mutation schemathesis makes
+# of it: an empty array goes out as no field at all, a well-formed request. Its refusal of
+# invalid data is tested in tests/api/test_errors.py instead.
+NEGATIVE_UNSENDABLE = {"imports_create"}
+
+
 def seed_objects(owner: Any, refused_port: int) -> dict[str, int]:
     """One object of each kind, for valid cases to reach, and an SSH load host whose port
     refuses at once, for the scan and the preflight."""
@@ -114,6 +120,12 @@ def config_text(ids: list[int]) -> str:
             f'include-operation-id = "{operation}"',
             "checks.positive_data_acceptance.expected-statuses = "
             '["2xx", "400", "401", "403", "404", "409"]',
+        ]
+    for operation in sorted(NEGATIVE_UNSENDABLE):
+        lines += [
+            "[[operations]]",
+            f'include-operation-id = "{operation}"',
+            "checks.negative_data_rejection.enabled = false",
         ]
     return "\n".join(lines) + "\n"
 

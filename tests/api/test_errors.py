@@ -61,6 +61,24 @@ def test_a_value_of_the_wrong_json_type_is_refused_naming_the_field(api, local_h
     }
 
 
+def test_a_string_longer_than_the_schema_allows_is_refused_as_sent(api):
+    # DRF would trim the leading control character first, and find 100 characters.
+    answer = api.post("/api/v1/tokens", json={"name": "\x1c" + "*" * 100})
+    _is_error(answer, 400)
+    assert answer.json() == {"field": "name", "message": "must be at most 100 characters"}
+
+
+def test_the_log_import_refuses_what_is_not_a_log_upload(api):
+    no_file = api.post("/api/v1/imports", files={"test": (None, "cpu")})
+    _is_error(no_file, 400)
+    assert no_file.json()["field"] == "log"
+    unsure = api.post(
+        "/api/v1/imports", files={"log": ("cpu.txt", b"x")}, data={"dry_run": "maybe"}
+    )
+    _is_error(unsure, 400)
+    assert unsure.json()["field"] == "dry_run"
+
+
 def test_a_name_already_taken_is_a_409(api, offline_target):
     answer = api.post(
         "/api/v1/targets",
