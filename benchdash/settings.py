@@ -242,7 +242,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # Bodies are JSON (the log import alone takes multipart, for its file): the schema then
+    # offers each body in one media type, which is what clients generated from it handle.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "runs.api.conventions.Pages",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "runs.api.conventions.Negotiation",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",
@@ -261,7 +265,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"StatusEnum": "runs.models.Status"},
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "runs.models.Status",
+        "PreflightStepStatusEnum": ["ok", "warning", "failed"],
+        "VerdictEnum": "runs.api.history.VERDICTS",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "runs.api.errors.document_errors",

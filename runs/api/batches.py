@@ -16,10 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.api.common import QueryParameters
+from runs.api.history import AnalysisSerializer
 from runs.models import (
     FINISHED_STATUSES,
     SAMPLE_FIGURES,
     Batch,
+    LaunchedBy,
     Run,
     Sample,
     Status,
@@ -68,6 +71,10 @@ class BatchDetailSerializer(BatchSerializer):
     remaining_s = serializers.SerializerMethodField(
         help_text="sysbench time still to run, from the expected durations."
     )
+    analysis = serializers.SerializerMethodField(
+        help_text="A scheduled batch's regression check against the plan's previous nights; "
+        "null until it is checked, and for other batches."
+    )
 
     class Meta(BatchSerializer.Meta):
         fields = [
@@ -81,6 +88,7 @@ class BatchDetailSerializer(BatchSerializer):
             "settings_restored_at",
             "warnings",
             "steps",
+            "analysis",
             "worker",
             "heartbeat_at",
             "cancel_requested_at",
@@ -102,14 +110,25 @@ class BatchDetailSerializer(BatchSerializer):
     def get_remaining_s(self, batch: Batch) -> float | None:
         return self._progress(batch).remaining_s
 
+    @extend_schema_field(AnalysisSerializer(allow_null=True))
+    def get_analysis(self, batch: Batch) -> dict[str, Any] | None:
+        return batch.analysis or None
 
-class BatchFilterSerializer(serializers.Serializer[Any]):
+
+class BatchFilterSerializer(QueryParameters):
     plan = serializers.IntegerField(required=False, min_value=1)
     target = serializers.IntegerField(required=False, min_value=1)
     status = serializers.ChoiceField(choices=Status.choices, required=False)
-    launched_by = serializers.CharField(required=False, max_length=10)
+    launched_by = serializers.ChoiceField(choices=LaunchedBy.choices, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
+    regressed = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: the scheduled batches whose nightly check flagged a regression; "
+        "false: those checked and not flagged.",
+    )
 
 
 class RunSerializer(serializers.ModelSerializer[Run]):
@@ -145,13 +164,32 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
 
 class RunDetailSerializer(RunSerializer):
-    environment = serializers.JSONField(
-        source="batch.environment", read_only=True, help_text="Where the batch ran."
+    environment = serializers.SerializerMethodField(
+        help_text="Where the run ran: its batch's environment, with the server variables as "
+        "they were once this run's settings were applied."
+    )
+    changed_variables = serializers.SerializerMethodField(
+        help_text="The server variables this run saw differ from its batch's snapshot."
     )
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "environment", "argv", "reports", "histogram"]
+        fields = [
+            *RunSerializer.Meta.fields,
+            "environment",
+            "changed_variables",
+            "argv",
+            "reports",
+            "histogram",
+        ]
         read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_environment(self, run: Run) -> dict[str, Any]:
+        return selectors.run_environment(run)
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
+    def get_changed_variables(self, run: Run) -> dict[str, str]:
+        return selectors.run_changed_variables(run)
 
 
 class SampleSerializer(serializers.ModelSerializer[Sample]):
@@ -161,7 +199,7 @@ class SampleSerializer(serializers.ModelSerializer[Sample]):
         read_only_fields = fields
 
 
-class SamplesQuerySerializer(serializers.Serializer[Any]):
+class SamplesQuerySerializer(QueryParameters):
     after = serializers.IntegerField(
         min_value=0, default=0, help_text="Only samples with a greater seq."
     )

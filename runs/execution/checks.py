@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from runs import targets
+from runs import loadhosts, targets
 from runs.analysis import matrix, modes
 from runs.models import Engine, LoadHost, Plan, Target
 from runs.sysbench.options import ValidationError, is_sql_test
@@ -47,6 +47,7 @@ def plan_check(*, plan: Plan, seed: int = 0, contact_server: bool = True) -> Pla
     With contact_server, the target is asked for its variables: a thread count above
     max_connections is refused, and a sync_binlog axis without binary logging is a warning.
     """
+    plan_connections_check(plan=plan)
     _check_target_fits(plan)
     _check_script_host(plan)
     server_settings = _validate_settings(plan)
@@ -89,6 +90,21 @@ def _auto_modes(plan: Plan, options: dict[str, object]) -> modes.Auto:
     if auto.rate is not None and ("rate" in options or "rate" in plan.option_axes):
         raise ValidationError("rate", "with rate auto the search sets the rate: leave it out")
     return auto
+
+
+def plan_connections_check(*, plan: Plan) -> None:
+    """The plan's load host and target as stored, checked as the connection layers would
+    use them (a row saved before these checks existed may hold what they cannot): a
+    refusal names the field, e.g. load_host.address."""
+    try:
+        loadhosts.loadhost_check(plan.load_host)
+    except ValidationError as e:
+        raise e.within("load_host") from None
+    if plan.target is not None and is_sql_test(plan.test):
+        try:
+            targets.target_check(plan.target)
+        except ValidationError as e:
+            raise e.within("target") from None
 
 
 def _check_script_host(plan: Plan) -> None:
@@ -135,8 +151,10 @@ def _on_results_server(target: Target) -> bool:
 
 
 def target_validate(*, target: Target) -> None:
-    """Refuse targets whose database benchdash must never prepare or clean up."""
+    """Refuse targets whose database benchdash must never prepare or clean up, and values
+    the connection layer cannot use."""
     targets.check_database_name(target.database, target.engine)
+    targets.target_check(target)
     store = settings.DATABASES["default"]
     same_store = (
         target.engine == Engine.POSTGRESQL

@@ -91,7 +91,9 @@ class Subject:
 
 
 def plan_preflight(*, plan: Plan) -> PreflightReport:
-    """Check a plan against its load host and target, without running it."""
+    """Check a plan against its load host and target, without running it. A stored value
+    no connection can use is refused (ValidationError) rather than reported as a step."""
+    checks.plan_connections_check(plan=plan)
     try:
         check = checks.plan_check(plan=plan, contact_server=False)
     except ValidationError as e:

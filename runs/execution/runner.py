@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
-from runs.execution.environment import batch_record_environment
+from runs.execution.environment import batch_record_environment, run_server_changes
 from runs.execution.follow import follow_run, follow_step, supervised
 from runs.execution.pulse import Pulse
 from runs.execution.results_store import ResultsStore, ResultsUnreachable
@@ -235,7 +235,9 @@ class BatchRunner:
             sampler = counters.sampler_start(run=run, batch=self.batch)
             try:
                 self.store.ensure(
-                    lambda: run.save(update_fields=["verified_settings", "pgid", "argv"])
+                    lambda: run.save(
+                        update_fields=["verified_settings", "environment", "pgid", "argv"]
+                    )
                 )
                 self._stream(run, process, sampler, outages)
             finally:
@@ -258,7 +260,9 @@ class BatchRunner:
         if not run.settings:
             return {}
         with self._target() as db:
-            return db.apply(run.settings)
+            applied: targets.Applied = db.apply(run.settings)
+        run.environment = run_server_changes(batch=self.batch, variables=applied.variables)
+        return applied.verified
 
     def _stream(
         self,

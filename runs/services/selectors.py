@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Mod, Right
 
-from runs.analysis import comparison, results
+from runs.analysis import comparison, regressions, results
 from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -92,6 +93,7 @@ def batches_filtered(
     launched_by: str | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
+    regressed: bool | None = None,
 ) -> QuerySet[Batch]:
     conditions = {
         "plan_id": plan,
@@ -101,7 +103,34 @@ def batches_filtered(
         "created_at__gte": created_after,
         "created_at__lt": created_before,
     }
-    return batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+    found = batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+    if regressed is None:
+        return found
+    # A nightly check stores its verdict in analysis["status"]; other batches have none.
+    flagged = Q(analysis__status=regressions.REGRESSION)
+    return (
+        found.filter(flagged)
+        if regressed
+        else found.filter(analysis__has_key="status").exclude(flagged)
+    )
+
+
+def run_environment(run: Run) -> dict[str, Any]:
+    """The environment a run ran in: its batch's snapshot, with the server variables as
+    the run saw them once its own settings were applied."""
+    environment: dict[str, Any] = run.batch.environment or {}
+    changed = run_changed_variables(run)
+    if not changed:
+        return environment
+    server = environment.get("server") or {}
+    variables = {**(server.get("variables") or {}), **changed}
+    return {**environment, "server": {**server, "variables": variables}}
+
+
+def run_changed_variables(run: Run) -> dict[str, str]:
+    """The server variables this run saw differ from its batch's snapshot."""
+    changed: dict[str, str] = ((run.environment or {}).get("server") or {}).get("variables") or {}
+    return changed
 
 
 def samples_after(run: Run, *, after: int, limit: int) -> list[Sample]:
