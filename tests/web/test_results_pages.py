@@ -8,9 +8,12 @@ import io
 import json
 
 import pytest
+from django.db import connection
+from django.db.models import Max
+from django.test.utils import CaptureQueriesContext
 
 from runs.analysis import charts
-from runs.models import Run
+from runs.models import Run, Sample
 
 
 def page_data(response, element_id):
@@ -44,6 +47,39 @@ def test_the_results_page_of_40_runs_of_120_samples_reads_a_bounded_number_of_qu
     assert data["reference"]["threads"] == 10  # 4 cores x 2 + 2 disks
     assert len(data["timeline"]) == 40
     assert len(data["timeseries"]) == 2  # each series' first repeat at its peak
+
+
+def chart_points(chart) -> int:
+    """The [x, y] points and {"x", "y"} points of a page's chart data, all charts."""
+    if isinstance(chart, dict):
+        if "x" in chart and "y" in chart:
+            return 1
+        return sum(chart_points(v) for v in chart.values())
+    if isinstance(chart, list):
+        if len(chart) == 2 and all(isinstance(v, int | float) for v in chart):
+            return 1
+        return sum(chart_points(v) for v in chart)
+    return 0
+
+
+def test_the_results_page_of_200_runs_stays_within_its_point_budget_and_counts_nothing(
+    client_in, make_batch
+):
+    batch = make_batch(threads=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), repeats=10, samples=120)
+    chosen = list(batch.runs.order_by("position").values_list("pk", flat=True)[:8])
+    runs = ",".join(map(str, chosen))
+    url = f"/batches/{batch.pk}/results?runs={runs}&counter=Innodb_data_fsyncs"
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client_in.get(url)
+
+    assert len(queries) <= 8
+    assert not [q["sql"] for q in queries if "COUNT(" in q["sql"].upper()]
+    data = page_data(response, "results-data")
+    assert len(data["timeline"]) == 200 and len(data["timeseries"]) == 8
+    assert chart_points(data) <= charts.POINT_BUDGET
+    peak = Sample.objects.filter(run__batch=batch).aggregate(peak=Max("tps"))["peak"]
+    assert max(p[1] for line in data["timeline"] for p in line["points"]) == peak
 
 
 def test_the_results_page_with_a_counter_reads_one_query_more(

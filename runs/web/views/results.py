@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 
 from runs.analysis import charts, comparison, results
 from runs.models import SAMPLE_FIGURES, Batch, Run
-from runs.services import selectors
+from runs.services import selectors, timeseries
 from runs.web.responses import json_response
 
 RUN_FIELDS = (
@@ -52,64 +52,92 @@ def _ids(text: str) -> list[int]:
 
 def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
+    return render(request, "runs/batch_results.html", results_context(request, batch))
+
+
+def results_context(request: HttpRequest, batch: Batch) -> dict[str, Any]:
+    """Everything the results page shows, in a bounded number of queries and chart points
+    whatever the size of the batch: the runs (one query), the timeline and the chosen
+    runs' series bucketed in the database (two), their histograms (one), and the counter
+    asked for (one)."""
     runs = selectors.results_runs(batch)
     figures = [results.RunFigures.of(r) for r in runs]
     series = results.group_series(figures)
     colours = charts.run_colours(figures, series)
     baseline = _baseline(request, series)
     selected = _selected(request, figures, series)
+    chosen = [f for f in figures if f.id in selected]
     counter_names, gauges = charts.counter_names(figures)
     counter = request.GET.get("counter", "")
     counter = counter if counter in counter_names else ""
-    samples = selectors.batch_sample_rows([batch.pk])
-    chosen = [f for f in figures if f.id in selected]
-    counters = selectors.counter_readings([f.id for f in chosen]) if counter else None
-    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
     reference, reference_text = results.reference_threads(
         batch.environment or {},
         batch.target.cpu_cores if batch.target else None,
         batch.target.disk_count if batch.target else None,
     )
-    latency_rows, cdf = charts.latency_chart([r for r in runs if r.pk in selected], colours)
+    latency_rows, cdf = charts.latency_chart(chosen, selectors.run_histograms(selected), colours)
     unit = results.throughput_unit(figures)
     table = results.report_table(series, baseline)
     chart = {
         "unit": unit,
         "reference": {"threads": reference, "text": reference_text} if reference else None,
         "series": charts.scaling_chart(series),
-        "timeseries": charts.timeseries_chart(
-            chosen, samples, colours, warmup_s=warmup_s, counters=counters, counter=counter,
-            gauge=counter in gauges,
-        ),
+        **_time_charts(batch, figures, chosen, colours, counter, gauge=counter in gauges),
         "counter": counter,
-        "timeline": charts.timeline_chart(figures, samples, colours, batch.started_at),
         "cdf": cdf,
-    }  # fmt: skip
+    }
     verified = [r.verified_settings for r in runs if r.verified_settings]
-    return render(
-        request,
-        "runs/batch_results.html",
-        {
-            "batch": batch,
-            "runs": runs,
-            "figures": figures,
-            "series": series,
-            "colours": colours,
-            "baseline": baseline,
-            "table": table,
-            "table_tsv": results.table_tsv(table, unit),
-            "unit": unit,
-            "selected": selected,
-            "counter": counter,
-            "counter_names": counter_names,
-            "latency_rows": latency_rows,
-            "reference": reference,
-            "reference_text": reference_text,
-            "differing": results.differing_keys(verified),
-            "environment": _environment(batch, runs),
-            "chart": chart,
-        },
+    return {
+        "batch": batch,
+        "runs": runs,
+        "figures": figures,
+        "series": series,
+        "colours": colours,
+        "baseline": baseline,
+        "table": table,
+        "table_tsv": results.table_tsv(table, unit),
+        "unit": unit,
+        "selected": selected,
+        "counter": counter,
+        "counter_names": counter_names,
+        "latency_rows": latency_rows,
+        "reference": reference,
+        "reference_text": reference_text,
+        "differing": results.differing_keys(verified),
+        "environment": _environment(batch, runs),
+        "chart": chart,
+    }
+
+
+def _time_charts(
+    batch: Batch,
+    figures: list[results.RunFigures],
+    chosen: list[results.RunFigures],
+    colours: dict[int, str],
+    counter: str,
+    *,
+    gauge: bool,
+) -> dict[str, Any]:
+    """The charts drawn from samples: every run on the batch's clock, and the chosen runs
+    over time (with the counter asked for)."""
+    started = [f.id for f in figures if f.started_at is not None]
+    timeline = timeseries.sample_series(
+        started, buckets=charts.timeline_buckets(len(started)), metrics=("tps",)
     )
+    chosen_ids = [f.id for f in chosen]
+    lines = timeseries.sample_series(chosen_ids, buckets=charts.SERIES_BUCKETS)
+    counters = (
+        timeseries.counter_series(chosen_ids, counter, gauge=gauge, buckets=charts.SERIES_BUCKETS)
+        if counter
+        else None
+    )
+    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
+    return {
+        "timeseries": charts.timeseries_chart(
+            chosen, lines, colours, warmup_s=warmup_s, counters=counters
+        ),
+        "timeline": charts.timeline_chart(figures, timeline, colours, batch.started_at),
+    }
 
 
 def _baseline(request: HttpRequest, series: list[results.Series]) -> str:
