@@ -75,6 +75,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Above everything that writes a body, so it compresses what they wrote; static files
+    # come from whitenoise already compressed (collectstatic writes a .gz of each).
+    "runs.web.middleware.CompressionMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -135,6 +138,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env("BENCHDASH_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor", BASE_DIR / "node_modules")]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 # --- Celery -------------------------------------------------------------------------------
 REDIS_URL = env("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/0")

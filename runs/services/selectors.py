@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Right
 
 from runs.analysis import comparison, results
@@ -104,7 +104,18 @@ def batches_filtered(
 
 
 def samples_after(run: Run, *, after: int, limit: int) -> list[Sample]:
-    return list(run.samples.filter(seq__gt=after).order_by("seq")[:limit])
+    return list(samples_after_query(run, after=after, limit=limit))
+
+
+def samples_after_query(run: Run, *, after: int, limit: int) -> QuerySet[Sample]:
+    return run.samples.filter(seq__gt=after).order_by("seq")[:limit]
+
+
+def last_seq_within(run: Run, *, after: int, limit: int) -> int:
+    """The seq of the last of the `limit` samples after `after` (`after` if none): read
+    from the index alone, before those samples are sent."""
+    found = samples_after_query(run, after=after, limit=limit).aggregate(last=Max("seq"))["last"]
+    return int(found) if found is not None else after
 
 
 # --- pages (the web UI) ------------------------------------------------------------------

@@ -1,10 +1,8 @@
-"""The results pages read a bounded number of queries whatever the batch's size, keep the
-peaks of long series, and export what they show."""
+"""The results pages read a bounded number of queries and carry a bounded number of chart
+points whatever the batch's size, and keep the peaks of long series."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 import pytest
@@ -125,24 +123,6 @@ def test_the_report_table_shows_ratios_to_the_chosen_baseline(client_in, make_ba
     html = client_in.get(f"/batches/{batch.pk}/results?baseline=1").content.decode()
     table = html[html.index('id="report-table"') :]
     assert "0.50" in table[: table.index("</table>")]  # flush=1 is half of flush=2
-
-
-def test_runs_and_samples_export_as_csv_and_json(client_in, make_batch):
-    batch = make_batch(threads=(1, 2), repeats=1, samples=3)
-
-    runs_csv = client_in.get(f"/batches/{batch.pk}/export.csv?what=runs")
-    rows = list(csv.DictReader(io.StringIO(b"".join(runs_csv.streaming_content).decode())))
-    assert runs_csv["Content-Disposition"] == f'attachment; filename="batch-{batch.pk}-runs.csv"'
-    assert len(rows) == 4 and rows[0]["tps"] == "100.0"
-
-    samples_csv = client_in.get(f"/batches/{batch.pk}/export.csv?what=samples")
-    samples = list(csv.DictReader(io.StringIO(b"".join(samples_csv.streaming_content).decode())))
-    assert len(samples) == 12 and samples[0]["seq"] == "1"
-
-    document = client_in.get(f"/batches/{batch.pk}/export.json").json()
-    assert document["batch"]["id"] == batch.pk
-    assert len(document["runs"]) == 4 and len(document["runs"][0]["samples"]) == 3
-    assert "s3cret-target-pw" not in json.dumps(document)
 
 
 def test_compare_gives_a_verdict_per_pair(client_in, make_batch, django_assert_max_num_queries):

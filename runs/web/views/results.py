@@ -3,47 +3,15 @@ state in the query string, so its URL can be shared."""
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from runs.analysis import charts, comparison, results
-from runs.models import SAMPLE_FIGURES, Batch, Run
-from runs.services import selectors, timeseries
-from runs.web.responses import json_response
-
-RUN_FIELDS = (
-    "id",
-    "position",
-    "round",
-    "threads",
-    "status",
-    "outcome",
-    "exit_code",
-    "error_kind",
-    "error",
-    "started_at",
-    "finished_at",
-)
-SUMMARY_FIELDS = (
-    "tps",
-    "qps",
-    "latency_pct",
-    "latency_pct_ms",
-    "latency_avg_ms",
-    "latency_max_ms",
-    "errors",
-    "reconnects",
-    "transactions",
-    "queries",
-    "eps",
-    "mib_per_s",
-    "total_time_s",
-)
+from runs.models import Batch, Run
+from runs.services import exports, selectors, timeseries
+from runs.web.responses import streamed
 
 
 def _ids(text: str) -> list[int]:
@@ -216,74 +184,20 @@ def compare(request: HttpRequest) -> HttpResponse:
 # --- exports --------------------------------------------------------------------------------------
 
 
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 def export_csv(request: HttpRequest, batch_id: int) -> StreamingHttpResponse:
     """`?what=runs` (one row a run, its summary) or `?what=samples` (one row a sample)."""
     batch = get_object_or_404(Batch, pk=batch_id)
     what = "samples" if request.GET.get("what") == "samples" else "runs"
-    writer = csv.writer(_Echo())
-    rows = _sample_rows(batch) if what == "samples" else _run_rows(batch)
-    response = StreamingHttpResponse(
-        (writer.writerow(row) for row in rows), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-{what}.csv"'
-    return response
+    rows = exports.batch_samples_csv(batch) if what == "samples" else exports.batch_runs_csv(batch)
+    return streamed(
+        request, rows, content_type="text/csv; charset=utf-8",
+        filename=f"batch-{batch.pk}-{what}.csv",
+    )  # fmt: skip
 
 
-def _run_rows(batch: Batch) -> Iterator[list[Any]]:
-    yield [*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS]
-    for run in selectors.export_runs(batch).iterator():
-        yield [
-            *(getattr(run, f) for f in RUN_FIELDS),
-            json.dumps(run.settings, sort_keys=True),
-            json.dumps(run.options, sort_keys=True),
-            *(run.summary.get(f) for f in SUMMARY_FIELDS),
-        ]
-
-
-def _sample_rows(batch: Batch) -> Iterator[list[Any]]:
-    yield ["run_id", "run_position", *SAMPLE_FIGURES]
-    rows = selectors.export_samples(batch).values_list("run_id", "run__position", *SAMPLE_FIGURES)
-    yield from (list(row) for row in rows.iterator())
-
-
-def export_json(request: HttpRequest, batch_id: int) -> HttpResponse:
+def export_json(request: HttpRequest, batch_id: int) -> StreamingHttpResponse:
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
-    samples: dict[int, list[dict[str, Any]]] = {}
-    for row in selectors.export_samples(batch).values("run_id", *SAMPLE_FIGURES).iterator():
-        samples.setdefault(row.pop("run_id"), []).append(row)
-    runs = [
-        {
-            **{f: getattr(run, f) for f in RUN_FIELDS},
-            "settings": run.settings,
-            "verified_settings": run.verified_settings,
-            "options": run.options,
-            "summary": run.summary,
-            "counters": run.counters,
-            "samples": samples.get(run.pk, []),
-        }
-        for run in selectors.export_runs(batch)
-    ]
-    document = {
-        "batch": {
-            "id": batch.pk,
-            "plan": batch.plan.name if batch.plan else None,
-            "label": batch.label,
-            "target": batch.target.name if batch.target else None,
-            "status": batch.status,
-            "created_at": batch.created_at,
-            "started_at": batch.started_at,
-            "finished_at": batch.finished_at,
-            "params": batch.params,
-            "environment": batch.environment,
-            "warnings": batch.warnings,
-        },
-        "runs": runs,
-    }
-    response = json_response(document, indent=1)
-    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}.json"'
-    return response
+    return streamed(
+        request, exports.batch_json(batch), content_type="application/json",
+        filename=f"batch-{batch.pk}.json",
+    )  # fmt: skip
