@@ -3,11 +3,29 @@ memory, the `--rate` queue line) and 0.5. Pure."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from runs.sysbench.output import IntervalSample
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+class NotFinite(ValueError):
+    """A figure too large for a float (`1e999`): not a figure sysbench prints."""
+
+
+def number(text: str) -> float:
+    """A figure of a line. One that overflows to infinity is refused, so the line it is
+    on counts as unrecognised (and stays in the raw log) instead of storing infinity,
+    which JSON cannot carry."""
+    return finite(float(text))
+
+
+def finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise NotFinite(str(value))
+    return value
 
 
 def whole_line(pattern: str) -> re.Pattern[str]:
@@ -55,15 +73,19 @@ _EXTRA_GROUPS = {
 
 
 def _opt(value: str | None) -> float | None:
-    return None if value is None else float(value)
+    return None if value is None else number(value)
 
 
 def interval_sample(time_s: float, rest: str, threads: int) -> IntervalSample | None:
-    """`threads` stands in for lines that print no thread count (fileio, memory)."""
+    """`threads` stands in for lines that print no thread count (fileio, memory). None
+    for a line of no known format, or with a figure that is not finite."""
     for pattern in _SAMPLE_FORMATS:
         m = pattern.match(rest)
         if m:
-            return _sample(time_s, m.groupdict(), threads)
+            try:
+                return _sample(time_s, m.groupdict(), threads)
+            except NotFinite:
+                return None
     return None
 
 
@@ -81,5 +103,5 @@ def _sample(time_s: float, g: dict[str, str | None], threads: int) -> IntervalSa
         errors_per_s=_opt(g.get("err")),
         reconnects_per_s=_opt(g.get("reconn")),
         eps=_opt(g.get("eps")),
-        extra={key: float(g[group] or 0) for group, key in _EXTRA_GROUPS.items() if group in g},
+        extra={key: number(g[group] or "0") for group, key in _EXTRA_GROUPS.items() if group in g},
     )
