@@ -180,6 +180,20 @@ BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
 BENCHDASH_SSH_TIMEOUT = float(env("BENCHDASH_SSH_TIMEOUT", "10"))
 # A run still going at its expected duration + max(this, 20 %) is stopped and failed.
 BENCHDASH_TIMEOUT_MARGIN_S = float(env("BENCHDASH_TIMEOUT_MARGIN_S", "30"))
+# The largest log an import accepts, checked as it is read (an upload: as it arrives).
+BENCHDASH_MAX_LOG_MB = float(env("BENCHDASH_MAX_LOG_MB") or "50")
+
+# --- uploads ------------------------------------------------------------------------------
+# A log pasted into the import page is a form field, held in memory: up to 10 MB. A file
+# beyond 2.5 MB is written to a temporary file as it arrives, never held in memory, and
+# refused as soon as it passes BENCHDASH_MAX_LOG_MB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+FILE_UPLOAD_HANDLERS = [
+    "runs.web.uploads.LogSizeLimit",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- notifications (regressions and lost nights of scheduled plans) ------------------------
 # Mail goes to the console unless an SMTP server is configured. An empty variable (as

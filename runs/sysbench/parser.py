@@ -215,7 +215,10 @@ class OutputParser:
     reported once: sysbench repeats it for every thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_samples: bool = True) -> None:
+        # A log import stores the samples as they come back from feed(): kept here too,
+        # a million of them would fill the memory.
+        self._keep_samples = keep_samples
         self._version: str | None = None
         self._header: dict[str, Any] = {}
         self._samples: list[IntervalSample] = []
@@ -310,14 +313,16 @@ class OutputParser:
         queue = QUEUE.match(rest)
         if queue:
             queue_sample = QueueSample(time_s, int(queue[1]), int(queue[2]))
-            self._queue.append(queue_sample)
+            if self._keep_samples:
+                self._queue.append(queue_sample)
             events.append(queue_sample)
             return True
         sample = interval_sample(time_s, rest, int(self._header.get("threads", 0)))
         if sample is None:
             return False
         self._note_percentile(sample.latency_pct)
-        self._samples.append(sample)
+        if self._keep_samples:
+            self._samples.append(sample)
         events.append(sample)
         return True
 
