@@ -183,9 +183,10 @@ def _sample_objects(rows: Iterator[tuple[Any, ...]]) -> Iterator[str]:
     for index, chunk in enumerate(_chunks(rows)):
         objects = [dict(zip(SAMPLE_FIGURES, row[1:], strict=True)) for row in chunk]
         try:
-            text = json.dumps(objects, allow_nan=False)
+            text = json.dumps(objects, allow_nan=False, separators=(",", ":"))
         except ValueError:  # a non-finite figure, stored before the parser refused them
-            text = json.dumps([{k: _finite(v) for k, v in o.items()} for o in objects])
+            objects = [{k: _finite(v) for k, v in o.items()} for o in objects]
+            text = json.dumps(objects, separators=(",", ":"))
         yield ("," if index else "") + text[1:-1]
 
 
