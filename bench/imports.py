@@ -26,7 +26,6 @@ import argparse
 import inspect
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -86,35 +85,46 @@ def child(path: str) -> None:
     """One import in this process: its time, samples, and memory above the start."""
     django.setup()
     from runs.services.importer import log_import
+    from runs.sysbench.options import ValidationError
 
-    before = _rss_kb()
+    before = _status_kb("VmRSS")
     began = time.perf_counter()
-    with open(path, "rb") as log:
-        if "log" in inspect.signature(log_import).parameters:
-            imported = log_import(log=log, target=target())
-            samples = imported.sample_count
-        else:  # before the streaming import: the command read the whole file first
-            text = log.read().decode("utf-8", errors="replace")
-            imported = log_import(text=text, target=target())  # type: ignore[call-arg]
-            samples = len(imported.result.samples)
+    try:
+        samples = _import(path, log_import)
+    except ValidationError as e:
+        print(json.dumps({"refused": str(e)}))
+        return
     elapsed = time.perf_counter() - began
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # VmHWM is this program's own peak; getrusage's ru_maxrss would carry the parent's
+    # from before the fork.
+    peak = _status_kb("VmHWM")
     figures = {"seconds": elapsed, "samples": samples, "before_kb": before, "peak_kb": peak}
     print(json.dumps(figures))
 
 
-def _rss_kb() -> int:
+def _import(path: str, log_import: Any) -> int:
+    with open(path, "rb") as log:
+        if "log" in inspect.signature(log_import).parameters:
+            return int(log_import(log=log, target=target()).sample_count)
+        # before the streaming import: the command read the whole file first
+        text = log.read().decode("utf-8", errors="replace")
+        return len(log_import(text=text, target=target()).result.samples)
+
+
+def _status_kb(field: str) -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError(f"no {field}")
 
 
 def through_cli(path: Path, env: dict[str, str]) -> dict[str, Any]:
-    from bench.serving import child_peak_kb
+    from bench.serving import run_child
 
-    out, _ = child_peak_kb([sys.executable, __file__, "--child", str(path)], env)
+    out = run_child([sys.executable, __file__, "--child", str(path)], env)
     result = json.loads(out)
+    if "refused" in result:
+        return {"status": 413, **result}
     result["grew_mb"] = (result["peak_kb"] - result["before_kb"]) / 1024
     return result
 
@@ -187,7 +197,8 @@ def main() -> None:
 def _row(kind: str, path: Path, how: str, runs: list[dict[str, Any]], spread: Any) -> str:
     size = path.stat().st_size / 1e6
     if any(r.get("status", 201) >= 400 for r in runs):
-        return f"| {kind}, {size:.0f} MB | {how} | refused: HTTP {runs[0]['status']} | | | |"
+        why = runs[0].get("refused") or f"HTTP {runs[0]['status']}"
+        return f"| {kind}, {size:.0f} MB | {how} | refused: {why} | | | |"
     rates = [r["samples"] / r["seconds"] for r in runs]
     answer = f"{runs[0]['answer_bytes'] / 1e6:,.2f} MB" if "answer_bytes" in runs[0] else ""
     return (

@@ -21,6 +21,7 @@ from runs.sysbench.options import ValidationError
 from runs.sysbench.output import IntervalSample, QueueSample
 
 FLUSH_LINES = 5000  # lines (and at most as many samples) held before they are written
+FIRST_SAMPLES = 30  # kept for a preview, and the answer of the API
 MAX_LINE_BYTES = 64 * 1024  # a longer "line" is a binary splinter: read in pieces
 
 _SAMPLE_COLUMNS = (
@@ -138,7 +139,7 @@ class ImportStore:
             return
         self.samples += 1
         self.max_threads = max(self.max_threads, sample.threads)
-        if len(self.first) < 30:
+        if len(self.first) < FIRST_SAMPLES:
             self.first.append(sample)
         self._rows.append(self._row(sample, queue))
 
