@@ -198,7 +198,8 @@ def _row(kind: str, path: Path, how: str, runs: list[dict[str, Any]], spread: An
     size = path.stat().st_size / 1e6
     if any(r.get("status", 201) >= 400 for r in runs):
         why = runs[0].get("refused") or f"HTTP {runs[0]['status']}"
-        return f"| {kind}, {size:.0f} MB | {how} | refused: {why} | | | |"
+        grew = spread([r["grew_mb"] for r in runs]) if "grew_mb" in runs[0] else ""
+        return f"| {kind}, {size:.0f} MB | {how} | refused: {why} | | {grew} | |"
     rates = [r["samples"] / r["seconds"] for r in runs]
     answer = f"{runs[0]['answer_bytes'] / 1e6:,.2f} MB" if "answer_bytes" in runs[0] else ""
     return (
