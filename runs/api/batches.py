@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
@@ -27,7 +28,8 @@ from runs.models import (
     Sample,
     Status,
 )
-from runs.services import batches, permissions, selectors
+from runs.services import batches, exports, permissions, selectors
+from runs.web.responses import streamed
 
 
 class BatchSerializer(serializers.ModelSerializer[Batch]):
@@ -199,11 +201,21 @@ class SampleSerializer(serializers.ModelSerializer[Sample]):
         read_only_fields = fields
 
 
+MAX_JSON_SAMPLES = 5000
+MAX_CSV_SAMPLES = 1_000_000  # a CSV answer streams: a whole ten-hour run in one call
+
+
 class SamplesQuerySerializer(QueryParameters):
     after = serializers.IntegerField(
         min_value=0, default=0, help_text="Only samples with a greater seq."
     )
-    limit = serializers.IntegerField(min_value=1, max_value=5000, default=1000)
+    limit = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_CSV_SAMPLES,
+        default=1000,
+        help_text=f"At most {MAX_JSON_SAMPLES} in JSON; a CSV answer streams up to "
+        f"{MAX_CSV_SAMPLES:,}.",
+    )
 
 
 class SamplePageSerializer(serializers.Serializer[Any]):
@@ -309,12 +321,19 @@ class RunSamples(APIView):
             (200, "text/csv"): OpenApiTypes.STR,
         },
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
         query = SamplesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         after, limit = query.validated_data["after"], query.validated_data["limit"]
+        as_csv = request.accepted_renderer.format == SamplesCSVRenderer.format
+        if not as_csv and limit > MAX_JSON_SAMPLES:
+            raise serializers.ValidationError(
+                {"limit": [f"at most {MAX_JSON_SAMPLES} samples a page in JSON (CSV streams)"]}
+            )
         # The status is read first: a run that had ended by then has stored every sample.
         run = get_object_or_404(Run.objects.only("id", "status"), pk=pk)
+        if as_csv:
+            return _samples_csv(request, run, after=after, limit=limit)
         samples = selectors.samples_after(run, after=after, limit=limit)
         last_seq = samples[-1].seq if samples else after
         more = len(samples) == limit
@@ -328,6 +347,14 @@ class RunSamples(APIView):
         }
         headers = {"X-Run-Status": run.status, "X-Last-Seq": str(last_seq)}
         return Response(SamplePageSerializer(page).data, headers=headers)
+
+
+def _samples_csv(request: Request, run: Run, *, after: int, limit: int) -> HttpResponseBase:
+    """Streamed as it is read; the last seq is known before the first row is sent."""
+    last_seq = selectors.last_seq_within(run, after=after, limit=limit)
+    headers = {"X-Run-Status": run.status, "X-Last-Seq": str(last_seq)}
+    rows = exports.run_samples_csv(run, after=after, limit=limit)
+    return streamed(request._request, rows, content_type="text/csv; charset=utf-8", headers=headers)
 
 
 def _with_after(request: Request, after: int) -> str:

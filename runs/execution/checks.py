@@ -175,21 +175,37 @@ def server_warnings(
     server: targets.ServerInfo, server_settings: dict[str, list[str]], max_threads: int
 ) -> list[str]:
     """Warnings for the user, and a refusal when threads exceed max_connections."""
-    allowed = min(
-        [server.max_connections, *(int(v) for v in server_settings.get("max_connections", []))]
-    )
+    allowed = connections_allowed(server, server_settings)
     # benchdash holds one connection of its own while sysbench runs.
     if max_threads + 1 > allowed:
+        where = (
+            " in the cells that set it so"
+            if server_settings.get("max_connections")
+            else " on the server"
+        )
         raise ValidationError(
             "threads",
             f"threads={max_threads} needs {max_threads + 1} connections (one per sysbench "
-            f"thread, one for benchdash) but max_connections is {allowed}; raise "
-            "max_connections on the server or use fewer threads",
+            f"thread, one for benchdash) but max_connections is {allowed}{where}; raise "
+            "max_connections or use fewer threads",
         )
     warnings = _superuser_warnings(server, server_settings)
     if "sync_binlog" in server_settings and not server.log_bin:
         warnings.append("sync_binlog has no effect: binary logging is off (log_bin=OFF)")
     return warnings
+
+
+def connections_allowed(server: targets.ServerInfo, server_settings: dict[str, list[str]]) -> int:
+    """The connections the benchmark may open in its tightest cell. A max_connections
+    axis is set before every cell, and every thread count meets every one of its values
+    (the matrix is a cross product): its smallest value counts, not the server's current
+    one. PostgreSQL keeps its reserved connections from a role that is not a superuser
+    either way."""
+    values = server_settings.get("max_connections")
+    if not values:
+        return server.max_connections
+    reserved = int(server.variables.get("max_connections", "0") or 0) - server.max_connections
+    return min(int(v) for v in values) - reserved
 
 
 def _superuser_warnings(

@@ -334,7 +334,8 @@ def _check_limits(
         target.name,
         "max_connections",
         OK,
-        f"max_connections={server.max_connections} holds threads={subject.max_threads}",
+        f"max_connections={checks.connections_allowed(server, subject.server_settings)} "
+        f"holds threads={subject.max_threads}",
     )
     for warning in warnings:
         step = "binlog" if "sync_binlog" in warning else "server"

@@ -3,9 +3,10 @@ in, and left empty it keeps what is stored."""
 
 from __future__ import annotations
 
+import io
 import zoneinfo
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from django import forms
 from django.contrib.auth.models import AnonymousUser, User
@@ -370,16 +371,17 @@ class ImportForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        upload = data.get("upload")
-        if upload is not None:
-            raw = upload.read()
-            try:
-                data["text"] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                data["text"] = raw.decode("latin-1")
-        if not (data.get("text") or "").strip():
+        if data.get("upload") is None and not (data.get("text") or "").strip():
             raise forms.ValidationError("Paste a log or choose a file.")
         return data
+
+    def log(self) -> BinaryIO:
+        """The log to read line by line: the uploaded file (on disk beyond 2.5 MB), or
+        the pasted text."""
+        upload = self.cleaned_data.get("upload")
+        if upload is not None:
+            return cast(BinaryIO, upload)
+        return io.BytesIO(self.cleaned_data["text"].encode())
 
 
 class TokenForm(forms.Form):
