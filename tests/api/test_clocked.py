@@ -17,10 +17,12 @@ from tests.web.test_setup_pages import PLAN_POST
 
 
 @pytest.fixture
-def plan(offline_target, local_host) -> Plan:
+def plan(offline_target, local_host, owner) -> Plan:
+    # The token's user owns it: only an owner may schedule a plan.
     return Plan.objects.create(
-        name="once", target=offline_target, load_host=local_host, test="oltp_insert", threads=[1]
-    )
+        name="once", target=offline_target, load_host=local_host, test="oltp_insert",
+        threads=[1], created_by=owner,
+    )  # fmt: skip
 
 
 def test_a_clocked_time_in_the_past_is_refused(api, plan):
@@ -66,9 +68,10 @@ def test_a_clocked_time_ahead_is_taken(api, plan):
 
 
 @pytest.fixture
-def browser(transactional_db, django_user_model) -> Client:
+def browser(owner) -> Client:
+    """The plan's owner in a browser: only an owner may change its schedule."""
     client = Client()
-    client.force_login(django_user_model.objects.create_user("page-user"))
+    client.force_login(owner)
     return client
 
 
