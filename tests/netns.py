@@ -133,4 +133,3 @@ class TestNetwork:
                 subprocess.run(["kill", "-9", pid], check=False)
             subprocess.run(["ip", "netns", "del", host.namespace], check=False)
         subprocess.run(["ip", "link", "del", self.bridge], check=False, capture_output=True)
-

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 class WorkerProcess:
     """A real `celery worker` process, for tests that kill it."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, name: str = "benchdash") -> None:
         env = test_env()
         self._log = log.open("ab")
         self.process = subprocess.Popen(
@@ -38,7 +38,7 @@ class WorkerProcess:
                 "--pool=solo",
                 "--loglevel=INFO",
                 "-n",
-                "benchdash@%h",
+                f"{name}@%h",
             ],
             cwd=ROOT,
             env=env,
