@@ -117,7 +117,8 @@ class TestNetwork:
         _ip("-n", namespace, "addr", "add", f"{address}/24", "dev", inside)
         _ip("-n", namespace, "link", "set", inside, "up")
         _ip("-n", namespace, "link", "set", "lo", "up")
-        sshd = NamespaceSSHD(namespace, address).start()
+        sshd = NamespaceSSHD(namespace, address)
+        sshd.start()
         host = NamespaceHost(namespace=namespace, address=address, sshd=sshd)
         self.hosts.append(host)
         return host

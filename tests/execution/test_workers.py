@@ -4,6 +4,7 @@ time, while the locks keep two batches off one server (issue 15, item 2)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
 import pytest
 
@@ -46,9 +47,10 @@ def _plan(name: str, target: Target) -> Plan:
     )  # fmt: skip
 
 
-def _span(batch: Batch) -> tuple[object, object]:
-    runs = list(batch.runs.all())
-    return min(r.started_at for r in runs), max(r.finished_at for r in runs)  # type: ignore[type-var]
+def _span(batch: Batch) -> tuple[datetime, datetime]:
+    starts = [r.started_at for r in batch.runs.all() if r.started_at is not None]
+    ends = [r.finished_at for r in batch.runs.all() if r.finished_at is not None]
+    return min(starts), max(ends)
 
 
 def test_two_workers_run_two_targets_at_once_and_one_target_in_turn(
