@@ -3,13 +3,14 @@
     .venv/bin/python bench/counters_cost.py [--pairs 6] [--time 10] [--threads 2]
 
 Starts a private MariaDB with binary logging (tests/servers.py), prepares one sbtest table
-and, in a database of its own in the shared PostgreSQL (benchdash_bench_counters), runs
-the same oltp_point_select command again and again:
+and, on the results database the environment names (created if missing, and then dropped;
+otherwise only the rows made here are deleted), runs the same oltp_point_select command
+again and again:
 
 - bare: sysbench alone;
 - sampled: sysbench while runs.targets.counters.CounterSampler reads SHOW GLOBAL STATUS and
-  SHOW ENGINE INNODB STATUS every second on a connection of its own and stores each
-  reading as a CounterSample row, exactly as a batch does.
+  SHOW ENGINE INNODB STATUS every second on a connection of its own, exactly as a batch
+  does (the batch stores the readings in bulk with its heartbeat).
 
 It also measures what one reading costs, which does not drown in the noise of a shared
 machine: the server's CPU time (from /proc) and this process's CPU time per reading,
@@ -28,7 +29,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from datetime import datetime
@@ -38,26 +38,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
-os.environ["BENCHDASH_DB_NAME"] = "benchdash_bench_counters"
 
 import django  # noqa: E402
 
+from bench._harness import results_database  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
 
-DATABASE = "benchdash_bench_counters"
 TABLE_SIZE = 10_000
 READINGS = 200
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def psql(statement: str) -> None:
-    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", statement], check=True)
-
-
-def setup_results_store() -> None:
-    psql(f"DROP DATABASE IF EXISTS {DATABASE}")
-    psql(f"CREATE DATABASE {DATABASE}")
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True)
 
 
 def run_sysbench(executor: Any, connection: Any, phase: str, options: dict[str, Any]) -> str:
@@ -105,8 +94,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def reading_cost(connection: Any, run: Any, server_pid: int) -> dict[str, float]:
-    """Milliseconds per reading: wall, this process's CPU (reading, parsing, storing the
-    row) and the server's CPU, over READINGS readings back to back."""
+    """Milliseconds per reading: wall, this process's CPU (reading and parsing) and the
+    server's CPU, over READINGS readings back to back."""
     from runs import targets
     from runs.targets.counters import CounterSampler
 
@@ -151,18 +140,27 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()
 
-    setup_results_store()
     django.setup()
+    with results_database():
+        result = run_pairs(args, load_before)
+    out = ROOT / "bench" / "results" / "counters_cost.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    print(markdown(result))
+
+
+def run_pairs(args: argparse.Namespace, load_before: tuple[float, ...]) -> dict[str, Any]:
     from runs import targets
     from runs.loadhosts import LocalExecutor
     from runs.models import Batch, LoadHost, Run, Target
 
     rng = random.Random(args.seed)
+    name = f"counters-cost-{os.getpid()}"
     server = PrivateMariaDB().start()
     try:
         server.create_database("sbtest")
         target = Target.objects.create(
-            name="bench-mariadb",
+            name=name,
             engine="mariadb",
             host=server.host,
             port=server.port,
@@ -211,15 +209,12 @@ def main() -> None:
             second = measure(executor, connection, options, None)
             noise_pairs.append({"first": first, "second": second})
             print(f"pair {i + 1}: {order} {tps}; bare/bare {first:.1f} {second:.1f}", flush=True)
-        readings = sum(r.counter_samples.count() for r in Run.objects.filter(batch=batch))
         assert server._process is not None
         cost_per_reading = reading_cost(connection, new_run(), server._process.pid)
     finally:
         server.stop()
-        from django.db import connections
-
-        connections.close_all()
-        psql(f"DROP DATABASE IF EXISTS {DATABASE}")
+        Batch.objects.filter(target__name=name).delete()
+        Target.objects.filter(name=name).delete()
 
     cost = [relative(p["sampled"], p["bare"]) for p in sampled_pairs]
     noise = [relative(p["second"], p["first"]) for p in noise_pairs]
@@ -234,15 +229,11 @@ def main() -> None:
         "table_size": TABLE_SIZE,
         "pairs": sampled_pairs,
         "noise_pairs": noise_pairs,
-        "counter_readings_stored": readings,
         "cost_per_reading": cost_per_reading,
         "sampled_vs_bare": summary(cost),
         "bare_vs_bare": summary(noise),
     }
-    out = ROOT / "bench" / "results" / "counters_cost.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
-    print(markdown(result))
+    return result
 
 
 def markdown(r: dict[str, Any]) -> str:

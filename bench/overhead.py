@@ -1,18 +1,21 @@
-"""What benchdash costs the benchmark it runs.
+"""What the benchmark worker costs: fixed CPU per batch, CPU per second of run.
 
-    .venv/bin/python bench/overhead.py [--pairs 5] [--time 20] [--threads 2]
+    export BENCHDASH_DB_NAME=... BENCHDASH_REDIS_URL=...   # as for the product
+    .venv/bin/python bench/overhead.py [--durations 10,30,60] [--repeats 3] [--threads 2]
 
-Starts a private MariaDB with binary logging (tests/servers.py), a database of its own in
-the shared PostgreSQL (benchdash_bench) and a real Celery worker process, then measures:
+Starts a private MariaDB with binary logging (tests/servers.py) and a real Celery worker
+process (solo pool, as `make start` runs it) on the results database and Redis named by
+the environment, like the product. The database is created if missing (and then dropped
+at the end); an existing one is only migrated, and the rows made here are deleted.
 
-(a) CPU seconds of the worker process during a run (parsing, storing samples, publishing
-    them) divided by the CPU seconds of sysbench itself (the worker's waited-for children);
-(b) tps of a run through the worker divided by tps of the same sysbench command run bare,
-    over interleaved pairs, next to bare/bare pairs as the noise reference;
-(c) per-cell scheduling overhead of a batch: (batch wall time - sum of sysbench's own
-    total time - prepare and cleanup time) / cells.
-
-Results are printed as Markdown and written to bench/results/overhead.json.
+Each repeat runs one one-cell batch of `oltp_read_only` (2 threads, report interval 1 s,
+an existing data set) per duration, in a shuffled order, and reads from /proc the CPU
+time of the worker process itself and of its waited-for children (sysbench) over the
+batch (the worker's from each thread's schedstat, in nanoseconds: /proc/<pid>/stat counts
+in 10 ms ticks). A least-squares line through (duration, worker CPU) gives the fixed cost per batch
+(intercept) and the cost per second of run (slope); the ratio is worker CPU / sysbench
+CPU of the longest run. Prints min / median / max over the repeats and writes
+bench/results/overhead.json.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,129 +35,28 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
-os.environ["BENCHDASH_DB_NAME"] = "benchdash_bench"
-os.environ["BENCHDASH_REDIS_URL"] = "redis://127.0.0.1:6379/14"
 
 import django  # noqa: E402
 
+from bench._harness import (  # noqa: E402
+    ThreadsCPU,
+    cpu_times,
+    delete_made,
+    load,
+    results_database,
+    spread,
+    start_worker,
+    stop_process,
+)
+from tests.helpers import wait_for_batch  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+DATA = {"tables": 2, "table-size": 10000}
 
 
-def setup_database() -> None:
-    subprocess.run(
-        [
-            "psql",
-            "-h",
-            "127.0.0.1",
-            "-U",
-            "postgres",
-            "-q",
-            "-c",
-            "DROP DATABASE IF EXISTS benchdash_bench",
-        ],
-        check=True,
-    )
-    subprocess.run(
-        [
-            "psql",
-            "-h",
-            "127.0.0.1",
-            "-U",
-            "postgres",
-            "-q",
-            "-c",
-            "CREATE DATABASE benchdash_bench",
-        ],
-        check=True,
-    )
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True)
+def prepare_tables(server: PrivateMariaDB, database: str) -> None:
+    import subprocess
 
-
-def start_worker(log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "benchdash",
-            "worker",
-            "-Q",
-            "benchmarks,celery",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "-n",
-            "bench@%h",
-        ],
-        cwd=ROOT,
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-    )
-
-
-def cpu_times(pid: int) -> tuple[float, float]:
-    """(own CPU seconds, CPU seconds of waited-for children) of a process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    utime, stime, cutime, cstime = (int(x) for x in fields[11:15])
-    return (utime + stime) / CLK_TCK, (cutime + cstime) / CLK_TCK
-
-
-def make_plan(name: str, target: Any, options: dict, threads: list[int], **extra: Any) -> Any:
-    from runs.models import LoadHost, Plan
-
-    local = LoadHost.objects.get(name="local")
-    return Plan.objects.create(
-        name=name,
-        target=target,
-        load_host=local,
-        test="oltp_read_only",
-        options=options,
-        threads=threads,
-        **extra,
-    )
-
-
-def run_batch(plan: Any, timeout: float = 900) -> Any:
-    from runs.models import FINISHED_STATUSES
-    from runs.services import batches
-
-    batch = batches.batch_launch(plan=plan, launched_by="cli")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        batch.refresh_from_db()
-        if batch.status in FINISHED_STATUSES:
-            return batch
-        time.sleep(0.2)
-    raise RuntimeError(f"batch {batch.pk} did not finish")
-
-
-def bare_tps(server: PrivateMariaDB, database: str, options: dict, threads: int) -> float:
-    """The same sysbench run, started by hand: the reference."""
-    from runs.sysbench.command import Connection, build_command
-    from runs.sysbench.parser import parse_text
-
-    connection = Connection(
-        "mariadb", server.host, server.port, "", database, server.user, server.password
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "sysbench.cfg"
-        command = build_command(
-            test="oltp_read_only",
-            phase="run",
-            options={**options, "threads": threads},
-            connection=connection,
-            config_path=str(config),
-        )
-        config.write_text(command.config_text)
-        out = subprocess.run(command.argv, capture_output=True, text=True, check=True)
-    report = parse_text(out.stdout, 0).final
-    assert report is not None
-    return report.sql["tps"]
-
-
-def prepare_tables(server: PrivateMariaDB, database: str, options: dict) -> None:
     from runs.sysbench.command import Connection, build_command
 
     connection = Connection(
@@ -165,7 +67,7 @@ def prepare_tables(server: PrivateMariaDB, database: str, options: dict) -> None
         command = build_command(
             test="oltp_read_only",
             phase="prepare",
-            options=options,
+            options=DATA,
             connection=connection,
             config_path=str(config),
         )
@@ -173,130 +75,151 @@ def prepare_tables(server: PrivateMariaDB, database: str, options: dict) -> None
         subprocess.run(command.argv, capture_output=True, check=True)
 
 
-def measure(args: argparse.Namespace) -> dict:
+def make_target(server: PrivateMariaDB, database: str, name: str) -> Any:
     from runs.models import Target
+
+    return Target.objects.create(
+        name=name,
+        engine="mariadb",
+        host=server.host,
+        port=server.port,
+        database=database,
+        user=server.user,
+        password=server.password,
+    )
+
+
+def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
+    from runs.services import batches
+
+    load_before = load()
+    own0, children0 = cpu_times(worker_pid)
+    with ThreadsCPU(worker_pid) as worker_cpu:
+        batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="cli"), timeout=900)
+    own1, children1 = cpu_times(worker_pid)
+    run = batch.runs.get()
+    assert run.status == "done", run.error
+    return {
+        "duration_s": plan.options["time"],
+        "worker_cpu_s": round(worker_cpu.seconds, 4),
+        "worker_cpu_ticks_s": round(own1 - own0, 3),
+        "sysbench_cpu_s": round(children1 - children0, 3),
+        "samples": run.samples.count(),
+        "load_before": load_before,
+        "load_after": load(),
+    }
+
+
+def fit(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Least squares of worker CPU against run duration: (fixed ms, ms per second)."""
+    xs = [float(r["duration_s"]) for r in rows]
+    ys = [1000 * r["worker_cpu_s"] for r in rows]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    longest = max(rows, key=lambda r: r["duration_s"])
+    return {
+        "fixed_ms": round(my - slope * mx, 1),
+        "ms_per_s": round(slope, 3),
+        "ratio_longest_pct": round(100 * longest["worker_cpu_s"] / longest["sysbench_cpu_s"], 3),
+    }
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from runs.models import LoadHost, Plan
 
     server = PrivateMariaDB(max_connections=100).start()
     worker = None
+    made: list[Any] = []
+    plans: list[Any] = []
+    tag = f"overhead-{os.getpid()}"
     try:
         database = server.create_database("bench")
-        target = Target.objects.create(
-            name="bench-mariadb",
-            engine="mariadb",
-            host=server.host,
-            port=server.port,
-            database=database,
-            user=server.user,
-            password=server.password,
-        )
-        data = {"tables": 2, "table-size": 10000}
-        run_options = {**data, "time": args.time, "report-interval": 1}
-        prepare_tables(server, database, data)
-        worker = start_worker(Path(tempfile.gettempdir()) / "bench-worker.log")
-        time.sleep(5)  # let the worker start and sweep
-
-        # (a) and (b): interleaved worker/bare pairs, and bare/bare pairs
-        worker_runs, pairs, noise = [], [], []
-        for i in range(args.pairs):
-            plan = make_plan(
-                f"overhead {i}",
-                target,
-                run_options,
-                [args.threads],
-                dataset_policy="existing",
-                cleanup=False,
+        prepare_tables(server, database)
+        target = make_target(server, database, tag)
+        made.append(target)
+        local, _ = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})
+        for duration in args.durations:
+            plans.append(
+                Plan.objects.create(
+                    name=f"{tag} {duration}s",
+                    target=target,
+                    load_host=local,
+                    test="oltp_read_only",
+                    options={**DATA, "time": duration, "report-interval": 1},
+                    threads=[args.threads],
+                    dataset_policy="existing",
+                    cleanup=False,
+                )
             )
-            own0, children0 = cpu_times(worker.pid)
-            batch = run_batch(plan)
-            own1, children1 = cpu_times(worker.pid)
-            run = batch.runs.get()
-            assert run.status == "done", run.error
-            through = run.summary["tps"]
-            bare = bare_tps(server, database, run_options, args.threads)
-            bare2 = bare_tps(server, database, run_options, args.threads)
-            worker_runs.append({"own_cpu_s": own1 - own0, "sysbench_cpu_s": children1 - children0})
-            pairs.append(through / bare)
-            noise.append(bare2 / bare)
-            print(
-                f"pair {i}: worker {through:.1f} tps, bare {bare:.1f}, bare again {bare2:.1f}",
-                flush=True,
-            )
-
-        # (c) a small matrix batch with prepare, several cells and cleanup
-        matrix_plan = make_plan(
-            "overhead matrix",
-            target,
-            {**data, "time": 3, "report-interval": 1},
-            [1, 2],
-            server_settings={"innodb_flush_log_at_trx_commit": ["1", "2"]},
-            repeats=2,
+        worker = start_worker(Path(tempfile.gettempdir()) / f"{tag}.log", name=tag)
+        time.sleep(8)  # let the worker start and run its start-up sweep
+        warm = Plan.objects.create(
+            name=f"{tag} warm-up",
+            target=target,
+            load_host=local,
+            test="oltp_read_only",
+            options={**DATA, "time": 2, "report-interval": 1},
+            threads=[args.threads],
+            dataset_policy="existing",
+            cleanup=False,
         )
-        server.execute(f"DROP TABLE IF EXISTS {database}.sbtest1, {database}.sbtest2")
-        batch = run_batch(matrix_plan)
+        plans.append(warm)
+        one_batch(warm, worker.pid)  # the worker's lazy imports and first connections
+        repeats: list[dict[str, Any]] = []
+        for repeat in range(args.repeats):
+            rows = []
+            for plan in random.sample(plans[:-1], len(plans) - 1):
+                row = one_batch(plan, worker.pid)
+                rows.append(row)
+                print(f"repeat {repeat}: {json.dumps(row)}", flush=True)
+            repeats.append({"rows": rows, **fit(rows)})
         return {
             "when": datetime.now().isoformat(timespec="seconds"),
-            "load_average_before": os.getloadavg(),
-            "cpu": cpu_summary(worker_runs),
-            "tps_ratio": spread(pairs),
-            "bare_bare_ratio": spread(noise),
-            "scheduling": scheduling(batch),
             "args": vars(args),
+            "repeats": repeats,
+            "fixed_ms": spread([r["fixed_ms"] for r in repeats]),
+            "ms_per_s": spread([r["ms_per_s"] for r in repeats]),
+            "ratio_longest_pct": spread([r["ratio_longest_pct"] for r in repeats]),
+            "load": spread(
+                [x for r in repeats for row in r["rows"] for x in row["load_before"][:1]]
+            ),
         }
     finally:
         if worker is not None:
-            worker.terminate()
-            worker.wait(timeout=60)
+            stop_process(worker)
+        delete_made(plans=plans, others=made)
         server.stop()
 
 
-def cpu_summary(runs: list[dict]) -> dict:
-    ratios = [r["own_cpu_s"] / r["sysbench_cpu_s"] for r in runs]
-    return {"per_run": runs, "ratio": spread(ratios)}
-
-
-def spread(values: list[float]) -> dict:
-    return {
-        "n": len(values),
-        "mean": statistics.fmean(values),
-        "median": statistics.median(values),
-        "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
-        "min": min(values),
-        "max": max(values),
-    }
-
-
-def scheduling(batch: Any) -> dict:
-    runs = list(batch.runs.all())
-    wall = (batch.finished_at - batch.started_at).total_seconds()
-    sysbench_s = sum(r.summary["total_time_s"] for r in runs)
-    steps_s = sum(
-        (
-            datetime.fromisoformat(s["finished_at"]) - datetime.fromisoformat(s["started_at"])
-        ).total_seconds()
-        for s in batch.steps
-    )
-    return {
-        "cells": len(runs),
-        "batch_wall_s": wall,
-        "sysbench_total_s": sysbench_s,
-        "prepare_and_cleanup_s": steps_s,
-        "overhead_per_cell_s": (wall - sysbench_s - steps_s) / len(runs),
-    }
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["| measure | min | median | max |", "|---|---|---|---|"]
+    for key, label in (
+        ("fixed_ms", "worker CPU fixed per batch (ms)"),
+        ("ms_per_s", "worker CPU per second of run (ms/s)"),
+        ("ratio_longest_pct", "worker CPU / sysbench CPU, longest run (%)"),
+        ("load", "1-min load average before each batch"),
+    ):
+        s = result[key]
+        lines.append(f"| {label} | {s['min']:g} | {s['median']:g} | {s['max']:g} |")
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--time", type=int, default=20)
+    parser.add_argument("--durations", default="10,30,60")
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "overhead.json"))
     args = parser.parse_args()
-    setup_database()
+    args.durations = [int(d) for d in args.durations.split(",")]
     django.setup()
-    results = measure(args)
-    out = ROOT / "bench" / "results" / "overhead.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(json.dumps(results, indent=2))
+    with results_database():
+        result = measure(args)
+    Path(args.out).parent.mkdir(exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    print(markdown(result))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,20 @@
-"""How long a sysbench line takes to reach a browser.
+"""How long a sysbench line takes to reach a browser: as a sample, and as a raw line.
 
+    export BENCHDASH_DB_NAME=... BENCHDASH_REDIS_URL=...   # as for the product
     .venv/bin/python bench/stream_latency.py [--runs 4] [--time 80]
 
-Starts benchdash as `make start` does (uvicorn serving the ASGI app, a real Celery worker),
-on a database of its own (benchdash_bench), then runs several `sysbench cpu` batches at
-once, each on a load host of its own (local-1, local-2, ...: one benchmark per load host),
-at --report-interval=1. One Server-Sent Events client per run records, for every sample,
-the time it received the event minus the time the worker read the line (the sample's
-received_at). Both clocks are this machine's wall clock. Prints p50, p95 and max.
+Starts benchdash as `make start` does (uvicorn serving the ASGI app, a real Celery worker)
+on the results database and Redis named by the environment (created if missing, and then
+dropped at the end; otherwise only the rows made here are deleted), then runs several
+`sysbench cpu` batches at once, each on a load host of its own (one benchmark per load
+host), at --report-interval=1. One Server-Sent Events client per run records:
+
+- samples: the time it received the sample event minus the time the worker read its line
+  (the sample's received_at);
+- raw lines: the time it received the `lines` event holding an interval line
+  (`[ 5s ] ...`) minus the received_at of the sample parsed from that same line.
+
+Both clocks are this machine's wall clock. Prints p50, p95 and max of both paths.
 """
 
 from __future__ import annotations
@@ -15,29 +22,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
-os.environ["BENCHDASH_DB_NAME"] = "benchdash_bench"
-os.environ["BENCHDASH_REDIS_URL"] = "redis://127.0.0.1:6379/14"
 
 import django  # noqa: E402
 import requests  # noqa: E402
 
+from bench._harness import delete_made, load, results_database, start_worker, stop_process  # noqa: E402
 
-def setup_database() -> None:
-    for sql in ("DROP DATABASE IF EXISTS benchdash_bench", "CREATE DATABASE benchdash_bench"):
-        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", sql], check=True)
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True)
+INTERVAL_LINE = re.compile(r"^\[ (\d+)s \] thds:")
 
 
 def free_port() -> int:
@@ -61,42 +66,56 @@ def session_cookie() -> dict[str, str]:
     return {"sessionid": client.cookies["sessionid"].value}
 
 
-def follow(url: str, cookies: dict[str, str], lags: list[float]) -> None:
-    """Read one run's events until its end, recording each sample's lag in seconds.
-
-    Samples read before the client connected come from the replay, not live: not counted.
-    """
+def follow(url: str, cookies: dict[str, str], lags: dict[str, list[float]]) -> None:
+    """Read one run's events until its end, recording each sample's and each interval
+    line's lag in seconds. What was read before the client connected comes from the
+    replay, not live: not counted."""
     connected = time.time()
+    read_at: dict[int, float] = {}  # the sample's time_s -> when the worker read its line
+    line_arrivals: list[tuple[int, float]] = []
     with requests.get(url, cookies=cookies, stream=True, timeout=300) as response:
         event: dict[str, str] = {}
         for raw in response.iter_lines(decode_unicode=True):
+            now = time.time()
             if raw:
                 key, _, value = str(raw).partition(": ")
                 event[key] = value
                 continue
             if event.get("event") == "sample":
-                read_at = json.loads(event["data"])["received_at"]
-                if read_at >= connected:
-                    lags.append(time.time() - read_at)
+                sample = json.loads(event["data"])
+                read_at[round(sample["time_s"])] = sample["received_at"]
+                if sample["received_at"] >= connected:
+                    lags["samples"].append(now - sample["received_at"])
+            elif event.get("event") == "lines":
+                for line in json.loads(event["data"])["lines"]:
+                    match = INTERVAL_LINE.match(line)
+                    if match:
+                        line_arrivals.append((int(match.group(1)), now))
             elif event.get("event") == "end":
-                return
+                break
             event = {}
+    for time_s, arrived in line_arrivals:
+        if time_s in read_at and read_at[time_s] >= connected:
+            lags["lines"].append(arrived - read_at[time_s])
 
 
-def launch(runs: int, duration: int) -> list[Any]:
+def launch(runs: int, duration: int, made: list[Any]) -> list[Any]:
     from runs.models import LoadHost, Plan
     from runs.services import batches
 
     launched = []
+    tag = f"latency-{os.getpid()}"
     for i in range(runs):
-        host, _ = LoadHost.objects.get_or_create(name=f"local-{i + 1}", kind="local", port=0)
+        host = LoadHost.objects.create(name=f"{tag}-{i + 1}", kind="local", port=0)
+        made.append(host)
         plan = Plan.objects.create(
-            name=f"latency {i}",
+            name=f"{tag} {i}",
             load_host=host,
             test="cpu",
             options={"time": duration, "report-interval": 1, "cpu-max-prime": 2000},
             threads=[1],
         )
+        made.insert(0, plan)
         launched.append(batches.batch_launch(plan=plan, launched_by="cli"))
     return launched
 
@@ -112,40 +131,35 @@ def wait_running(batch: Any) -> Any:
     raise RuntimeError(f"batch {batch.pk} did not start")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=4)
-    parser.add_argument("--time", type=int, default=80)
-    args = parser.parse_args()
-    setup_database()
-    django.setup()
+def percentiles(lags: list[float]) -> dict[str, float]:
+    ms = sorted(1000 * lag for lag in lags)
+    return {
+        "n": len(ms),
+        "p50_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 1),
+        "max_ms": round(ms[-1], 1),
+    }
+
+
+def measure(args: argparse.Namespace, made: list[Any]) -> dict[str, Any]:
     port = free_port()
     web = start(
         [sys.executable, "-m", "uvicorn", "benchdash.asgi:application", "--port", str(port)],
         "/tmp/bench-uvicorn.log",
     )
-    worker = start(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "benchdash",
-            "worker",
-            "-Q",
-            "benchmarks,celery",
-            "--pool=threads",
-            f"--concurrency={args.runs + 1}",
-            "--loglevel=WARNING",
-        ],
-        "/tmp/bench-latency-worker.log",
+    worker = start_worker(
+        Path("/tmp/bench-latency-worker.log"),
+        name=f"latency-{os.getpid()}",
+        pool="threads",
+        concurrency=str(args.runs + 1),
     )
     try:
         time.sleep(6)
         cookies = session_cookie()
-        lags: list[float] = []
+        lags: dict[str, list[float]] = {"samples": [], "lines": []}
         followers = []
-        for batch in launch(args.runs, args.time):
+        load_before = load()
+        for batch in launch(args.runs, args.time, made):
             run = wait_running(batch)
             url = f"http://127.0.0.1:{port}/runs/{run.pk}/events"
             thread = threading.Thread(target=follow, args=(url, cookies, lags))
@@ -154,22 +168,36 @@ def main() -> None:
         for thread in followers:
             thread.join()
     finally:
-        worker.terminate()
-        web.terminate()
-        worker.wait(timeout=60)
-        web.wait(timeout=30)
-    ms = sorted(1000 * lag for lag in lags)
-    result = {
-        "lines": len(ms),
+        stop_process(worker)
+        stop_process(web)
+    return {
+        "when": datetime.now().isoformat(timespec="seconds"),
         "concurrent_runs": args.runs,
-        "p50_ms": statistics.median(ms),
-        "p95_ms": ms[int(0.95 * (len(ms) - 1))],
-        "max_ms": ms[-1],
-        "load_average": os.getloadavg(),
+        "samples": percentiles(lags["samples"]),
+        "lines": percentiles(lags["lines"]),
+        "load_before": load_before,
+        "load_after": load(),
     }
-    out = ROOT / "bench" / "results" / "stream_latency.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=4)
+    parser.add_argument("--time", type=int, default=80)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "stream_latency.json"))
+    args = parser.parse_args()
+    django.setup()
+    made: list[Any] = []
+    with results_database():
+        try:
+            result = measure(args, made)
+        finally:
+            delete_made(
+                plans=[m for m in made if m._meta.model_name == "plan"],
+                others=[m for m in made if m._meta.model_name != "plan"],
+            )
+    Path(args.out).parent.mkdir(exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
 
 

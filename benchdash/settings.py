@@ -57,6 +57,19 @@ DEBUG = env_bool("BENCHDASH_DEBUG", False)
 ALLOWED_HOSTS = env("BENCHDASH_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in env("BENCHDASH_CSRF_TRUSTED_ORIGINS").split(",") if o]
 
+# Production behind HTTPS: benchdash is served through a TLS-terminating proxy that sets
+# X-Forwarded-Proto (trusted only with this switch on). Plain HTTP is redirected, cookies
+# travel over HTTPS only, and browsers are told to come back over HTTPS only (HSTS).
+HTTPS = env_bool("BENCHDASH_HTTPS", False)
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(env("BENCHDASH_HSTS_SECONDS") or str(365 * 24 * 3600))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("BENCHDASH_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("BENCHDASH_HSTS_PRELOAD", True)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -105,6 +118,18 @@ TEMPLATES = [
 WSGI_APPLICATION = "benchdash.wsgi.application"
 ASGI_APPLICATION = "benchdash.asgi.application"
 
+# The web server runs each request in a thread of its own (Django under ASGI), and a
+# persistent connection per thread is never used again: it would stay open until garbage
+# collected, and 50 clients exhausted PostgreSQL's max_connections. There, connections come
+# from a pool of at most BENCHDASH_DB_POOL_SIZE per web worker process, handed back at the
+# end of each request. The Celery processes keep one persistent connection per thread.
+WEB_SERVER = env("BENCHDASH_WEB_SERVER") == "asgi"  # set by benchdash/asgi.py
+DB_POOL = {
+    "min_size": 1,
+    "max_size": int(env("BENCHDASH_DB_POOL_SIZE") or "8"),
+    "timeout": 30,  # seconds a request waits for a free connection
+    "max_idle": 60,  # seconds an idle connection beyond min_size is kept
+}
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.postgresql",
@@ -113,9 +138,9 @@ DATABASES = {
         "NAME": env("BENCHDASH_DB_NAME", "benchdash"),
         "USER": env("BENCHDASH_DB_USER", "postgres"),
         "PASSWORD": env("BENCHDASH_DB_PASSWORD"),
-        "CONN_MAX_AGE": 60,
+        "CONN_MAX_AGE": 0 if WEB_SERVER else 60,
         "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": {"connect_timeout": 10},
+        "OPTIONS": {"connect_timeout": 10, **({"pool": DB_POOL} if WEB_SERVER else {})},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -161,6 +186,10 @@ CELERY_BEAT_SCHEDULE = {
 # considered orphaned by a dead worker.
 BENCHDASH_HEARTBEAT_SECONDS = float(env("BENCHDASH_HEARTBEAT_SECONDS", "5"))
 BENCHDASH_STALE_AFTER_SECONDS = float(env("BENCHDASH_STALE_AFTER_SECONDS", "30"))
+# A batch still queued this long after it was handed to the broker lost its message (Redis
+# restarted without persistence): the sweeper hands it over again. A second delivery is
+# harmless, the claim is conditional.
+BENCHDASH_QUEUED_GRACE_SECONDS = float(env("BENCHDASH_QUEUED_GRACE_SECONDS") or "60")
 BENCHDASH_SYSBENCH = env("BENCHDASH_SYSBENCH", "sysbench")
 BENCHDASH_TARGET_TIMEOUT = int(env("BENCHDASH_TARGET_TIMEOUT", "10"))
 # Where fileio's test files live on a local load host, from prepare to cleanup: on the disk
@@ -173,6 +202,12 @@ BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
 BENCHDASH_SSH_TIMEOUT = float(env("BENCHDASH_SSH_TIMEOUT", "10"))
 # A run still going at its expected duration + max(this, 20 %) is stopped and failed.
 BENCHDASH_TIMEOUT_MARGIN_S = float(env("BENCHDASH_TIMEOUT_MARGIN_S", "30"))
+# A running batch rides out a results database away this long (a restart, a failover):
+# sysbench goes on, its output waits in memory. Longer, the run is stopped.
+BENCHDASH_RESULTS_DB_OUTAGE_S = float(env("BENCHDASH_RESULTS_DB_OUTAGE_S", "300"))
+# A batch whose target went away (a restart) waits this long for it before skipping the
+# remaining cells.
+BENCHDASH_TARGET_WAIT_S = float(env("BENCHDASH_TARGET_WAIT_S", "120"))
 
 # --- notifications (regressions and lost nights of scheduled plans) ------------------------
 # Mail goes to the console unless an SMTP server is configured. An empty variable (as
@@ -189,6 +224,10 @@ DEFAULT_FROM_EMAIL = env("BENCHDASH_EMAIL_FROM") or "benchdash@localhost"
 # Links in mails and webhooks point here: the address people open benchdash at.
 BENCHDASH_BASE_URL = env("BENCHDASH_BASE_URL") or "http://127.0.0.1:8000"
 BENCHDASH_WEBHOOK_TIMEOUT = float(env("BENCHDASH_WEBHOOK_TIMEOUT") or "10")
+# Webhooks go to public addresses only: a host that resolves to loopback, link-local
+# (169.254.169.254, cloud metadata), private or reserved addresses is refused, at save and
+# at send, unless an administrator allows them here (a chat server on the office network).
+BENCHDASH_WEBHOOK_ALLOW_PRIVATE = env_bool("BENCHDASH_WEBHOOK_ALLOW_PRIVATE", False)
 
 # --- API ----------------------------------------------------------------------------------
 # Scripts authenticate with knox tokens (several per user, stored hashed, shown once);

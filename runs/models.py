@@ -254,6 +254,13 @@ class Plan(models.Model):
     history_nights = models.PositiveIntegerField(
         default=7, help_text="Successful nights the baseline is the median of."
     )
+    auto = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Auto modes that add runs until the answer is clear: "
+        '{"repeats": {"target_pct": 2, "max": 5}, "threads": {"max": 64, "slo_p95_ms": 50}, '
+        '"rate": {"start": 100, "max": 100000}} (runs/analysis/search.py).',
+    )
     schedule = models.OneToOneField(
         "django_celery_beat.PeriodicTask",
         on_delete=models.SET_NULL,
@@ -387,6 +394,11 @@ class Run(models.Model):
     )
     warnings = models.JSONField(
         default=list, blank=True, help_text="What the user should know about this run."
+    )
+    reason = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Why an auto mode added this run; empty for the runs of the plan's matrix.",
     )
     config_dir = models.CharField(
         max_length=500,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 from typing import Any
 
@@ -28,6 +29,11 @@ def sweep_stale() -> list[int]:
 @worker_ready.connect
 def _sweep_at_start(**_: Any) -> None:
     WORKER_STOPPING.clear()  # a worker that starts is not stopping
+    # What is loaded by now lives as long as the worker: spare the garbage collector from
+    # walking it again and again (a full collection of it costs 50-90 ms of CPU, about
+    # once per benchmark; see docs/PERFORMANCE.md).
+    gc.collect()
+    gc.freeze()
     # A worker that comes back after a crash recovers what its predecessor left running.
     sweep_stale.delay()
 

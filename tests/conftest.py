@@ -13,7 +13,7 @@ from benchdash.celery import app
 from runs.models import LoadHost, Plan, Target
 from tests import servers
 from tests.processes import AsgiServer, WorkerProcess
-from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateSSHD, SSHKey
+from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateRedis, PrivateSSHD, SSHKey
 
 # --- private database servers (tests/servers.py) ------------------------------------------
 # Started once per session on free ports, with their own data directories, and removed at
@@ -42,6 +42,17 @@ def mariadb_db(mariadb_server: PrivateMariaDB) -> Iterator[str]:
 def postgres_server() -> Iterator[PrivatePostgres]:
     """A private PostgreSQL; superuser `postgres`, trust authentication."""
     server = PrivatePostgres()
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def private_redis() -> Iterator[PrivateRedis]:
+    """A Redis of this test's own, without persistence, for tests that stop or restart
+    the broker: benchdash's processes are pointed at it, never the shared one."""
+    server = PrivateRedis()
     try:
         yield server.start()
     finally:

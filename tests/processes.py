@@ -22,8 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 class WorkerProcess:
     """A real `celery worker` process, for tests that kill it."""
 
-    def __init__(self, log: Path, name: str = "benchdash") -> None:
-        env = test_env()
+    def __init__(
+        self, log: Path, name: str = "benchdash", env: dict[str, str] | None = None
+    ) -> None:
+        env = {**test_env(), **(env or {})}
         self._log = log.open("ab")
         self.process = subprocess.Popen(
             [
@@ -69,7 +71,7 @@ class WorkerProcess:
 class AsgiServer:
     """benchdash under uvicorn, as `make start` serves it, on the test database."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, env: dict[str, str] | None = None, workers: int = 1) -> None:
         self.port = servers.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = log.open("ab")
@@ -83,11 +85,13 @@ class AsgiServer:
                 "127.0.0.1",
                 "--port",
                 str(self.port),
+                "--workers",
+                str(workers),
                 "--log-level",
                 "warning",
             ],
             cwd=ROOT,
-            env=test_env(),
+            env={**test_env(), **(env or {})},
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )

@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -127,10 +128,16 @@ class PrivateMariaDB:
     host = "127.0.0.1"
 
     def __init__(
-        self, *, log_bin: bool = True, max_connections: int = 20, also_on: str = ""
+        self,
+        *,
+        log_bin: bool = True,
+        max_connections: int = 20,
+        performance_schema: bool = False,
+        also_on: str = "",
     ) -> None:
         self.log_bin = log_bin
         self.max_connections = max_connections
+        self.performance_schema = performance_schema
         self.also_on = also_on  # a second address to listen on (a test network's)
         self.port = 0
         self.dir = _private_dir("benchdash-mariadb-", "mariadb.pid", signal.SIGTERM)
@@ -153,8 +160,8 @@ class PrivateMariaDB:
         self._create_user()
         return self
 
-    def _start_server(self, os_user: str) -> None:
-        self.port = free_port()
+    def _start_server(self, os_user: str, port: int = 0) -> None:
+        self.port = port or free_port()
         argv = [
             find_program("mariadbd", "/usr/sbin/mariadbd"),
             "--no-defaults",
@@ -170,6 +177,8 @@ class PrivateMariaDB:
         ]
         if self.log_bin:
             argv += ["--log-bin=binlog", "--server-id=1"]
+        if self.performance_schema:  # off by default in MariaDB; times every file I/O
+            argv += ["--performance-schema=ON"]
         self._process = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
@@ -253,14 +262,22 @@ class PrivateMariaDB:
     def drop_database(self, name: str) -> None:
         self.execute(f"DROP DATABASE IF EXISTS `{name}`")
 
-    def stop(self) -> None:
+    def stop_server(self) -> None:
+        """Stop mariadbd (a clean shutdown), keeping its data for `start_again`."""
         if self._process is not None and self._process.poll() is None:
-            self._process.send_signal(signal.SIGTERM)  # a clean shutdown
+            self._process.send_signal(signal.SIGTERM)
             try:
                 self._process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+
+    def start_again(self) -> None:
+        """Start the stopped server again, on the same port: a restart as clients see it."""
+        self._start_server(pwd.getpwuid(os.getuid()).pw_name, port=self.port)
+
+    def stop(self) -> None:
+        self.stop_server()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -329,8 +346,8 @@ class PrivatePostgres:
                     raise
         return self
 
-    def _start_server(self) -> None:
-        self.port = free_port()
+    def _start_server(self, port: int = 0) -> None:
+        self.port = port or free_port()
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.dir}"
         self._run(
             str(self._bindir / "pg_ctl"),
@@ -356,7 +373,8 @@ class PrivatePostgres:
             autocommit=True,
         )
 
-    def stop(self) -> None:
+    def stop_server(self) -> None:
+        """`pg_ctl stop -m fast`, keeping the data for `start_again`."""
         if (self.datadir / "postmaster.pid").exists():
             with contextlib.suppress(ServerError, subprocess.TimeoutExpired):
                 self._run(
@@ -369,6 +387,110 @@ class PrivatePostgres:
                     "stop",
                     timeout=60,
                 )
+
+    def start_again(self) -> None:
+        """Start the stopped server again, on the same port: a restart as clients see it."""
+        self._start_server(port=self.port)
+
+    def benchdash_env(self, dbname: str) -> dict[str, str]:
+        """A database of benchdash's own on this server, migrated, and the environment
+        that points a benchdash process at it."""
+        with self.connect() as db:
+            db.execute(f'CREATE DATABASE "{dbname}"')  # a constant of the tests
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "BENCHDASH_DB_HOST": self.host,
+            "BENCHDASH_DB_PORT": str(self.port),
+            "BENCHDASH_DB_NAME": dbname,
+            "BENCHDASH_DB_USER": self.user,
+            "BENCHDASH_DB_PASSWORD": "",
+        }
+        root = Path(__file__).resolve().parents[1]
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "-v0"], cwd=root, env=env, check=True
+        )
+        return env
+
+    def stop(self) -> None:
+        self.stop_server()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class PrivateRedis:
+    """redis-server on a free loopback port, without persistence: a restart loses every
+    message and key, as a Redis without AOF or snapshots does. For the tests that stop or
+    restart the broker; the shared Redis is never touched."""
+
+    host = "127.0.0.1"
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.dir = _private_dir("benchdash-redis-", "redis.pid", signal.SIGTERM)
+        self.log = self.dir / "redis.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def start(self) -> PrivateRedis:
+        """Start it, on the port it had if it ran before (clients keep their URL)."""
+        for attempt in range(3):
+            try:
+                self._start_server()
+                break
+            except ServerError:
+                if attempt == 2 or "Address already in use" not in _tail(self.log):
+                    raise
+                self.port = 0  # another program took the free port: pick another one
+        return self
+
+    def _start_server(self) -> None:
+        self.port = self.port or free_port()
+        argv = [
+            find_program("redis-server", "/usr/bin/redis-server"),
+            "--bind", self.host,
+            "--port", str(self.port),
+            "--dir", str(self.dir),
+            "--pidfile", str(self.dir / "redis.pid"),
+            "--logfile", str(self.log),
+            "--save", "",
+            "--appendonly", "no",
+            "--daemonize", "no",
+        ]  # fmt: skip
+        self._process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        _wait("redis-server", self._answers, self._process, self.log)
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), timeout=2) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def command(self, *args: str) -> bytes:
+        """One command in Redis's inline protocol; its raw answer."""
+        with socket.create_connection((self.host, self.port), timeout=5) as s:
+            s.sendall(" ".join(args).encode() + b"\r\n")
+            return s.recv(65536)
+
+    def kill(self) -> None:
+        """Gone at once, with everything it held."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait(timeout=10)
+
+    def restart(self) -> None:
+        """A restart without persistence: every queued message is lost."""
+        self.kill()
+        self.start()
+
+    def stop(self) -> None:
+        self.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

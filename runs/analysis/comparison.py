@@ -1,5 +1,6 @@
-"""Two batches or two runs side by side: cell by cell, the difference and Welch's verdict
-over the repeats.
+"""Two batches or two runs side by side: cell by cell, the difference and its verdict
+(runs/analysis/verdicts.py: Welch's test over the repeats, or over the interval samples
+of two single runs).
 
 Pure: no Django, no I/O."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runs.analysis import stats
+from runs.analysis import stats, verdicts
 from runs.analysis.results import Point, RunFigures, Series, group_series
 
 
@@ -26,9 +27,19 @@ class PairRow:
     threads: int
     base: stats.Spread | None
     other: stats.Spread | None
-    verdict: stats.Verdict | None
+    verdict: verdicts.Verdict | None
     base_latency: float | None
     other_latency: float | None
+
+    @property
+    def sentence(self) -> str | None:
+        """The verdict in a sentence; the label is `base → other` for two single series."""
+        if self.verdict is None:
+            return None
+        base, _, other = self.label.partition(" → ")
+        if not other:
+            base, other = f"the baseline's {self.label}", self.label
+        return verdicts.sentence(other, base, self.threads, self.verdict)
 
     @property
     def latency_diff_pct(self) -> float | None:
@@ -45,6 +56,8 @@ def compare_sides(base: Side, other: Side) -> list[PairRow]:
     by_threads_only = len(base_series) == 1 and len(other_series) == 1
     left = _cells(base_series, by_threads_only)
     right = _cells(other_series, by_threads_only)
+    base_runs = {r.id: r for r in base.runs}
+    other_runs = {r.id: r for r in other.runs}
     pair_label = _pair_label(base_series, other_series) if by_threads_only else ""
     rows = []
     for key in sorted(set(left) | set(right)):
@@ -58,8 +71,10 @@ def compare_sides(base: Side, other: Side) -> list[PairRow]:
                 base=stats.describe(pa.values) if pa and pa.values else None,
                 other=stats.describe(pb.values) if pb and pb.values else None,
                 verdict=(
-                    stats.compare(pa.values, pb.values)
-                    if pa and pb and pa.values and pb.values
+                    verdicts.compare_runs(
+                        [base_runs[i] for i in pa.run_ids], [other_runs[i] for i in pb.run_ids]
+                    )
+                    if pa and pb
                     else None
                 ),
                 base_latency=pa.latency_ms if pa else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from runs.analysis import stats
+from runs.analysis import stats, verdicts
 from runs.sysbench.parser import ParseResult, Report
 
 # sysbench report keys → summary keys
@@ -45,7 +45,30 @@ def summarise(result: ParseResult, *, warmup_s: float) -> dict[str, Any]:
     steady_tps = [s.tps for s in result.samples if s.tps is not None and s.time_s > warmup_s]
     summary["interval_tps"] = dataclasses.asdict(stats.describe(steady_tps)) if steady_tps else None
     summary["samples"] = len(result.samples)
+    summary.update(_interval_answers(result, warmup_s))
     return summary
+
+
+def _interval_answers(result: ParseResult, warmup_s: float) -> dict[str, Any]:
+    """What verdicts and the rate search read: batch means of the steady interval rates
+    (how two single runs are compared), and how long sysbench's --rate queue grew."""
+    figures: dict[str, Any] = {}
+    rates = [
+        rate
+        for s in result.samples
+        if s.time_s > warmup_s and (rate := s.tps if s.tps is not None else s.eps) is not None
+    ]
+    if rates:
+        figures["interval_batch_means"] = [round(m, 3) for m in verdicts.batch_means(rates)]
+    queue = [q for q in result.queue_samples if q.time_s > warmup_s]
+    if queue:
+        figures["queue_length_max"] = max(q.queue_length for q in queue)
+        figures["queue_length_last"] = queue[-1].queue_length
+        if len(queue) >= 2:  # a queue still growing at the end does not keep up
+            early = queue[: len(queue) // 2]
+            figures["queue_length_early_max"] = max(q.queue_length for q in early)
+        figures["concurrency_max"] = max(q.concurrency for q in queue)
+    return figures
 
 
 def _report_figures(report: Report) -> dict[str, Any]:

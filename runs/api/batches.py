@@ -24,7 +24,7 @@ from runs.models import (
     Sample,
     Status,
 )
-from runs.services import batches, selectors
+from runs.services import batches, permissions, selectors
 
 
 class BatchSerializer(serializers.ModelSerializer[Batch]):
@@ -208,7 +208,8 @@ class BatchCancel(APIView):
         operation_id="batches_cancel", request=None, responses={200: BatchDetailSerializer}
     )
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = get_object_or_404(Batch.objects.select_related("plan"), pk=pk)
+        permissions.require_cancel(request.user, batch)
         batches.batch_cancel(batch=batch, user=request.user)
         batch = selectors.batches_counted().get(pk=pk)
         return Response(BatchDetailSerializer(batch).data)

@@ -1,6 +1,6 @@
 """GET /api/v1/compare: what the compare page shows, for scripts. Batches and runs side by
-side, the first the baseline; cell by cell, the difference in percent and Welch's verdict
-over the repeats (runs/analysis/comparison.py and stats.py, the same code as the page's).
+side, the first the baseline; cell by cell, the difference with its 95 % interval and
+Welch's verdict (runs/analysis/comparison.py and verdicts.py, the same code as the page's).
 """
 
 from __future__ import annotations
@@ -65,10 +65,23 @@ class CompareRowSerializer(serializers.Serializer[Any]):
     )
     verdict = serializers.CharField(
         allow_null=True,
-        help_text="Welch's t-test: significantly higher, significantly lower, no significant "
-        "difference, or not enough repeats to tell (fewer than 3 a side); null when the "
-        "cell is on one side only.",
+        help_text="Welch's t-test at 95 % on the logs of the throughput: faster, slower, no "
+        "significant difference, too few repeats (fewer than 3 a side; two single runs are "
+        "tested on their interval samples instead); null when the cell is on one side only.",
     )
+    verdict_text = serializers.CharField(
+        allow_null=True, help_text='The verdict in words: "too few repeats (n=2; 3 needed)".'
+    )
+    ratio = serializers.FloatField(allow_null=True, help_text="Of the geometric means.")
+    ratio_low = serializers.FloatField(allow_null=True, help_text="95 % confidence interval.")
+    ratio_high = serializers.FloatField(allow_null=True)
+    diff_low_percent = serializers.FloatField(allow_null=True)
+    diff_high_percent = serializers.FloatField(allow_null=True)
+    basis = serializers.CharField(
+        allow_null=True, help_text="repeats, or intervals for two single runs."
+    )
+    caveat = serializers.CharField(allow_null=True, allow_blank=True)
+    sentence = serializers.CharField(allow_null=True, help_text="The answer in a sentence.")
     p_value = serializers.FloatField(allow_null=True)
     base_latency_ms = serializers.FloatField(allow_null=True)
     other_latency_ms = serializers.FloatField(allow_null=True)
@@ -176,6 +189,15 @@ def _row(row: comparison.PairRow) -> dict[str, Any]:
         "other": row.other,
         "diff_percent": verdict.diff_percent if verdict else None,
         "verdict": verdict.verdict if verdict else None,
+        "verdict_text": verdict.text if verdict else None,
+        "ratio": verdict.ratio if verdict else None,
+        "ratio_low": verdict.low if verdict else None,
+        "ratio_high": verdict.high if verdict else None,
+        "diff_low_percent": verdict.diff_low_percent if verdict else None,
+        "diff_high_percent": verdict.diff_high_percent if verdict else None,
+        "basis": verdict.basis if verdict else None,
+        "caveat": verdict.caveat if verdict else None,
+        "sentence": row.sentence,
         "p_value": verdict.p_value if verdict else None,
         "base_latency_ms": row.base_latency,
         "other_latency_ms": row.other_latency,

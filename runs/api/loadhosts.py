@@ -13,12 +13,12 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
-from runs.api.common import SECRET_STYLE, assign
+from runs.api.common import OWNED, SECRET_STYLE, assign, request_user
 from runs.loadhosts import hostkeys
 from runs.models import (
     LoadHost,
 )
-from runs.services import definitions
+from runs.services import definitions, permissions
 
 
 class LoadHostSerializer(serializers.ModelSerializer[LoadHost]):
@@ -28,7 +28,8 @@ class LoadHostSerializer(serializers.ModelSerializer[LoadHost]):
         allow_blank=True,
         trim_whitespace=False,
         style={**SECRET_STYLE, "base_template": "textarea.html"},
-        help_text="PEM or OpenSSH private key, stored encrypted; never returned.",
+        help_text="PEM or OpenSSH private key, stored encrypted; never returned. Left out on "
+        "update: kept, unless the update changes the address or user: then it is removed.",
     )
     has_private_key = serializers.SerializerMethodField()
 
@@ -74,17 +75,20 @@ class LoadHostList(generics.ListCreateAPIView[LoadHost]):
     serializer_class = LoadHostSerializer
 
     def perform_create(self, serializer: BaseSerializer[LoadHost]) -> None:
-        load_host = LoadHost(**serializer.validated_data)
+        load_host = LoadHost(**serializer.validated_data, created_by=request_user(self.request))
         serializer.instance = definitions.loadhost_save(load_host=load_host)
 
 
 class LoadHostDetail(generics.RetrieveUpdateDestroyAPIView[LoadHost]):
     queryset = LoadHost.objects.all()
     serializer_class = LoadHostSerializer
+    permission_classes = OWNED
 
     def perform_update(self, serializer: BaseSerializer[LoadHost]) -> None:
-        load_host = assign(serializer.instance, serializer.validated_data)
-        definitions.loadhost_save(load_host=load_host)
+        values = dict(serializer.validated_data)
+        private_key = values.pop("private_key", None)
+        load_host = assign(serializer.instance, values)
+        definitions.loadhost_save(load_host=load_host, private_key=private_key)
 
 
 class LoadHostScan(APIView):
@@ -95,6 +99,7 @@ class LoadHostScan(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         load_host = get_object_or_404(LoadHost, pk=pk)
+        permissions.require(request.user, "change", load_host)
         fingerprint = hostkeys.loadhost_scan(load_host=load_host)
         answer = {"fingerprint": fingerprint, "seen_host_key": load_host.seen_host_key}
         return Response(HostScanSerializer(answer).data)
@@ -110,6 +115,7 @@ class LoadHostConfirmHostKey(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         load_host = get_object_or_404(LoadHost, pk=pk)
+        permissions.require(request.user, "change", load_host)
         given = HostKeyConfirmSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         fingerprint = given.validated_data["fingerprint"]

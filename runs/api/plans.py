@@ -8,20 +8,21 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import generics, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from runs.api.batches import BatchDetailSerializer
-from runs.api.common import assign, request_user
+from runs.api.common import OWNED, assign, request_user
 from runs.execution import preflight
 from runs.models import (
     LaunchedBy,
     Plan,
 )
-from runs.services import batches, definitions, schedules, selectors
+from runs.services import batches, definitions, permissions, schedules, selectors
+from runs.services.queue import BrokerUnavailable
 from runs.services.schedules import ScheduleInfo
 
 
@@ -81,6 +82,15 @@ class PlanSerializer(serializers.ModelSerializer[Plan]):
         required=False,
         help_text='Other sysbench options as axes, e.g. {"tables": [1, 4]}.',
     )
+    auto = serializers.JSONField(
+        required=False,
+        help_text="Auto modes that add runs until the answer is clear, each optional: "
+        '{"repeats": {"target_pct": 2, "max": 5}, "threads": {"max": 64, "slo_p95_ms": 50, '
+        '"rise_pct": 5}, "rate": {"start": 100, "max": 1000000, "slo_p95_ms": 50, '
+        '"tolerance_pct": 5, "precision_pct": 10}}; `true` takes the defaults. With threads, '
+        "give threads [1]; with rate, no rate option. Threads and rate are not searched "
+        "together.",
+    )
     schedule = serializers.SerializerMethodField(
         help_text="Set with PUT /api/v1/plans/{id}/schedule."
     )
@@ -110,6 +120,7 @@ class PlanSerializer(serializers.ModelSerializer[Plan]):
             "notify_webhook",
             "regression_threshold_pct",
             "history_nights",
+            "auto",
             "schedule",
             "created_by",
             "created_at",
@@ -166,18 +177,22 @@ class PlanList(generics.ListCreateAPIView[Plan]):
 
     def perform_create(self, serializer: BaseSerializer[Plan]) -> None:
         plan = Plan(**serializer.validated_data, created_by=request_user(self.request))
+        permissions.require_use(self.request.user, plan)
         definitions.plan_save(plan=plan)
         serializer.instance = plan
 
 
 class PlanDetail(generics.RetrieveUpdateDestroyAPIView[Plan]):
     serializer_class = PlanSerializer
+    permission_classes = OWNED
 
     def get_queryset(self) -> QuerySet[Plan]:
         return _plans()
 
     def perform_update(self, serializer: BaseSerializer[Plan]) -> None:
-        definitions.plan_save(plan=assign(serializer.instance, serializer.validated_data))
+        plan = assign(serializer.instance, serializer.validated_data)
+        permissions.require_use(self.request.user, plan)
+        definitions.plan_save(plan=plan)
 
     def perform_destroy(self, instance: Plan) -> None:
         definitions.plan_delete(plan=instance)
@@ -190,7 +205,9 @@ class PlanPreflight(APIView):
         operation_id="plans_preflight", request=None, responses={200: PreflightSerializer}
     )
     def post(self, request: Request, pk: int) -> Response:
-        report = preflight.plan_preflight(plan=get_object_or_404(_plans(), pk=pk))
+        plan = get_object_or_404(_plans(), pk=pk)
+        permissions.require_use(request.user, plan)
+        report = preflight.plan_preflight(plan=plan)
         return Response(PreflightSerializer(report.to_dict()).data)
 
 
@@ -202,11 +219,20 @@ class PlanLaunch(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         plan = get_object_or_404(_plans(), pk=pk)
-        batch = batches.batch_launch(
-            plan=plan, launched_by=LaunchedBy.API, user=request_user(request)
-        )
+        permissions.require_launch(request.user, plan)
+        try:
+            batch = batches.batch_launch(
+                plan=plan, launched_by=LaunchedBy.API, user=request_user(request)
+            )
+        except BrokerUnavailable as e:
+            raise QueueUnavailable(f"not launched: {e}") from e
         batch = selectors.batches_counted().get(pk=batch.pk)
         return Response(BatchDetailSerializer(batch).data, status=status.HTTP_201_CREATED)
+
+
+class QueueUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "the task queue cannot be reached"
 
 
 class PlanSchedule(APIView):
@@ -214,6 +240,11 @@ class PlanSchedule(APIView):
 
     def _plan(self, pk: int) -> Plan:
         return get_object_or_404(_plans(), pk=pk)
+
+    def _changed(self, request: Request, pk: int) -> Plan:
+        plan = self._plan(pk)
+        permissions.require(request.user, "change", plan)
+        return plan
 
     @extend_schema(responses={200: ScheduleSerializer})
     def get(self, request: Request, pk: int) -> Response:
@@ -227,7 +258,7 @@ class PlanSchedule(APIView):
 
     @extend_schema(request=ScheduleSerializer, responses={200: ScheduleSerializer})
     def put(self, request: Request, pk: int) -> Response:
-        plan = self._plan(pk)
+        plan = self._changed(request, pk)
         given = ScheduleSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         values = given.validated_data
@@ -243,5 +274,5 @@ class PlanSchedule(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, pk: int) -> Response:
-        schedules.plan_schedule_delete(plan=self._plan(pk))
+        schedules.plan_schedule_delete(plan=self._changed(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import generics, serializers
 from rest_framework.serializers import BaseSerializer
 
-from runs.api.common import SECRET_STYLE, assign
+from runs.api.common import OWNED, SECRET_STYLE, assign, request_user
 from runs.models import (
     Target,
 )
@@ -19,7 +19,8 @@ class TargetSerializer(serializers.ModelSerializer[Target]):
         allow_blank=True,
         trim_whitespace=False,
         style=SECRET_STYLE,
-        help_text="Stored encrypted; never returned. Left out on update: kept.",
+        help_text="Stored encrypted; never returned. Left out on update: kept, unless the "
+        "update changes the host, port, socket, engine or user: then it is removed.",
     )
     has_password = serializers.SerializerMethodField()
 
@@ -51,12 +52,17 @@ class TargetList(generics.ListCreateAPIView[Target]):
     serializer_class = TargetSerializer
 
     def perform_create(self, serializer: BaseSerializer[Target]) -> None:
-        serializer.instance = definitions.target_save(target=Target(**serializer.validated_data))
+        target = Target(**serializer.validated_data, created_by=request_user(self.request))
+        serializer.instance = definitions.target_save(target=target)
 
 
 class TargetDetail(generics.RetrieveUpdateDestroyAPIView[Target]):
     queryset = Target.objects.all()
     serializer_class = TargetSerializer
+    permission_classes = OWNED
 
     def perform_update(self, serializer: BaseSerializer[Target]) -> None:
-        definitions.target_save(target=assign(serializer.instance, serializer.validated_data))
+        values = dict(serializer.validated_data)
+        password = values.pop("password", None)
+        target = assign(serializer.instance, values)
+        definitions.target_save(target=target, password=password)

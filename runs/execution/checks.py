@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from runs import targets
-from runs.analysis import matrix
+from runs.analysis import matrix, modes
 from runs.models import Engine, LoadHost, Plan, Target
 from runs.sysbench.options import ValidationError, is_sql_test
 
@@ -51,15 +51,19 @@ def plan_check(*, plan: Plan, seed: int = 0, contact_server: bool = True) -> Pla
     _check_script_host(plan)
     server_settings = _validate_settings(plan)
     options = plan_options(plan)
+    auto = _auto_modes(plan, options)
+    option_axes = dict(plan.option_axes)
+    if auto.rate is not None:
+        option_axes["rate"] = [auto.rate.start]  # the search's first step, as an axis value
     cells = matrix.expand(
         test=plan.test,
         fixed_options=options,
         axes=matrix.Axes(
             threads=list(plan.threads),
             server_settings=server_settings,
-            options=dict(plan.option_axes),
+            options=option_axes,
         ),
-        repeats=plan.repeats,
+        repeats=auto.start_repeats(plan.repeats),
         order=plan.order_policy,
         seed=seed,
         # With existing tables the cells still group by data set; nothing is prepared.
@@ -68,9 +72,23 @@ def plan_check(*, plan: Plan, seed: int = 0, contact_server: bool = True) -> Pla
     check = PlanCheck(cells=cells, settings=server_settings, options=options)
     if contact_server and plan.target is not None:
         check.server = target_inspect(target=plan.target)
-        max_threads = max(c.threads for c in cells)
+        max_threads = max([c.threads for c in cells] + ([auto.threads.max] if auto.threads else []))
         check.warnings = server_warnings(check.server, server_settings, max_threads)
     return check
+
+
+def _auto_modes(plan: Plan, options: dict[str, object]) -> modes.Auto:
+    """The plan's auto modes, checked against its matrix."""
+    auto = modes.auto_from_dict(plan.auto)
+    if auto.threads is not None and list(plan.threads) != [1]:
+        raise ValidationError(
+            "threads",
+            "with threads auto the search starts at 1 thread and doubles up to its maximum: "
+            "give the threads [1]",
+        )
+    if auto.rate is not None and ("rate" in options or "rate" in plan.option_axes):
+        raise ValidationError("rate", "with rate auto the search sets the rate: leave it out")
+    return auto
 
 
 def _check_script_host(plan: Plan) -> None:

@@ -18,8 +18,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from runs import targets
+from runs.models import Batch
 from runs.sysbench.command import dataset_key, dataset_reusable, family
-from runs.sysbench.options import OPTIONS, SINGLE_TABLE_TESTS
+from runs.sysbench.options import OPTIONS, SINGLE_TABLE_TESTS, is_sql_test
 from runs.targets import ServerTarget
 
 _NUMBER = re.compile(r"sbtest([0-9]+)")
@@ -109,6 +111,39 @@ def dataset_prepared(
         db.dataset_forget()
     else:
         db.dataset_mark(shape.marker(batch_id))
+
+
+def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
+    """Whether a batch's cell may reuse the data set on its target, or what to clean."""
+    test = batch.params["test"]
+    if not is_sql_test(test) or batch.target is None:
+        return Decision(reuse=False, reason="")  # fileio: a fresh workspace
+    with targets.connect_to(batch.target) as db:
+        return dataset_decide(
+            db=db,
+            test=test,
+            options=options,
+            sysbench_version=_sysbench_version(batch),
+            reuse_allowed=batch.params["dataset_policy"] == "shared",
+        )
+
+
+def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any]) -> None:
+    """Mark the data set a batch just prepared on its target."""
+    if is_sql_test(batch.params["test"]) and batch.target is not None:
+        with targets.connect_to(batch.target) as db:
+            dataset_prepared(
+                db=db,
+                test=batch.params["test"],
+                options=options,
+                sysbench_version=_sysbench_version(batch),
+                batch_id=batch.pk,
+            )
+
+
+def _sysbench_version(batch: Batch) -> str:
+    load_host = batch.environment.get("load_host") or {}
+    return str(load_host.get("sysbench_version") or "unknown")
 
 
 def dataset_removed(*, db: ServerTarget) -> None:

@@ -1,9 +1,12 @@
 """Live events of a run over Redis: the worker publishes here, and the pages' Server-Sent
 Events (runs/web/events.py) subscribe.
 
-A sample is published the moment its line is parsed, before it is written to the
-database (that follows within a second). To let a client join at any moment without a gap
-or a duplicate, each sample is also pushed to a short per-run list before it is published.
+Each batch of lines is published the moment it is read, with the samples parsed from it,
+in one pipeline, before any of it is written to the database (that follows with the
+run's heartbeat, every few seconds). To let a client join at any moment without a gap or
+a duplicate, each sample is also pushed to a short per-run list before it is published.
+That list is also what the sweeper stores when a worker died before it wrote its last
+samples (runs/services/recovery.py).
 A subscriber first subscribes, then replays the stored samples and the short list, then
 follows the channel, dropping every sequence number it has already sent: anything pushed
 before the replay is in the list, anything after it arrives on the channel.
@@ -13,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -24,7 +26,9 @@ from runs.models import SAMPLE_FIGURES, Run, Sample
 
 logger = logging.getLogger(__name__)
 
-RECENT_SAMPLES = 200  # far more than can wait for the database (< 1 s of samples)
+# Far more than wait for the database normally (one heartbeat of samples), and enough for
+# minutes of a results database away (runs/execution/results_store.py).
+RECENT_SAMPLES = 1000
 RECENT_TTL_S = 24 * 3600
 
 
@@ -59,29 +63,47 @@ def _client() -> redis.Redis:
     )
 
 
-def _publish(run_id: int, events: Iterable[dict[str, Any]], recent: list[str]) -> None:
+def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
+    """Messages (JSON) to the run's channel, in one round trip; `recent` (samples among
+    them) first to the run's recent list."""
     try:
-        pipe = _client().pipeline(transaction=True)
+        # No MULTI: the list is pushed before the samples are published all the same, and
+        # a partial failure costs a viewer a refresh, never a sample (the database has it).
+        pipe = _client().pipeline(transaction=False)
+        name = channel(run_id)
         if recent:
-            pipe.rpush(recent_key(run_id), *recent)
-            pipe.ltrim(recent_key(run_id), -RECENT_SAMPLES, -1)
-            pipe.expire(recent_key(run_id), RECENT_TTL_S)
-        for event in events:
-            pipe.publish(channel(run_id), json.dumps(event))
+            key = recent_key(run_id)
+            pipe.rpush(key, *recent)
+            pipe.ltrim(key, -RECENT_SAMPLES, -1)
+            pipe.expire(key, RECENT_TTL_S)
+        for message in messages:
+            pipe.publish(name, message)
         pipe.execute()
     except redis.RedisError as e:
         # Live display is a convenience; the database keeps every sample regardless.
         logger.warning("run %s: live events not published: %s", run_id, e)
 
 
+def publish(run_id: int, lines: list[str], samples: list[Sample]) -> None:
+    """Lines just read and the samples parsed from them: one round trip to Redis."""
+    recent = [json.dumps({"type": "sample", "sample": sample_payload(s)}) for s in samples]
+    messages = [json.dumps({"type": "lines", "lines": lines})] if lines else []
+    if messages or recent:
+        _publish(run_id, messages + recent, recent)
+
+
 def publish_sample(run_id: int, sample: Sample) -> None:
-    event = {"type": "sample", "sample": sample_payload(sample)}
-    _publish(run_id, [event], [json.dumps(event)])
+    publish(run_id, [], [sample])
 
 
-def publish_lines(run_id: int, lines: list[str]) -> None:
-    if lines:
-        _publish(run_id, [{"type": "lines", "lines": lines}], [])
+def recent_samples(run_id: int) -> list[dict[str, Any]]:
+    """The samples published last (see RECENT_SAMPLES), oldest first; [] without Redis."""
+    try:
+        raw = _client().lrange(recent_key(run_id), 0, -1)
+    except redis.RedisError as e:
+        logger.warning("run %s: recent samples not read: %s", run_id, e)
+        return []
+    return [json.loads(item)["sample"] for item in raw]
 
 
 def publish_start(run: Run) -> None:
@@ -94,7 +116,7 @@ def publish_start(run: Run) -> None:
 
 
 def publish_status(run: Run) -> None:
-    _publish(run.pk, [{"type": "status", **status_payload(run)}], [])
+    _publish(run.pk, [json.dumps({"type": "status", **status_payload(run)})], [])
 
 
 def status_payload(run: Run) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""One benchmark per server and per load host at a time.
+"""One benchmark per server and per load host at a time, and claiming a batch to run.
 
 Two benchmarks against one server ruin both, and two on one load host compete for its
 CPUs. A batch holds a ResourceLock row per resource while it runs; the unique resource
@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from runs.models import Batch, ResourceLock, Status
 
@@ -68,3 +70,30 @@ def locks_release(*, batch: Batch) -> list[int]:
     if batch.load_host_id is not None:
         related |= Q(load_host_id=batch.load_host_id)
     return list(waiting.filter(related).order_by("created_at").values_list("pk", flat=True))
+
+
+@transaction.atomic
+def batch_claim(*, batch_id: int, worker: str) -> bool:
+    """Take the batch if it is still to run and its server and load host are free."""
+    batch = (
+        Batch.objects.select_for_update(skip_locked=True)
+        .filter(pk=batch_id, status__in=[Status.QUEUED, Status.WAITING])
+        .first()
+    )
+    if batch is None:
+        return False
+    waiting_for = locks_acquire(batch=batch)
+    if waiting_for:
+        batch.status = Status.WAITING
+        batch.waiting_for = waiting_for
+        batch.save(update_fields=["status", "waiting_for"])
+        return False
+    now = timezone.now()
+    Batch.objects.filter(pk=batch_id).update(
+        status=Status.RUNNING,
+        worker=worker,
+        heartbeat_at=now,
+        started_at=Coalesce(F("started_at"), Value(now)),
+        waiting_for="",
+    )
+    return True

@@ -29,9 +29,29 @@ def run_fail(run: Run, message: str, hint: str, kind: str) -> None:
     live.publish_status(run)
 
 
-def run_store_result(
+# What a run's end writes; config_dir is cleared: sysbench's private directory is gone.
+RESULT_FIELDS = [
+    "exit_code",
+    "outcome",
+    "reports",
+    "histogram",
+    "summary",
+    "finished_at",
+    "status",
+    "error",
+    "error_hint",
+    "error_kind",
+    "counters",
+    "warnings",
+    "config_dir",
+]
+
+
+def run_set_result(
     run: Run, result: ParseResult, *, warmup_s: float, stop: BatchStopped | None = None
 ) -> None:
+    """The run's result on `run`, not saved yet."""
+    run.config_dir = ""
     run.exit_code = result.exit_code
     run.outcome = result.outcome
     run.reports = [r.to_dict() for r in result.reports]
@@ -53,20 +73,5 @@ def run_store_result(
         # Stopped on purpose: the samples and report so far stay, the status says why.
         run.status = stop.status
         run.error = stop.reason
-        run.error_kind = "timeout" if stop.status == Status.FAILED else stop.status
+        run.error_kind = stop.kind
         run.error_hint = ""
-    run.save(
-        update_fields=[
-            "exit_code",
-            "outcome",
-            "reports",
-            "histogram",
-            "summary",
-            "finished_at",
-            "status",
-            "error",
-            "error_hint",
-            "error_kind",
-        ]
-    )
-    live.publish_status(run)

@@ -3,45 +3,45 @@
 One worker task executes one batch. It claims the batch with a conditional update (so a
 redelivered task does nothing), records the environment and the server's original
 settings before the first change, then runs the queued cells in their recorded order.
-Every line sysbench prints is parsed as it arrives; samples reach the database within a
-second, and the batch and its running run beat a heartbeat so that the sweeper can tell a
-dead worker from a long benchmark.
+Every line sysbench prints is parsed and published live as it arrives; samples, counter
+readings and raw log reach the database in bulk with the heartbeat, which tells the
+sweeper a live worker from a dead one and asks whether the batch was cancelled
+(runs/execution/pulse.py). The results database may go away for a while
+(results_store.py), and so may the target (target_wait.py): the batch waits for them,
+bounded.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Value
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import datasets, live, locks, preflight, server_settings, steps
+from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
 from runs.execution.environment import batch_record_environment
-from runs.execution.run_results import run_fail, run_store_result, target_error_text
+from runs.execution.follow import follow_run, follow_step, supervised
+from runs.execution.pulse import Pulse
+from runs.execution.results_store import ResultsStore, ResultsUnreachable
+from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result, target_error_text
 from runs.execution.sink import SampleSink
 from runs.execution.steps import Group
-from runs.execution.watch import BatchStopped, Watch
+from runs.execution.target_wait import TargetGone, failure_kind, target_wait, unreachable
+from runs.execution.watch import BatchStopped
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess, executor_for
 from runs.models import Batch, Run, Status
 from runs.sysbench.command import build_command, has_dataset
+from runs.sysbench.errors import error_code
 from runs.sysbench.options import ValidationError, is_sql_test
-from runs.sysbench.parser import (
-    OutputParser,
-    SysbenchError,
-)
+from runs.sysbench.parser import SysbenchError
 from runs.targets import counters
 
 logger = logging.getLogger(__name__)
 
-TICK_S = 0.25  # how often the loop wakes up without output
 SCRIPT_NAME = "script.lua"  # a plan's custom Lua script, in sysbench's private directory
 
 
@@ -61,7 +61,7 @@ class Outcome:
 
 
 def batch_execute(*, batch_id: int, worker: str) -> Outcome:
-    if not _claim(batch_id, worker):
+    if not locks.batch_claim(batch_id=batch_id, worker=worker):
         logger.info("batch %s is not queued any more: nothing to do", batch_id)
         return Outcome()
     batch = Batch.objects.select_related("target", "load_host", "plan").get(pk=batch_id)
@@ -72,33 +72,6 @@ def batch_execute(*, batch_id: int, worker: str) -> Outcome:
     return runner.outcome
 
 
-@transaction.atomic
-def _claim(batch_id: int, worker: str) -> bool:
-    """Take the batch if it is still to run and its server and load host are free."""
-    batch = (
-        Batch.objects.select_for_update(skip_locked=True)
-        .filter(pk=batch_id, status__in=[Status.QUEUED, Status.WAITING])
-        .first()
-    )
-    if batch is None:
-        return False
-    waiting_for = locks.locks_acquire(batch=batch)
-    if waiting_for:
-        batch.status = Status.WAITING
-        batch.waiting_for = waiting_for
-        batch.save(update_fields=["status", "waiting_for"])
-        return False
-    now = timezone.now()
-    Batch.objects.filter(pk=batch_id).update(
-        status=Status.RUNNING,
-        worker=worker,
-        heartbeat_at=now,
-        started_at=Coalesce(F("started_at"), Value(now)),
-        waiting_for="",
-    )
-    return True
-
-
 class BatchRunner:
     def __init__(self, batch: Batch, executor: Executor) -> None:
         self.batch = batch
@@ -106,7 +79,9 @@ class BatchRunner:
         self.params: dict[str, Any] = batch.params
         self.test: str = self.params["test"]
         self.sql = is_sql_test(self.test)
-        self._last_beat = 0.0
+        self.store = ResultsStore()
+        self.pulse = Pulse(batch.pk, self.store)
+        self.results_lost: ResultsUnreachable | None = None
         self.outcome = Outcome()
 
     # --- the batch ------------------------------------------------------------------------
@@ -116,11 +91,16 @@ class BatchRunner:
         try:
             self._preflight()
             batch_record_environment(batch=self.batch, executor=self.executor)
-            for group in steps.pending_groups(self.batch):
-                self._run_group(group)
+            while True:
+                for group in steps.pending_groups(self.batch):
+                    self._run_group(group)
+                if not adaptive.batch_extend(batch=self.batch):  # auto modes add runs
+                    break
         except BatchStopped as e:
             stopped = e
-        except (BatchAborted, targets.TargetError, ValidationError) as e:
+        except ResultsUnreachable as e:
+            self.results_lost = e
+        except (BatchAborted, TargetGone, targets.TargetError, ValidationError) as e:
             self._abort(str(e) if not isinstance(e, targets.TargetError) else target_error_text(e))
         except Exception as e:
             logger.exception("batch %s failed", self.batch.pk)
@@ -128,7 +108,10 @@ class BatchRunner:
             self.outcome.error = e
         finally:
             self._restore_settings()
-            self._finish(stopped)
+            if self.results_lost is None:
+                self._finish(stopped)
+            else:
+                self._give_up(self.results_lost)
             self._remove_workspace()
 
     def _preflight(self) -> None:
@@ -149,6 +132,8 @@ class BatchRunner:
             for run in group.runs:
                 if run.status == Status.QUEUED:
                     self._run_cell(run)
+                    if run.status == Status.FAILED:
+                        self._after_failure(run.error_kind, run.error)
         except BatchStopped as e:
             # A cancelled batch still drops its data set; a stopping worker leaves it for
             # the batch to go on with when it resumes.
@@ -165,7 +150,7 @@ class BatchRunner:
         ):
             return True  # prepared before a crash; the data set is still there
         options = group.runs[0].options
-        decision = self._dataset_decision(options)
+        decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
         if decision.reuse:
             steps.step_skipped(self.batch, "prepare", group, reason=decision.reason)
             return True
@@ -173,12 +158,25 @@ class BatchRunner:
             self._sysbench_step("cleanup", group, decision.cleanup_options, reason=decision.reason)
         error = self._sysbench_step("prepare", group, options, reason=decision.reason)
         if error is None:
-            self._dataset_prepared(options)
+            datasets.batch_dataset_prepared(batch=self.batch, options=options)
             return True
         for run in group.runs:
             if run.status == Status.QUEUED:
                 run_fail(run, f"prepare failed: {error.message}", error.hint, error.kind)
+        self._after_failure(error.kind, error.message)
         return False
+
+    def _after_failure(self, kind: str, message: str) -> None:
+        """A target gone away is waited for before the next cell; an error every cell
+        would repeat stops the batch here, with its reason."""
+        verdict = failure_kind(kind, message)
+        # The line with the server's error code says the most (sysbench adds several).
+        lines = message.splitlines() or [kind]
+        line = next((x for x in lines if error_code(x) is not None), lines[0])
+        if verdict == "repeating":
+            raise TargetGone(f"{line} (every remaining cell would fail the same way)")
+        if verdict == "unreachable" and self.sql and self.batch.target is not None:
+            target_wait(batch=self.batch, pulse=self.pulse, error=line)
 
     def _sysbench_step(
         self, phase: str, group: Group, options: dict[str, Any], reason: str = ""
@@ -186,41 +184,35 @@ class BatchRunner:
         """Run prepare or cleanup, record it on the batch, and return its first error."""
         self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
         started = timezone.now()
-        parser = OutputParser()
-        errors: list[SysbenchError] = []
-        lines: list[str] = []
-        process = self._start(phase, options)
-        watch = Watch(self.batch.pk) if phase == "prepare" else None
-        stop: BatchStopped | None = None
-        for line in process.lines(TICK_S):
-            if line is not None:
-                lines.append(line)
-                errors += [e for e in parser.feed(line) if isinstance(e, SysbenchError)]
-            self._beat()
-            stop = watch.check() if watch else None
-            if stop is not None:
-                process.kill()
-                errors.append(SysbenchError("stopped", stop.reason, "", None))
-                break
-        exit_code = process.wait()
-        errors += parser.finish(exit_code).errors
+        # sysbench's private directory is recorded on the group's first run meanwhile
+        with supervised(self._start(phase, options), group.runs[0], self.store) as process:
+            followed = follow_step(
+                batch_id=self.batch.pk,
+                process=process,
+                pulse=self.pulse,
+                stoppable=phase == "prepare",
+            )
+        exit_code = followed.result.exit_code
+        errors = followed.errors + followed.result.errors
         if exit_code != 0 and not errors:
             errors.append(
                 SysbenchError("other", f"sysbench {phase} exited with code {exit_code}", "", None)
             )
-        steps.step_record(
-            self.batch,
-            phase,
-            group,
-            reason=reason,
-            started_at=started,
-            exit_code=exit_code,
-            error=errors[0].message if errors else "",
-            output=lines[-50:],
+        self.store.ensure(
+            lambda: steps.step_record(
+                self.batch,
+                phase,
+                group,
+                reason=reason,
+                started_at=started,
+                exit_code=exit_code,
+                error=errors[0].message if errors else "",
+                output=followed.lines[-50:],
+            )
         )
         self._set_batch_status(Status.RUNNING)
-        if stop is not None:
-            raise stop
+        if followed.stop is not None:
+            raise followed.stop
         return errors[0] if errors else None
 
     # --- one run ---------------------------------------------------------------------------
@@ -230,27 +222,37 @@ class BatchRunner:
         run.status = Status.RUNNING
         run.started_at = now
         run.heartbeat_at = now
-        run.save(update_fields=["status", "started_at", "heartbeat_at"])
+        self.store.ensure(lambda: run.save(update_fields=["status", "started_at", "heartbeat_at"]))
         live.publish_start(run)
-        try:
-            run.verified_settings = self._apply_settings(run)
-        except targets.TargetError as e:
-            run_fail(
-                run,
-                e.message,
-                e.hint,
-                "setting" if isinstance(e, targets.SettingNotApplied) else "target",
-            )
+        verified = self._settings_for(run)
+        if verified is None:
             return
-        process = self._start("run", run.options)
-        run.pgid = process.pgid
-        run.argv = process.command.argv
-        sampler = counters.sampler_start(run=run, batch=self.batch)
-        run.save(update_fields=["verified_settings", "pgid", "argv"])
+        run.verified_settings = verified
+        outages = len(self.store.outages)
+        with supervised(self._start("run", run.options), run, self.store) as process:
+            run.pgid = process.pgid
+            run.argv = process.command.argv
+            sampler = counters.sampler_start(run=run, batch=self.batch)
+            try:
+                self.store.ensure(
+                    lambda: run.save(update_fields=["verified_settings", "pgid", "argv"])
+                )
+                self._stream(run, process, sampler, outages)
+            finally:
+                counters.sampler_stop(sampler)
+
+    def _settings_for(self, run: Run, *, waited: bool = False) -> dict[str, str] | None:
+        """The run's settings applied and verified, once more after waiting for a target
+        that went away; None when the run failed on them."""
         try:
-            self._stream(run, process)
-        finally:
-            counters.sampler_stop(sampler, run=run)
+            return self._apply_settings(run)
+        except targets.TargetError as e:
+            if not waited and unreachable(e.message) and self.batch.target is not None:
+                target_wait(batch=self.batch, pulse=self.pulse, error=e.message)
+                return self._settings_for(run, waited=True)
+            kind = "setting" if isinstance(e, targets.SettingNotApplied) else "target"
+            run_fail(run, e.message, e.hint, kind)
+            return None
 
     def _apply_settings(self, run: Run) -> dict[str, str]:
         if not run.settings:
@@ -258,27 +260,32 @@ class BatchRunner:
         with self._target() as db:
             return db.apply(run.settings)
 
-    def _stream(self, run: Run, process: SysbenchProcess) -> None:
-        parser = OutputParser()
-        sink = SampleSink(run, warmup_s=float(self.params["warmup_s"]))
-        watch = Watch(self.batch.pk, run.expected_duration_s)
-        stop: BatchStopped | None = None
-        for line in process.lines(TICK_S):
-            if line is not None:
-                sink.add_line(line)
-                for event in parser.feed(line):
-                    sink.add(event)
-            if sink.due():
-                sink.flush()
-            self._beat(run)
-            stop = watch.check()
-            if stop is not None:
-                process.kill()
-                break
-        exit_code = process.wait()
-        sink.flush(final=True)
-        result = parser.finish(exit_code)
-        run_store_result(run, result, warmup_s=float(self.params["warmup_s"]), stop=stop)
+    def _stream(
+        self,
+        run: Run,
+        process: SysbenchProcess,
+        sampler: counters.CounterSampler | None,
+        outages: int,
+    ) -> None:
+        warmup_s = float(self.params["warmup_s"])
+        sink = SampleSink(run, warmup_s=warmup_s, store=self.store)
+        followed = follow_run(
+            run=run, process=process, sink=sink, sampler=sampler, pulse=self.pulse
+        )
+        stop = followed.stop
+        results_lost = stop is not None and stop.kind == "results_db"
+        if results_lost:
+            self._restore_settings()  # now: the target is there, the results database not
+        run_set_result(run, followed.result, warmup_s=warmup_s, stop=stop)
+        counters.sampler_summary(sampler, run=run)
+        run.warnings = [*run.warnings, *(o.describe() for o in self.store.outages[outages:])]
+        # Still away after that stop: wait for it a while longer, to say what happened.
+        wait_s = 3 * self.store.limit_s if results_lost else None
+        sink.flush(final=True, wait_s=wait_s)
+        self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
+        live.publish_status(run)
+        if results_lost:
+            raise BatchAborted(run.error)
         if stop is not None and stop.status != Status.FAILED:
             raise stop
 
@@ -313,38 +320,11 @@ class BatchRunner:
 
     # --- data sets and the load host's working directory ------------------------------------
 
-    def _dataset_decision(self, options: dict[str, Any]) -> datasets.Decision:
-        if not self.sql or self.batch.target is None:
-            return datasets.Decision(reuse=False, reason="")  # fileio: a fresh workspace
-        with self._target() as db:
-            return datasets.dataset_decide(
-                db=db,
-                test=self.test,
-                options=options,
-                sysbench_version=self._sysbench_version(),
-                reuse_allowed=self.params["dataset_policy"] == "shared",
-            )
-
-    def _dataset_prepared(self, options: dict[str, Any]) -> None:
-        if self.sql and self.batch.target is not None:
-            with self._target() as db:
-                datasets.dataset_prepared(
-                    db=db,
-                    test=self.test,
-                    options=options,
-                    sysbench_version=self._sysbench_version(),
-                    batch_id=self.batch.pk,
-                )
-
     def _cleanup(self, group: Group) -> None:
         error = self._sysbench_step("cleanup", group, group.runs[0].options)
         if error is None and self.sql and self.batch.target is not None:
             with self._target() as db:
                 datasets.dataset_removed(db=db)
-
-    def _sysbench_version(self) -> str:
-        load_host = self.batch.environment.get("load_host") or {}
-        return str(load_host.get("sysbench_version") or "unknown")
 
     def _workspace(self) -> str | None:
         """fileio's files live in a directory of the batch on the load host, from prepare
@@ -371,19 +351,13 @@ class BatchRunner:
         assert self.batch.target is not None
         return targets.connect_to(self.batch.target)
 
-    def _beat(self, run: Run | None = None) -> None:
-        now = time.monotonic()
-        if now - self._last_beat < settings.BENCHDASH_HEARTBEAT_SECONDS:
-            return
-        self._last_beat = now
-        stamp = timezone.now()
-        Batch.objects.filter(pk=self.batch.pk).update(heartbeat_at=stamp)
-        if run is not None:
-            Run.objects.filter(pk=run.pk).update(heartbeat_at=stamp)
-
     def _set_batch_status(self, status: str) -> None:
         self.batch.status = status
-        Batch.objects.filter(pk=self.batch.pk).update(status=status, heartbeat_at=timezone.now())
+        self.store.ensure(
+            lambda: Batch.objects.filter(pk=self.batch.pk).update(
+                status=status, heartbeat_at=timezone.now()
+            )
+        )
 
     def _abort(self, reason: str) -> None:
         """Stop the batch: the run in progress fails, the remaining ones are skipped."""
@@ -396,9 +370,12 @@ class BatchRunner:
         self.batch.runs.filter(status=Status.QUEUED).update(status=Status.SKIPPED, error=reason)
 
     def _restore_settings(self) -> None:
-        self.batch.refresh_from_db(fields=["original_settings"])
+        """The server's original settings back, even while the results database is away
+        (they are in memory); recorded with the batch's end."""
+        self.store.attempt(lambda: self.batch.refresh_from_db(fields=["original_settings"]))
         try:
-            server_settings.batch_restore_settings(batch=self.batch)
+            if server_settings.settings_put_back(batch=self.batch):
+                self.batch.settings_restored_at = timezone.now()
         except targets.TargetError as e:
             originals = self.batch.original_settings
             message = f"could not restore the server's settings {originals}: {e.message}"
@@ -407,26 +384,38 @@ class BatchRunner:
 
     def _finish(self, stopped: BatchStopped | None) -> None:
         batch = self.batch
+        batch.warnings = [*batch.warnings, *self.store.warnings()]
+        fields = ["status", "error", "warnings", "settings_restored_at"]
         if stopped is not None and stopped.status == Status.INTERRUPTED:
             # The worker is stopping: hand the batch back; a worker that comes back goes on
             # from the next unfinished cell.
             batch.status = Status.QUEUED
-            batch.warnings = [*batch.warnings, stopped.reason]
-            batch.save(update_fields=["status", "warnings", "error"])
-            self.outcome.woken = locks.locks_release(batch=batch)
-            self.outcome.requeue = True
-            return
-        if stopped is not None:
-            self._skip_remaining(f"skipped: {stopped.reason}")
-            batch.status = stopped.status
+            batch.warnings.append(stopped.reason)
         else:
-            statuses = set(batch.runs.values_list("status", flat=True))
-            failed = bool(batch.error) or Status.FAILED in statuses
-            batch.status = Status.FAILED if failed else Status.DONE
-        batch.finished_at = timezone.now()
-        batch.save(update_fields=["status", "finished_at", "error"])
-        self.outcome.woken = locks.locks_release(batch=batch)
-        self.outcome.finished = True
+            if stopped is not None:
+                self._skip_remaining(f"skipped: {stopped.reason}")
+                batch.status = stopped.status
+            else:
+                statuses = set(batch.runs.values_list("status", flat=True))
+                failed = bool(batch.error) or Status.FAILED in statuses
+                batch.status = Status.FAILED if failed else Status.DONE
+            batch.finished_at = timezone.now()
+            fields.append("finished_at")
+        self.store.ensure(lambda: batch.save(update_fields=fields))
+        self.outcome.woken = self.store.ensure(lambda: locks.locks_release(batch=batch))
+        self.outcome.requeue = batch.status == Status.QUEUED
+        self.outcome.finished = not self.outcome.requeue
+
+    def _give_up(self, lost: ResultsUnreachable) -> None:
+        """The results database did not come back: nothing can be recorded. sysbench is
+        stopped and the settings restored; when the database is back, the sweeper finds
+        the batch silent, stores the samples Redis still holds and queues it again."""
+        logger.error(
+            "batch %s: given up, nothing more can be recorded: %s; the server's settings were %s",
+            self.batch.pk,
+            lost,
+            "restored" if self.batch.settings_restored_at else "not restored",
+        )
 
 
 def _next_to(config_path: str, name: str) -> str:

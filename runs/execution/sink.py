@@ -1,57 +1,82 @@
-"""Where a running cell's output goes: samples and raw lines, live to viewers and in small
-bulks to the database."""
+"""Where a running cell's output goes: every batch of lines live to viewers at once, and
+samples, counter readings and raw log to the database in bulk with the heartbeat."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
 
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import F, Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Concat, Left
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from runs.execution import live
-from runs.models import Run, Sample
+from runs.execution.results_store import ResultsStore
+from runs.models import SAMPLE_FIGURES, CounterSample, Run, Sample
 from runs.sysbench.parser import (
     IntervalSample,
     QueueSample,
 )
 
-FLUSH_S = 0.5  # samples are written at most this long after their line
-# The raw log is appended less often: each append rewrites the whole stored text, and the
-# lines already reach viewers live. A crash loses at most this much of the raw log (never
-# a sample).
-RAW_LOG_FLUSH_S = 5.0
+BULK = 2000  # rows per INSERT
 
 
 class SampleSink:
-    """Collects a run's samples and raw lines and writes them in small bulks.
+    """Collects a run's samples, counter readings and raw lines.
 
-    Interval lines arrive about once a second; writing every FLUSH_S keeps each sample
-    within a second of its line without a query per line. A `--rate` queue line belongs
-    to the interval line printed just before it, so it is merged into that sample.
+    Each batch of lines read from sysbench is published at once, with the samples parsed
+    from it, in one round trip to Redis (`publish`): viewers see a line within
+    milliseconds. Storing waits for the heartbeat (`flush`, every
+    BENCHDASH_HEARTBEAT_SECONDS): a few statements every few seconds instead of several
+    per line. A crash of the worker between two flushes loses at most that much raw log;
+    its samples are in the run's recent list in Redis, which the sweeper stores.
+
+    Every write can be repeated without doubling anything (samples and readings are unique
+    per run and sequence number, the raw log is written as "the first N characters
+    stored, then this chunk"), so a write whose answer was lost with the database is
+    simply written again when it is back. A `--rate` queue line belongs to the interval
+    line printed just before it, so it is merged into that sample.
     """
 
-    def __init__(self, run: Run, *, warmup_s: float) -> None:
+    def __init__(self, run: Run, *, warmup_s: float, store: ResultsStore | None = None) -> None:
         self.run = run
         self.warmup_s = warmup_s
-        self._pending: list[Sample] = []
+        self.store = store or ResultsStore()
+        self.period_s = settings.BENCHDASH_HEARTBEAT_SECONDS
         self._lines: list[str] = []  # not yet published
-        self._unsaved_log: list[str] = []  # published, not yet in the raw log
+        self._fresh: list[Sample] = []  # not yet published
+        self._samples: list[Sample] = []  # not yet stored
+        self._counters: list[CounterSample] = []  # not yet stored
+        self._queue_updates: list[Sample] = []  # stored before their queue line came
+        self._log: list[str] = []  # not yet stored
+        self._log_stored = len(run.raw_log or "")
         self._last: Sample | None = None
         self._seq = 0
         self._last_flush = time.monotonic()
-        self._last_log_flush = self._last_flush
+
+    # --- what sysbench prints -------------------------------------------------------------
 
     def add_line(self, line: str) -> None:
-        self._lines.append(line + "\n")
+        self._lines.append(line)
 
     def add(self, event: object) -> None:
         if isinstance(event, IntervalSample):
             self._last = self._sample(event)
-            self._pending.append(self._last)
-            live.publish_sample(self.run.pk, self._last)  # live first, stored within FLUSH_S
+            self._fresh.append(self._last)
+            self._samples.append(self._last)
         elif isinstance(event, QueueSample):
             self._merge_queue(event)
+
+    def add_counters(self, readings: Sequence[tuple[int, float, dict[str, float]]]) -> None:
+        """Counter readings of the run: (seq, time_s, values)."""
+        self._counters += [
+            CounterSample(run_id=self.run.pk, seq=seq, time_s=time_s, values=values)
+            for seq, time_s, values in readings
+        ]
 
     def _sample(self, e: IntervalSample) -> Sample:
         self._seq += 1
@@ -59,7 +84,7 @@ class SampleSink:
         if e.eps is not None:
             extra["eps"] = e.eps
         return Sample(
-            run=self.run,
+            run_id=self.run.pk,  # not run=: the relation's descriptor costs a third of this
             seq=self._seq,
             time_s=e.time_s,
             threads=e.threads,
@@ -83,26 +108,107 @@ class SampleSink:
             return
         last.queue_length = e.queue_length
         last.concurrency = e.concurrency
-        if last not in self._pending:  # already written: update the row
-            Sample.objects.filter(run=self.run, seq=last.seq).update(
-                queue_length=e.queue_length, concurrency=e.concurrency
-            )
+        if last not in self._samples:  # already stored: update its row at the next flush
+            self._queue_updates.append(last)
+
+    # --- live, and stored -----------------------------------------------------------------
+
+    def publish(self) -> None:
+        """The lines read since the last call, and their samples, to live viewers."""
+        if self._lines or self._fresh:
+            live.publish(self.run.pk, self._lines, self._fresh)
+            self._log += self._lines
+            self._lines, self._fresh = [], []
 
     def due(self) -> bool:
-        return time.monotonic() - self._last_flush >= FLUSH_S
+        return time.monotonic() - self._last_flush >= self.period_s
 
-    def flush(self, *, final: bool = False) -> None:
-        now = time.monotonic()
-        self._last_flush = now
-        if self._pending:
-            Sample.objects.bulk_create(self._pending)
-            self._pending = []
-        if self._lines:
-            live.publish_lines(self.run.pk, [line.rstrip("\n") for line in self._lines])
-            self._unsaved_log += self._lines
-            self._lines = []
-        if self._unsaved_log and (final or now - self._last_log_flush >= RAW_LOG_FLUSH_S):
-            self._last_log_flush = now
-            chunk = "".join(self._unsaved_log)
-            self._unsaved_log = []
-            Run.objects.filter(pk=self.run.pk).update(raw_log=Concat(F("raw_log"), Value(chunk)))
+    def flush(self, *, final: bool = False, wait_s: float | None = None) -> bool:
+        """Publish what is new and store everything held; whether it was stored. While
+        the database is away, everything stays held for the next flush; the final one
+        waits for it (ResultsUnreachable beyond the store's limit, or `wait_s`)."""
+        self.publish()
+        self._last_flush = time.monotonic()
+        if final:
+            self.store.ensure(self._write, wait_s)
+            return True
+        return self.store.attempt(self._write)
+
+    def _write(self) -> None:
+        chunk = "".join(line + "\n" for line in self._log)
+        # One transaction, where each bulk insert would commit on its own; what it held
+        # is forgotten only once it is committed.
+        with transaction.atomic():
+            samples_copy(self._samples)
+            CounterSample.objects.bulk_create(
+                self._counters, batch_size=BULK, ignore_conflicts=True
+            )
+            for s in self._queue_updates:
+                Sample.objects.filter(run=self.run, seq=s.seq).update(
+                    queue_length=s.queue_length, concurrency=s.concurrency
+                )
+            self._write_log(chunk)
+        self._samples, self._counters, self._queue_updates, self._log = [], [], [], []
+        self._log_stored += len(chunk)
+
+    def _write_log(self, chunk: str) -> None:
+        """The new raw log after the part already stored, with the run's heartbeat."""
+        fields: dict[str, object] = {"heartbeat_at": timezone.now()}
+        if chunk:
+            stored = Left(F("raw_log"), self._log_stored) if self._log_stored else Value("")
+            fields["raw_log"] = Concat(stored, Value(chunk))
+        Run.objects.filter(pk=self.run.pk).update(**fields)
+
+
+SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
+_COLUMNS = ", ".join(SAMPLE_COLUMNS)
+# COPY cannot skip the rows a write whose answer was lost already stored: it fills a
+# staging table, emptied at each commit, whose rows then join the samples but for those
+# already there.
+_STAGING = (
+    "CREATE TEMP TABLE IF NOT EXISTS sample_staging ON COMMIT DELETE ROWS AS "  # noqa: S608
+    f"SELECT {_COLUMNS} FROM runs_sample WITH NO DATA"
+)
+_FROM_STAGING = (
+    f"INSERT INTO runs_sample ({_COLUMNS}) SELECT {_COLUMNS} FROM sample_staging "  # noqa: S608 - constants
+    "ON CONFLICT (run_id, seq) DO NOTHING"
+)
+
+
+def samples_copy(samples: list[Sample]) -> None:
+    """Store samples with COPY: far less work than an INSERT the ORM builds. Call
+    inside a transaction."""
+    if not samples:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_STAGING)
+        with cursor.cursor.copy(f"COPY sample_staging ({_COLUMNS}) FROM STDIN") as copy:
+            for s in samples:
+                figures = (getattr(s, name) for name in SAMPLE_FIGURES)
+                copy.write_row((s.run_id, *figures, Jsonb(s.extra), s.received_at))
+        cursor.execute(_FROM_STAGING)
+
+
+def run_store_recent_samples(*, run: Run) -> int:
+    """Store the samples a dead worker published but had not stored yet, from the run's
+    recent list in Redis (runs/execution/live.py); how many were missing."""
+    stored = set(run.samples.values_list("seq", flat=True))
+    missing = [
+        _sample_of(run, payload)
+        for payload in live.recent_samples(run.pk)
+        if int(payload["seq"]) not in stored
+    ]
+    # Read after the run started: a list left by a run of a recreated database, under the
+    # same id, is not this run's.
+    started = run.started_at.timestamp() if run.started_at else float("inf")
+    missing = [s for s in missing if s.received_at.timestamp() >= started]
+    Sample.objects.bulk_create(missing, batch_size=BULK, ignore_conflicts=True)
+    return len(missing)
+
+
+def _sample_of(run: Run, payload: dict[str, object]) -> Sample:
+    figures = {name: payload.get(name) for name in SAMPLE_FIGURES}
+    extra = {k: v for k, v in payload.items() if k not in SAMPLE_FIGURES and k != "received_at"}
+    received_at = datetime.fromtimestamp(float(payload["received_at"]), tz=UTC)  # type: ignore[arg-type]
+    figures["in_warmup"] = bool(figures["in_warmup"])
+    return Sample(run=run, **figures, extra=extra, received_at=received_at)

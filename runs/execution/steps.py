@@ -36,9 +36,17 @@ def pending_groups(batch: Batch) -> list[Group]:
 
 
 def step_done(batch: Batch, kind: str, group: Group) -> bool:
-    return any(
-        s["kind"] == kind and s["group"] == group.first_position and s["ok"] for s in batch.steps
-    )
+    """Whether the group's step is done and still holds: a prepare is undone by a later
+    cleanup (a group that an auto mode extended is prepared again)."""
+    done = False
+    for s in batch.steps:
+        if s["group"] != group.first_position or not s["ok"]:
+            continue
+        if s["kind"] == kind:
+            done = True
+        elif kind == "prepare" and s["kind"] == "cleanup":
+            done = False
+    return done
 
 
 def step_record(
@@ -92,5 +100,8 @@ def step_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None:
 
 
 def _append(batch: Batch, step: dict[str, Any]) -> None:
-    batch.steps = [*batch.steps, step]
+    # Written again after a lost answer from the results database: never twice.
+    key = (step["kind"], step["group"], step["started_at"])
+    kept = [s for s in batch.steps if (s["kind"], s["group"], s["started_at"]) != key]
+    batch.steps = [*kept, step]
     batch.save(update_fields=["steps"])

@@ -6,15 +6,13 @@ directory is removed when the process ends."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from runs.sysbench.command import SysbenchCommand
 
-if TYPE_CHECKING:
-    pass
-
-
 CommandFactory = Callable[[str], SysbenchCommand]
+# sysbench's private directory on a local load host: tempfile.gettempdir()/benchdash-XXXX
+CONFIG_DIR_PREFIX = "benchdash-"
 
 
 class ExecutorError(Exception):
@@ -25,6 +23,12 @@ class SysbenchProcess(Protocol):
     command: SysbenchCommand
     pgid: int
     stderr_lines: list[str]
+    config_dir: str  # its private directory on the load host, removed when it ends
+
+    def read(self, timeout: float) -> list[str] | None:
+        """Wait up to `timeout` seconds for output; the complete lines printed meanwhile
+        ([] if none), or None once the output has ended."""
+        ...
 
     def lines(self, tick: float) -> Iterator[str | None]:
         """Output lines as they come; None every `tick` seconds of silence."""
@@ -51,3 +55,15 @@ class Executor(Protocol):
     def sysbench_version(self) -> str | None: ...
 
     def kill_group(self, pgid: int) -> bool: ...
+
+    def remove_config_dir(self, path: str) -> bool:
+        """Remove the private directory of a sysbench whose worker died."""
+        ...
+
+
+def lines_of(process: SysbenchProcess, tick: float) -> Iterator[str | None]:
+    """A process's output line by line, None every `tick` seconds of silence."""
+    while (lines := process.read(tick)) is not None:
+        if not lines:
+            yield None
+        yield from lines

@@ -17,15 +17,9 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from runs.loadhosts.executor import CONFIG_DIR_PREFIX, CommandFactory, ExecutorError, lines_of
 from runs.sysbench.command import SysbenchCommand
-
-if TYPE_CHECKING:
-    pass
-
-
-from runs.loadhosts.executor import CommandFactory, ExecutorError
 
 logger = logging.getLogger(__name__)
 _WORKSPACE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")
@@ -50,34 +44,38 @@ class LocalProcess:
             env={**os.environ, "LC_ALL": "C"},
         )
         self.pgid = self._popen.pid
+        self.config_dir = str(workdir)
+        assert self._popen.stdout is not None and self._popen.stderr is not None
+        self._stderr_fd = self._popen.stderr.fileno()
+        self._buffers = {self._popen.stdout.fileno(): b"", self._stderr_fd: b""}
+        self._selector = selectors.DefaultSelector()
+        for fd in self._buffers:
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_READ)
+
+    def read(self, timeout: float) -> list[str] | None:
+        """Wait up to `timeout` s for output (blocked on the pipes, not polling); the
+        complete lines printed meanwhile, [] if none, None once both pipes are closed."""
+        if not self._buffers:
+            self._selector.close()
+            return None
+        lines: list[str] = []
+        for key, _ in self._selector.select(timeout=max(0.0, timeout)):
+            fd = int(key.fd)
+            from_stderr = fd == self._stderr_fd
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                self._selector.unregister(fd)
+                rest = self._buffers.pop(fd)
+                if rest:
+                    lines.append(self._decode(rest, from_stderr))
+                continue
+            *complete, self._buffers[fd] = (self._buffers[fd] + chunk).split(b"\n")
+            lines += [self._decode(raw, from_stderr) for raw in complete]
+        return lines
 
     def lines(self, tick: float) -> Iterator[str | None]:
-        assert self._popen.stdout is not None and self._popen.stderr is not None
-        selector = selectors.DefaultSelector()
-        buffers = {self._popen.stdout.fileno(): b"", self._popen.stderr.fileno(): b""}
-        stderr_fd = self._popen.stderr.fileno()
-        for fd in buffers:
-            os.set_blocking(fd, False)
-            selector.register(fd, selectors.EVENT_READ)
-        try:
-            while buffers:
-                events = selector.select(timeout=tick)
-                if not events:
-                    yield None
-                for key, _ in events:
-                    fd = int(key.fd)
-                    chunk = os.read(fd, 65536)
-                    if not chunk:
-                        selector.unregister(fd)
-                        rest = buffers.pop(fd)
-                        if rest:
-                            yield self._decode(rest, fd == stderr_fd)
-                        continue
-                    *complete, buffers[fd] = (buffers[fd] + chunk).split(b"\n")
-                    for raw in complete:
-                        yield self._decode(raw, fd == stderr_fd)
-        finally:
-            selector.close()
+        return lines_of(self, tick)
 
     def _decode(self, raw: bytes, from_stderr: bool) -> str:
         line = raw.decode("utf-8", errors="replace").rstrip("\r")
@@ -86,12 +84,14 @@ class LocalProcess:
         return line
 
     def kill(self) -> None:
-        kill_process_group(self.pgid)
+        if self._popen.returncode is None:  # not waited for yet
+            kill_process_group(self.pgid)
 
     def wait(self) -> int:
         try:
             return self._popen.wait()
         finally:
+            self._selector.close()
             shutil.rmtree(self._workdir, ignore_errors=True)
 
 
@@ -117,7 +117,7 @@ class LocalExecutor:
                 f"custom Lua scripts run on SSH load hosts only, not on '{self.host_name}'"
             )
         _raise_open_files_limit()
-        workdir = Path(tempfile.mkdtemp(prefix="benchdash-"))  # created 0700
+        workdir = Path(tempfile.mkdtemp(prefix=CONFIG_DIR_PREFIX))  # created 0700
         config_path = workdir / "sysbench.cfg"
         command = make_command(str(config_path))
         fd = os.open(config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -152,6 +152,18 @@ class LocalExecutor:
 
     def remove_workspace(self, path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
+
+    def remove_config_dir(self, path: str) -> bool:
+        """Remove sysbench's private directory of a process that lost its worker: only a
+        directory of the kind this executor makes (named with our prefix, not a link);
+        whether one was there."""
+        candidate = Path(path)
+        if not candidate.is_absolute() or not candidate.name.startswith(CONFIG_DIR_PREFIX):
+            raise ExecutorError(f"{path!r} is not a private directory of sysbench")
+        if candidate.is_symlink() or not candidate.is_dir():
+            return False
+        shutil.rmtree(candidate, ignore_errors=True)
+        return True
 
     def facts(self) -> dict[str, object]:
         """The environment of this load host, recorded on every batch."""

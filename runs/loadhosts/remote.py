@@ -7,18 +7,12 @@ import logging
 import shlex
 import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
 
 import paramiko
 
 from runs.loadhosts import ssh
+from runs.loadhosts.executor import CommandFactory, ExecutorError, lines_of
 from runs.sysbench.command import SysbenchCommand
-
-if TYPE_CHECKING:
-    pass
-
-
-from runs.loadhosts.executor import CommandFactory, ExecutorError
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +99,18 @@ done
 """
 
 
+# Removes the private directory $1 of a sysbench whose worker died (the wrapper removes it
+# itself when sysbench ends, unless the wrapper was killed too). Only a directory the
+# wrapper makes: benchdash.XXXXXXXXXX in the temporary directory. Exit 3: none there.
+REMOVE_DIR_SCRIPT = r"""
+dir=$1
+case ${dir##*/} in benchdash.??????????) ;; *) exit 2 ;; esac
+[ "${dir%/*}" = "${TMPDIR:-/tmp}" ] || exit 2
+[ -d "$dir" ] || exit 3
+rm -rf -- "$dir"
+"""
+
+
 def remote_command(script: str, *args: str) -> str:
     """A shell command running a constant script with arguments, each one quoted."""
     return " ".join(["sh", "-c", shlex.quote(script), "benchdash", *map(shlex.quote, args)])
@@ -121,29 +127,41 @@ class SSHProcess:
         reader: ssh.ChannelReader,
         pgid: int,
         pending: list[str],
+        config_dir: str,
     ) -> None:
         self.command = command
         self.pgid = pgid
+        self.config_dir = config_dir
         self.stderr_lines: list[str] = []
         self._executor = executor
         self._transport = transport
         self._reader = reader
         self._pending = pending  # lines that came with the wrapper's markers
+        self._ended = False
+        self._waited = False
+
+    def read(self, timeout: float) -> list[str] | None:
+        """Wait up to `timeout` s on the channel; the complete lines meanwhile, [] if
+        none, None once the remote output has ended and all of it was handed on."""
+        if self._pending:
+            lines, self._pending = self._pending, []
+            return lines
+        reader = self._reader
+        if self._ended:
+            return None
+        if reader.done:
+            self._ended = True
+            lines = list(self._take(final=True))
+            if not reader.channel.status_event.is_set() and not self._transport.is_active():
+                lost = f"FATAL: the SSH connection to {self._executor.host_name} was lost"
+                self.stderr_lines.append(lost)
+                lines.append(lost)
+            return lines
+        reader.pump(max(0.0, timeout))
+        return list(self._take(final=False))
 
     def lines(self, tick: float) -> Iterator[str | None]:
-        yield from self._pending
-        self._pending = []
-        reader = self._reader
-        while not reader.done:
-            got = reader.pump(tick)
-            yield from self._take(final=False)
-            if not got:
-                yield None
-        yield from self._take(final=True)
-        if not reader.channel.status_event.is_set() and not self._transport.is_active():
-            lost = f"FATAL: the SSH connection to {self._executor.host_name} was lost"
-            self.stderr_lines.append(lost)
-            yield lost
+        return lines_of(self, tick)
 
     def _take(self, final: bool) -> Iterator[str]:
         yield from self._reader.stdout_lines(final)
@@ -152,6 +170,8 @@ class SSHProcess:
             yield line
 
     def kill(self) -> None:
+        if self._waited:
+            return  # it ended, and the wrapper removed its directory
         try:
             self._executor.kill_group(self.pgid, transport=self._transport)
             return
@@ -169,6 +189,7 @@ class SSHProcess:
         try:
             return self._reader.exit_code(self._executor.host.timeout)
         finally:
+            self._waited = True
             self._transport.close()
 
 
@@ -209,7 +230,7 @@ class SSHExecutor:
         pgid, pending = self._expect(reader, "pgid")
         if not pgid.isdigit():
             raise ExecutorError(f"the wrapper on {self.host_name} printed no process group id")
-        return SSHProcess(command, self, transport, reader, int(pgid), pending)
+        return SSHProcess(command, self, transport, reader, int(pgid), pending, directory)
 
     def _expect(self, reader: ssh.ChannelReader, marker: str) -> tuple[str, list[str]]:
         """Read the wrapper's stdout up to its `benchdash-<marker> value` line; returns the
@@ -252,6 +273,12 @@ class SSHExecutor:
     def kill_group(self, pgid: int, transport: paramiko.Transport | None = None) -> bool:
         command = remote_command(KILL_SCRIPT, str(int(pgid)))
         return self._run(command, transport).exit_code == 0
+
+    def remove_config_dir(self, path: str) -> bool:
+        result = self._run(remote_command(REMOVE_DIR_SCRIPT, path))
+        if result.exit_code == 2:
+            raise ExecutorError(f"{path!r} is not a private directory of sysbench")
+        return result.exit_code == 0
 
     def _run(self, command: str, transport: paramiko.Transport | None = None) -> ssh.CommandResult:
         own = transport is None

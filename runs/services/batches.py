@@ -16,11 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from runs import targets
+from runs.analysis import modes
 from runs.execution import locks, runner
 from runs.execution.checks import PlanCheck, plan_check
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import history
-from runs.services.queue import enqueue_batch
+from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
 
 logger = logging.getLogger(__name__)
@@ -30,7 +31,11 @@ logger = logging.getLogger(__name__)
 def batch_launch(
     *, plan: Plan, launched_by: str = LaunchedBy.UI, user: AbstractBaseUser | None = None
 ) -> Batch:
-    """Freeze the plan into a batch of queued runs and hand it to a worker."""
+    """Freeze the plan into a batch of queued runs and hand it to a worker once committed.
+
+    When the task queue cannot be reached, the batch is failed at once (no row is left
+    queued with no message behind it) and BrokerUnavailable is raised when the outermost
+    transaction commits."""
     seed = secrets.randbits(32)
     try:
         check = plan_check(plan=plan, seed=seed)
@@ -62,8 +67,23 @@ def batch_launch(
         )
         for cell in check.cells
     )
-    transaction.on_commit(lambda: enqueue_batch(batch.pk))
+    transaction.on_commit(partial(_hand_over, batch.pk))
     return batch
+
+
+def _hand_over(batch_id: int) -> None:
+    try:
+        enqueue_batch(batch_id)
+    except BrokerUnavailable as e:
+        now = timezone.now()
+        logger.error("batch %s not launched: %s", batch_id, e)
+        if Batch.objects.filter(pk=batch_id, status=Status.QUEUED).update(
+            status=Status.FAILED, error=f"not launched: {e}", finished_at=now
+        ):
+            Run.objects.filter(batch_id=batch_id, status=Status.QUEUED).update(
+                status=Status.SKIPPED, error="skipped: the batch could not be launched"
+            )
+        raise
 
 
 def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
@@ -74,6 +94,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         "server_settings": check.settings,
         "option_axes": dict(plan.option_axes),
         "repeats": plan.repeats,
+        "auto": modes.auto_from_dict(plan.auto).to_dict(),
         "warmup_s": plan.warmup_s,
         "order_policy": plan.order_policy,
         "dataset_policy": plan.dataset_policy,
@@ -128,4 +149,5 @@ def batch_release_locks(*, batch: Batch) -> None:
     """Free the batch's server and load host, and wake the batches that wait for them
     once this is committed."""
     for waiter in locks.locks_release(batch=batch):
-        transaction.on_commit(partial(enqueue_batch, waiter))
+        # The sweeper asks for waiting batches again: a broker that is down is only logged.
+        transaction.on_commit(partial(enqueue_or_log, waiter))

@@ -7,38 +7,117 @@ can be launched, whichever way it came in.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from dataclasses import dataclass
 
 from django.db import transaction
 
 from runs import targets
+from runs.analysis import modes
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
+from runs.services import notifications, webhooks
+from runs.sysbench.command import build_command
 from runs.sysbench.options import ValidationError
 
+# Where a target's password is sent, and where a load host's key logs in: when one of these
+# changes, the stored secret is cleared unless a new one comes with the change, so that
+# nobody can point a stored secret at a server of their own.
+TARGET_ADDRESS = ("engine", "host", "port", "socket", "user")
+LOADHOST_ADDRESS = ("address", "user")
 
-def target_save(*, target: Target) -> Target:
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+    r"(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?"
+)
+_SSH_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}")
+_KEY_PATH = re.compile(r"/[A-Za-z0-9_./-]{0,499}")
+
+
+def target_save(*, target: Target, password: str | None = None) -> Target:
+    """Check and store a target. `password` None keeps the stored one, unless the target
+    now points elsewhere (TARGET_ADDRESS changed): then it is cleared."""
+    target.password = _secret(target, TARGET_ADDRESS, "password", password)
     if not target.host and not target.socket:
         raise ValidationError("host", "give a host name or a socket path")
+    if target.host:
+        _check_host("host", target.host)
+    if target.port is not None:
+        _check_port("port", target.port)
+    # What sysbench will be given must be what it can take: the same checks as at run time.
+    build_command(
+        test="oltp_point_select",
+        phase="run",
+        options={},
+        connection=targets.connection_of(target),
+        config_path="sysbench.conf",
+    )
     target_validate(target=target)
     target.full_clean()
     target.save()
     return target
 
 
-def loadhost_save(*, load_host: LoadHost) -> LoadHost:
-    if load_host.kind == LoadHost.Kind.SSH and not load_host.address:
-        raise ValidationError("address", "an SSH load host needs an address")
+def loadhost_save(*, load_host: LoadHost, private_key: str | None = None) -> LoadHost:
+    """Check and store a load host. `private_key` None keeps the stored one, unless the
+    host now points elsewhere (LOADHOST_ADDRESS changed): then it is cleared."""
+    load_host.private_key = _secret(load_host, LOADHOST_ADDRESS, "private_key", private_key)
+    if load_host.kind == LoadHost.Kind.SSH:
+        if not load_host.address:
+            raise ValidationError("address", "an SSH load host needs an address")
+        _check_host("address", load_host.address)
+        _check_port("port", load_host.port)
+        if load_host.user and not _SSH_USER.fullmatch(load_host.user):
+            raise ValidationError("user", f"{load_host.user!r} is not a user name")
+        if load_host.key_path and not _KEY_PATH.fullmatch(load_host.key_path):
+            raise ValidationError(
+                "key_path", f"{load_host.key_path!r} is not an absolute path (letters, _ . / -)"
+            )
     load_host.full_clean()
     load_host.save()
     return load_host
+
+
+def _secret(obj: Target | LoadHost, fields: tuple[str, ...], name: str, given: str | None) -> str:
+    if given is not None:
+        return given
+    stored = type(obj).objects.filter(pk=obj.pk).first() if obj.pk else None
+    if stored is None:
+        return str(getattr(obj, name))
+    return "" if _moved(stored, obj, fields) else str(getattr(stored, name))
+
+
+def _moved(stored: Target | LoadHost, obj: Target | LoadHost, fields: tuple[str, ...]) -> bool:
+    return any(getattr(stored, f) != getattr(obj, f) for f in fields)
+
+
+def _check_host(field: str, value: str) -> None:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if not _HOST_NAME.fullmatch(value):
+            raise ValidationError(field, f"{value!r} is not a host name or an IP address") from None
+
+
+def _check_port(field: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        raise ValidationError(field, f"{value!r} is not a port number (1-65535)")
 
 
 def plan_save(*, plan: Plan) -> PlanCheck:
     """Store a plan that passes every check but the server's own (that is the preflight)."""
     if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
         raise ValidationError("script", "custom Lua scripts run on SSH load hosts only")
+    _, not_emails = notifications.plan_recipients(plan)
+    if not_emails:
+        raise ValidationError(
+            "notify_emails", f"{not_emails[0]!r} is not an email address (one address a line)"
+        )
+    if plan.notify_webhook.strip():
+        webhooks.webhook_check(plan.notify_webhook)
     check = plan_check(plan=plan, contact_server=False)
+    plan.auto = modes.auto_from_dict(plan.auto).to_dict()  # checked: stored with its defaults
     plan.full_clean()
     plan.save()
     return check

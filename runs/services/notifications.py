@@ -9,12 +9,11 @@ cannot keep the email from going out, nor fail the task.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import smtplib
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from django.utils import timezone
 
 from runs.analysis import regressions
 from runs.models import Batch, Plan, Status
+from runs.services import webhooks
 
 logger = logging.getLogger(__name__)
 
@@ -206,29 +206,17 @@ def _webhook(plan: Plan, news: News) -> list[dict[str, Any]]:
     if not url:
         return []
     shown = redact_url(url)
-    scheme = urllib.parse.urlsplit(url).scheme.lower()
-    if scheme not in ("http", "https"):
-        return [_record("webhook", shown, ok=False, error=f"{scheme or 'no'} scheme: http(s) only")]
     body = json.dumps(news.payload, cls=DjangoJSONEncoder).encode()
-    request = urllib.request.Request(  # noqa: S310 -- the scheme is http(s), checked above
-        url,
-        data=body,
-        method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": "benchdash"},
-    )
     try:
-        with urllib.request.urlopen(  # noqa: S310 -- the scheme is http(s), checked above
-            request, timeout=settings.BENCHDASH_WEBHOOK_TIMEOUT
-        ) as response:
-            status = response.status
-    except urllib.error.HTTPError as e:
-        return [
-            _record("webhook", shown, ok=False, status=e.code, error=f"HTTP {e.code} {e.reason}")
-        ]
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        reason = e.reason if isinstance(e, urllib.error.URLError) else e
-        logger.warning("plan %s: webhook %s failed: %s", plan.pk, shown, reason)
-        return [_record("webhook", shown, ok=False, error=str(reason) or type(e).__name__)]
+        status, reason = webhooks.webhook_post(
+            url, body, timeout=settings.BENCHDASH_WEBHOOK_TIMEOUT
+        )
+    except (webhooks.WebhookError, OSError, http.client.HTTPException) as e:
+        logger.warning("plan %s: webhook %s failed: %s", plan.pk, shown, e)
+        return [_record("webhook", shown, ok=False, error=str(e) or type(e).__name__)]
+    if not 200 <= status < 300:
+        # Redirects are not followed: they could lead to an address that was not checked.
+        return [_record("webhook", shown, ok=False, status=status, error=f"HTTP {status} {reason}")]
     return [_record("webhook", shown, ok=True, status=status, event=news.event)]
 
 

@@ -8,17 +8,50 @@ that is not committed yet.
 
 from __future__ import annotations
 
+import logging
+
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
+
 from benchdash.celery import app
+
+logger = logging.getLogger(__name__)
 
 BATCH_EXECUTE = "runs.tasks.batch_execute"
 BATCH_ANALYSE = "runs.tasks.batch_analyse"
 
 
+class BrokerUnavailable(Exception):
+    """The task queue (Redis) could not be reached: nothing was handed to a worker."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(
+            f"the task queue (Redis) cannot be reached ({error}); try again once it is back"
+        )
+
+
 def enqueue_batch(batch_id: int) -> None:
-    """Hand a batch to a worker; redelivery is harmless, the claim is conditional."""
-    app.send_task(BATCH_EXECUTE, args=[batch_id])
+    """Hand a batch to a worker; redelivery is harmless, the claim is conditional.
+    Raises BrokerUnavailable."""
+    _send(BATCH_EXECUTE, batch_id)
 
 
 def enqueue_analyse(batch_id: int) -> None:
     """The regression check and the news of a finished scheduled batch."""
-    app.send_task(BATCH_ANALYSE, args=[batch_id])
+    _send(BATCH_ANALYSE, batch_id)
+
+
+def enqueue_or_log(batch_id: int) -> None:
+    """For hand-overs the sweeper repeats anyway (waking a waiting batch): a broker that
+    is down is logged, not raised."""
+    try:
+        enqueue_batch(batch_id)
+    except BrokerUnavailable as e:
+        logger.warning("batch %s not handed to a worker: %s", batch_id, e)
+
+
+def _send(task: str, batch_id: int) -> None:
+    try:
+        app.send_task(task, args=[batch_id])
+    except (OperationalError, RedisError, OSError) as e:
+        raise BrokerUnavailable(e) from e

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -11,10 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from runs.execution.server_settings import batch_restore_settings
-from runs.loadhosts import ExecutorError, executor_for, kill_process_group
+from runs.execution.sink import run_store_recent_samples
+from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
 from runs.models import Batch, LoadHost, Run, Status
 from runs.services.batches import batch_release_locks
-from runs.services.queue import enqueue_batch
+from runs.services.queue import enqueue_or_log
 
 logger = logging.getLogger(__name__)
 
@@ -23,9 +25,11 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     """Recover batches whose worker died: the sweeper of the heartbeat protocol.
 
     A batch that has not beaten for BENCHDASH_STALE_AFTER_SECONDS lost its worker. Its
-    running run is marked interrupted (its samples stay), the orphaned sysbench is killed,
-    the server's original settings are restored, and the batch is queued again to go on
-    from its next unfinished cell: the interrupted cell is never run twice.
+    running run is marked interrupted (its samples stay: those its worker published but
+    had not stored yet are taken from Redis), the orphaned sysbench is killed and its
+    private directory, which holds the target's password, removed; the server's original
+    settings are restored, and the batch is queued again to go on from its next
+    unfinished cell: the interrupted cell is never run twice.
     """
     cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_STALE_AFTER_SECONDS)
     recovered = []
@@ -40,8 +44,27 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     # A waiting batch is woken when its lock is released; asking again now and then costs
     # one conditional update and covers a wake-up lost with a crashed worker.
     for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
-        enqueue_batch(batch_id)
+        enqueue_or_log(batch_id)
+    batches_requeue_lost()
     return recovered
+
+
+def batches_requeue_lost() -> list[int]:
+    """Hand over again the batches still queued BENCHDASH_QUEUED_GRACE_SECONDS after
+    their launch: their message was lost (Redis restarted without persistence, or a worker
+    died holding it), and without this they would stay queued forever, and every later
+    scheduled fire of their plan would be skipped. A batch whose message is only slow
+    gets a second one: the claim is a conditional update, the second does nothing."""
+    cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_QUEUED_GRACE_SECONDS)
+    lost = list(
+        Batch.objects.filter(status=Status.QUEUED, created_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    for batch_id in lost:
+        logger.info("batch %s still queued: handed to a worker again", batch_id)
+        enqueue_or_log(batch_id)
+    return lost
 
 
 @transaction.atomic
@@ -57,6 +80,8 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
     now = timezone.now()
     for run in batch.runs.filter(status__in=[Status.PREPARING, Status.RUNNING]):
         _kill_orphan(batch, run, hostname)
+        if missing := run_store_recent_samples(run=run):
+            logger.warning("run %s: %s samples stored from the live list", run.pk, missing)
         run.status = Status.INTERRUPTED
         run.finished_at = now
         run.error = (
@@ -64,6 +89,7 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
             "the samples received until then are kept"
         )
         run.save(update_fields=["status", "finished_at", "error"])
+    batch_remove_config_dirs(batch=batch, hostname=hostname)
     batch_restore_settings(batch=batch)
     batch_release_locks(batch=batch)
     batch.status = Status.QUEUED
@@ -73,8 +99,33 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
     ]
     batch.save(update_fields=["status", "warnings"])
     logger.warning("batch %s: worker %s is gone, requeued", batch.pk, batch.worker)
-    transaction.on_commit(lambda: enqueue_batch(batch.pk))
+    transaction.on_commit(partial(enqueue_or_log, batch.pk))
     return True
+
+
+def batch_remove_config_dirs(*, batch: Batch, hostname: str) -> None:
+    """Remove the private directories sysbench had when the batch's worker died: their
+    config file holds the target's password. A run records its directory while it
+    exists (prepare and cleanup record theirs on the first run of their group)."""
+    for run in batch.runs.exclude(config_dir=""):
+        try:
+            removed = _remove_config_dir(batch, run.config_dir, hostname)
+        except ExecutorError as e:
+            logger.error("batch %s: cannot remove %s: %s", batch.pk, run.config_dir, e)
+            continue
+        if removed:
+            logger.warning("batch %s: removed sysbench's directory %s", batch.pk, run.config_dir)
+        Run.objects.filter(pk=run.pk).update(config_dir="")
+
+
+def _remove_config_dir(batch: Batch, path: str, hostname: str) -> bool:
+    load_host = batch.load_host
+    if load_host is not None and load_host.kind == LoadHost.Kind.SSH:
+        return executor_for(load_host).remove_config_dir(path)
+    # A local directory lives on the machine of the worker that made it.
+    if batch.worker.split("@")[-1] != hostname:
+        raise ExecutorError(f"it is on {batch.worker}, not here ({hostname})")
+    return LocalExecutor().remove_config_dir(path)
 
 
 def _kill_orphan(batch: Batch, run: Run, hostname: str) -> None:

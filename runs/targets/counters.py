@@ -2,10 +2,12 @@
 
 Throughput alone does not say why it moves; the server's own counters do (rows read per
 query, log fsyncs per transaction, spin waits...). A sampler thread with a connection of
-its own reads them every report interval from the moment sysbench starts until it ends,
-and stores each reading as a CounterSample whose time_s counts from sysbench's start,
-like the samples of the interval lines, so the two series line up. When sysbench is done,
-the run gets the deltas over the run, rates, gauge averages and a few derived ratios.
+its own reads them every report interval from the moment sysbench starts until it ends;
+each reading's time_s counts from sysbench's start, like the samples of the interval
+lines, so the two series line up. The sampler only reads: the runner takes its new
+readings with `take()` and stores them in bulk with the run's samples
+(runs/execution/sink.py). When sysbench is done, the run gets the deltas over the run,
+rates, gauge averages and a few derived ratios.
 """
 
 from __future__ import annotations
@@ -17,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import connection as django_connection
 
 from runs import targets
-from runs.models import Batch, CounterSample, Run
+from runs.models import Batch, Run
 from runs.sysbench.command import Connection
 from runs.sysbench.options import is_sql_test
 
@@ -43,6 +44,7 @@ class CounterSampler:
         self.interval_s = interval_s
         self.readings: list[Reading] = []
         self.error = ""
+        self._taken = 0
         self._stop = threading.Event()
         self._started = time.monotonic()
         self._thread = threading.Thread(
@@ -72,8 +74,6 @@ class CounterSampler:
         except Exception as e:  # a reading lost must never fail the benchmark
             self.error = f"internal error: {e}"
             logger.exception("run %s: the counter sampler failed", self.run_id)
-        finally:
-            django_connection.close()  # this thread's own connection to the results store
 
     def _sample_until_stopped(self, db: targets.ServerTarget) -> None:
         next_at = self._started
@@ -89,10 +89,14 @@ class CounterSampler:
     def _read(self, db: targets.ServerTarget) -> None:
         values = db.status_counters()
         time_s = round(time.monotonic() - self._started, 3)
-        self.readings.append((time_s, values))
-        CounterSample.objects.create(
-            run_id=self.run_id, seq=len(self.readings), time_s=time_s, values=values
-        )
+        self.readings.append((time_s, values))  # list.append is atomic: no lock needed
+
+    def take(self) -> list[tuple[int, float, dict[str, float]]]:
+        """The readings since the last call, numbered from 1: (seq, time_s, values)."""
+        count = len(self.readings)
+        new = [(i + 1, *self.readings[i]) for i in range(self._taken, count)]
+        self._taken = count
+        return new
 
 
 def sampler_start(*, run: Run, batch: Batch) -> CounterSampler | None:
@@ -110,13 +114,18 @@ def sampler_start(*, run: Run, batch: Batch) -> CounterSampler | None:
     ).start()
 
 
-def sampler_stop(sampler: CounterSampler | None, *, run: Run) -> None:
-    """Stop sampling once sysbench ended, and store the run's deltas and ratios."""
+def sampler_stop(sampler: CounterSampler | None) -> list[tuple[int, float, dict[str, float]]]:
+    """Stop sampling once sysbench ended; the readings not taken yet."""
     if sampler is None:
-        return
-    readings = sampler.stop()
-    run.counters = counters_summary(readings, run.reports, error=sampler.error)
-    Run.objects.filter(pk=run.pk).update(counters=run.counters)
+        return []
+    sampler.stop()
+    return sampler.take()
+
+
+def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
+    """The run's counter deltas and ratios, on `run.counters` (stored with its result)."""
+    if sampler is not None:
+        run.counters = counters_summary(sampler.readings, run.reports, error=sampler.error)
 
 
 def _interval(run: Run, params: Mapping[str, Any]) -> float:

@@ -1,19 +1,37 @@
 """The Server-Sent Events of a run, for the pages: what is stored, then what the worker
-publishes live (runs/execution/live.py), each sample exactly once and in order."""
+publishes live (runs/execution/live.py), each sample exactly once and in order.
+
+Redis only carries what is live: a finished run is replayed from the database alone, and
+a running one whose Redis cannot be reached is followed by reading the database every
+second. Each read hands its database connection back at once: a stream lasts as long as
+its run, and must not hold one of the web server's few connections meanwhile.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connection
+from redis.exceptions import RedisError
 
 from runs.execution.live import channel, recent_key, sample_payload, status_payload
 from runs.models import FINISHED_STATUSES, Run, Sample
 
+logger = logging.getLogger(__name__)
+
 KEEPALIVE_S = 15.0
+POLL_S = 1.0  # how often the database is read while Redis is away
+
+T = TypeVar("T")
 
 
 def _sse(event: str, data: dict[str, Any], event_id: int | None = None) -> str:
@@ -24,40 +42,64 @@ def _sse(event: str, data: dict[str, Any], event_id: int | None = None) -> str:
 async def run_events(run_id: int, *, after: int = 0) -> AsyncIterator[str]:
     """The SSE stream of a run: its status, every sample after `after` exactly once and
     in order, the raw lines as they come, and an `end` event when the run is over."""
-    client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=5)
-    pubsub = client.pubsub()
-    try:
-        await pubsub.subscribe(channel(run_id))
-        stream = _RunStream(run_id, after)
-        async for chunk in stream.replay(client):
+    stream = _RunStream(run_id, after)
+    status = await _read(_status_of, run_id)
+    if status in FINISHED_STATUSES:
+        async for chunk in stream.stored():
             yield chunk
-        if stream.finished:
-            yield _sse("end", {})
-            return
-        async for chunk in stream.follow(pubsub):
-            yield chunk
-    finally:
-        await pubsub.aclose()
-        await client.aclose()
+        yield _sse("end", {})
+        return
+    async for chunk in stream.live():
+        yield chunk
 
 
 class _RunStream:
     def __init__(self, run_id: int, after: int) -> None:
         self.run_id = run_id
         self.last_seq = after
+        self.status: dict[str, Any] | None = None
         self.finished = False
 
-    async def replay(self, client: aioredis.Redis) -> AsyncIterator[str]:
-        run = await Run.objects.aget(pk=self.run_id)
-        yield _sse("status", status_payload(run))
-        self.finished = run.status in FINISHED_STATUSES
-        stored = Sample.objects.filter(run_id=self.run_id, seq__gt=self.last_seq).order_by("seq")
-        async for sample in stored:
-            yield self._sample(sample_payload(sample))
-        for raw in await client.lrange(recent_key(self.run_id), 0, -1):
-            chunk = self._sample(json.loads(raw)["sample"])
+    async def stored(self) -> AsyncIterator[str]:
+        """The status and the samples the database holds after the last one sent."""
+        status, samples = await _read(_stored, self.run_id, self.last_seq)
+        self.finished = status["status"] in FINISHED_STATUSES
+        if status != self.status:
+            self.status = status
+            yield _sse("status", status)
+        for payload in samples:
+            chunk = self._sample(payload)
             if chunk:
                 yield chunk
+
+    async def live(self) -> AsyncIterator[str]:
+        """Subscribe first, then replay what is stored and the recent list, then follow
+        the channel: nothing falls in between. Without Redis, read the database."""
+        client = aioredis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=KEEPALIVE_S + 5
+        )
+        pubsub = client.pubsub()
+        try:
+            await pubsub.subscribe(channel(self.run_id))
+            async for chunk in self.stored():
+                yield chunk
+            for raw in await client.lrange(recent_key(self.run_id), 0, -1):
+                chunk = self._sample(json.loads(raw)["sample"])
+                if chunk:
+                    yield chunk
+            if self.finished:
+                yield _sse("end", {})
+                return
+            async for chunk in self.follow(pubsub):
+                yield chunk
+        except (RedisError, OSError) as e:
+            logger.warning("run %s: no live events from Redis (%s): reading the database",
+                           self.run_id, e)  # fmt: skip
+            async for chunk in self.poll():
+                yield chunk
+        finally:
+            await _quietly(pubsub.aclose())
+            await _quietly(client.aclose())
 
     async def follow(self, pubsub: Any) -> AsyncIterator[str]:
         while True:
@@ -81,6 +123,21 @@ class _RunStream:
                     yield _sse("end", {})
                     return
 
+    async def poll(self) -> AsyncIterator[str]:
+        """Follow the run in the database alone (no raw lines: only Redis carries them)."""
+        quiet_since = time.monotonic()
+        while True:
+            async for chunk in self.stored():
+                quiet_since = time.monotonic()
+                yield chunk
+            if self.finished:
+                yield _sse("end", {})
+                return
+            if time.monotonic() - quiet_since > KEEPALIVE_S:
+                quiet_since = time.monotonic()
+                yield ": keepalive\n\n"
+            await asyncio.sleep(POLL_S)
+
     def _sample(self, payload: dict[str, Any]) -> str:
         seq = int(payload["seq"])
         if seq <= self.last_seq:
@@ -90,5 +147,41 @@ class _RunStream:
 
     async def _ended_silently(self) -> bool:
         # A worker that died publishes no final status; the sweeper records it.
-        status = await Run.objects.filter(pk=self.run_id).values_list("status", flat=True).afirst()
+        status = await _read(_status_of, self.run_id)
         return status is None or status in FINISHED_STATUSES
+
+
+# --- database reads, each on a connection handed back at once --------------------------------
+
+
+async def _read(read: Callable[..., T], *args: Any) -> T:
+    return await sync_to_async(_closing)(read, *args)
+
+
+def _closing(read: Callable[..., T], *args: Any) -> T:
+    try:
+        return read(*args)
+    finally:
+        connection.close()
+
+
+async def run_exists(run_id: int) -> bool:
+    return await _read(_status_of, run_id) is not None
+
+
+def _status_of(run_id: int) -> str | None:
+    return Run.objects.filter(pk=run_id).values_list("status", flat=True).first()
+
+
+def _stored(run_id: int, after: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    # The status is read first: a run that had ended by then has stored every sample.
+    run = Run.objects.only("status", "error", "error_hint", "started_at", "finished_at").get(
+        pk=run_id
+    )
+    samples = Sample.objects.filter(run_id=run_id, seq__gt=after).order_by("seq")
+    return status_payload(run), [sample_payload(s) for s in samples]
+
+
+async def _quietly(closing: Any) -> None:
+    with contextlib.suppress(RedisError, OSError):
+        await closing

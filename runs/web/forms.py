@@ -13,15 +13,26 @@ from runs.models import DatasetPolicy, LoadHost, LuaScript, OrderPolicy, Plan, T
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
 
-KEEP = "Leave empty to keep the stored one."
+KEEP = "Leave empty to keep the stored one"
+TARGET_MOVES = "host, port, socket, engine or user"
+LOADHOST_MOVES = "address or user"
+
+
+def _moved_text(fields: str) -> str:
+    # A stored secret never follows the target or host to another address: see
+    # runs/services/definitions.py.
+    return f"{KEEP}, unless you change the {fields}: then give it again, or it is removed."
 
 
 class TargetForm(forms.ModelForm[Target]):
+    """The password is not a model field here: the instance keeps the stored one, and the
+    view passes what was typed (or "" to remove it) to the service."""
+
     password = forms.CharField(
         required=False,
         strip=False,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Stored encrypted; never shown again. " + KEEP,
+        help_text="Stored encrypted; never shown again. " + _moved_text(TARGET_MOVES),
     )
     clear_password = forms.BooleanField(required=False, label="Remove the stored password")
 
@@ -35,7 +46,6 @@ class TargetForm(forms.ModelForm[Target]):
             "socket",
             "database",
             "user",
-            "password",
             "cpu_cores",
             "disk_count",
             "server_host",
@@ -43,7 +53,7 @@ class TargetForm(forms.ModelForm[Target]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.initial["password"] = ""  # write-only
+        self.order_fields([*self.Meta.fields[:7], "password", "clear_password"])
         self.fields["server_host"].queryset = LoadHost.objects.filter(  # type: ignore[attr-defined]
             kind=LoadHost.Kind.SSH
         )
@@ -51,15 +61,14 @@ class TargetForm(forms.ModelForm[Target]):
             self.fields["password"].help_text = "Stored encrypted; never shown again."
             del self.fields["clear_password"]
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        # Empty means "keep": the instance is built from cleaned_data after clean().
-        if self.instance.pk and not data.get("password") and not data.get("clear_password"):
-            data["password"] = Target.objects.get(pk=self.instance.pk).password
-        return data
+    def new_password(self) -> str | None:
+        """What to store: None keeps the stored password, "" removes it."""
+        return _new_secret(self, "password", "clear_password")
 
 
 class LoadHostForm(forms.ModelForm[LoadHost]):
+    """The key is not a model field here, like a target's password."""
+
     private_key = forms.CharField(
         required=False,
         strip=False,
@@ -70,21 +79,25 @@ class LoadHostForm(forms.ModelForm[LoadHost]):
 
     class Meta:
         model = LoadHost
-        fields = ["name", "kind", "address", "port", "user", "private_key", "key_path"]
+        fields = ["name", "kind", "address", "port", "user", "key_path"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.initial["private_key"] = ""  # write-only: a textarea would show it back
+        self.order_fields([*self.Meta.fields[:5], "private_key", "clear_private_key"])
         if self.instance.pk:
-            self.fields["private_key"].help_text += " " + KEEP
+            self.fields["private_key"].help_text += " " + _moved_text(LOADHOST_MOVES)
         else:
             del self.fields["clear_private_key"]
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if self.instance.pk and not data.get("private_key") and not data.get("clear_private_key"):
-            data["private_key"] = LoadHost.objects.get(pk=self.instance.pk).private_key
-        return data
+    def new_private_key(self) -> str | None:
+        return _new_secret(self, "private_key", "clear_private_key")
+
+
+def _new_secret(form: forms.BaseForm, name: str, clear: str) -> str | None:
+    data = form.cleaned_data
+    if data.get(name):
+        return str(data[name])
+    return "" if data.get(clear) else None
 
 
 class FingerprintForm(forms.Form):
@@ -164,6 +177,49 @@ class PlanForm(forms.Form):
     history_nights = forms.IntegerField(
         required=False, min_value=5, max_value=365, initial=7, label="Baseline nights"
     )
+    # The auto modes (runs/analysis/modes.py): each adds runs until its answer is clear.
+    repeats_auto = forms.BooleanField(
+        required=False,
+        label="Repeats: auto",
+        help_text="Add interleaved repeats of the noisy cells until the 95 % interval of each "
+        "cell's mean is within the target (each cell starts with at least 3 repeats).",
+    )
+    repeats_target_pct = forms.FloatField(
+        required=False, min_value=0.1, max_value=100, initial=2.0, label="Target ± (%)"
+    )
+    repeats_max = forms.IntegerField(
+        required=False, min_value=2, max_value=100, initial=5, label="At most (repeats)"
+    )
+    threads_auto = forms.BooleanField(
+        required=False,
+        label="Threads: auto",
+        help_text="Start at 1 thread and double while throughput rises by more than the "
+        "threshold and p95 stays under the SLO, then refine between the last two points.",
+    )
+    threads_max = forms.IntegerField(
+        required=False, min_value=1, max_value=100_000, initial=64, label="Up to (threads)"
+    )
+    threads_slo_ms = forms.FloatField(
+        required=False, min_value=0.001, label="p95 SLO (ms)", help_text="Optional."
+    )
+    threads_rise_pct = forms.FloatField(
+        required=False, min_value=0.1, max_value=1000, initial=5.0, label="Rise threshold (%)"
+    )
+    rate_auto = forms.BooleanField(
+        required=False,
+        label="Rate: auto (open loop)",
+        help_text="Find the highest --rate the server sustains: achieved tps keeps up, the "
+        "queue stays bounded, p95 stays under the SLO. Double from the start, then bisect.",
+    )
+    rate_start = forms.IntegerField(
+        required=False, min_value=1, initial=100, label="Start at (tps)"
+    )
+    rate_max = forms.IntegerField(
+        required=False, min_value=1, initial=1_000_000, label="Up to (tps)"
+    )
+    rate_slo_ms = forms.FloatField(
+        required=False, min_value=0.001, label="p95 SLO (ms)", help_text="Optional."
+    )  # fmt: skip
 
     def __init__(self, *args: Any, user: User | AnonymousUser | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -190,7 +246,40 @@ class PlanForm(forms.Form):
             # Left empty: the plan's defaults (5 %, 7 nights).
             "regression_threshold_pct": data.get("regression_threshold_pct") or 5.0,
             "history_nights": data.get("history_nights") or 7,
+            "auto": self.auto_settings(),
         }
+
+    def auto_settings(self) -> dict[str, Any]:
+        """The plan's `auto` field from the checked modes (checked further on save)."""
+        data = self.cleaned_data
+        modes: dict[str, Any] = {}
+        for mode, fields in AUTO_FIELDS.items():
+            if data.get(f"{mode}_auto"):
+                given = {key: data.get(name) for name, key in fields.items()}
+                modes[mode] = {k: v for k, v in given.items() if v is not None}
+        return modes
+
+
+# form field → key of the plan's `auto` settings, per mode
+AUTO_FIELDS: dict[str, dict[str, str]] = {
+    "repeats": {"repeats_target_pct": "target_pct", "repeats_max": "max"},
+    "threads": {
+        "threads_max": "max", "threads_slo_ms": "slo_p95_ms", "threads_rise_pct": "rise_pct",
+    },
+    "rate": {"rate_start": "start", "rate_max": "max", "rate_slo_ms": "slo_p95_ms"},
+}  # fmt: skip
+
+
+def auto_initial(auto: dict[str, Any]) -> dict[str, Any]:
+    """The editor's fields of a plan's auto modes: the inverse of auto_settings."""
+    initial: dict[str, Any] = {}
+    for mode, fields in AUTO_FIELDS.items():
+        if isinstance(auto.get(mode), dict):
+            initial[f"{mode}_auto"] = True
+            for name, key in fields.items():
+                if auto[mode].get(key) is not None:
+                    initial[name] = auto[mode][key]
+    return initial
 
 
 def plan_initial(plan: Plan) -> dict[str, Any]:
@@ -212,6 +301,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "history_nights": plan.history_nights,
         "schedule_timezone": "UTC",
         "schedule_enabled": True,
+        **auto_initial(plan.auto or {}),
     }
     if plan.schedule is not None:
         from runs.services.schedules import schedule_describe

@@ -23,6 +23,7 @@ urlpatterns = [
     path("batches/<int:batch_id>/results", results.batch_results, name="batch_results"),
     path("batches/<int:batch_id>/export.csv", results.export_csv, name="batch_export_csv"),
     path("batches/<int:batch_id>/export.json", results.export_json, name="batch_export_json"),
+    path("batches/<int:batch_id>/report.html", results.batch_report, name="batch_report"),
     path("compare", results.compare, name="compare"),
     path("runs/<int:run_id>/", batches.run_live, name="run_live"),
     path("runs/<int:run_id>/events", batches.run_events, name="run_events"),

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from runs.analysis import charts, comparison, results, stats
+from runs.analysis import charts, comparison, results, verdicts
 
 T0 = datetime(2024, 5, 1, 2, 0, tzinfo=UTC)
 
@@ -193,13 +193,14 @@ def test_the_default_selection_is_each_series_first_repeat_at_its_peak():
     assert charts.default_selection(series) == [2, 4]
 
 
-def test_compare_says_not_enough_repeats_below_three():
+def test_compare_says_too_few_repeats_below_three():
     base = comparison.Side("b1", "one", [run(1, 1, 100), run(2, 1, 102, round=1)])
     other = comparison.Side("b2", "two", [run(3, 1, 150), run(4, 1, 160, round=1)])
     [row] = comparison.compare_sides(base, other)
     assert row.verdict is not None
-    assert row.verdict.verdict == stats.NOT_ENOUGH
-    assert row.verdict.diff_percent == pytest.approx(53.465, rel=1e-3)
+    assert row.verdict.text == "too few repeats (n=2; 3 needed)"
+    # the ratio of the geometric means, (150 x 160)^½ / (100 x 102)^½
+    assert row.verdict.diff_percent == pytest.approx(53.39, rel=1e-3)
 
 
 def test_compare_runs_welch_with_three_repeats_each():
@@ -212,8 +213,8 @@ def test_compare_runs_welch_with_three_repeats_each():
     same = comparison.Side(
         "b3", "three", [run(i, 1, v, round=i) for i, v in enumerate([99, 102, 100])]
     )
-    assert verdict(base, higher) == stats.HIGHER
-    assert verdict(base, same) == stats.NO_DIFFERENCE
+    assert verdict(base, higher) == verdicts.FASTER
+    assert verdict(base, same) == verdicts.SAME
 
 
 def verdict(base, other):

@@ -97,11 +97,12 @@ def anonymous(live_server: Any) -> Api:
 
 
 @pytest.fixture
-def offline_target(transactional_db: None) -> Target:
-    """A target nobody listens on: saving plans does not contact the server."""
+def offline_target(transactional_db: None, owner: Any) -> Target:
+    """A target of owner's that nobody listens on: saving plans does not contact it."""
     return Target.objects.create(
-        name="offline", host="127.0.0.1", port=1, database="sbtest", user="bench"
-    )
+        name="offline", host="127.0.0.1", port=1, database="sbtest", user="bench",
+        created_by=owner,
+    )  # fmt: skip
 
 
 @pytest.fixture

@@ -45,7 +45,9 @@ def test_a_host_key_is_scanned_then_pinned_once_its_fingerprint_is_confirmed(
     assert not any(ssh_key.private.strip() in body for body in api.bodies)
 
 
-def test_a_local_host_has_no_key_to_scan(api, local_host):
+def test_a_local_host_has_no_key_to_scan(api, owner, local_host):
+    owner.is_staff = True  # the local host has no owner: staff's
+    owner.save()
     answer = api.post(f"/api/v1/load-hosts/{local_host.pk}/scan")
 
     assert answer.status_code == 400
@@ -66,10 +68,11 @@ def test_preflight_reports_what_would_break_a_batch(api, offline_target, local_h
     assert not Batch.objects.exists()
 
 
-def test_a_queued_batch_is_cancelled(api, offline_target, local_host, make_batch):
+def test_a_queued_batch_is_cancelled(api, owner, offline_target, local_host, make_batch):
     plan = Plan.objects.create(
-        name="inserts", target=offline_target, load_host=local_host, threads=[1]
-    )
+        name="inserts", target=offline_target, load_host=local_host, threads=[1],
+        created_by=owner,
+    )  # fmt: skip
     batch = make_batch(plan)
 
     answer = api.post(f"/api/v1/batches/{batch.pk}/cancel")

@@ -1,11 +1,12 @@
-"""GET /api/v1/compare gives scripts what the compare page shows: the difference in percent
-and Welch's verdict per cell, for batches that really ran (a few cpu events each run)."""
+"""GET /api/v1/compare gives scripts what the compare page shows: the difference with its
+95 % interval and Welch's verdict per cell, for batches that really ran (a few cpu events
+each run)."""
 
 from __future__ import annotations
 
 import pytest
 
-from runs.analysis import stats
+from runs.analysis import verdicts
 from runs.models import Batch, Plan, Status
 from runs.services import batches
 from tests.helpers import wait_for_batch
@@ -54,10 +55,14 @@ def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batc
     assert pair["side"] == f"b{second.pk}"
     assert [row["threads"] for row in pair["rows"]] == [1, 2]
     for row in pair["rows"]:
-        expected = stats.compare(rates(first, row["threads"]), rates(second, row["threads"]))
+        expected = verdicts.welch(rates(first, row["threads"]), rates(second, row["threads"]))
         assert row["verdict"] == expected.verdict
         assert row["diff_percent"] == pytest.approx(expected.diff_percent)
         assert row["p_value"] == pytest.approx(expected.p_value)
+        assert row["ratio_low"] == pytest.approx(expected.low)
+        assert row["ratio_high"] == pytest.approx(expected.high)
+        assert row["basis"] == "repeats"
+        assert row["sentence"].endswith("3 repeats each)")
         assert row["base"]["n"] == row["other"]["n"] == 3
         assert row["base"]["median"] == pytest.approx(sorted(rates(first, row["threads"]))[1])
 
@@ -67,7 +72,7 @@ def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batc
     assert swapped["pairs"][0]["side"] == f"b{first.pk}"
 
 
-def test_single_runs_have_too_few_repeats_to_tell(api, two_batches):
+def test_single_runs_without_interval_samples_have_too_few_repeats(api, two_batches):
     first, second = two_batches
     a = first.runs.get(threads=1, round=0)
     b = second.runs.get(threads=1, round=0)
@@ -76,7 +81,9 @@ def test_single_runs_have_too_few_repeats_to_tell(api, two_batches):
 
     assert [s["kind"] for s in body["sides"]] == ["run", "run"]
     (row,) = body["pairs"][0]["rows"]
-    assert row["verdict"] == stats.NOT_ENOUGH and row["p_value"] is None
+    assert row["verdict"] == verdicts.TOO_FEW and row["p_value"] is None
+    assert row["verdict_text"] == "too few repeats (n=1; 3 needed)"
+    assert "too short to be compared on its interval samples" in row["caveat"]
 
 
 def test_nothing_asked_is_nothing_compared(api):

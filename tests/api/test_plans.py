@@ -48,6 +48,8 @@ def test_a_plan_is_created_read_updated_and_deleted(api, plan_fields, owner):
         ({"server_settings": {"datadir": ["/tmp"]}}, "server_settings", "allow-list"),
         ({"target": None}, "target", "database test"),
         ({"repeats": 0}, "repeats", "greater than or equal to 1"),
+        ({"auto": {"threads": {"max": 0}}}, "auto.threads.max", "between 1 and"),
+        ({"auto": {"rate": True}, "options": {"rate": 10}}, "rate", "leave it out"),
     ],
 )
 def test_a_bad_plan_is_refused_naming_the_field(api, plan_fields, change, field, words):
@@ -159,3 +161,15 @@ def test_deleting_a_plan_deletes_its_schedule_and_a_plan_with_batches_stays(
     make_batch(Plan.objects.get(pk=kept["id"]))
     assert api.delete(f"/api/v1/plans/{kept['id']}").status_code == 409
     assert Batch.objects.count() == 1
+
+
+def test_a_plan_takes_auto_modes_and_stores_them_with_their_defaults(api, plan_fields):
+    body = {**plan_fields, "threads": [1], "auto": {"repeats": True, "threads": {"max": 16}}}
+
+    created = api.post("/api/v1/plans", json=body)
+
+    assert created.status_code == 201, created.text
+    assert created.json()["auto"] == {
+        "repeats": {"target_pct": 2.0, "max": 5},
+        "threads": {"max": 16, "slo_p95_ms": None, "rise_pct": 5.0},
+    }

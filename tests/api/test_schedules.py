@@ -72,7 +72,7 @@ def beat(transactional_db: None, tmp_path: Path) -> Iterator[Callable[[], BeatPr
 
 
 @pytest.fixture
-def cpu_plan(local_host) -> Plan:
+def cpu_plan(local_host, owner) -> Plan:
     # cpu needs no server; --rate keeps it light on a busy machine.
     return Plan.objects.create(
         name="cpu at night",
@@ -80,6 +80,7 @@ def cpu_plan(local_host) -> Plan:
         test="cpu",
         options={"time": 5, "report-interval": 1, "rate": 20},
         threads=[1],
+        created_by=owner,
     )
 
 

@@ -17,24 +17,28 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from runs.models import Plan, Run, Sample
+from runs.models import LoadHost, Plan, Run, Sample
 
 STARTS_WORK = ["plans_launch", "plans_preflight", "batches_cancel", "load_hosts_scan"]
 CHECKS = [not_a_server_error, response_schema_conformance]
 
 
 @pytest.fixture
-def existing_ids(local_host, offline_target, make_batch) -> dict[str, int]:
-    """One object of each kind, so that valid cases also reach objects that exist."""
+def existing_ids(owner, offline_target, make_batch) -> dict[str, int]:
+    """One object of each kind, so that valid cases also reach objects that exist; the
+    token's user owns them, so that writes get past the permission check."""
+    load_host = LoadHost.objects.create(
+        name="lg", kind="ssh", address="127.0.0.1", user="bench", created_by=owner
+    )
     plan = Plan.objects.create(
-        name="inserts", target=offline_target, load_host=local_host, threads=[1]
+        name="inserts", target=offline_target, load_host=load_host, threads=[1], created_by=owner
     )
     batch = make_batch(plan, status="done")
     run = Run.objects.create(batch=batch, position=0, round=0, cell_key="a", threads=1)
     Sample.objects.create(run=run, seq=1, time_s=1, threads=1, tps=1.5, received_at=timezone.now())
     return {
         "/api/v1/targets/": offline_target.pk,
-        "/api/v1/load-hosts/": local_host.pk,
+        "/api/v1/load-hosts/": load_host.pk,
         "/api/v1/plans/": plan.pk,
         "/api/v1/batches/": batch.pk,
         "/api/v1/runs/": run.pk,

@@ -54,7 +54,7 @@ def test_no_secret_ever_comes_back(api):
     api.get("/api/v1/targets")
     api.get(f"/api/v1/targets/{t}")
     api.put(f"/api/v1/targets/{t}", json={**target.json(), "name": "db1-renamed"})
-    api.patch(f"/api/v1/targets/{t}", json={"port": 3307})
+    api.patch(f"/api/v1/targets/{t}", json={"database": "sbtest2"})
     api.patch(f"/api/v1/targets/{t}", json={"port": "not a port", "password": PASSWORD})
     api.get("/api/v1/load-hosts")
     api.get(f"/api/v1/load-hosts/{h}")

@@ -85,7 +85,10 @@ def test_samples_are_numbered_and_keep_the_warmup_flag(celery_worker, make_plan)
     samples = list(run.samples.order_by("seq"))
     assert [s.seq for s in samples] == list(range(1, len(samples) + 1))
     assert [s.in_warmup for s in samples] == [s.time_s <= 2 for s in samples]
-    assert all(s.queue_length is not None for s in samples)  # --rate queue lines merged
+    # --rate queue lines merged, every one printed; sysbench sometimes leaves out the last
+    # interval's queue line as the run ends
+    merged = [s for s in samples if s.queue_length is not None]
+    assert len(merged) == run.raw_log.count("queue length:") >= len(samples) - 1
     assert run.summary["steady_after_checkpoint"] is True
     assert "--report-checkpoints=2" in run.argv
     steady = run.summary["interval_tps"]

@@ -64,3 +64,62 @@ def test_a_killed_worker_is_recovered_without_running_a_cell_twice(
     assert global_variable(mariadb_server, "innodb_flush_log_at_trx_commit") == original_flush
     assert any("resumed after the worker" in w for w in batch.warnings)
     assert os.getpgid(os.getpid()) != killed.pgid
+
+
+def test_a_killed_worker_leaves_no_config_file_and_loses_no_published_sample(
+    tmp_path, transactional_db, make_plan
+):
+    """The config file holds the target's password: the sweeper removes sysbench's private
+    directory of a dead worker. Samples go to the database every few seconds, but every
+    sample published live is in the run's recent list: the sweeper stores those too."""
+    from runs.execution import live
+    from tests.processes import WorkerProcess, test_env
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**test_env(), "TMPDIR": str(tmpdir), "BENCHDASH_HEARTBEAT_SECONDS": "4"}
+    plan = make_plan(
+        test="oltp_read_only",
+        options={"time": 20, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10},
+    )
+    first = WorkerProcess(tmp_path / "first.log", env=env)
+    second = None
+    try:
+        batch = batches.batch_launch(plan=plan)
+        run = batch.runs.get()
+        # Its own: the list of a run of an earlier test database may still hold its id.
+        wait_until(
+            lambda: (
+                Run.objects.exclude(config_dir="").filter(pk=run.pk).exists()
+                and len(live.recent_samples(run.pk)) >= 6
+            ),
+            timeout=90,
+            what="six samples live",
+        )
+        run.refresh_from_db()
+        config_dir = Path(run.config_dir)
+        assert config_dir.parent == tmpdir and (config_dir / "sysbench.cfg").exists()
+
+        first.kill()
+        published = {s["seq"] for s in live.recent_samples(run.pk)}
+        stored_before = set(run.samples.values_list("seq", flat=True))
+        assert published - stored_before, "some samples were only live when it died"
+        time.sleep(6)  # the heartbeat goes stale (5 s in the test settings)
+        second = WorkerProcess(tmp_path / "second.log", env=env)
+        wait_until(
+            lambda: Run.objects.get(pk=run.pk).status == Status.INTERRUPTED,
+            timeout=60,
+            what="the sweeper",
+        )
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+
+    run.refresh_from_db()
+    assert run.config_dir == ""
+    assert not config_dir.exists()
+    assert list(tmpdir.iterdir()) == [], "no file of sysbench's is left"
+    stored = list(run.samples.order_by("seq").values_list("seq", flat=True))
+    assert published <= set(stored)
+    assert stored == list(range(1, len(stored) + 1))  # none lost, none doubled

@@ -171,7 +171,7 @@ def test_a_run_past_its_time_limit_is_stopped_and_failed(
     celery_worker, make_plan, mariadb_server, target
 ):
     batch = batches.batch_launch(
-        plan=make_plan(test="oltp_read_only", options={**SLOW_RUN, "time": 2})
+        plan=make_plan(test="oltp_read_only", options={**SLOW_RUN, "time": 4})
     )
     wait_for_samples(batch, 1)
     # A write lock on the table blocks every query: sysbench cannot end on time.

@@ -28,15 +28,16 @@ def client_in(user) -> Client:
 
 
 @pytest.fixture
-def stored_target(db) -> Target:
+def stored_target(db, user) -> Target:
+    """A target of ana's (the logged-in user of `client_in`)."""
     return Target.objects.create(
         name="db-1", engine="mariadb", host="127.0.0.1", port=3999, database="sbtest",
-        user="bench", password="s3cret-target-pw", cpu_cores=4, disk_count=2,
+        user="bench", password="s3cret-target-pw", cpu_cores=4, disk_count=2, created_by=user,
     )  # fmt: skip
 
 
 @pytest.fixture
-def stored_plan(db, stored_target) -> Plan:
+def stored_plan(db, stored_target, user) -> Plan:
     local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
     return Plan.objects.create(
         name="insert scaling",
@@ -47,6 +48,7 @@ def stored_plan(db, stored_target) -> Plan:
         threads=[1, 2],
         server_settings={"innodb_flush_log_at_trx_commit": ["1", "2"]},
         dataset_policy="fresh",
+        created_by=user,
     )
 
 

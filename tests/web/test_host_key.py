@@ -14,12 +14,12 @@ from tests.servers import SSHKey
 pytestmark = pytest.mark.slow
 
 
-def test_the_fingerprint_is_shown_and_pinned_once_confirmed(client_in, sshd_server):
+def test_the_fingerprint_is_shown_and_pinned_once_confirmed(client_in, user, sshd_server):
     key = SSHKey.generate()
     sshd_server.authorize(key)
     host = LoadHost.objects.create(
         name="lh-1", kind="ssh", address=sshd_server.host, port=sshd_server.port,
-        user=sshd_server.user, private_key=key.private,
+        user=sshd_server.user, private_key=key.private, created_by=user,
     )  # fmt: skip
     expected = ssh.fingerprint(sshd_server.host_key.public)
 
@@ -41,9 +41,9 @@ def test_the_fingerprint_is_shown_and_pinned_once_confirmed(client_in, sshd_serv
     assert expected in client_in.get(f"/hosts/{host.pk}/").content.decode()
 
 
-def test_an_unreachable_host_is_said_plainly(client_in, free_tcp_port):
+def test_an_unreachable_host_is_said_plainly(client_in, user, free_tcp_port):
     host = LoadHost.objects.create(name="gone", kind="ssh", address="127.0.0.1",
-                                   port=free_tcp_port, user="x")  # fmt: skip
+                                   port=free_tcp_port, user="x", created_by=user)  # fmt: skip
     page = client_in.post(f"/hosts/{host.pk}/scan").content.decode()
     assert 'class="error-box"' in page and "127.0.0.1" in page
 

@@ -115,7 +115,7 @@ def test_compare_gives_a_verdict_per_pair(client_in, make_batch, django_assert_m
     with django_assert_max_num_queries(10):
         response = client_in.get(f"/compare?s=b{one.pk}&s=b{two.pk}&s=b{one.pk}")
     html = response.content.decode()
-    assert "not enough repeats to tell" in html
+    assert "too few repeats (n=1; 3 needed)" in html
     assert html.count("<h2>batch ") == 1  # one pair: the repeated key is dropped
 
     same = client_in.get(f"/compare?s=b{one.pk}&s=b{one.pk}x&s=b{one.pk}").content.decode()
@@ -127,7 +127,26 @@ def test_compare_of_runs_by_their_ids(client_in, make_batch):
     a, b = Run.objects.filter(batch=batch, settings__innodb_flush_log_at_trx_commit="1")
     html = client_in.get(f"/compare?s=r{a.pk}&s={b.pk}").content.decode()
     assert f"run {b.pk} of batch {batch.pk}" in html
-    assert "not enough repeats to tell" in html
+    assert "too few repeats (n=1; 3 needed)" in html
+
+
+def test_two_single_runs_get_an_answer_from_their_interval_samples(client_in, make_batch):
+    # Recorded: two 12 s oltp_point_select runs of the same cell, their batch means of the
+    # interval tps (tests/fixtures/answers/point_long_*.txt).
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+    a, b = batch.runs.order_by("position")
+    Run.objects.filter(pk=a.pk).update(
+        summary={**a.summary, "tps": 8407.05, "interval_batch_means": [7715.37, 9101.57, 7771.37]}
+    )
+    Run.objects.filter(pk=b.pk).update(
+        summary={**b.summary, "tps": 22976.22,
+                 "interval_batch_means": [25113.32, 23986.74, 20110.6]}
+    )  # fmt: skip
+
+    html = client_in.get(f"/compare?s=r{a.pk}&s=r{b.pk}").content.decode()
+
+    assert "faster" in html and "one run each, from its interval samples" in html
+    assert "not between runs" in html  # the caveat, on the verdict
 
 
 @pytest.mark.parametrize("query", ["baseline=99", "runs=abc,-1", "counter=nope", "baseline=x"])

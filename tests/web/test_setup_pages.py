@@ -54,8 +54,8 @@ def test_a_target_with_results_is_kept_with_a_clear_message(client_in, make_batc
     assert "finished results are never deleted" in response.content.decode()
 
 
-def test_an_unused_target_is_deleted(client_in):
-    target = Target.objects.create(name="spare", host="h", user="u")
+def test_an_unused_target_is_deleted(client_in, user):
+    target = Target.objects.create(name="spare", host="h", user="u", created_by=user)
     assert client_in.get(f"/targets/{target.pk}/delete").status_code == 200
     client_in.post(f"/targets/{target.pk}/delete")
     assert not Target.objects.filter(pk=target.pk).exists()
@@ -84,7 +84,9 @@ def test_an_ssh_host_needs_an_address(client_in):
     assert b"address" in response.content and not LoadHost.objects.filter(name="lh").exists()
 
 
-def test_a_local_host_cannot_be_scanned(client_in):
+def test_a_local_host_cannot_be_scanned(client_in, user):
+    user.is_staff = True  # the local host has no owner: staff's
+    user.save()
     local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
     response = client_in.post(f"/hosts/{local.pk}/scan")
     assert b"is not an SSH host" in response.content
@@ -234,3 +236,30 @@ def test_an_uploaded_log_is_previewed(client_in):
 def test_an_empty_import_is_refused(client_in):
     html = client_in.post("/import", {"text": "  ", "action": "preview"}).content.decode()
     assert "Paste a log or choose a file" in html
+
+
+def test_the_editor_saves_the_auto_modes_and_shows_them_again(client_in, stored_target):
+    response = client_in.post(
+        "/plans/new",
+        plan_post(stored_target, threads="1", repeats_auto="on", repeats_target_pct="3",
+                  repeats_max="6", threads_auto="on", threads_max="32", threads_slo_ms="50"),
+    )  # fmt: skip
+
+    assert response.status_code == 302
+    plan = Plan.objects.get()
+    assert plan.auto == {
+        "repeats": {"target_pct": 3.0, "max": 6},
+        "threads": {"max": 32, "slo_p95_ms": 50.0, "rise_pct": 5.0},
+    }
+    page = client_in.get(f"/plans/{plan.pk}/").content.decode()
+    assert 'id="id_threads_auto" checked' in page
+    assert 'name="threads_max" value="32"' in page
+
+
+def test_the_editor_refuses_threads_auto_with_a_thread_list(client_in, stored_target):
+    answer = client_in.post(
+        "/plans/check", plan_post(stored_target, threads_auto="on", threads_max="8")
+    ).json()
+    assert not answer["ok"]
+    [error] = answer["errors"]
+    assert error["field"] == "threads" and "starts at 1 thread" in error["message"]

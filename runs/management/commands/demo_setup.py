@@ -46,7 +46,10 @@ class Command(BaseCommand):
         with transaction.atomic():
             admin = _ensure_admin(admin_password)
             target = _ensure_target(
-                host=options["target_host"], port=options["target_port"], password=target_password
+                host=options["target_host"],
+                port=options["target_port"],
+                password=target_password,
+                owner=admin,
             )
             _ensure_plan(target=target, created_by=admin)
         self.stdout.write(f"Demo login: {ADMIN_USERNAME} / {admin_password}")
@@ -88,7 +91,8 @@ def _ensure_admin(password: str) -> Any:
     return admin
 
 
-def _ensure_target(*, host: str, port: int, password: str) -> Target:
+def _ensure_target(*, host: str, port: int, password: str, owner: Any) -> Target:
+    # The demo rows belong to the demo admin (see runs/services/permissions.py).
     target, _ = Target.objects.update_or_create(
         name=TARGET_NAME,
         defaults={
@@ -99,6 +103,7 @@ def _ensure_target(*, host: str, port: int, password: str) -> Target:
             "database": "sbtest",
             "user": "bench",
             "password": password,
+            "created_by": owner,
         },
     )
     return target

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from runs.analysis import charts, results
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
-from runs.services import batches, selectors
+from runs.services import batches, permissions, selectors
 from runs.web import events
 from runs.web.responses import json_response
 
@@ -113,7 +113,8 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 @require_POST
 def batch_cancel(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=batch_id)
+    batch = get_object_or_404(Batch.objects.select_related("plan"), pk=batch_id)
+    permissions.require_cancel(request.user, batch)
     batches.batch_cancel(batch=batch, user=request.user)
     messages.info(request, f"Batch {batch.pk}: cancel requested.")
     return redirect("batch_detail", batch_id=batch.pk)
@@ -132,7 +133,7 @@ async def run_events(request: HttpRequest, run_id: int) -> StreamingHttpResponse
     """Server-Sent Events of a run. A reconnecting EventSource sends Last-Event-ID, the
     sequence number of the last sample it got, and resumes right after it."""
     after = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
-    if not await Run.objects.filter(pk=run_id).aexists():
+    if not await events.run_exists(run_id):
         return StreamingHttpResponse(iter(()), status=404)
     response = StreamingHttpResponse(
         events.run_events(run_id, after=int(after) if after.isdigit() else 0),

@@ -12,13 +12,18 @@ from django.views.decorators.http import require_POST
 from runs.loadhosts import ExecutorError, hostkeys, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts
 from runs.models import LoadHost
-from runs.services import definitions, selectors
+from runs.services import definitions, permissions, selectors
 from runs.sysbench.options import ValidationError
 from runs.web.forms import (
     FingerprintForm,
     LoadHostForm,
 )
-from runs.web.views.common import show_model_errors, show_protected, show_refusal
+from runs.web.views.common import request_user, show_model_errors, show_protected, show_refusal
+
+KEY_CLEARED = (
+    "The stored private key was removed: the load host points to another machine or account "
+    "now. Give its key again."
+)
 
 
 def hosts_list(request: HttpRequest) -> HttpResponse:
@@ -27,16 +32,25 @@ def hosts_list(request: HttpRequest) -> HttpResponse:
 
 def host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id) if host_id else LoadHost()
+    if load_host.pk:
+        permissions.require(request.user, "change", load_host)
+    had_key = bool(load_host.private_key)
     form = LoadHostForm(request.POST or None, instance=load_host)
     if request.method == "POST" and form.is_valid():
+        given = form.new_private_key()
         try:
-            saved = definitions.loadhost_save(load_host=form.save(commit=False))
+            saved = form.save(commit=False)
+            if saved.pk is None:
+                saved.created_by = request_user(request)
+            saved = definitions.loadhost_save(load_host=saved, private_key=given)
         except ValidationError as e:
             show_refusal(form, e)
         except DjangoValidationError as e:
             show_model_errors(form, e)
         else:
             messages.success(request, f"Load host {saved.name} saved.")
+            if had_key and given is None and not saved.private_key:
+                messages.warning(request, KEY_CLEARED)
             return redirect("host_detail", host_id=saved.pk)
     return render(request, "runs/host_form.html", {"form": form, "host": load_host})
 
@@ -71,9 +85,16 @@ def _host_page(
     )
 
 
+def _changed(request: HttpRequest, host_id: int) -> LoadHost:
+    """The load host, if the user may change it (scanning, pinning, reading its facts)."""
+    load_host = get_object_or_404(LoadHost, pk=host_id)
+    permissions.require(request.user, "change", load_host)
+    return load_host
+
+
 @require_POST
 def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
-    load_host = get_object_or_404(LoadHost, pk=host_id)
+    load_host = _changed(request, host_id)
     try:
         seen = hostkeys.loadhost_scan(load_host=load_host)
     except (ExecutorError, ValidationError) as e:
@@ -83,7 +104,7 @@ def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
 
 @require_POST
 def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
-    load_host = get_object_or_404(LoadHost, pk=host_id)
+    load_host = _changed(request, host_id)
     form = FingerprintForm(request.POST)
     if form.is_valid():
         try:
@@ -100,7 +121,7 @@ def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
 
 @require_POST
 def host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
-    load_host = get_object_or_404(LoadHost, pk=host_id)
+    load_host = _changed(request, host_id)
     try:
         loadhost_refresh_facts(load_host=load_host)
     except ExecutorError as e:
@@ -111,6 +132,7 @@ def host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
 
 def host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id)
+    permissions.require(request.user, "delete", load_host)
     if request.method == "POST":
         try:
             load_host.delete()

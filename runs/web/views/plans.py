@@ -17,7 +17,8 @@ from django.views.decorators.http import require_POST
 from runs import targets
 from runs.execution import checks, preflight
 from runs.models import LaunchedBy, LoadHost, Plan, Target
-from runs.services import batches, definitions, schedules, selectors
+from runs.services import batches, definitions, permissions, schedules, selectors
+from runs.services.queue import BrokerUnavailable
 from runs.sysbench.options import OPTIONS, ValidationError
 from runs.web import plan_editor
 from runs.web.forms import (
@@ -56,6 +57,8 @@ def _plan_from_post(
 
 def plan_edit(request: HttpRequest, plan_id: int | None = None) -> HttpResponse:
     plan = get_object_or_404(selectors.plans_listed(), pk=plan_id) if plan_id else Plan()
+    if request.method == "POST" and plan.pk:
+        permissions.require(request.user, "change", plan)
     if request.method == "POST":
         form, matrix = _plan_from_post(request, plan)
         if form.is_valid() and matrix is not None:
@@ -83,9 +86,13 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
     if plan.created_by_id is None:
         plan.created_by = request_user(request)
     try:
+        permissions.require_use(request.user, plan)
         with transaction.atomic():
             check = definitions.plan_save(plan=plan)
             _save_schedule(form, plan)
+    except permissions.NotAllowed as e:
+        form.add_error(e.field if e.field in form.fields else None, e.message)
+        return None
     except ValidationError as e:
         show_refusal(form, e)
         return None
@@ -93,11 +100,7 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
         show_model_errors(form, e)
         return None
     if request.POST.get("action") == "launch":
-        batch = batches.batch_launch(
-            plan=plan, launched_by=LaunchedBy.UI, user=request_user(request)
-        )
-        messages.success(request, f"Batch {batch.pk} of {plan.name} launched.")
-        return redirect("batch_detail", batch_id=batch.pk)
+        return _launch(request, plan)
     messages.success(request, f"Plan {plan.name} saved: {check.run_count} runs.")
     return redirect("plan_edit", plan_id=plan.pk)
 
@@ -189,17 +192,28 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
     form, matrix = _plan_from_post(request, plan, _named(request))
     if not form.is_valid() or matrix is None:
         return json_response({"ok": False, "errors": _form_errors(form), "steps": []})
+    try:
+        permissions.require_use(request.user, plan)
+    except permissions.NotAllowed as e:
+        # Shown by the editor like its other errors.
+        error = {"field": e.field, "message": e.message}
+        return json_response({"ok": False, "errors": [error], "steps": []})
     return json_response(preflight.plan_preflight(plan=plan).to_dict())
 
 
 @require_POST
 def plan_launch(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = get_object_or_404(selectors.plans_listed(), pk=plan_id)
+    permissions.require_launch(request.user, plan)
+    return _launch(request, plan)
+
+
+def _launch(request: HttpRequest, plan: Plan) -> HttpResponse:
     try:
         batch = batches.batch_launch(
             plan=plan, launched_by=LaunchedBy.UI, user=request_user(request)
         )
-    except ValidationError as e:
+    except (ValidationError, BrokerUnavailable) as e:
         messages.error(request, f"Plan {plan.name} cannot be launched: {e}")
         return redirect("plan_edit", plan_id=plan.pk)
     messages.success(request, f"Batch {batch.pk} of {plan.name} launched.")
@@ -208,6 +222,7 @@ def plan_launch(request: HttpRequest, plan_id: int) -> HttpResponse:
 
 def plan_delete(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = get_object_or_404(Plan, pk=plan_id)
+    permissions.require(request.user, "delete", plan)
     if request.method == "POST":
         try:
             definitions.plan_delete(plan=plan)

@@ -11,9 +11,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from runs.analysis import charts, comparison, results
+from runs.analysis import answers, charts, comparison, results
 from runs.models import SAMPLE_FIGURES, Batch, Run
-from runs.services import selectors
+from runs.services import reports, selectors
 from runs.web.responses import json_response
 
 RUN_FIELDS = (
@@ -86,10 +86,12 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
         "cdf": cdf,
     }  # fmt: skip
     verified = [r.verified_settings for r in runs if r.verified_settings]
+    found = reports.answers_of(batch, runs, figures, baseline)
     return render(
         request,
         "runs/batch_results.html",
         {
+            **_answers_context(found, series, baseline),
             "batch": batch,
             "runs": runs,
             "figures": figures,
@@ -110,6 +112,27 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
             "chart": chart,
         },
     )
+
+
+def _answers_context(
+    found: answers.BatchAnswers, series: list[results.Series], baseline: str
+) -> dict[str, Any]:
+    """The page's answers: summary, verdicts, why, extra runs and the open-loop charts."""
+    return {
+        "found": found,
+        "verdicts": found.verdicts,
+        "baseline_label": next((s.label for s in series if s.key == baseline), ""),
+        "answers_data": {"rate": found.rate_chart},
+    }
+
+
+def batch_report(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """The batch's report to share: one HTML file, readable offline."""
+    batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
+    html = reports.batch_report_html(batch=batch, baseline=request.GET.get("baseline"))
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
+    return response
 
 
 def _baseline(request: HttpRequest, series: list[results.Series]) -> str:

@@ -10,12 +10,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from runs import targets
 from runs.models import Target
-from runs.services import definitions, selectors
+from runs.services import definitions, permissions, selectors
 from runs.sysbench.options import ValidationError
 from runs.web.forms import (
     TargetForm,
 )
-from runs.web.views.common import show_model_errors, show_protected, show_refusal
+from runs.web.views.common import request_user, show_model_errors, show_protected, show_refusal
+
+TARGET_MOVED = (
+    "The stored password was removed: the target points to another server or account now. "
+    "Give its password again."
+)
 
 
 def targets_list(request: HttpRequest) -> HttpResponse:
@@ -24,16 +29,25 @@ def targets_list(request: HttpRequest) -> HttpResponse:
 
 def target_edit(request: HttpRequest, target_id: int | None = None) -> HttpResponse:
     target = get_object_or_404(Target, pk=target_id) if target_id else Target()
+    if target.pk:
+        permissions.require(request.user, "change", target)
+    had_password = bool(target.password)
     form = TargetForm(request.POST or None, instance=target)
     if request.method == "POST" and form.is_valid():
+        given = form.new_password()
         try:
-            saved = definitions.target_save(target=form.save(commit=False))
+            saved = form.save(commit=False)
+            if saved.pk is None:
+                saved.created_by = request_user(request)
+            saved = definitions.target_save(target=saved, password=given)
         except ValidationError as e:
             show_refusal(form, e)
         except DjangoValidationError as e:
             show_model_errors(form, e)
         else:
             messages.success(request, f"Target {saved.name} saved.")
+            if had_password and given is None and not saved.password:
+                messages.warning(request, TARGET_MOVED)
             return redirect("target_detail", target_id=saved.pk)
     return render(request, "runs/target_form.html", {"form": form, "target": target})
 
@@ -57,6 +71,7 @@ def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
 
 def target_delete(request: HttpRequest, target_id: int) -> HttpResponse:
     target = get_object_or_404(selectors.targets_listed(), pk=target_id)
+    permissions.require(request.user, "delete", target)
     if request.method == "POST":
         try:
             target.delete()

@@ -1,0 +1,153 @@
+"""What the benchmarks of benchdash share: the results database and Redis from the
+environment, as the product takes them; a real worker process; CPU times from /proc.
+
+A benchmark never drops a database it did not create: on a shared machine the database
+named by BENCHDASH_DB_NAME may be someone's work. It creates the database when it is
+missing (and drops it at the end, then only), and otherwise removes only the rows it
+made itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _admin_connect() -> Any:
+    import psycopg
+
+    return psycopg.connect(
+        host=os.environ.get("BENCHDASH_DB_HOST", "127.0.0.1"),
+        port=os.environ.get("BENCHDASH_DB_PORT", "5432"),
+        user=os.environ.get("BENCHDASH_DB_USER", "postgres"),
+        password=os.environ.get("BENCHDASH_DB_PASSWORD", ""),
+        dbname="postgres",
+        autocommit=True,
+        connect_timeout=10,
+    )
+
+
+@contextlib.contextmanager
+def results_database() -> Iterator[str]:
+    """The results database of the environment, migrated; created (and dropped after)
+    only when it does not exist yet."""
+    from psycopg import sql
+
+    name = os.environ.get("BENCHDASH_DB_NAME", "benchdash")
+    with _admin_connect() as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True)
+    try:
+        yield name
+    finally:
+        if not exists:
+            from django.db import connections
+
+            connections.close_all()
+            with _admin_connect() as admin:
+                admin.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+
+
+def start_worker(log: Path, *, name: str, queues: str = "benchmarks,celery", **extra: str) -> Any:
+    """A Celery worker process as `make start` runs it (solo pool unless told)."""
+    argv = [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "-Q", queues]
+    argv += [f"--pool={extra.get('pool', 'solo')}", "--loglevel=WARNING", "-n", f"{name}@%h"]
+    if "concurrency" in extra:
+        argv.append(f"--concurrency={extra['concurrency']}")
+    out = log.open("ab")
+    return subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+
+
+def stop_process(process: Any) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def cpu_times(pid: int) -> tuple[float, float]:
+    """(own CPU seconds, CPU seconds of its waited-for children) of a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime, cutime, cstime = (int(x) for x in fields[11:15])
+    return (utime + stime) / CLK_TCK, (cutime + cstime) / CLK_TCK
+
+
+class ThreadsCPU:
+    """CPU time of a process in nanoseconds, from each thread's schedstat, read every
+    0.1 s by a thread of this process: /proc/<pid>/stat counts in ticks of 10 ms, too
+    coarse for a worker that spends a few milliseconds a second. A thread that ends
+    counts with its last reading (its last 0.1 s at most is missed)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._seen: dict[str, int] = {}
+        self._base: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> ThreadsCPU:
+        self._base = self._read()
+        self._seen = dict(self._base)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._seen.update(self._read())
+
+    @property
+    def seconds(self) -> float:
+        return sum(ns - self._base.get(tid, 0) for tid, ns in self._seen.items()) / 1e9
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.1):
+            self._seen.update(self._read())
+
+    def _read(self) -> dict[str, int]:
+        times = {}
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            try:
+                times[task.name] = int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue  # the thread just ended
+        return times
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {
+        "n": len(values),
+        "min": min(values),
+        "median": statistics.median(values),
+        "max": max(values),
+    }
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def delete_made(*, plans: list[Any] = (), others: list[Any] = ()) -> None:  # type: ignore[assignment]
+    """Remove what a benchmark created: the batches of its plans first (they protect
+    plans, targets and load hosts), then the plans, then the rest."""
+    from runs.models import Batch
+
+    Batch.objects.filter(plan__in=plans).delete()
+    for obj in [*plans, *others]:
+        obj.delete()

@@ -1,0 +1,176 @@
+"""A batch's auto modes applied to its runs so far: the cells to add next, each with the
+reason it runs, and what each search found, in words (the steps are in search.py).
+
+Repeats come first: a search reads medians, so it waits until the cells it would read
+are clear enough (or at their maximum of repeats). Then each line of the matrix (its
+settings and option values, the searched dimension aside) takes its next step.
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runs.analysis import search
+from runs.analysis.modes import Auto, RepeatsAuto
+from runs.analysis.results import RunFigures, series_key, series_label, throughput_unit
+from runs.analysis.search import CellFigures, cell_figures
+
+RATE = "rate"
+
+
+@dataclass(frozen=True)
+class NewCell:
+    """Runs to add: one cell (settings, option-axis values, threads), some repeats."""
+
+    settings: dict[str, str]
+    options: dict[str, str]
+    threads: int
+    repeats: int
+    reason: str
+
+
+def next_cells(auto: Auto, runs: Sequence[RunFigures], plan_repeats: int) -> list[NewCell]:
+    """What to run next; empty when every auto mode has its answer."""
+    if auto.repeats is not None:
+        more = _more_repeats(auto.repeats, runs)
+        if more:
+            return more
+    if auto.threads is None and auto.rate is None:
+        return []
+    repeats = auto.start_repeats(plan_repeats)
+    cells = []
+    for line in _lines(runs, auto).values():
+        step = _step(auto, line.points)
+        if step.value is None:
+            continue
+        threads = step.value if auto.threads else line.first.threads
+        options = dict(line.first.axis_options)
+        if auto.rate:
+            options[RATE] = str(step.value)
+        cells.append(NewCell(dict(line.first.settings), options, threads, repeats, step.reason))
+    return cells
+
+
+def _more_repeats(auto: RepeatsAuto, runs: Sequence[RunFigures]) -> list[NewCell]:
+    more = []
+    for members in _cells(runs).values():
+        first = members[0]
+        reason = search.repeat_step(cell_figures(members), auto, cell_label(first))
+        if reason:
+            more.append(
+                NewCell(dict(first.settings), dict(first.axis_options), first.threads, 1, reason)
+            )
+    return more
+
+
+def conclusions(auto: Auto, runs: Sequence[RunFigures]) -> list[str]:
+    """What the auto modes found, one sentence per line of the matrix (or per cell)."""
+    found = []
+    if auto.threads is not None:
+        unit = throughput_unit(runs)
+        for line in _lines(runs, auto).values():
+            knee = search.knee_conclusion(line.points, auto.threads, unit)
+            found.append(f"{line.label}: {knee}")
+    if auto.rate is not None:
+        for line in _lines(runs, auto).values():
+            found.append(f"{line.label}: {search.rate_conclusion(line.points, auto.rate)}")
+    if auto.repeats is not None:
+        found += _noise_conclusions(auto.repeats, runs)
+    return found
+
+
+def _noise_conclusions(auto: RepeatsAuto, runs: Sequence[RunFigures]) -> list[str]:
+    noisy, clear = [], 0
+    for members in _cells(runs).values():
+        cell = cell_figures(members)
+        noise = search.half_width_pct(cell.values)
+        if noise is not None and noise <= auto.target_pct:
+            clear += 1
+        else:
+            noisy.append(f"{cell_label(members[0])} {search.repeats_conclusion(cell, auto)}")
+    text = f"repeats: {clear} of {clear + len(noisy)} cells within ±{auto.target_pct:g} %"
+    return [text, *noisy]
+
+
+def cell_label(run: RunFigures) -> str:
+    return f"{series_label(run.settings, run.axis_options)} at {_threads(run.threads)}"
+
+
+def _threads(count: int) -> str:
+    return "1 thread" if count == 1 else f"{count} threads"
+
+
+# --- grouping ------------------------------------------------------------------------------
+
+
+def _cells(runs: Sequence[RunFigures]) -> dict[tuple[str, int], list[RunFigures]]:
+    cells: dict[tuple[str, int], list[RunFigures]] = {}
+    for run in runs:
+        cells.setdefault((run.series_key, run.threads), []).append(run)
+    return cells
+
+
+@dataclass
+class _Line:
+    """The cells of one search: one per threads (or per rate) value."""
+
+    first: RunFigures
+    label: str
+    points: dict[int, CellFigures]
+
+
+def _lines(runs: Sequence[RunFigures], auto: Auto) -> dict[str, _Line]:
+    searched = "threads" if auto.threads else RATE
+    members: dict[str, dict[int, list[RunFigures]]] = {}
+    firsts: dict[str, RunFigures] = {}
+    for run in runs:
+        value = run.threads if auto.threads else _rate(run)
+        if value is None:
+            continue
+        key = _line_key(run, auto)
+        firsts.setdefault(key, run)
+        members.setdefault(key, {}).setdefault(value, []).append(run)
+    lines = {
+        key: _Line(
+            first=firsts[key],
+            label=search.line_label(firsts[key], searched),
+            points={value: cell_figures(group) for value, group in by_value.items()},
+        )
+        for key, by_value in members.items()
+    }
+    return dict(sorted(lines.items(), key=lambda item: _natural(item[1].first)))
+
+
+def _natural(run: RunFigures) -> tuple[object, ...]:
+    # flush=2 before flush=10, 2 threads before 16, as the series of the charts
+    values = [*run.settings.values(), *run.axis_options.values(), str(run.threads)]
+    return tuple((0, float(v), "") if _numeric(v) else (1, 0.0, v) for v in values)
+
+
+def _numeric(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _line_key(run: RunFigures, auto: Auto) -> str:
+    options = {k: v for k, v in run.axis_options.items() if k != RATE}
+    key = series_key(run.settings, options)
+    return key if auto.threads else f"{key}|{run.threads}"
+
+
+def _rate(run: RunFigures) -> int | None:
+    value = run.axis_options.get(RATE)
+    return int(value) if value is not None and str(value).isdigit() else None
+
+
+def _step(auto: Auto, points: dict[int, CellFigures]) -> search.Step:
+    if auto.threads is not None:
+        return search.threads_step(points, auto.threads)
+    assert auto.rate is not None
+    return search.rate_step(points, auto.rate)

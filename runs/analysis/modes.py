@@ -1,0 +1,127 @@
+"""The auto modes a plan may ask for, with their defaults, read from the plan's `auto`
+field and checked: repeats until the answer is clear, the knee of the threads curve, the
+highest sustainable open-loop rate (the searches are in search.py).
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from runs.analysis.verdicts import MIN_REPEATS
+from runs.sysbench.options import ValidationError
+
+MAX_THREADS = 100_000
+MAX_RATE = 100_000_000
+
+
+@dataclass(frozen=True)
+class RepeatsAuto:
+    target_pct: float = 2.0  # relative half-width of the 95 % CI of the cell's mean
+    max: int = 5
+
+
+@dataclass(frozen=True)
+class ThreadsAuto:
+    max: int = 64
+    slo_p95_ms: float | None = None
+    rise_pct: float = 5.0  # doubling goes on while throughput rises by more than this
+
+
+@dataclass(frozen=True)
+class RateAuto:
+    start: int = 100
+    max: int = 1_000_000
+    slo_p95_ms: float | None = None
+    tolerance_pct: float = 5.0  # achieved may fall this far below the target rate
+    precision_pct: float = 10.0  # bisection stops when the bracket is this narrow
+
+
+@dataclass(frozen=True)
+class Auto:
+    repeats: RepeatsAuto | None = None
+    threads: ThreadsAuto | None = None
+    rate: RateAuto | None = None
+
+    @property
+    def any(self) -> bool:
+        return any((self.repeats, self.threads, self.rate))
+
+    def start_repeats(self, plan_repeats: int) -> int:
+        """Repeats of each new cell: with repeats auto, enough for a verdict."""
+        if self.repeats is None:
+            return plan_repeats
+        return min(max(plan_repeats, MIN_REPEATS), self.repeats.max)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            name: asdict(mode)
+            for name, mode in (("repeats", self.repeats), ("threads", self.threads),
+                               ("rate", self.rate))
+            if mode is not None
+        }  # fmt: skip
+
+
+# --- reading a plan's settings ---------------------------------------------------------------
+
+
+def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
+    """A plan's `auto` field, checked; raises ValidationError naming the field."""
+    data = data or {}
+    if not isinstance(data, Mapping):
+        raise ValidationError("auto", 'must be an object such as {"repeats": {}}')
+    unknown = sorted(set(data) - {"repeats", "threads", "rate"})
+    if unknown:
+        raise ValidationError("auto", f"unknown auto mode {unknown[0]!r}: repeats, threads, rate")
+    if data.get("threads") is not None and data.get("rate") is not None:
+        raise ValidationError("auto", "search threads or the rate, not both in one plan")
+    return Auto(
+        repeats=_mode(data, "repeats", RepeatsAuto, {"target_pct": (0.1, 100), "max": (2, 100)}),
+        threads=_mode(
+            data, "threads", ThreadsAuto,
+            {"max": (1, MAX_THREADS), "slo_p95_ms": (0.001, 1e7), "rise_pct": (0.1, 1000)},
+        ),
+        rate=_mode(
+            data, "rate", RateAuto,
+            {"start": (1, MAX_RATE), "max": (1, MAX_RATE), "slo_p95_ms": (0.001, 1e7),
+             "tolerance_pct": (0.1, 50), "precision_pct": (1, 100)},
+        ),
+    )  # fmt: skip
+
+
+def _mode(
+    data: Mapping[str, Any], name: str, kind: Any, bounds: dict[str, tuple[float, float]]
+) -> Any:
+    given = data.get(name)
+    if given is None or given is False:
+        return None
+    if given is True:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise ValidationError(f"auto.{name}", "must be an object of settings, or true")
+    values: dict[str, Any] = {}
+    for key, value in given.items():
+        if key not in bounds:
+            raise ValidationError(f"auto.{name}", f"unknown setting {key!r}: {', '.join(bounds)}")
+        values[key] = _number(f"auto.{name}.{key}", value, bounds[key], kind)
+    mode = kind(**values)
+    if name == "rate" and mode.start > mode.max:
+        raise ValidationError("auto.rate.start", f"{mode.start} is above the maximum {mode.max}")
+    return mode
+
+
+def _number(field: str, value: Any, bounds: tuple[float, float], kind: Any) -> float | int | None:
+    whole = field.endswith((".max", ".start"))
+    if value is None and field.endswith("slo_p95_ms"):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(field, f"must be a number, not {value!r}")
+    if whole and value != int(value):
+        raise ValidationError(field, f"must be a whole number, not {value!r}")
+    low, high = bounds
+    if not low <= value <= high:
+        raise ValidationError(field, f"must be between {low:g} and {high:g}, not {value:g}")
+    return int(value) if whole else float(value)

@@ -1,0 +1,223 @@
+"""Why one setting is faster than another: a per-transaction time model from the server
+counters sampled during the runs.
+
+Each side of a pair (the baseline's cell and another series' cell at the same threads)
+spends some time per transaction (its average latency); of that, its fsyncs take about
+fsyncs per transaction x the server's fsync latency. If the fsyncs are the difference,
+taking one side's fsync time out and putting the other's in predicts the other's time
+per transaction, hence the throughput ratio, which is set beside the measured one:
+
+    flush=1: 1.00 fsync/trx x 0.160 ms = 0.160 ms of 0.280 ms per transaction
+    -> the model predicts 2.3x, measured 2.2x
+
+When the prediction is off by more than a quarter, the fsyncs do not explain the
+difference, and the panel says so. Without a measured fsync latency (MariaDB/MySQL's
+performance_schema off, PostgreSQL's track_wal_io_timing off) it gives the latency that
+would explain all of the difference instead.
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runs.analysis.results import FINISHED_WELL, RunFigures
+from runs.analysis.verdicts import TIMES, magnitude
+
+EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
+PS_PER_MS = 1e9
+
+# Counter deltas → per-transaction figures; the first counter the server has is used.
+LOG_FSYNCS = ("Innodb_os_log_fsyncs", "pfs_log_file_syncs", "wal_sync", "Innodb_data_fsyncs")
+BINLOG_FSYNCS = ("pfs_binlog_syncs",)
+LOG_BYTES = ("Innodb_os_log_written", "pfs_log_file_bytes_written", "wal_bytes")
+BINLOG_BYTES = ("Binlog_bytes_written", "pfs_binlog_bytes_written")
+# (count, total time, time unit per ms) of the server's own fsync timing
+FSYNC_TIMERS = (
+    ("pfs_log_file_syncs", "pfs_log_file_sync_ps", PS_PER_MS),
+    ("pfs_binlog_syncs", "pfs_binlog_sync_ps", PS_PER_MS),
+    ("pfs_data_file_syncs", "pfs_data_file_sync_ps", PS_PER_MS),
+    ("wal_sync", "wal_sync_time", 1.0),
+)
+
+
+@dataclass(frozen=True)
+class SideFigures:
+    """One side of the pair over its finished repeats: throughput and time per transaction
+    as geometric means, the counters' ratios as medians."""
+
+    label: str
+    tps: float
+    time_ms: float  # time per transaction
+    log_fsyncs: float | None  # per transaction
+    binlog_fsyncs: float | None
+    log_bytes: float | None
+    binlog_bytes: float | None
+    fsync_ms: float | None  # the server's average fsync latency, when it times them
+
+    @property
+    def fsyncs(self) -> float | None:
+        parts = [v for v in (self.log_fsyncs, self.binlog_fsyncs) if v is not None]
+        return sum(parts) if parts else None
+
+    def fsync_text(self, latency: float) -> str:
+        cost = (self.fsyncs or 0) * latency
+        return (
+            f"{self.label}: {self.fsyncs or 0:.2f} fsync/trx {TIMES} {latency:.3f} ms ≈ "
+            f"{cost:.3f} ms of {self.time_ms:.3f} ms per transaction"
+        )
+
+
+@dataclass(frozen=True)
+class Why:
+    base: SideFigures
+    other: SideFigures
+    threads: int
+    latency_ms: float | None  # the fsync latency the model uses
+    predicted: float | None  # throughput ratio other / base the model predicts
+    measured: float
+    text: str
+
+    @property
+    def explained(self) -> bool | None:
+        if self.predicted is None or self.predicted <= 0:
+            return None
+        return abs(math.log(self.predicted / self.measured)) <= EXPLAINED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "threads": self.threads,
+            "base": self.base.__dict__,
+            "other": self.other.__dict__,
+            "fsync_latency_ms": self.latency_ms,
+            "predicted_ratio": self.predicted,
+            "measured_ratio": self.measured,
+            "explained": self.explained,
+            "text": self.text,
+        }
+
+
+def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
+    """A cell's figures; None without a finished run with counters."""
+    good = [r for r in runs if r.status in FINISHED_WELL and r.throughput and r.counters]
+    if not good:
+        return None
+    # Geometric means, as the verdicts': the ratio measured here is the verdict's.
+    return SideFigures(
+        label=label,
+        tps=statistics.geometric_mean(r.throughput or 0.0 for r in good),
+        time_ms=statistics.geometric_mean(_time_ms(r) for r in good),
+        log_fsyncs=_median(_per_trx(r, LOG_FSYNCS) for r in good),
+        binlog_fsyncs=_median(_per_trx(r, BINLOG_FSYNCS) for r in good),
+        log_bytes=_median(_per_trx(r, LOG_BYTES) for r in good),
+        binlog_bytes=_median(_per_trx(r, BINLOG_BYTES) for r in good),
+        fsync_ms=_median(_fsync_latency(r.counters.get("deltas") or {}) for r in good),
+    )
+
+
+def _time_ms(run: RunFigures) -> float:
+    # The average latency is the time per transaction; without it, threads / tps.
+    average = run.summary.get("latency_avg_ms")
+    if average:
+        return float(average)
+    return run.threads / float(run.throughput or 1) * 1000
+
+
+def _per_trx(run: RunFigures, names: Sequence[str]) -> float | None:
+    deltas: Mapping[str, float] = run.counters.get("deltas") or {}
+    transactions = float((run.counters.get("derived") or {}).get("transactions") or 0)
+    name = next((n for n in names if n in deltas), None)
+    if name is None or transactions <= 0:
+        return None
+    return float(deltas[name]) / transactions
+
+
+def _fsync_latency(deltas: Mapping[str, float]) -> float | None:
+    count = total = 0.0
+    for count_name, time_name, per_ms in FSYNC_TIMERS:
+        if deltas.get(count_name) and deltas.get(time_name):
+            count += float(deltas[count_name])
+            total += float(deltas[time_name]) / per_ms
+    return total / count if count else None
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+# --- the model -----------------------------------------------------------------------------
+
+
+def explain(base: SideFigures, other: SideFigures, threads: int) -> Why:
+    """The time model of a pair, with its verdict on itself in words."""
+    measured = other.tps / base.tps
+    latency = _latency(base, other)
+    if base.fsyncs is None or other.fsyncs is None:
+        text = "no fsync counters for these runs: the model has nothing to go on"
+        return Why(base, other, threads, latency, None, measured, text)
+    if latency is None:
+        return Why(base, other, threads, None, None, measured, _unmeasured(base, other))
+    predicted_time = base.time_ms - base.fsyncs * latency + other.fsyncs * latency
+    predicted = base.time_ms / predicted_time if predicted_time > 0 else None
+    why = Why(base, other, threads, latency, predicted, measured, "")
+    return Why(base, other, threads, latency, predicted, measured, _model_text(why))
+
+
+def _latency(base: SideFigures, other: SideFigures) -> float | None:
+    # The side that fsyncs more measures the latency on more fsyncs.
+    sides = sorted((base, other), key=lambda s: s.fsyncs or 0, reverse=True)
+    return next((s.fsync_ms for s in sides if s.fsync_ms), None)
+
+
+def _model_text(why: Why) -> str:
+    assert why.latency_ms is not None
+    costly = [s for s in (why.base, why.other) if (s.fsyncs or 0) * why.latency_ms >= 0.0005]
+    parts = [s.fsync_text(why.latency_ms) for s in costly] or ["neither side fsyncs"]
+    predicted = "nothing" if why.predicted is None else _ratio(why.predicted)
+    text = "; ".join(parts) + f" → model predicts {predicted}, measured {_ratio(why.measured)}"
+    if not why.explained:
+        text += ": the fsyncs do not explain the difference (something else costs time)"
+    return text
+
+
+def _unmeasured(base: SideFigures, other: SideFigures) -> str:
+    text = (
+        f"{base.label}: {base.fsyncs or 0:.2f} fsync/trx, {other.label}: "
+        f"{other.fsyncs or 0:.2f} fsync/trx; the server's fsync latency was not measured "
+        "(performance_schema or track_wal_io_timing off)"
+    )
+    extra = (other.fsyncs or 0) - (base.fsyncs or 0)
+    gap = other.time_ms - base.time_ms
+    if abs(extra) >= 0.05 and gap / extra > 0:
+        text += f"; the difference would need {gap / extra:.3f} ms per fsync"
+    return text
+
+
+def _ratio(value: float) -> str:
+    return f"{magnitude(value)} {'faster' if value >= 1 else 'slower'}"
+
+
+def pairs(
+    cells: Mapping[str, Mapping[int, Sequence[RunFigures]]],
+    labels: Mapping[str, str],
+    baseline_key: str,
+) -> list[Why]:
+    """The model for each series against the baseline, at each thread count both have."""
+    result = []
+    baseline = cells.get(baseline_key, {})
+    for key, by_threads in cells.items():
+        if key == baseline_key:
+            continue
+        for threads in sorted(by_threads):
+            base = side_figures(labels[baseline_key], baseline.get(threads, []))
+            other = side_figures(labels[key], by_threads[threads])
+            # Without fsync counters on both sides the model has nothing to say.
+            if base and other and base.fsyncs is not None and other.fsyncs is not None:
+                result.append(explain(base, other, threads))
+    return result

@@ -1,0 +1,118 @@
+# ruff: noqa: RUF001  (the help texts show the times sign and dashes the answers use)
+"""What a batch answers, for scripts: GET /api/v1/batches/{id}/results (the summary, a
+verdict with its 95 % interval for every cell against the baseline, what the auto modes
+found, why each extra run ran, the why model) and /report (the HTML report to share).
+The same code as the results page's (runs/services/reports.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.analysis import results
+from runs.services import reports, selectors
+
+BASELINE = OpenApiParameter(
+    "baseline",
+    OpenApiTypes.INT,
+    required=False,
+    description="Index of the baseline series, as the results page's ?baseline= (0: the first).",
+)
+
+
+class VerdictSerializer(serializers.Serializer[Any]):
+    series = serializers.CharField(help_text="The cell's series (settings and option values).")
+    threads = serializers.IntegerField()
+    verdict = serializers.ChoiceField(
+        choices=["faster", "slower", "no significant difference", "too few repeats",
+                 "cannot compare"],
+        help_text="Against the baseline's cell, by Welch's t-test at 95 %.",
+    )  # fmt: skip
+    text = serializers.CharField(
+        help_text='The verdict in words: "too few repeats (n=2; 3 needed)".'
+    )
+    ratio = serializers.FloatField(allow_null=True, help_text="Throughput / the baseline's.")
+    ratio_low = serializers.FloatField(allow_null=True, help_text="95 % confidence interval.")
+    ratio_high = serializers.FloatField(allow_null=True)
+    diff_percent = serializers.FloatField(allow_null=True)
+    diff_low_percent = serializers.FloatField(allow_null=True)
+    diff_high_percent = serializers.FloatField(allow_null=True)
+    difference = serializers.CharField(help_text='"2.2× faster", "−3.1 % to +2.0 %".')
+    interval = serializers.CharField(help_text='"2.1–2.3×".')
+    p_value = serializers.FloatField(allow_null=True)
+    n_base = serializers.IntegerField(help_text="Finished repeats of the baseline's cell.")
+    n_other = serializers.IntegerField()
+    basis = serializers.ChoiceField(
+        choices=["repeats", "intervals", ""],
+        help_text="What was tested: the repeats, or the interval samples of two single runs.",
+    )
+    caveat = serializers.CharField(allow_blank=True)
+
+
+class ExtraRunSerializer(serializers.Serializer[Any]):
+    position = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
+    status = serializers.CharField()
+    reason = serializers.CharField(help_text="Why an auto mode added the run.")
+
+
+class BatchResultsSerializer(serializers.Serializer[Any]):
+    batch = serializers.IntegerField()
+    unit = serializers.CharField(help_text="Throughput unit: tps, events/s or MiB/s.")
+    series = serializers.ListField(child=serializers.CharField(), help_text="Series labels.")
+    baseline = serializers.CharField(help_text="The baseline series.")
+    summary = serializers.ListField(
+        child=serializers.CharField(),
+        help_text='"flush=0 is 2.2× faster than flush=1 at 1 thread (95 % CI 2.1–2.3×, ...)".',
+    )
+    verdicts = VerdictSerializer(many=True)
+    auto = serializers.ListField(
+        child=serializers.CharField(), help_text="What the auto modes found."
+    )
+    extra_runs = ExtraRunSerializer(many=True)
+    why = serializers.ListField(
+        child=serializers.JSONField(), help_text="The per-transaction time model of each pair."
+    )
+    rate_chart = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="Open loop: achieved tps, p95 and queue against the offered rate.",
+    )
+    report = serializers.URLField(help_text="The HTML report of the batch.")
+
+
+class BatchResults(APIView):
+    """What the batch answers: the same as its results page, in JSON."""
+
+    @extend_schema(parameters=[BASELINE], responses={200: BatchResultsSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
+        found = reports.batch_answers(batch=batch, baseline=request.query_params.get("baseline"))
+        body = {
+            "batch": batch.pk,
+            "unit": results.throughput_unit(found.figures),
+            "series": [s.label for s in found.series],
+            **found.to_dict(),
+            "report": request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk])),
+        }
+        return Response(BatchResultsSerializer(body).data)
+
+
+class BatchReport(APIView):
+    """The batch's report: one HTML file with its charts and data, readable offline."""
+
+    @extend_schema(parameters=[BASELINE], responses={(200, "text/html"): OpenApiTypes.STR})
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
+        html = reports.batch_report_html(batch=batch, baseline=request.query_params.get("baseline"))
+        response = HttpResponse(html, content_type="text/html; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
+        return response

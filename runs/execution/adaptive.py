@@ -1,0 +1,106 @@
+"""The auto modes of a running batch: once every queued run has run, ask the searches
+(analysis/auto.py) which runs to add, and queue them as ordinary runs, each with the
+reason it runs. The runner loops until nothing is added.
+
+The searches read only the stored runs, so a batch resumed after a crash goes on from
+where it was. The new runs of one step are shuffled with the batch's seed, so that the
+extra repeats of noisy cells interleave as the plan's rounds do.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+
+from runs.analysis import auto, matrix, modes
+from runs.analysis.results import RunFigures
+from runs.models import Batch, Run
+from runs.sysbench.command import expected_duration_s
+
+logger = logging.getLogger(__name__)
+
+
+def batch_extend(*, batch: Batch) -> int:
+    """Queue the runs the batch's auto modes ask for next; how many were added (0: the
+    batch has its answers, or asks for none)."""
+    settings = modes.auto_from_dict(batch.params.get("auto"))
+    if not settings.any:
+        return 0
+    runs = list(batch.runs.order_by("position").defer("raw_log", "reports", "histogram"))
+    figures = [RunFigures.of(run) for run in runs]
+    cells = auto.next_cells(settings, figures, int(batch.params.get("repeats") or 1))
+    if not cells:
+        return 0
+    if len(runs) + sum(c.repeats for c in cells) > matrix.MAX_RUNS:
+        _warn(batch, f"the auto modes stopped at the limit of {matrix.MAX_RUNS} runs")
+        return 0
+    added = _queue(batch, cells, seed=batch.seed + len(runs))
+    logger.info("batch %s: %d runs added by its auto modes", batch.pk, added)
+    return added
+
+
+@transaction.atomic
+def _queue(batch: Batch, cells: list[auto.NewCell], *, seed: int) -> int:
+    planned = [(cell, one) for cell in cells for one in _expand(batch, cell)]
+    # A seeded, replayable shuffle is the point here; nothing depends on it being secret.
+    random.Random(seed).shuffle(planned)  # noqa: S311
+    # Cells sharing a data set stay together: one prepare serves them (shared policy).
+    order = {one.dataset: i for i, (_, one) in reversed(list(enumerate(planned)))}
+    planned.sort(key=lambda pair: order[pair[1].dataset])
+    rounds = _rounds(batch)
+    start = (batch.runs.aggregate(last=Max("position"))["last"] or 0) + 1
+    new_runs = []
+    for offset, (cell, one) in enumerate(planned):
+        key = one.key()
+        new_runs.append(
+            Run(
+                batch=batch,
+                position=start + offset,
+                round=rounds.get(key, 0),
+                cell_key=key,
+                threads=one.threads,
+                settings=one.settings,
+                options=one.options,
+                expected_duration_s=expected_duration_s(one.options),
+                reason=cell.reason[:300],
+            )
+        )
+        rounds[key] = rounds.get(key, 0) + 1
+    Run.objects.bulk_create(new_runs)
+    return len(new_runs)
+
+
+def _expand(batch: Batch, cell: auto.NewCell) -> list[matrix.Cell]:
+    """The cell's runs, its options checked and keyed as the plan's own cells are."""
+    params: dict[str, Any] = batch.params
+    return matrix.expand(
+        test=params["test"],
+        fixed_options=params["options"],
+        axes=matrix.Axes(
+            threads=[cell.threads],
+            server_settings={k: [v] for k, v in cell.settings.items()},
+            options={k: [v] for k, v in cell.options.items()},
+        ),
+        repeats=cell.repeats,
+        order="ramp",
+        seed=batch.seed,
+        dataset_policy="fresh" if params.get("dataset_policy") == "fresh" else "shared",
+    )
+
+
+def _rounds(batch: Batch) -> dict[str, int]:
+    """The next repeat number of each cell."""
+    counts: dict[str, int] = {}
+    for key in batch.runs.values_list("cell_key", flat=True):
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _warn(batch: Batch, message: str) -> None:
+    if message not in batch.warnings:
+        batch.warnings = [*batch.warnings, message]
+        batch.save(update_fields=["warnings"])

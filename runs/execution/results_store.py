@@ -1,0 +1,123 @@
+"""The worker's writes to the results database, which may go away for a while.
+
+A restart or a failover of benchdash's own PostgreSQL must not cost a benchmark: while
+it is away, the running sysbench goes on, its samples and raw lines wait in memory (and
+reach live viewers through Redis), and every write is tried again with a bounded backoff
+on a new connection. The outage is remembered, so that the run can say it happened. A
+database away longer than BENCHDASH_RESULTS_DB_OUTAGE_S stops the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+BACKOFF_S = (0.5, 1.0, 2.0)  # then every 2 s: back within 2 s of the database's return
+LOST = (OperationalError, InterfaceError)
+
+
+class ResultsUnreachable(Exception):
+    """The results database stayed away longer than the limit."""
+
+
+@dataclass
+class Outage:
+    started: datetime
+    ended: datetime | None = None
+    error: str = ""
+
+    def describe(self) -> str:
+        ended = self.ended or timezone.now()
+        seconds = (ended - self.started).total_seconds()
+        return (
+            f"the results database was unreachable from {self.started:%H:%M:%S} to "
+            f"{ended:%H:%M:%S} UTC ({seconds:.0f} s: {self.error}); sysbench went on and "
+            "what it printed meanwhile was kept in memory and stored when the database was back"
+        )
+
+
+class ResultsStore:
+    """Runs the worker's writes, noting when the database is lost and when it is back."""
+
+    def __init__(self, limit_s: float | None = None) -> None:
+        self.limit_s = settings.BENCHDASH_RESULTS_DB_OUTAGE_S if limit_s is None else limit_s
+        self.outages: list[Outage] = []
+        self._down_since: float | None = None
+        self._failures = 0
+        self._next_try = 0.0
+
+    @property
+    def down(self) -> bool:
+        return self._down_since is not None
+
+    def overdue(self) -> bool:
+        """Away for longer than the limit: time to stop the run."""
+        return self._down_since is not None and time.monotonic() - self._down_since > self.limit_s
+
+    def attempt(self, write: Callable[[], object]) -> bool:
+        """One try at `write`, unless backing off after a failure; whether it was done."""
+        if self._down_since is not None and time.monotonic() < self._next_try:
+            return False
+        try:
+            write()
+        except LOST as e:
+            self._lost(e)
+            return False
+        self._back()
+        return True
+
+    def ensure(self, write: Callable[[], T], limit_s: float | None = None) -> T:
+        """`write`, tried again until it succeeds or the database has been away for
+        `limit_s` (the store's limit by default): then ResultsUnreachable."""
+        limit = self.limit_s if limit_s is None else limit_s
+        while True:
+            try:
+                result = write()
+            except LOST as e:
+                self._lost(e)
+                assert self._down_since is not None
+                if time.monotonic() - self._down_since > limit:
+                    raise ResultsUnreachable(self.outages[-1].describe()) from e
+                time.sleep(max(0.0, self._next_try - time.monotonic()))
+                continue
+            self._back()
+            return result
+
+    def warnings(self) -> list[str]:
+        return [o.describe() for o in self.outages]
+
+    def _lost(self, error: Exception) -> None:
+        # The connection is dead: a new one is opened at the next query.
+        with contextlib.suppress(Exception):
+            connection.close()
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = now
+            self._failures = 0
+            self.outages.append(Outage(started=timezone.now(), error=_first_line(error)))
+            logger.warning("the results database is unreachable: %s", _first_line(error))
+        self._next_try = now + BACKOFF_S[min(self._failures, len(BACKOFF_S) - 1)]
+        self._failures += 1
+
+    def _back(self) -> None:
+        if self._down_since is None:
+            return
+        self._down_since = None
+        self.outages[-1].ended = timezone.now()
+        logger.warning("the results database is back: %s", self.outages[-1].describe())
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]

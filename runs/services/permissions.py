@@ -1,0 +1,137 @@
+"""Who may do what: the one place the pages and the API ask.
+
+Everyone logged in may read everything. Changing, deleting or using a target, a load host
+or a plan is for:
+
+- its owner (`created_by`: who created it, from the pages, the API or demo_setup);
+- the members of a group granted Django's permission for it (`runs.change_target`,
+  `runs.delete_target`, `runs.change_loadhost`, `runs.delete_loadhost`,
+  `runs.change_plan`, `runs.delete_plan`);
+- staff, who may do everything.
+
+Using a target or a load host means pointing a plan at it (saving, preflight, launch): a
+benchmark sends the target's password to the load host and may change the target's
+server settings, so it needs the same right as changing them. The built-in `local` load
+host holds no secret and anyone may use it. Launching a plan needs the right to change
+the plan and to use its target and load host. Cancelling a batch is for who launched it,
+the owner of its plan, members of a group with `runs.change_batch`, and staff.
+
+A row without an owner (made before owners existed) is staff's and the groups' only.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
+from django.core.exceptions import PermissionDenied
+
+from runs.models import Batch, LoadHost, Plan, Target
+
+Owned = Target | LoadHost | Plan
+AnyUser = AbstractBaseUser | AnonymousUser
+
+
+class NotAllowed(PermissionDenied):
+    """A refusal that says who may do it instead. The pages show it on a 403 page (or on
+    the form field it names), the API as 403 `{field, message}`."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+def may(user: AnyUser, action: str, obj: Owned) -> bool:
+    """`action` is change or delete."""
+    member = _member(user)
+    if member is None:
+        return False
+    return member.is_staff or _owns(member, obj) or member.has_perm(_permission(action, obj))
+
+
+def may_use(user: AnyUser, obj: Target | LoadHost) -> bool:
+    if isinstance(obj, LoadHost) and obj.kind == LoadHost.Kind.LOCAL:
+        return _member(user) is not None
+    return may(user, "change", obj)
+
+
+def may_launch(user: AnyUser, plan: Plan) -> bool:
+    return may(user, "change", plan) and all(may_use(user, used) for used in _used_by(plan))
+
+
+def may_cancel(user: AnyUser, batch: Batch) -> bool:
+    member = _member(user)
+    if member is None:
+        return False
+    launched_it = batch.launched_by_user_id is not None and batch.launched_by_user_id == member.pk
+    owns_plan = batch.plan is not None and _owns(member, batch.plan)
+    return member.is_staff or launched_it or owns_plan or member.has_perm("runs.change_batch")
+
+
+# --- the same, raising NotAllowed with words a user can act on ---------------------------
+
+
+def require(user: AnyUser, action: str, obj: Owned) -> None:
+    if not may(user, action, obj):
+        raise NotAllowed(
+            f"only the owner of the {_kind(obj)} {obj} ({_owner(obj)}), staff, or a member of "
+            f"a group with the permission {_permission(action, obj)} may {action} it"
+        )
+
+
+def require_use(user: AnyUser, plan: Plan) -> None:
+    """The plan's target and load host may be used by `user` (saving, preflight, launch)."""
+    for used in _used_by(plan):
+        if not may_use(user, used):
+            field = "target" if isinstance(used, Target) else "load_host"
+            raise NotAllowed(
+                f"{field}: you may not run benchmarks with the {_kind(used)} {used}: only its "
+                f"owner ({_owner(used)}), staff, or a member of a group with the permission "
+                f"{_permission('change', used)} may",
+                field=field,
+            )
+
+
+def require_launch(user: AnyUser, plan: Plan) -> None:
+    if not may(user, "change", plan):
+        raise NotAllowed(
+            f"only the owner of the plan {plan} ({_owner(plan)}), staff, or a member of a "
+            "group with the permission runs.change_plan may launch it"
+        )
+    require_use(user, plan)
+
+
+def require_cancel(user: AnyUser, batch: Batch) -> None:
+    if not may_cancel(user, batch):
+        raise NotAllowed(
+            f"only who launched batch {batch.pk}, the owner of its plan, staff, or a member of "
+            "a group with the permission runs.change_batch may cancel it"
+        )
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _member(user: AnyUser) -> User | None:
+    """The user, if logged in and active."""
+    return user if isinstance(user, User) and user.is_active else None
+
+
+def _owns(user: User, obj: Owned) -> bool:
+    return obj.created_by_id is not None and obj.created_by_id == user.pk
+
+
+def _used_by(plan: Plan) -> list[Target | LoadHost]:
+    return [used for used in (plan.target, plan.load_host) if used is not None]
+
+
+def _permission(action: str, obj: Owned) -> str:
+    return f"runs.{action}_{obj._meta.model_name}"
+
+
+def _kind(obj: Owned) -> str:
+    return str(obj._meta.verbose_name)
+
+
+def _owner(obj: Owned) -> str:
+    owner = obj.created_by
+    return f"owned by {owner.get_username()}" if owner is not None else "no owner"

@@ -1,0 +1,49 @@
+# ruff: noqa: RUF001  (the times sign is what people read in verdicts)
+"""What a batch answers, assembled from recorded runs: the summary, the verdicts, what the
+auto modes found, why each extra run ran, and the open-loop chart."""
+
+from __future__ import annotations
+
+import pytest
+
+from runs.analysis import answers
+from runs.analysis.results import group_series
+from tests.analysis.recorded import RATES, insert_cell, point_select_at
+
+
+def test_the_summary_says_how_much_faster_at_each_thread_count():
+    runs = [*insert_cell(1, 1), *insert_cell(0, 1), *insert_cell(1, 4), *insert_cell(0, 4)]
+    series = group_series(runs)
+    flush_1 = next(s for s in series if s.label == "flush=1")
+
+    found = answers.batch_answers(runs, flush_1.key, {})
+
+    assert len(found.summary) == 2
+    assert found.summary[0].startswith("flush=0 is ")
+    assert " faster than flush=1 at 1 thread (95 % CI " in found.summary[0]
+    assert found.summary[1].endswith("at 4 threads (95 % CI 1.4–6.1×, 3 repeats each)")
+    assert found.found == [] and found.reasons == []
+    flush_0 = next(s for s in series if s.label == "flush=0")
+    assert set(found.verdicts[flush_0.key]) == {1, 4}
+    body = found.to_dict(series)
+    assert body["baseline"] == "flush=1" and body["verdicts"][0]["verdict"] == "faster"
+
+
+def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
+    runs = [point_select_at(rate) for rate in RATES]
+    params = {"auto": {"rate": {"start": 1000, "slo_p95_ms": 50}}}
+    reasons = {r.id: f"rate search: {r.axis_options['rate']} tps" for r in runs[1:]}
+
+    found = answers.batch_answers(runs, group_series(runs)[0].key, params, reasons)
+
+    assert found.summary == []  # rates are not set against each other in sentences
+    assert found.found[0].startswith("all runs, 2 threads: highest sustainable rate 16,000 tps")
+    assert [r.reason for r in found.reasons][:2] == [
+        "rate search: 2000 tps",
+        "rate search: 4000 tps",
+    ]
+    (line,) = found.rate_chart
+    assert [p["offered"] for p in line["points"]] == sorted(RATES)
+    point = line["points"][-2]
+    assert (point["offered"], point["p95"], point["queue"]) == (28000, 707.07, 16402)
+    assert point["achieved"] == pytest.approx(19837.865)

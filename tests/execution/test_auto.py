@@ -1,0 +1,143 @@
+"""Batches that add their own runs until the answer is clear, end to end: a real worker,
+sysbench and a private MariaDB with binary logging and performance_schema on.
+
+threads: auto (up to 2) and repeats: auto on a short oltp_insert, flush=0 against
+flush=1: a `faster` verdict with its interval; an open-loop rate search on
+oltp_point_select: a finite sustainable rate, with sysbench's queue lengths stored."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from runs.analysis import search
+from runs.models import Plan, Status, Target
+from runs.services import batches, reports
+from tests import servers
+from tests.helpers import wait_for_batch
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def pfs_server() -> Iterator[servers.PrivateMariaDB]:
+    server = servers.PrivateMariaDB(performance_schema=True)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pfs_target(transactional_db, pfs_server) -> Iterator[Target]:
+    name = pfs_server.create_database(f"t_{uuid.uuid4().hex[:12]}")
+    yield Target.objects.create(
+        name="pfs-mariadb", engine="mariadb", host="127.0.0.1", port=pfs_server.port,
+        database=name, user=pfs_server.user, password=pfs_server.password,
+    )  # fmt: skip
+    pfs_server.drop_database(name)
+
+
+def test_threads_and_repeats_auto_find_flush_0_faster_with_its_interval(
+    celery_worker, local_host, pfs_target
+):
+    plan = Plan.objects.create(
+        name="auto knee",
+        target=pfs_target,
+        load_host=local_host,
+        test="oltp_insert",
+        options={"time": 2, "report-interval": 1, "tables": 1, "table-size": 100},
+        threads=[1],
+        server_settings={"innodb_flush_log_at_trx_commit": ["0", "1"]},
+        repeats=1,
+        auto={"threads": {"max": 2}, "repeats": {"target_pct": 5, "max": 4}},
+    )
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=500)
+
+    assert batch.status == Status.DONE, (
+        batch.error, batch.steps, list(batch.runs.values("status", "error", "reason")),
+    )  # fmt: skip
+    runs = list(batch.runs.order_by("position"))
+    first = [r for r in runs if not r.reason]
+    extra = [r for r in runs if r.reason]
+    assert {(r.threads, r.settings["innodb_flush_log_at_trx_commit"]) for r in first} == {
+        (1, "0"), (1, "1"),
+    }  # fmt: skip
+    assert len(first) == 6  # repeats auto: 3 repeats each, enough for a verdict
+    assert {r.threads for r in runs} == {1, 2}  # the search went up to its bound, no further
+    for flush in ("0", "1"):
+        cells = [r for r in runs if r.settings["innodb_flush_log_at_trx_commit"] == flush]
+        for threads in (1, 2):
+            n = len([r for r in cells if r.threads == threads])
+            assert 3 <= n <= 4, (flush, threads, n)
+    assert any(r.reason.startswith("threads search: 2 threads") for r in extra)
+    assert all(r.reason.startswith(("threads search:", "repeat 4 of")) for r in extra), [
+        r.reason for r in extra
+    ]
+    assert [r.position for r in runs] == list(range(len(runs)))
+
+    # flush=1 as the baseline (series 1): flush=0 is faster, with its interval
+    found = reports.batch_answers(batch=batch, baseline=1)
+    at_one: Any = found.answers.verdicts[found.series[0].key][1]
+    assert at_one.verdict == "faster", at_one
+    assert 1 < at_one.low <= at_one.ratio <= at_one.high
+    assert at_one.basis == "repeats" and at_one.n_base >= 3 and at_one.n_other >= 3
+    sentence = found.answers.summary[0]
+    assert (
+        sentence.startswith("flush=0 is ")
+        and " faster than flush=1 at 1 thread (95 % CI " in sentence
+    )
+    assert any(line.startswith("flush=0: peak ") for line in found.answers.found)
+    assert any(line.startswith("repeats: ") for line in found.answers.found)
+    print("\n".join(["", *found.answers.summary, *found.answers.found]))
+
+    # the why panel reads the counters sampled, performance_schema's file timers included
+    why = found.answers.explanations[0]
+    assert why.base.fsyncs is not None and why.other.fsyncs is not None
+    assert why.base.fsyncs > why.other.fsyncs  # flush=1 syncs the log at every commit
+    assert "model predicts" in why.text or "fsync latency was not measured" in why.text
+    print(why.text)
+    with_timers = [r for r in runs if "pfs_data_file_sync_ps" in r.counters.get("deltas", {})]
+    assert with_timers, "performance_schema's file timers are sampled"
+
+
+def test_a_rate_search_finds_a_finite_sustainable_rate(celery_worker, local_host, pfs_target):
+    plan = Plan.objects.create(
+        name="auto rate",
+        target=pfs_target,
+        load_host=local_host,
+        test="oltp_point_select",
+        options={"time": 2, "report-interval": 1, "tables": 1, "table-size": 1000},
+        threads=[2],
+        auto={"rate": {"start": 2000, "max": 2_000_000, "precision_pct": 25}},
+    )
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=500)
+
+    runs = list(batch.runs.order_by("position"))
+    rates = [int(r.options["rate"]) for r in runs]
+    assert rates[0] == 2000 and len(set(rates)) == len(rates) >= 3
+    assert all(r.reason.startswith("rate search: ") for r in runs[1:])
+    for run in runs:
+        if run.status == Status.DONE:  # the queue lines reached the samples
+            # every queue line printed reached its sample (sysbench may leave out the
+            # last interval's queue line when the run ends)
+            samples = list(run.samples.all())
+            merged = [s.queue_length for s in samples if s.queue_length is not None]
+            assert len(merged) == run.raw_log.count("queue length:") >= max(1, len(samples) - 1)
+            assert run.summary["queue_length_max"] == max(merged)
+    found = reports.batch_answers(batch=batch)
+    (conclusion,) = found.answers.found
+    assert conclusion.startswith("all runs, 2 threads: highest sustainable rate ")
+    assert " was not sustained (" in conclusion  # the search found where it stops
+    best = int(conclusion.split("highest sustainable rate ")[1].split(" tps")[0].replace(",", ""))
+    assert 2000 <= best < max(rates) <= 2_000_000
+    assert [p["offered"] for p in found.answers.rate_chart[0]["points"]] == sorted(
+        r for r, run in zip(rates, runs, strict=True) if run.status == Status.DONE
+    )
+    assert search.QUEUE_FULL not in batch.error
+    print(conclusion)

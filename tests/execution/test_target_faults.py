@@ -1,0 +1,129 @@
+"""A target that restarts mid-batch is waited for, bounded; an error that every cell would
+repeat stops the batch after its first occurrence, with one clear reason."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from runs.models import Batch, LoadHost, Plan, Sample, Status, Target
+from runs.services import batches
+from tests.helpers import global_variable, wait_for_batch, wait_until
+from tests.servers import PrivateMariaDB
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
+
+RUN = {"time": 6, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10}
+FLUSH = "innodb_flush_log_at_trx_commit"
+
+
+@pytest.fixture
+def restartable() -> Iterator[PrivateMariaDB]:
+    """A MariaDB of this test's own: the test stops and starts it."""
+    server = PrivateMariaDB()
+    try:
+        server.start()
+        server.create_database("sbtest")
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def plan_on(local_host: LoadHost):
+    def make(server: PrivateMariaDB, flush_values: list[str], **fields: object) -> Plan:
+        target = Target.objects.create(
+            name=f"restartable-{server.port}",
+            engine="mariadb",
+            host=server.host,
+            port=server.port,
+            database="sbtest",
+            user=server.user,
+            password=server.password,
+        )
+        values: dict[str, object] = {
+            "name": f"faults {server.port}",
+            "target": target,
+            "load_host": local_host,
+            "test": "oltp_read_only",
+            "options": RUN,
+            "threads": [1],
+            "server_settings": {FLUSH: flush_values},
+            "order_policy": "ramp",
+        }
+        values.update(fields)
+        return Plan.objects.create(**values)
+
+    return make
+
+
+def wait_for_samples(batch: Batch, count: int) -> None:
+    wait_until(
+        lambda: Sample.objects.filter(run__batch=batch, run__position=0).count() >= count,
+        timeout=90,
+        what=f"{count} samples",
+    )
+
+
+def test_a_target_that_restarts_mid_run_is_waited_for_and_the_batch_goes_on(
+    celery_worker, restartable, plan_on
+):
+    original = global_variable(restartable, FLUSH)
+    batch = batches.batch_launch(plan=plan_on(restartable, ["0", "2"]))
+    wait_for_samples(batch, 2)
+
+    restartable.stop_server()
+    wait_until(
+        lambda: Batch.objects.get(pk=batch.pk).waiting_for.startswith(
+            "waiting: target unreachable"
+        ),
+        timeout=60,
+        what="the batch to wait for its target",
+    )
+    waiting = Batch.objects.get(pk=batch.pk)
+    restartable.start_again()
+    batch = wait_for_batch(batch, timeout=180)
+
+    assert waiting.status == Status.RUNNING  # neither the sweeper nor the locks misread it
+    first, second = batch.runs.order_by("position")
+    assert first.status == Status.FAILED and first.error_kind == "connect", first.error
+    assert second.status == Status.DONE, second.error
+    assert second.verified_settings == {FLUSH: "2"}  # applied and verified again
+    assert second.samples.count() >= 5
+    assert batch.waiting_for == ""
+    assert global_variable(restartable, FLUSH) == original
+
+
+def test_a_target_that_stays_away_skips_the_remaining_cells_with_one_reason(
+    celery_worker, restartable, plan_on, settings
+):
+    settings.BENCHDASH_TARGET_WAIT_S = 4
+    batch = batches.batch_launch(plan=plan_on(restartable, ["0", "1", "2"]))
+    wait_for_samples(batch, 2)
+
+    restartable.stop_server()
+    batch = wait_for_batch(batch, timeout=120)
+
+    runs = list(batch.runs.order_by("position"))
+    assert [r.status for r in runs] == [Status.FAILED, Status.SKIPPED, Status.SKIPPED]
+    reasons = {r.error for r in runs[1:]}
+    assert len(reasons) == 1
+    (reason,) = reasons
+    assert reason.startswith("skipped: the target restartable-") and "unreachable for 4 s" in reason
+    assert batch.status == Status.FAILED
+    assert "unreachable for 4 s" in batch.error
+
+
+def test_a_missing_table_stops_the_batch_after_the_first_failure(
+    celery_worker, restartable, plan_on
+):
+    plan = plan_on(restartable, ["0", "1", "2"], dataset_policy="existing")
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan))
+
+    runs = list(batch.runs.order_by("position"))
+    assert [r.status for r in runs] == [Status.FAILED, Status.SKIPPED, Status.SKIPPED]
+    assert runs[0].error_kind == "missing_table"
+    assert "1146" in runs[1].error and "every remaining cell would fail" in runs[1].error
+    assert batch.status == Status.FAILED

@@ -1,0 +1,71 @@
+"""The web server keeps its PostgreSQL connections bounded: many concurrent requests to
+uvicorn (with benchdash's production settings, two worker processes) never hold more
+than the pools allow, and leave no more open afterwards. Persistent connections under
+ASGI left one per request thread open: 10 clients for 5 s left 51 connections."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from django.db import connection
+
+from runs.models import Target
+from tests.processes import AsgiServer
+
+pytestmark = pytest.mark.timeout(180)
+
+WORKERS, POOL_SIZE, CLIENTS, SECONDS = 2, 4, 40, 4
+
+
+@pytest.fixture
+def production_web(transactional_db: None, tmp_path: Path) -> Iterator[AsgiServer]:
+    env = {"DJANGO_SETTINGS_MODULE": "benchdash.settings", "BENCHDASH_DB_POOL_SIZE": str(POOL_SIZE)}
+    server = AsgiServer(tmp_path / "uvicorn.log", env=env, workers=WORKERS)
+    yield server
+    server.stop()
+
+
+def web_connections() -> int:
+    """Connections to the test database but this test's own."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+        return int(cursor.fetchone()[0])
+
+
+def test_many_concurrent_requests_hold_and_leave_few_connections(production_web, session_cookie):
+    for i in range(20):
+        Target.objects.create(name=f"db-{i}", host="127.0.0.1", port=3306, user="bench")
+    statuses: list[int] = []
+    stop = time.monotonic() + SECONDS
+
+    def client() -> None:
+        with requests.Session() as session:
+            session.cookies.update(session_cookie)
+            while time.monotonic() < stop:
+                statuses.append(
+                    session.get(f"{production_web.url}/targets/", timeout=60).status_code
+                )
+
+    clients = [threading.Thread(target=client) for _ in range(CLIENTS)]
+    for thread in clients:
+        thread.start()
+    peak = 0
+    while any(thread.is_alive() for thread in clients):
+        peak = max(peak, web_connections())
+        time.sleep(0.1)
+    for thread in clients:
+        thread.join()
+    time.sleep(1)
+    after = web_connections()
+
+    assert len(statuses) > CLIENTS and set(statuses) == {200}
+    assert peak <= WORKERS * POOL_SIZE, f"{peak} connections at the peak"
+    assert after <= WORKERS * POOL_SIZE, f"{after} connections left after the load"

@@ -1,0 +1,112 @@
+"""A run's event stream needs Redis only for what is live: with the web server's Redis
+down (a private one, killed), a finished run is replayed from the database, and a running
+one is followed by reading the database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from django.db import connection
+from django.utils import timezone
+
+from runs.models import Batch, LoadHost, Run, Sample, Status
+from runs.web.views import batches as batch_views
+from runs.web.views import plans as plan_views
+from tests.processes import AsgiServer
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def web_without_redis(private_redis, tmp_path: Path) -> Iterator[AsgiServer]:
+    private_redis.kill()
+    server = AsgiServer(tmp_path / "uvicorn.log", env={"BENCHDASH_REDIS_URL": private_redis.url})
+    yield server
+    server.stop()
+
+
+def stored_run(status: str, samples: int) -> Run:
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    batch = Batch.objects.create(
+        load_host=local, params={}, seed=1, status=status, launched_by="ui"
+    )
+    run = Run.objects.create(
+        batch=batch, position=0, round=0, cell_key="c", threads=1, status=status,
+        started_at=timezone.now(),
+    )  # fmt: skip
+    for seq in range(1, samples + 1):
+        add_sample(run, seq)
+    return run
+
+
+def add_sample(run: Run, seq: int) -> None:
+    Sample.objects.create(
+        run=run, seq=seq, time_s=seq, threads=1, tps=100.0 + seq, received_at=timezone.now()
+    )
+
+
+def read_events(url: str, cookies: dict[str, str]) -> list[tuple[str, dict]]:
+    events, event = [], {}
+    with requests.get(url, cookies=cookies, stream=True, timeout=60) as response:
+        assert response.status_code == 200, response.text
+        for line in response.iter_lines(decode_unicode=True):
+            if line:
+                key, _, value = str(line).partition(": ")
+                event[key] = value
+                continue
+            if "event" in event:
+                events.append((event["event"], json.loads(event["data"])))
+                if event["event"] == "end":
+                    return events
+            event = {}
+    return events
+
+
+def test_a_finished_run_is_replayed_while_redis_is_down(web_without_redis, session_cookie):
+    run = stored_run(Status.DONE, samples=30)
+
+    events = read_events(f"{web_without_redis.url}/runs/{run.pk}/events", session_cookie)
+
+    kinds = [kind for kind, _ in events]
+    assert kinds == ["status"] + ["sample"] * 30 + ["end"]
+    assert [data["seq"] for kind, data in events if kind == "sample"] == list(range(1, 31))
+    assert events[0][1]["status"] == Status.DONE
+
+
+def test_a_running_run_is_followed_from_the_database_while_redis_is_down(
+    web_without_redis, session_cookie
+):
+    run = stored_run(Status.RUNNING, samples=3)
+
+    def worker_goes_on() -> None:
+        try:
+            for seq in (4, 5, 6):
+                time.sleep(0.5)
+                add_sample(run, seq)
+            Run.objects.filter(pk=run.pk).update(status=Status.DONE, finished_at=timezone.now())
+        finally:
+            connection.close()  # this thread's own
+
+    # The rows a thread writes are committed: the web server reads them.
+    thread = threading.Thread(target=worker_goes_on)
+    thread.start()
+    events = read_events(f"{web_without_redis.url}/runs/{run.pk}/events", session_cookie)
+    thread.join()
+
+    samples = [data["seq"] for kind, data in events if kind == "sample"]
+    assert samples == [1, 2, 3, 4, 5, 6]
+    statuses = [data["status"] for kind, data in events if kind == "status"]
+    assert statuses == [Status.RUNNING, Status.DONE] and events[-1][0] == "end"
+
+
+def test_the_event_stream_stays_async_and_the_pages_stay_sync():
+    assert asyncio.iscoroutinefunction(batch_views.run_events)
+    for view in (batch_views.home, batch_views.batch_detail, plan_views.plan_edit):
+        assert not asyncio.iscoroutinefunction(view)
