@@ -21,6 +21,12 @@ def batch_execute(self: Task, batch_id: int) -> None:
     batches.batch_execute(batch_id=batch_id, worker=worker)
 
 
+@shared_task(name="runs.tasks.host_drive", ignore_result=True)
+def host_drive(run_host_id: int) -> None:
+    # One load host's part of a cell run from several hosts, on the `drivers` queue.
+    batches.host_drive(run_host_id=run_host_id)
+
+
 @shared_task(name="runs.tasks.sweep_stale", ignore_result=True)
 def sweep_stale() -> list[int]:
     return recovery.batches_sweep_stale(hostname=socket.gethostname())

@@ -60,10 +60,11 @@ def merge_intervals(per_host: Sequence[Sequence[IntervalSample]]) -> list[Interv
     reported, the hosts' rates summed and the worst host's latency."""
     by_time = [{s.time_s: s for s in samples} for samples in per_host]
     common = set(by_time[0]).intersection(*by_time[1:]) if by_time else set()
-    return [_merge_tick([host[t] for host in by_time]) for t in sorted(common)]
+    return [merge_tick([host[t] for host in by_time]) for t in sorted(common)]
 
 
-def _merge_tick(samples: Sequence[IntervalSample]) -> IntervalSample:
+def merge_tick(samples: Sequence[IntervalSample]) -> IntervalSample:
+    """One tick of the interval clock, every host's sample of it summed."""
     latencies = [s.latency_ms for s in samples if s.latency_ms is not None]
     return IntervalSample(
         time_s=samples[0].time_s,

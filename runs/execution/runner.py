@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,8 +24,16 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
+from runs.execution.cell_hosts import (
+    Dispatch,
+    HostsFollowed,
+    batch_load_hosts,
+    cell_parts,
+    follow_hosts,
+    hosts_set_result,
+)
 from runs.execution.environment import batch_record_environment
-from runs.execution.follow import follow_run, follow_step, supervised
+from runs.execution.follow import Followed, follow_run, follow_step, supervised
 from runs.execution.pulse import Pulse
 from runs.execution.results_store import ResultsStore, ResultsUnreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result, target_error_text
@@ -33,7 +42,7 @@ from runs.execution.steps import Group
 from runs.execution.target_wait import TargetGone, failure_kind, target_wait, unreachable
 from runs.execution.watch import BatchStopped
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess, executor_for
-from runs.models import Batch, Run, Status
+from runs.models import Batch, LoadSplit, Run, Status
 from runs.sysbench.command import build_command, has_dataset
 from runs.sysbench.errors import error_code
 from runs.sysbench.options import ValidationError, is_sql_test
@@ -60,22 +69,24 @@ class Outcome:
     error: Exception | None = None  # an internal error, logged and re-raised by the caller
 
 
-def batch_execute(*, batch_id: int, worker: str) -> Outcome:
+def batch_execute(*, batch_id: int, worker: str, dispatch: Dispatch | None = None) -> Outcome:
     if not locks.batch_claim(batch_id=batch_id, worker=worker):
         logger.info("batch %s is not queued any more: nothing to do", batch_id)
         return Outcome()
     batch = Batch.objects.select_related("target", "load_host", "plan").get(pk=batch_id)
     assert batch.load_host is not None, "only imported batches have no load host"
     executor = executor_for(batch.load_host, settings.BENCHDASH_SYSBENCH)
-    runner = BatchRunner(batch, executor)
+    runner = BatchRunner(batch, executor, dispatch)
     runner.execute()
     return runner.outcome
 
 
 class BatchRunner:
-    def __init__(self, batch: Batch, executor: Executor) -> None:
+    def __init__(self, batch: Batch, executor: Executor, dispatch: Dispatch | None = None) -> None:
         self.batch = batch
         self.executor = executor
+        self.hosts = batch_load_hosts(batch)  # more than one: each cell from all of them
+        self.dispatch = dispatch
         self.params: dict[str, Any] = batch.params
         self.test: str = self.params["test"]
         self.sql = is_sql_test(self.test)
@@ -229,6 +240,9 @@ class BatchRunner:
             return
         run.verified_settings = verified
         outages = len(self.store.outages)
+        if len(self.hosts) > 1:
+            self._run_cell_on_hosts(run, outages)
+            return
         with supervised(self._start("run", run.options), run, self.store) as process:
             run.pgid = process.pgid
             run.argv = process.command.argv
@@ -237,9 +251,40 @@ class BatchRunner:
                 self.store.ensure(
                     lambda: run.save(update_fields=["verified_settings", "pgid", "argv"])
                 )
-                self._stream(run, process, sampler, outages)
+                self._stream(
+                    run,
+                    outages,
+                    lambda sink: follow_run(
+                        run=run, process=process, sink=sink, sampler=sampler, pulse=self.pulse
+                    ),
+                    sampler,
+                )
             finally:
                 counters.sampler_stop(sampler)
+
+    def _run_cell_on_hosts(self, run: Run, outages: int) -> None:
+        """The cell from every load host at once (runs/execution/cell_hosts.py)."""
+        assert self.dispatch is not None, "a cell from several hosts needs its drivers"
+        dispatch = self.dispatch
+        parts = cell_parts(run, self.hosts, self.params.get("load_split", LoadSplit.DIVIDE))
+        sampler = counters.sampler_start(run=run, batch=self.batch)
+        try:
+            self.store.ensure(lambda: run.save(update_fields=["verified_settings"]))
+            self._stream(
+                run,
+                outages,
+                lambda sink: follow_hosts(
+                    run=run,
+                    parts=parts,
+                    dispatch=dispatch,
+                    sink=sink,
+                    sampler=sampler,
+                    pulse=self.pulse,
+                ),
+                sampler,
+            )
+        finally:
+            counters.sampler_stop(sampler)
 
     def _settings_for(self, run: Run, *, waited: bool = False) -> dict[str, str] | None:
         """The run's settings applied and verified, once more after waiting for a target
@@ -263,20 +308,21 @@ class BatchRunner:
     def _stream(
         self,
         run: Run,
-        process: SysbenchProcess,
-        sampler: counters.CounterSampler | None,
         outages: int,
+        follow: Callable[[SampleSink], Followed | HostsFollowed],
+        sampler: counters.CounterSampler | None,
     ) -> None:
+        """Follow the running cell to its end through `follow`, then store its result."""
         warmup_s = float(self.params["warmup_s"])
         sink = SampleSink(run, warmup_s=warmup_s, store=self.store)
-        followed = follow_run(
-            run=run, process=process, sink=sink, sampler=sampler, pulse=self.pulse
-        )
+        followed = follow(sink)
         stop = followed.stop
         results_lost = stop is not None and stop.kind == "results_db"
         if results_lost:
             self._restore_settings()  # now: the target is there, the results database not
         run_set_result(run, followed.result, warmup_s=warmup_s, stop=stop)
+        if isinstance(followed, HostsFollowed):
+            hosts_set_result(run, followed)
         counters.sampler_summary(sampler, run=run)
         run.warnings = [*run.warnings, *(o.describe() for o in self.store.outages[outages:])]
         # Still away after that stop: wait for it a while longer, to say what happened.
