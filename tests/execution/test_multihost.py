@@ -15,6 +15,7 @@ from celery.contrib.testing.worker import start_worker
 
 from benchdash.celery import app
 from runs.analysis import stats
+from runs.execution import preflight
 from runs.models import HostSample, LoadHost, Plan, Run, RunHost, Status, Target
 from runs.services import batches
 from tests.helpers import wait_for_batch, wait_until
@@ -164,3 +165,10 @@ def test_killing_one_hosts_sysbench_fails_the_cell_naming_it_and_stops_the_other
     assert other.finished_at is not None and other.started_at is not None
     assert (other.finished_at - other.started_at).total_seconds() < 25, "stopped early"
     assert run.samples.exists(), "the samples until then are kept"
+
+
+def test_the_preflight_checks_every_load_host_of_the_cell(plan):
+    report = preflight.plan_preflight(plan=plan)
+    assert report.ok, report.failures
+    checked = {(s.host, s.step) for s in report.steps}
+    assert {("loadhost-ns1", "sysbench"), ("loadhost-ns2", "sysbench")} <= checked
