@@ -128,7 +128,7 @@ def test_a_cell_from_two_load_hosts_sums_them_and_takes_its_percentile_from_thei
     for sample in run.samples.all():
         own = HostSample.objects.filter(run_host__run=run, time_s=sample.time_s)
         assert own.count() == 2
-        assert sample.tps == pytest.approx(sum(h.tps for h in own))
+        assert sample.tps == pytest.approx(sum(h.tps or 0.0 for h in own))
     assert run.samples.count() >= 3
 
     started = run.summary["load_hosts"]
