@@ -5,17 +5,20 @@ machine. The drivers are a Celery group on the `drivers` queue of a real worker.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import uuid
 from collections.abc import Iterator
 
 import pytest
+import redis
 from celery.contrib.testing.worker import start_worker
+from django.conf import settings
 
 from benchdash.celery import app
 from runs.analysis import stats
-from runs.execution import preflight
+from runs.execution import live, preflight
 from runs.models import HostSample, LoadHost, Plan, Run, RunHost, Status, Target
 from runs.services import batches
 from tests.helpers import wait_for_batch, wait_until
@@ -145,12 +148,22 @@ def test_killing_one_hosts_sysbench_fails_the_cell_naming_it_and_stops_the_other
     plan.options = {**plan.options, "time": 30}
     plan.save()
     batch = batches.batch_launch(plan=plan)
+    pubsub = redis.Redis.from_url(settings.REDIS_URL).pubsub()
+    pubsub.subscribe(live.channel(batch.runs.get().pk))
+    seen_live: set[str] = set()
 
     def both_running() -> bool:
+        while (message := pubsub.get_message(ignore_subscribe_messages=True)) is not None:
+            event = json.loads(message["data"])
+            if event["type"] == "host_sample":
+                seen_live.add(event["host"])
         parts = RunHost.objects.filter(run__batch=batch, status=Status.RUNNING)
         return parts.count() == 2 and HostSample.objects.filter(run_host__in=parts).count() >= 2
 
     wait_until(both_running, timeout=90, what="both hosts to run")
+    wait_until(lambda: both_running() and len(seen_live) == 2, timeout=10, what="live samples")
+    pubsub.close()
+    assert seen_live == {"loadhost-ns1", "loadhost-ns2"}, "each host's own samples go out live"
     victim = RunHost.objects.get(run__batch=batch, index=1)
     assert victim.pgid is not None
     os.killpg(victim.pgid, signal.SIGKILL)  # the namespaces share the machine's process ids
