@@ -1,4 +1,4 @@
-.PHONY: start stop test
+.PHONY: start stop test fuzz-api
 
 # Bootstrap this machine, then run benchdash with a demo MariaDB target in the background.
 start:
@@ -11,3 +11,8 @@ stop:
 # Bootstrap, lint, type-check and run the test suite; PYTEST_ARGS go to pytest.
 test:
 	scripts/test $(PYTEST_ARGS)
+
+# The long schemathesis run against the API (every check, every phase, ~10,000 cases); its
+# figures go to bench/results/schema_fuzz.json. FUZZ_EXAMPLES: cases per operation.
+fuzz-api:
+	scripts/bootstrap && . var/bootstrap.env && .venv/bin/python bench/schema_fuzz.py --max-examples $(or $(FUZZ_EXAMPLES),240)

@@ -88,6 +88,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Above everything that writes a body, so it compresses what they wrote; static files
+    # come from whitenoise already compressed (collectstatic writes a .gz of each).
+    "runs.web.middleware.CompressionMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -160,6 +163,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env("BENCHDASH_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor", BASE_DIR / "node_modules")]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 # --- Celery -------------------------------------------------------------------------------
 REDIS_URL = env("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -215,6 +222,20 @@ BENCHDASH_RESULTS_DB_OUTAGE_S = float(env("BENCHDASH_RESULTS_DB_OUTAGE_S", "300"
 # A batch whose target went away (a restart) waits this long for it before skipping the
 # remaining cells.
 BENCHDASH_TARGET_WAIT_S = float(env("BENCHDASH_TARGET_WAIT_S", "120"))
+# The largest log an import accepts, checked as it is read (an upload: as it arrives).
+BENCHDASH_MAX_LOG_MB = float(env("BENCHDASH_MAX_LOG_MB") or "50")
+
+# --- uploads ------------------------------------------------------------------------------
+# A log pasted into the import page is a form field, held in memory: up to 10 MB. A file
+# beyond 2.5 MB is written to a temporary file as it arrives, never held in memory, and
+# refused as soon as it passes BENCHDASH_MAX_LOG_MB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+FILE_UPLOAD_HANDLERS = [
+    "runs.web.uploads.LogSizeLimit",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- notifications (regressions and lost nights of scheduled plans) ------------------------
 # Mail goes to the console unless an SMTP server is configured. An empty variable (as
@@ -249,7 +270,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # Bodies are JSON (the log import alone takes multipart, for its file): the schema then
+    # offers each body in one media type, which is what clients generated from it handle.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "runs.api.conventions.Pages",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "runs.api.conventions.Negotiation",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",
@@ -268,7 +293,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"StatusEnum": "runs.models.Status"},
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "runs.models.Status",
+        "PreflightStepStatusEnum": ["ok", "warning", "failed"],
+        "VerdictEnum": "runs.api.history.VERDICTS",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "runs.api.errors.document_errors",

@@ -1,5 +1,6 @@
 """The shapes of the results page's charts: scaling, time series, the batch timeline,
-latency percentiles and CDFs from the histogram, counter rates, the matrix grid.
+latency percentiles and CDFs from the histogram, the matrix grid. The time series come
+bucketed from the database (runs/services/timeseries.py), with the point counts set here.
 
 Pure: no Django, no I/O."""
 
@@ -18,6 +19,14 @@ LATENCY_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 
 
 MAX_CHART_POINTS = 240  # per series: more than a chart's width in pixels shows nothing new
+# What a results page carries, whatever the size of its batch: the timeline shares its
+# points between all runs; each chosen run (at most MAX_SELECTED_RUNS) has tps, qps,
+# latency and a counter of MAX_CHART_POINTS each, and a CDF of MAX_CDF_POINTS.
+TIMELINE_POINTS = 8_000
+MAX_SELECTED_RUNS = 8
+MAX_CDF_POINTS = 200
+POINT_BUDGET = 20_000
+SERIES_BUCKETS = MAX_CHART_POINTS // 2  # a bucket gives its lowest and highest point
 
 
 def xy(
@@ -38,7 +47,9 @@ def latency_percentiles(histogram: Sequence[Sequence[float]]) -> dict[str, float
     }
 
 
-def latency_cdf(histogram: Sequence[Sequence[float]], max_points: int = 400) -> list[list[float]]:
+def latency_cdf(
+    histogram: Sequence[Sequence[float]], max_points: int = MAX_CDF_POINTS
+) -> list[list[float]]:
     rows = [(float(r[0]), int(r[1])) for r in histogram]
     cdf = stats.cdf_from_histogram(rows)
     if len(cdf) > max_points:  # monotone: an even stride keeps its shape
@@ -47,34 +58,22 @@ def latency_cdf(histogram: Sequence[Sequence[float]], max_points: int = 400) -> 
     return [[value, share] for value, share in cdf]
 
 
-def counter_rates(
-    readings: Sequence[tuple[float, Mapping[str, float]]], name: str, *, gauge: bool
-) -> list[list[float]]:
-    """A counter per second between readings (cumulative counters) or as read (gauges)."""
-    points = []
-    previous: tuple[float, float] | None = None
-    for time_s, values in readings:
-        if name not in values:
-            continue
-        value = float(values[name])
-        if gauge:
-            points.append([time_s, value])
-        elif previous is not None and time_s > previous[0]:
-            points.append([time_s, (value - previous[1]) / (time_s - previous[0])])
-        previous = (time_s, value)
-    return points
-
-
 def offset_s(start: datetime | None, origin: datetime | None) -> float | None:
     if start is None or origin is None:
         return None
     return (start - origin).total_seconds()
 
 
-MAX_SELECTED_RUNS = 8
+def bucket_points(low: Sequence[float] | None, high: Sequence[float] | None) -> list[list[float]]:
+    """A bucket's lowest and highest point, each [value, x] as PostgreSQL's min and max
+    of ARRAY[value, x] give them, as chart points [x, value] in x order, once each."""
+    points = sorted({(float(p[1]), float(p[0])) for p in (low, high) if p is not None})
+    return [[x, y] for x, y in points]
 
 
-SampleRow = tuple[int, float, float | None, float | None, float | None, bool]
+def timeline_buckets(run_count: int) -> int:
+    """Buckets a run of the timeline gets: the timeline's points shared by all runs."""
+    return max(2, TIMELINE_POINTS // (2 * max(1, run_count)))
 
 
 def default_selection(series: Sequence[Series], limit: int = 6) -> list[int]:
@@ -122,69 +121,71 @@ def scaling_chart(series: Sequence[Series]) -> list[dict[str, Any]]:
 
 def timeseries_chart(
     runs: Sequence[RunFigures],
-    samples: Mapping[int, Sequence[SampleRow]],
+    series: Mapping[int, Mapping[str, list[list[float]]]],
     colours: Mapping[int, str],
     *,
     warmup_s: float,
-    counters: Mapping[int, Sequence[tuple[float, Mapping[str, float]]]] | None = None,
-    counter: str = "",
-    gauge: bool = False,
+    counters: Mapping[int, list[list[float]]] | None = None,
 ) -> list[dict[str, Any]]:
+    """The chosen runs over time: `series` holds each run's tps, qps and latency_ms
+    points, `counters` the points of the counter asked for (see services/timeseries.py)."""
     result = []
     for run in runs:
-        rows = samples.get(run.id, [])
+        lines = series.get(run.id, {})
         item: dict[str, Any] = {
             "run": run.id,
             "label": f"#{run.position + 1} {run.label}",
             "colour": colours.get(run.id, PALETTE[-1]),
             "warmup_s": warmup_s,
-            "tps": xy((r[1], r[2]) for r in rows),
-            "qps": xy((r[1], r[3]) for r in rows),
-            "latency": xy((r[1], r[4]) for r in rows),
+            "tps": lines.get("tps", []),
+            "qps": lines.get("qps", []),
+            "latency": lines.get("latency_ms", []),
         }
-        if counters is not None and counter:
-            item["counter"] = xy(counter_rates(counters.get(run.id, []), counter, gauge=gauge))
+        if counters is not None:
+            item["counter"] = counters.get(run.id, [])
         result.append(item)
     return result
 
 
 def timeline_chart(
     runs: Sequence[RunFigures],
-    samples: Mapping[int, Sequence[SampleRow]],
+    series: Mapping[int, Mapping[str, list[list[float]]]],
     colours: Mapping[int, str],
     origin: datetime | None,
 ) -> list[dict[str, Any]]:
-    """Every run on the batch's time axis (seconds since the batch started)."""
+    """Every run's tps on the batch's time axis (seconds since the batch started)."""
     result = []
     for run in runs:
         offset = offset_s(run.started_at, origin)
-        rows = samples.get(run.id, [])
-        if offset is None or not rows:
+        points = series.get(run.id, {}).get("tps", [])
+        if offset is None or not points:
             continue
         result.append(
             {
                 "run": run.id,
                 "label": f"#{run.position + 1} {run.label}",
                 "colour": colours.get(run.id, PALETTE[-1]),
-                "points": xy(((offset + r[1]), r[2]) for r in rows),
+                "points": [[round(offset + x, 3), y] for x, y in points],
             }
         )
     return result
 
 
 def latency_chart(
-    runs: Sequence[Any], colours: Mapping[int, str]
+    runs: Sequence[RunFigures],
+    histograms: Mapping[int, Sequence[Sequence[float]]],
+    colours: Mapping[int, str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Percentile rows and CDF lines of runs (objects with pk, position, label, histogram)."""
+    """Percentile rows and CDF lines of the runs that have a histogram."""
     rows, lines = [], []
     for run in runs:
-        histogram = run.histogram or []
+        histogram = histograms.get(run.id) or []
         if not histogram:
             continue
-        label = f"#{run.position + 1} {RunFigures.of(run).label}"
-        rows.append({"run": run.pk, "label": label, **latency_percentiles(histogram)})
+        label = f"#{run.position + 1} {run.label}"
+        rows.append({"run": run.id, "label": label, **latency_percentiles(histogram)})
         lines.append(
-            {"run": run.pk, "label": label, "colour": colours.get(run.pk, PALETTE[-1]),
+            {"run": run.id, "label": label, "colour": colours.get(run.id, PALETTE[-1]),
              "points": latency_cdf(histogram)}
         )  # fmt: skip
     return rows, lines

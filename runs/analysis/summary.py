@@ -37,14 +37,27 @@ _NON_SQL = (
 
 
 def summarise(result: ParseResult, *, warmup_s: float) -> dict[str, Any]:
+    steady_tps = [s.tps for s in result.samples if s.tps is not None and s.time_s > warmup_s]
+    return summary_of(
+        result,
+        warmup_s=warmup_s,
+        interval_tps=stats.describe(steady_tps) if steady_tps else None,
+        samples=len(result.samples),
+    )
+
+
+def summary_of(
+    result: ParseResult, *, warmup_s: float, interval_tps: stats.Spread | None, samples: int
+) -> dict[str, Any]:
+    """The summary, with the spread of the steady interval tps and the number of samples
+    given: a log import gets them from the samples it stored, not from the parse."""
     summary: dict[str, Any] = {"outcome": result.outcome, "warmup_s": warmup_s}
     report = result.steady
     if report is not None:
         summary.update(_report_figures(report))
         summary["steady_after_checkpoint"] = any(r.checkpoint_s is not None for r in result.reports)
-    steady_tps = [s.tps for s in result.samples if s.tps is not None and s.time_s > warmup_s]
-    summary["interval_tps"] = dataclasses.asdict(stats.describe(steady_tps)) if steady_tps else None
-    summary["samples"] = len(result.samples)
+    summary["interval_tps"] = dataclasses.asdict(interval_tps) if interval_tps else None
+    summary["samples"] = samples
     summary.update(_interval_answers(result, warmup_s))
     return summary
 

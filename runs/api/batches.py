@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
@@ -16,15 +17,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.api.common import QueryParameters
+from runs.api.history import AnalysisSerializer
 from runs.models import (
     FINISHED_STATUSES,
     SAMPLE_FIGURES,
     Batch,
+    LaunchedBy,
     Run,
     Sample,
     Status,
 )
-from runs.services import batches, permissions, selectors
+from runs.services import batches, exports, permissions, selectors
+from runs.web.responses import streamed
 
 
 class BatchSerializer(serializers.ModelSerializer[Batch]):
@@ -68,6 +73,10 @@ class BatchDetailSerializer(BatchSerializer):
     remaining_s = serializers.SerializerMethodField(
         help_text="sysbench time still to run, from the expected durations."
     )
+    analysis = serializers.SerializerMethodField(
+        help_text="A scheduled batch's regression check against the plan's previous nights; "
+        "null until it is checked, and for other batches."
+    )
 
     class Meta(BatchSerializer.Meta):
         fields = [
@@ -81,6 +90,7 @@ class BatchDetailSerializer(BatchSerializer):
             "settings_restored_at",
             "warnings",
             "steps",
+            "analysis",
             "worker",
             "heartbeat_at",
             "cancel_requested_at",
@@ -102,14 +112,25 @@ class BatchDetailSerializer(BatchSerializer):
     def get_remaining_s(self, batch: Batch) -> float | None:
         return self._progress(batch).remaining_s
 
+    @extend_schema_field(AnalysisSerializer(allow_null=True))
+    def get_analysis(self, batch: Batch) -> dict[str, Any] | None:
+        return batch.analysis or None
 
-class BatchFilterSerializer(serializers.Serializer[Any]):
+
+class BatchFilterSerializer(QueryParameters):
     plan = serializers.IntegerField(required=False, min_value=1)
     target = serializers.IntegerField(required=False, min_value=1)
     status = serializers.ChoiceField(choices=Status.choices, required=False)
-    launched_by = serializers.CharField(required=False, max_length=10)
+    launched_by = serializers.ChoiceField(choices=LaunchedBy.choices, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
+    regressed = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="true: the scheduled batches whose nightly check flagged a regression; "
+        "false: those checked and not flagged.",
+    )
 
 
 class RunSerializer(serializers.ModelSerializer[Run]):
@@ -145,13 +166,32 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
 
 class RunDetailSerializer(RunSerializer):
-    environment = serializers.JSONField(
-        source="batch.environment", read_only=True, help_text="Where the batch ran."
+    environment = serializers.SerializerMethodField(
+        help_text="Where the run ran: its batch's environment, with the server variables as "
+        "they were once this run's settings were applied."
+    )
+    changed_variables = serializers.SerializerMethodField(
+        help_text="The server variables this run saw differ from its batch's snapshot."
     )
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "environment", "argv", "reports", "histogram"]
+        fields = [
+            *RunSerializer.Meta.fields,
+            "environment",
+            "changed_variables",
+            "argv",
+            "reports",
+            "histogram",
+        ]
         read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_environment(self, run: Run) -> dict[str, Any]:
+        return selectors.run_environment(run)
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
+    def get_changed_variables(self, run: Run) -> dict[str, str]:
+        return selectors.run_changed_variables(run)
 
 
 class SampleSerializer(serializers.ModelSerializer[Sample]):
@@ -161,11 +201,21 @@ class SampleSerializer(serializers.ModelSerializer[Sample]):
         read_only_fields = fields
 
 
-class SamplesQuerySerializer(serializers.Serializer[Any]):
+MAX_JSON_SAMPLES = 5000
+MAX_CSV_SAMPLES = 1_000_000  # a CSV answer streams: a whole ten-hour run in one call
+
+
+class SamplesQuerySerializer(QueryParameters):
     after = serializers.IntegerField(
         min_value=0, default=0, help_text="Only samples with a greater seq."
     )
-    limit = serializers.IntegerField(min_value=1, max_value=5000, default=1000)
+    limit = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_CSV_SAMPLES,
+        default=1000,
+        help_text=f"At most {MAX_JSON_SAMPLES} in JSON; a CSV answer streams up to "
+        f"{MAX_CSV_SAMPLES:,}.",
+    )
 
 
 class SamplePageSerializer(serializers.Serializer[Any]):
@@ -271,12 +321,19 @@ class RunSamples(APIView):
             (200, "text/csv"): OpenApiTypes.STR,
         },
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
         query = SamplesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         after, limit = query.validated_data["after"], query.validated_data["limit"]
+        as_csv = request.accepted_renderer.format == SamplesCSVRenderer.format
+        if not as_csv and limit > MAX_JSON_SAMPLES:
+            raise serializers.ValidationError(
+                {"limit": [f"at most {MAX_JSON_SAMPLES} samples a page in JSON (CSV streams)"]}
+            )
         # The status is read first: a run that had ended by then has stored every sample.
         run = get_object_or_404(Run.objects.only("id", "status"), pk=pk)
+        if as_csv:
+            return _samples_csv(request, run, after=after, limit=limit)
         samples = selectors.samples_after(run, after=after, limit=limit)
         last_seq = samples[-1].seq if samples else after
         more = len(samples) == limit
@@ -290,6 +347,14 @@ class RunSamples(APIView):
         }
         headers = {"X-Run-Status": run.status, "X-Last-Seq": str(last_seq)}
         return Response(SamplePageSerializer(page).data, headers=headers)
+
+
+def _samples_csv(request: Request, run: Run, *, after: int, limit: int) -> HttpResponseBase:
+    """Streamed as it is read; the last seq is known before the first row is sent."""
+    last_seq = selectors.last_seq_within(run, after=after, limit=limit)
+    headers = {"X-Run-Status": run.status, "X-Last-Seq": str(last_seq)}
+    rows = exports.run_samples_csv(run, after=after, limit=limit)
+    return streamed(request._request, rows, content_type="text/csv; charset=utf-8", headers=headers)
 
 
 def _with_after(request: Request, after: int) -> str:

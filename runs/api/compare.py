@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.analysis import comparison, results
+from runs.api.common import QueryParameters
 from runs.services import selectors
 
 MAX_SIDES = 8  # as many as the compare page takes
@@ -28,7 +29,7 @@ _KEYS = rf"^[br]{_ID}(,[br]{_ID}){{0,{MAX_SIDES - 1}}}$"
 # --- what goes in and out -----------------------------------------------------------------
 
 
-class CompareQuerySerializer(serializers.Serializer[Any]):
+class CompareQuerySerializer(QueryParameters):
     sides = serializers.RegexField(
         _KEYS,
         required=False,
@@ -118,7 +119,13 @@ class Compare(APIView):
     cell by cell against the baseline (the first side), the difference in percent and a
     verdict. No side given: nothing to compare, an empty answer."""
 
-    @extend_schema(parameters=[CompareQuerySerializer], responses={200: CompareSerializer})
+    @extend_schema(
+        parameters=[CompareQuerySerializer],
+        responses={
+            200: CompareSerializer,
+            404: OpenApiResponse(description="A batch or run asked for does not exist"),
+        },
+    )
     def get(self, request: Request) -> Response:
         query = CompareQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -11,7 +11,10 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import ProtectedError
-from rest_framework import exceptions, status
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions, renderers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -26,10 +29,32 @@ class Conflict(exceptions.APIException):
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    response = drf_exception_handler(_as_api_exception(exc), context)
-    if response is not None:
-        response.data = _error_body(response.data)
+    exc = _as_api_exception(exc)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None  # Django answers: server_error below
+    response.data = _error_body(response.data)
+    if _only_unique(exc):
+        response.status_code = status.HTTP_409_CONFLICT
+    _answer_in_json(context.get("request"))
     return response
+
+
+def _only_unique(exc: Exception) -> bool:
+    """A name already taken: the input is well formed, it clashes with what is stored."""
+    if not isinstance(exc, exceptions.ValidationError):
+        return False
+    codes = {error["message"] for error in _flatten(exc.get_codes(), None)}
+    return codes == {"unique"}
+
+
+def _answer_in_json(request: Request | None) -> None:
+    # An error is JSON even where the answer would have been CSV (the samples).
+    if request is not None and not isinstance(
+        getattr(request, "accepted_renderer", None), renderers.JSONRenderer
+    ):
+        request.accepted_renderer = renderers.JSONRenderer()
+        request.accepted_media_type = "application/json"
 
 
 def _as_api_exception(exc: Exception) -> Exception:
@@ -77,6 +102,47 @@ def _flatten(data: Any, field: str | None) -> Any:
         yield {"field": field, "message": str(data)}
 
 
+# --- answers Django gives before or after DRF -------------------------------------------------
+# An unknown address or an id that is not a number never reaches a DRF view, and an
+# exception DRF does not know about leaves it: Django answers those, with these views for
+# the whole site (benchdash/urls.py). Under /api/ they answer in the API's JSON shape; the
+# pages keep Django's HTML error pages.
+
+API_PREFIX = "/api/"
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PREFIX)
+
+
+def _json_error(message: str, status_code: int) -> JsonResponse:
+    return JsonResponse({"field": None, "message": message}, status=status_code)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return _json_error("bad request: the request could not be read", 400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return _json_error(str(exception) or "not allowed", 403)
+    return defaults.permission_denied(request, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return _json_error(f"nothing at {request.path}: see /api/v1/schema/ for the API", 404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if _is_api(request):
+        return _json_error("internal error: the server failed to answer; the error is logged", 500)
+    return defaults.server_error(request)
+
+
 # --- OpenAPI ------------------------------------------------------------------------------
 
 ERROR_SCHEMA = {
@@ -99,25 +165,43 @@ ERROR_SCHEMA = {
     },
     "required": ["field", "message"],
 }
-_ERROR_STATUSES = {
-    "400": "Invalid input",
-    "401": "No valid token or session",
-    "403": "Not allowed",
-    "404": "Not found",
-    "409": "Conflict",
-}
+
+
+def error_statuses(path: str, method: str, operation: dict[str, Any]) -> dict[str, str]:
+    """The error answers an operation can give, by status, with what they mean."""
+    query = [p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"]
+    # A page that does not exist is a 404, the only answer to a wrong ?page=.
+    takes_input = "requestBody" in operation or bool(set(query) - {"page"})
+    statuses = {}
+    if takes_input or method in ("post", "put", "patch"):  # services refuse too
+        statuses["400"] = "Invalid input, or a stored value that cannot be used"
+    statuses["401"] = "No valid token or session"
+    statuses["403"] = "Not allowed"
+    if "{" in path:
+        statuses["404"] = "No such object"
+    elif "page" in query:
+        statuses["404"] = "No such page"
+    if method == "delete":
+        statuses["409"] = "Still used by other objects"
+    elif "requestBody" in operation:
+        statuses["409"] = "A name already taken"
+    if "requestBody" in operation:
+        statuses["415"] = "The body is not in a media type the operation takes"
+    statuses["500"] = "Internal error; it is logged"
+    return statuses
 
 
 def document_errors(result: dict[str, Any], **_: Any) -> dict[str, Any]:
-    """drf-spectacular post-processing hook: every operation may answer with an Error."""
+    """drf-spectacular post-processing hook: the error answers of every operation, each an
+    Error."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
-    ref = {"$ref": "#/components/schemas/Error"}
-    for operations in result.get("paths", {}).values():
-        for operation in operations.values():
+    content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
-            for code, description in _ERROR_STATUSES.items():
-                responses.setdefault(
-                    code,
-                    {"description": description, "content": {"application/json": {"schema": ref}}},
-                )
+            for code, description in error_statuses(path, method, operation).items():
+                responses.setdefault(code, {"description": description})
+            for code, response in responses.items():
+                if code >= "400":  # declared by a view or above: always an Error
+                    response["content"] = content
     return result

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
-from rest_framework import parsers, serializers, status
+from rest_framework import exceptions, parsers, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,6 +16,8 @@ from runs.models import (
     Target,
 )
 from runs.services import importer
+from runs.sysbench.options import ValidationError
+from runs.web.uploads import LogTooLarge
 
 
 class ImportSerializer(serializers.Serializer[Any]):
@@ -33,22 +36,33 @@ class ImportSerializer(serializers.Serializer[Any]):
 
 
 class ImportResultSerializer(serializers.Serializer[Any]):
-    """What `manage.py import_log --json` prints."""
+    """What `manage.py import_log --json` prints, and where the run is: a log may hold a
+    million samples, so they are not in the answer; read them at `samples_url`."""
 
     dry_run = serializers.BooleanField()
     batch_id = serializers.IntegerField(allow_null=True)
     run_id = serializers.IntegerField(allow_null=True)
+    results_url = serializers.URLField(allow_null=True, help_text="The batch's results page.")
+    samples_url = serializers.URLField(allow_null=True, help_text="The run's samples (JSON, CSV).")
     test = serializers.CharField()
     status = serializers.ChoiceField(choices=Status.choices)
     error = serializers.CharField(allow_blank=True)
     params = serializers.DictField()
     summary = serializers.DictField()
-    samples = serializers.ListField(child=serializers.DictField())
+    sample_count = serializers.IntegerField()
+    first_samples = serializers.ListField(
+        child=serializers.DictField(), help_text="The first 30 samples."
+    )
     reports = serializers.ListField(child=serializers.DictField())
     histogram = serializers.ListField(child=serializers.ListField())
     warnings = serializers.ListField(child=serializers.CharField())
     errors = serializers.ListField(child=serializers.DictField())  # type: ignore[assignment]
     unrecognised_lines = serializers.IntegerField()
+
+
+class LogTooLargeError(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "the log is too large"
 
 
 class LogImport(APIView):
@@ -62,16 +76,40 @@ class LogImport(APIView):
         responses={201: ImportResultSerializer, 200: ImportResultSerializer},
     )
     def post(self, request: Request) -> Response:
-        given = ImportSerializer(data=request.data)
+        given = ImportSerializer(data=_data(request))
         given.is_valid(raise_exception=True)
         values = given.validated_data
-        imported = importer.log_import(
-            text=values["log"].read().decode("utf-8", errors="replace"),
-            target=values.get("target"),
-            test=values.get("test"),
-            label=values["label"],
-            user=request.user,
-            dry_run=values["dry_run"],
-        )
+        try:
+            imported = importer.log_import(
+                log=values["log"],
+                target=values.get("target"),
+                test=values.get("test"),
+                label=values["label"],
+                user=request.user,
+                dry_run=values["dry_run"],
+            )
+        except ValidationError as e:  # the log's faults are the `log` field's here
+            raise ValidationError("log" if e.field == "file" else e.field, e.message) from None
         code = status.HTTP_200_OK if imported.dry_run else status.HTTP_201_CREATED
-        return Response(imported.to_dict(), status=code)
+        return Response({**imported.to_dict(), **_links(request, imported)}, status=code)
+
+
+def _data(request: Request) -> Any:
+    try:
+        return request.data
+    except exceptions.ParseError as e:
+        if isinstance(e.__context__, LogTooLarge):  # refused by the upload handler
+            raise LogTooLargeError({"log": [str(e.__context__)]}) from None
+        raise
+
+
+def _links(request: Request, imported: importer.ImportResult) -> dict[str, str | None]:
+    batch, run = imported.batch, imported.run
+    return {
+        "results_url": request.build_absolute_uri(reverse("batch_results", args=[batch.pk]))
+        if batch
+        else None,
+        "samples_url": request.build_absolute_uri(reverse("api-run-samples", args=[run.pk]))
+        if run
+        else None,
+    }

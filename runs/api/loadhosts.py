@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
-from runs.api.common import OWNED, SECRET_STYLE, assign, request_user
+from runs.api.common import OWNED, SECRET_STYLE, JSONBody, JSONModelBody, assign, request_user
 from runs.loadhosts import hostkeys
 from runs.models import (
     LoadHost,
@@ -21,7 +21,7 @@ from runs.models import (
 from runs.services import definitions, permissions
 
 
-class LoadHostSerializer(serializers.ModelSerializer[LoadHost]):
+class LoadHostSerializer(JSONModelBody[LoadHost]):
     private_key = serializers.CharField(
         write_only=True,
         required=False,
@@ -52,12 +52,14 @@ class LoadHostSerializer(serializers.ModelSerializer[LoadHost]):
             "created_at",
         ]
         read_only_fields = ["host_key", "seen_host_key", "facts", "facts_at"]
+        # 0 on the local host, which has no port
+        extra_kwargs = {"port": {"min_value": 0, "max_value": 65535}}
 
     def get_has_private_key(self, load_host: LoadHost) -> bool:
         return bool(load_host.private_key)
 
 
-class HostKeyConfirmSerializer(serializers.Serializer[Any]):
+class HostKeyConfirmSerializer(JSONBody[Any]):
     fingerprint = serializers.CharField(
         max_length=200,
         help_text="The fingerprint of the key the host presented (see seen_host_key), "

@@ -15,7 +15,7 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from runs.api.batches import BatchDetailSerializer
-from runs.api.common import OWNED, assign, request_user
+from runs.api.common import OWNED, JSONBody, JSONModelBody, assign, request_user
 from runs.execution import preflight
 from runs.models import (
     LaunchedBy,
@@ -24,9 +24,10 @@ from runs.models import (
 from runs.services import batches, definitions, permissions, schedules, selectors
 from runs.services.queue import BrokerUnavailable
 from runs.services.schedules import ScheduleInfo
+from runs.sysbench.options import ALL_TESTS
 
 
-class ScheduleSerializer(serializers.Serializer[ScheduleInfo]):
+class ScheduleSerializer(JSONBody[ScheduleInfo]):
     """A plan's schedule: exactly one of cron, interval_s and clocked_at."""
 
     kind = serializers.ChoiceField(choices=["cron", "interval", "clocked"], read_only=True)
@@ -48,6 +49,11 @@ class ScheduleSerializer(serializers.Serializer[ScheduleInfo]):
         max_length=64, default="UTC", help_text="IANA name, e.g. Europe/Paris; for cron."
     )
     enabled = serializers.BooleanField(default=True)
+    run_now = serializers.BooleanField(
+        default=False,
+        write_only=True,
+        help_text="With a clocked_at already past: launch at once instead of refusing it.",
+    )
     last_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
     total_run_count = serializers.IntegerField(read_only=True)
 
@@ -60,7 +66,8 @@ class ScheduleSerializer(serializers.Serializer[ScheduleInfo]):
         return data
 
 
-class PlanSerializer(serializers.ModelSerializer[Plan]):
+class PlanSerializer(JSONModelBody[Plan]):
+    test = serializers.ChoiceField(choices=ALL_TESTS, default="oltp_read_write")
     threads = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=100_000),
         min_length=1,
@@ -130,6 +137,7 @@ class PlanSerializer(serializers.ModelSerializer[Plan]):
             "repeats": {"min_value": 1, "max_value": 1000},
             "regression_threshold_pct": {"min_value": 0.1, "max_value": 100},
             "history_nights": {"min_value": 5, "max_value": 365},
+            "warmup_s": {"min_value": 0, "max_value": 604_800},
         }
 
     @extend_schema_field(ScheduleSerializer(allow_null=True))
@@ -269,6 +277,7 @@ class PlanSchedule(APIView):
             clocked_at=values.get("clocked_at"),
             timezone=values["timezone"],
             enabled=values["enabled"],
+            run_now=values["run_now"],
         )
         return Response(ScheduleSerializer(schedules.schedule_describe(task)).data)
 

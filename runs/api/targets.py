@@ -5,14 +5,14 @@ from __future__ import annotations
 from rest_framework import generics, serializers
 from rest_framework.serializers import BaseSerializer
 
-from runs.api.common import OWNED, SECRET_STYLE, assign, request_user
+from runs.api.common import OWNED, SECRET_STYLE, JSONModelBody, assign, request_user
 from runs.models import (
     Target,
 )
 from runs.services import definitions
 
 
-class TargetSerializer(serializers.ModelSerializer[Target]):
+class TargetSerializer(JSONModelBody[Target]):
     password = serializers.CharField(
         write_only=True,
         required=False,
@@ -42,6 +42,11 @@ class TargetSerializer(serializers.ModelSerializer[Target]):
             "server_host",
             "created_at",
         ]
+        extra_kwargs = {
+            "port": {"min_value": 1, "max_value": 65535},
+            "cpu_cores": {"min_value": 1, "max_value": 100_000},
+            "disk_count": {"min_value": 0, "max_value": 10_000},
+        }
 
     def get_has_password(self, target: Target) -> bool:
         return bool(target.password)

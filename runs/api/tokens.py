@@ -7,16 +7,18 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
+from knox.auth import TokenAuthentication
 from rest_framework import generics, serializers, status
+from rest_framework.authentication import BasicAuthentication, SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.api.common import request_user
+from runs.api.common import JSONBody, request_user
 from runs.services import tokens
 
 
-class TokenSerializer(serializers.Serializer[Any]):
+class TokenSerializer(JSONBody[Any]):
     token_key = serializers.CharField(read_only=True, help_text="The token's first characters.")
     name = serializers.CharField(max_length=100, default="", allow_blank=True)
     created = serializers.DateTimeField(read_only=True)
@@ -38,9 +40,12 @@ class NewTokenSerializer(TokenSerializer):
 
 
 class TokenList(generics.ListCreateAPIView[Any]):
-    """Your API tokens. A new token is shown once, in the answer to its creation."""
+    """Your API tokens. A new token is shown once, in the answer to its creation. Here
+    alone a user name and password (HTTP Basic) are taken too, as knox's login view takes
+    them: a machine without a browser gets its first token so."""
 
     serializer_class = TokenSerializer
+    authentication_classes = [TokenAuthentication, SessionAuthentication, BasicAuthentication]
 
     def get_queryset(self) -> QuerySet[Any]:
         return tokens.tokens_of(request_user(self.request))

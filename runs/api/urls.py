@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from runs.api import answers, batches, compare, imports, loadhosts, plans, targets, tokens
+from runs.api import answers, batches, compare, history, imports, loadhosts, plans, targets, tokens
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -31,6 +31,7 @@ urlpatterns = [
     path("plans/<int:pk>/preflight", plans.PlanPreflight.as_view(), name="api-plan-preflight"),
     path("plans/<int:pk>/launch", plans.PlanLaunch.as_view(), name="api-plan-launch"),
     path("plans/<int:pk>/schedule", plans.PlanSchedule.as_view(), name="api-plan-schedule"),
+    path("plans/<int:pk>/history", history.PlanHistory.as_view(), name="api-plan-history"),
     path("batches", batches.BatchList.as_view(), name="api-batches"),
     path("batches/<int:pk>", batches.BatchDetail.as_view(), name="api-batch"),
     path("batches/<int:pk>/cancel", batches.BatchCancel.as_view(), name="api-batch-cancel"),

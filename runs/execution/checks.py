@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from runs import targets
+from runs import loadhosts, targets
 from runs.analysis import matrix, modes
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
 from runs.sysbench.options import ValidationError, is_sql_test
@@ -55,6 +55,7 @@ def plan_check(
     max_connections is refused, and a sync_binlog axis without binary logging is a warning.
     `extra_load_hosts` are the plan's as it is being saved (else those stored).
     """
+    plan_connections_check(plan=plan)
     _check_target_fits(plan)
     _check_script_host(plan)
     server_settings = _validate_settings(plan)
@@ -139,6 +140,21 @@ def _check_load_hosts(
             )
 
 
+def plan_connections_check(*, plan: Plan) -> None:
+    """The plan's load host and target as stored, checked as the connection layers would
+    use them (a row saved before these checks existed may hold what they cannot): a
+    refusal names the field, e.g. load_host.address."""
+    try:
+        loadhosts.loadhost_check(plan.load_host)
+    except ValidationError as e:
+        raise e.within("load_host") from None
+    if plan.target is not None and is_sql_test(plan.test):
+        try:
+            targets.target_check(plan.target)
+        except ValidationError as e:
+            raise e.within("target") from None
+
+
 def _check_script_host(plan: Plan) -> None:
     # A custom Lua script is arbitrary code: never on the worker's machine, next to the
     # worker's secrets (its database passwords, the encryption keys).
@@ -183,8 +199,10 @@ def _on_results_server(target: Target) -> bool:
 
 
 def target_validate(*, target: Target) -> None:
-    """Refuse targets whose database benchdash must never prepare or clean up."""
+    """Refuse targets whose database benchdash must never prepare or clean up, and values
+    the connection layer cannot use."""
     targets.check_database_name(target.database, target.engine)
+    targets.target_check(target)
     store = settings.DATABASES["default"]
     same_store = (
         target.engine == Engine.POSTGRESQL
@@ -205,21 +223,37 @@ def server_warnings(
     server: targets.ServerInfo, server_settings: dict[str, list[str]], max_threads: int
 ) -> list[str]:
     """Warnings for the user, and a refusal when threads exceed max_connections."""
-    allowed = min(
-        [server.max_connections, *(int(v) for v in server_settings.get("max_connections", []))]
-    )
+    allowed = connections_allowed(server, server_settings)
     # benchdash holds one connection of its own while sysbench runs.
     if max_threads + 1 > allowed:
+        where = (
+            " in the cells that set it so"
+            if server_settings.get("max_connections")
+            else " on the server"
+        )
         raise ValidationError(
             "threads",
             f"threads={max_threads} needs {max_threads + 1} connections (one per sysbench "
-            f"thread, one for benchdash) but max_connections is {allowed}; raise "
-            "max_connections on the server or use fewer threads",
+            f"thread, one for benchdash) but max_connections is {allowed}{where}; raise "
+            "max_connections or use fewer threads",
         )
     warnings = _superuser_warnings(server, server_settings)
     if "sync_binlog" in server_settings and not server.log_bin:
         warnings.append("sync_binlog has no effect: binary logging is off (log_bin=OFF)")
     return warnings
+
+
+def connections_allowed(server: targets.ServerInfo, server_settings: dict[str, list[str]]) -> int:
+    """The connections the benchmark may open in its tightest cell. A max_connections
+    axis is set before every cell, and every thread count meets every one of its values
+    (the matrix is a cross product): its smallest value counts, not the server's current
+    one. PostgreSQL keeps its reserved connections from a role that is not a superuser
+    either way."""
+    values = server_settings.get("max_connections")
+    if not values:
+        return server.max_connections
+    reserved = int(server.variables.get("max_connections", "0") or 0) - server.max_connections
+    return min(int(v) for v in values) - reserved
 
 
 def _superuser_warnings(

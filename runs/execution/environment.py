@@ -1,10 +1,13 @@
 """The environment a batch runs in, recorded once before its first setting changes: the
 load host's facts, the server's version and variables (PostgreSQL: every pg_settings
 row), the database server's own host, and the server's original settings to restore.
+Each run then records the server variables it saw differ from that snapshot once its own
+settings were applied.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from runs import targets
@@ -53,3 +56,16 @@ def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:
     max_threads = max(batch.runs.values_list("threads", flat=True))
     warnings = checks.server_warnings(server, batch.params["server_settings"], max_threads)
     return [w for w in warnings if w not in batch.warnings]
+
+
+def run_server_changes(*, batch: Batch, variables: Mapping[str, str]) -> dict[str, Any]:
+    """What differs from the batch's snapshot in the server variables read back when a
+    run's settings were applied: {"server": {"variables": {...}}}, or {} when nothing does.
+    Variables that move on their own (the binary log's position) are left out."""
+    before = (batch.environment.get("server") or {}).get("variables") or {}
+    changed = {
+        name: value
+        for name, value in variables.items()
+        if before.get(name) != value and name not in targets.MOVING_VARIABLES
+    }
+    return {"server": {"variables": changed}} if changed else {}

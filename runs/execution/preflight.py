@@ -92,7 +92,9 @@ class Subject:
 
 
 def plan_preflight(*, plan: Plan) -> PreflightReport:
-    """Check a plan against its load host and target, without running it."""
+    """Check a plan against its load host and target, without running it. A stored value
+    no connection can use is refused (ValidationError) rather than reported as a step."""
+    checks.plan_connections_check(plan=plan)
     try:
         check = checks.plan_check(plan=plan, contact_server=False)
     except ValidationError as e:
@@ -346,7 +348,8 @@ def _check_limits(
         target.name,
         "max_connections",
         OK,
-        f"max_connections={server.max_connections} holds threads={subject.max_threads}",
+        f"max_connections={checks.connections_allowed(server, subject.server_settings)} "
+        f"holds threads={subject.max_threads}",
     )
     for warning in warnings:
         step = "binlog" if "sync_binlog" in warning else "server"

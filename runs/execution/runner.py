@@ -14,7 +14,6 @@ bounded.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,30 +31,25 @@ from runs.execution.cell_hosts import (
     follow_hosts,
     hosts_set_result,
 )
-from runs.execution.environment import batch_record_environment
+from runs.execution.environment import batch_record_environment, run_server_changes
 from runs.execution.follow import Followed, follow_run, follow_step, supervised
 from runs.execution.pulse import Pulse
 from runs.execution.results_store import ResultsStore, ResultsUnreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result, target_error_text
 from runs.execution.sink import SampleSink
+from runs.execution.starting import BatchAborted, Starter
 from runs.execution.steps import Group
 from runs.execution.target_wait import TargetGone, failure_kind, target_wait, unreachable
 from runs.execution.watch import BatchStopped
-from runs.loadhosts import Executor, ExecutorError, SysbenchProcess, executor_for
+from runs.loadhosts import Executor, executor_for
 from runs.models import Batch, LoadSplit, Run, Status
-from runs.sysbench.command import build_command, has_dataset
+from runs.sysbench.command import has_dataset
 from runs.sysbench.errors import error_code
 from runs.sysbench.options import ValidationError, is_sql_test
 from runs.sysbench.parser import SysbenchError
 from runs.targets import counters
 
 logger = logging.getLogger(__name__)
-
-SCRIPT_NAME = "script.lua"  # a plan's custom Lua script, in sysbench's private directory
-
-
-class BatchAborted(Exception):
-    """Nothing more of this batch can run (e.g. sysbench is missing); says why."""
 
 
 @dataclass
@@ -87,6 +81,7 @@ class BatchRunner:
         self.executor = executor
         self.hosts = batch_load_hosts(batch)  # more than one: each cell from all of them
         self.dispatch = dispatch
+        self.starter = Starter(batch, executor)
         self.params: dict[str, Any] = batch.params
         self.test: str = self.params["test"]
         self.sql = is_sql_test(self.test)
@@ -123,7 +118,7 @@ class BatchRunner:
                 self._finish(stopped)
             else:
                 self._give_up(self.results_lost)
-            self._remove_workspace()
+            self.starter.remove_workspace()
 
     def _preflight(self) -> None:
         """The first step of every batch, resumed ones too: a host or a server may have
@@ -196,7 +191,7 @@ class BatchRunner:
         self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
         started = timezone.now()
         # sysbench's private directory is recorded on the group's first run meanwhile
-        with supervised(self._start(phase, options), group.runs[0], self.store) as process:
+        with supervised(self.starter.start(phase, options), group.runs[0], self.store) as process:
             followed = follow_step(
                 batch_id=self.batch.pk,
                 process=process,
@@ -243,13 +238,15 @@ class BatchRunner:
         if len(self.hosts) > 1:
             self._run_cell_on_hosts(run, outages)
             return
-        with supervised(self._start("run", run.options), run, self.store) as process:
+        with supervised(self.starter.start("run", run.options), run, self.store) as process:
             run.pgid = process.pgid
             run.argv = process.command.argv
             sampler = counters.sampler_start(run=run, batch=self.batch)
             try:
                 self.store.ensure(
-                    lambda: run.save(update_fields=["verified_settings", "pgid", "argv"])
+                    lambda: run.save(
+                        update_fields=["verified_settings", "environment", "pgid", "argv"]
+                    )
                 )
                 self._stream(
                     run,
@@ -269,7 +266,7 @@ class BatchRunner:
         parts = cell_parts(run, self.hosts, self.params.get("load_split", LoadSplit.DIVIDE))
         sampler = counters.sampler_start(run=run, batch=self.batch)
         try:
-            self.store.ensure(lambda: run.save(update_fields=["verified_settings"]))
+            self.store.ensure(lambda: run.save(update_fields=["verified_settings", "environment"]))
             self._stream(
                 run,
                 outages,
@@ -303,7 +300,9 @@ class BatchRunner:
         if not run.settings:
             return {}
         with self._target() as db:
-            return db.apply(run.settings)
+            applied: targets.Applied = db.apply(run.settings)
+        run.environment = run_server_changes(batch=self.batch, variables=applied.variables)
+        return applied.verified
 
     def _stream(
         self,
@@ -337,33 +336,6 @@ class BatchRunner:
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def _start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
-        connection = (
-            targets.connection_of(self.batch.target) if self.sql and self.batch.target else None
-        )
-        script = self.params.get("script")  # a custom Lua script, frozen at launch
-
-        def make(config_path: str) -> Any:
-            return build_command(
-                test=self.test,
-                phase=phase,
-                # build_command keeps only the data-set options for prepare and cleanup
-                options=options,
-                connection=connection,
-                config_path=config_path,
-                executable=self.executor.sysbench,
-                script_path=_next_to(config_path, SCRIPT_NAME) if script else None,
-            )
-
-        try:
-            files = {SCRIPT_NAME: script["content"]} if script else None
-            workspace = self._workspace()
-            if workspace:
-                return self.executor.start(make, files=files, cwd=workspace)  # type: ignore[call-arg]
-            return self.executor.start(make, files=files)
-        except ExecutorError as e:
-            raise BatchAborted(str(e)) from None
-
     # --- data sets and the load host's working directory ------------------------------------
 
     def _cleanup(self, group: Group) -> None:
@@ -371,27 +343,6 @@ class BatchRunner:
         if error is None and self.sql and self.batch.target is not None:
             with self._target() as db:
                 datasets.dataset_removed(db=db)
-
-    def _workspace(self) -> str | None:
-        """fileio's files live in a directory of the batch on the load host, from prepare
-        through the runs to cleanup; other tests run in sysbench's private directory."""
-        if self.test != "fileio":
-            return None
-        workspace = getattr(self.executor, "workspace", None)
-        if workspace is None:
-            raise BatchAborted(
-                f"fileio needs a working directory on load host '{self.executor.host_name}', "
-                "which this kind of load host does not offer yet"
-            )
-        return str(workspace(f"batch-{self.batch.pk}"))
-
-    def _remove_workspace(self) -> None:
-        # A batch handed back to the queue keeps its files for when it resumes.
-        if self.test != "fileio" or self.batch.status == Status.QUEUED:
-            return
-        remove = getattr(self.executor, "remove_workspace", None)
-        if remove is not None:
-            remove(self._workspace())
 
     def _target(self) -> Any:
         assert self.batch.target is not None
@@ -462,8 +413,3 @@ class BatchRunner:
             lost,
             "restored" if self.batch.settings_restored_at else "not restored",
         )
-
-
-def _next_to(config_path: str, name: str) -> str:
-    """A file of the executor's private directory: next to the config file."""
-    return os.path.join(os.path.dirname(config_path), name)

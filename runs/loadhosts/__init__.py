@@ -29,6 +29,7 @@ __all__ = [
     "SysbenchProcess",
     "executor_for",
     "kill_process_group",
+    "loadhost_check",
 ]
 
 
@@ -40,3 +41,10 @@ def executor_for(load_host: LoadHost, sysbench: str = "sysbench") -> Executor:
         host = ssh.SSHHost.from_load_host(load_host, timeout=settings.BENCHDASH_SSH_TIMEOUT)
         return SSHExecutor(host)
     raise ExecutorError(f"no executor for load hosts of kind {load_host.kind!r}")
+
+
+def loadhost_check(load_host: LoadHost) -> None:
+    """Refuse what the SSH layer cannot use (an address that is not a host name, a port
+    out of range), naming the field: ValidationError."""
+    if load_host.kind == LoadHost.Kind.SSH:
+        ssh.SSHHost.from_load_host(load_host).check()

@@ -19,8 +19,10 @@ def loadhost_scan(*, load_host: LoadHost) -> str:
     as OpenSSH prints it (SHA256:...). Raises ExecutorError when the host cannot be reached.
     """
     _require_ssh(load_host)
+    host = _ssh_host(load_host)
+    host.check()  # a stored address no connection can use: ValidationError, naming it
     try:
-        presented = ssh.scan(_ssh_host(load_host))
+        presented = ssh.scan(host)
     except ssh.SSHError as e:
         raise ExecutorError(str(e)) from None
     load_host.seen_host_key = presented

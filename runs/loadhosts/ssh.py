@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import paramiko
 
+from runs.sysbench.command import checked_host, checked_port
+from runs.sysbench.options import ValidationError
+
 if TYPE_CHECKING:
     from runs.models import LoadHost
 
@@ -67,6 +70,12 @@ class SSHHost:
     @property
     def where(self) -> str:
         return f"{self.user}@{self.address}:{self.port}"
+
+    def check(self) -> None:
+        """Refuse an address or port no connection can use (a row stored before these
+        checks existed may hold one), naming the field."""
+        checked_host("address", self.address)
+        checked_port("port", self.port)
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,10 @@ def _handshake(host: SSHHost) -> paramiko.Transport:
 
 def _open_socket(host: SSHHost) -> socket.socket:
     where = f"{host.address}:{host.port}"
+    try:
+        host.check()
+    except ValidationError as e:
+        raise SSHError(f"cannot reach {host.name}: {e}") from None
     try:
         return socket.create_connection((host.address, host.port), timeout=host.timeout)
     except ConnectionRefusedError:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from runs import targets
+from runs import loadhosts, targets
 from runs.analysis import modes
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
@@ -75,6 +75,7 @@ def loadhost_save(*, load_host: LoadHost, private_key: str | None = None) -> Loa
             raise ValidationError(
                 "key_path", f"{load_host.key_path!r} is not an absolute path (letters, _ . / -)"
             )
+        loadhosts.loadhost_check(load_host)  # what the SSH layer itself would refuse
     load_host.full_clean()
     load_host.save()
     return load_host

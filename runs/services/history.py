@@ -228,6 +228,18 @@ class PlanHistory:
             "cells": [self._cell_series(cell) for cell in self.cells],
         }
 
+    def table(self) -> dict[str, Any]:
+        """The night-by-night table, for scripts: each night (newest first) with its status,
+        its verdict and flags, and every cell it measured with its figures and checks."""
+        return {
+            "unit": self.unit,
+            "latency": self.latency_name,
+            "cells": [
+                {"id": c.identity, "label": c.label, "threads": c.threads} for c in self.cells
+            ],
+            "nights": [_night_row(night, self.cells) for night in reversed(self.nights)],
+        }
+
     def _cell_series(self, cell: CellRow) -> dict[str, Any]:
         throughput, latency, flags = [], [], []
         for night in self.nights:
@@ -248,6 +260,35 @@ class PlanHistory:
             "latency": latency,
             "flags": flags,
         }
+
+
+def _night_row(night: Night, rows: Sequence[CellRow]) -> dict[str, Any]:
+    checks = night.checks
+    measured = [
+        (row.identity, night.cells[row.identity]) for row in rows if row.identity in night.cells
+    ]
+    return {
+        "batch": night.batch.pk,
+        "created_at": night.batch.created_at,
+        "status": night.batch.status,
+        "error": night.batch.error,
+        "verdict": night.analysis.get("status"),
+        "summary": night.analysis.get("summary", ""),
+        "flags": night.flags,
+        "notified": night.notified,
+        "cells": [
+            {
+                "id": identity,
+                "throughput": cell.throughput,
+                "latency_ms": cell.latency_ms,
+                "repeats": cell.repeats,
+                "verdict": checks.get(identity, {}).get("verdict"),
+                "flagged": bool(checks.get(identity, {}).get("flagged")),
+                "checks": checks.get(identity, {}).get("checks", []),
+            }
+            for identity, cell in measured
+        ],
+    }
 
 
 def plan_history(*, plan: Plan, nights: int = 60) -> PlanHistory:

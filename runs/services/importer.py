@@ -4,6 +4,10 @@ A log becomes one run in a batch of its own (no plan, launched_by "import"), wit
 parameters its header and its command line show, its samples, summary, reports,
 histogram and raw log. A log that holds only errors imports as a failed run with its
 error; lines the parser cannot place are kept in the raw log and counted, never fatal.
+
+The log is read line by line and its samples stored as they are parsed (import_store.py),
+in one transaction: memory stays flat however long the log, and a log refused halfway
+(too large) leaves nothing behind. A dry run does the same and rolls back.
 """
 
 from __future__ import annotations
@@ -11,18 +15,20 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
-from runs.analysis.summary import summarise
-from runs.models import Batch, LaunchedBy, Run, Sample, Status, Target
+from runs.analysis import charts
+from runs.analysis.summary import summary_of
+from runs.models import Batch, LaunchedBy, Run, Status, Target
+from runs.services import timeseries
+from runs.services.import_store import ImportStore, log_lines
 from runs.sysbench.options import ValidationError
-from runs.sysbench.parser import IntervalSample, ParseResult, parse_text, redact_secrets
+from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
-MAX_LOG_CHARS = 50_000_000  # a 10-hour run at one line a second is ~2 MB
 _TEST_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # Which header or report figure tells a non-SQL test apart when the log does not say.
 _TEST_CLUES = (
@@ -42,7 +48,10 @@ class ImportResult:
     status: str
     params: dict[str, Any]
     summary: dict[str, Any]
-    result: ParseResult = field(repr=False)
+    result: ParseResult = field(repr=False)  # without its samples: they went to the database
+    sample_count: int = 0
+    first_samples: list[IntervalSample] = field(default_factory=list)
+    preview: dict[str, list[list[float]]] = field(default_factory=dict)  # tps, latency_ms
     error: str = ""
     batch: Batch | None = None
     run: Run | None = None
@@ -52,7 +61,9 @@ class ImportResult:
         return self.result.unrecognised_lines
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: what `import_log --json` prints and the API returns."""
+        """JSON-ready: what `import_log --json` prints and the API returns. The samples
+        themselves are not in it (a log may hold a million): the first few, and where
+        the run is stored."""
         final = self.result.final
         return {
             "dry_run": self.dry_run,
@@ -63,7 +74,8 @@ class ImportResult:
             "error": self.error,
             "params": self.params,
             "summary": self.summary,
-            "samples": [dataclasses.asdict(s) for s in self.result.samples],
+            "sample_count": self.sample_count,
+            "first_samples": [dataclasses.asdict(s) for s in self.first_samples],
             "reports": [r.to_dict() for r in self.result.reports],
             "histogram": [list(row) for row in final.histogram] if final else [],
             "warnings": list(self.result.warnings),
@@ -74,60 +86,114 @@ class ImportResult:
 
 def log_import(
     *,
-    text: str,
+    log: BinaryIO,
     target: Target | None,
     test: str | None = None,
     label: str = "",
     user: AbstractBaseUser | AnonymousUser | None = None,
     dry_run: bool = False,
 ) -> ImportResult:
-    """Parse a sysbench log and, unless dry_run, store it as an imported batch of one run.
+    """Read a sysbench log (a binary file, read line by line) and, unless dry_run, store
+    it as an imported batch of one run.
 
     Raises ValidationError for input that cannot be a log at all (empty, too large) or a
     test name that is not a name; anything inside the log is the parser's business.
     """
-    clean = _clean_text(text)
-    result = parse_text(clean)
-    test_name = _test_name(test, result)
-    threads = _threads(result)
-    params = _params(result, test_name, threads, label, target)
-    summary = summarise(result, warmup_s=0.0)
-    summary["unrecognised_lines"] = result.unrecognised_lines
-    status, error = _status(result)
-    imported = ImportResult(
-        dry_run=dry_run,
-        test=test_name,
-        status=status,
-        params=params,
-        summary=summary,
-        result=result,
-        error=error,
-    )
-    if not dry_run:
-        _store(
-            imported, target=target, raw_log=redact_secrets_in(clean), threads=threads, user=user
-        )
+    given_test = _check_test_name(test)
+    with transaction.atomic():
+        imported = _import(log, target, given_test, label, user)
+        if dry_run:
+            imported.preview = _preview(imported)
+            transaction.set_rollback(True)
+    if dry_run:
+        imported.dry_run, imported.batch, imported.run = True, None, None
     return imported
 
 
-def redact_secrets_in(text: str) -> str:
-    """The log with every --*password value masked, line by line."""
-    return "\n".join(redact_secrets(line) for line in text.split("\n"))
+def _import(
+    log: BinaryIO,
+    target: Target | None,
+    given_test: str | None,
+    label: str,
+    user: AbstractBaseUser | AnonymousUser | None,
+) -> ImportResult:
+    now = timezone.now()
+    batch = Batch.objects.create(
+        label=label, target=target, params={}, seed=0, status=Status.RUNNING,
+        launched_by=LaunchedBy.IMPORT, launched_by_user=user if isinstance(user, User) else None,
+        started_at=now, finished_at=now,
+    )  # fmt: skip
+    run = Run.objects.create(
+        batch=batch, position=0, round=0, cell_key="import", threads=1, status=Status.RUNNING,
+        started_at=now, finished_at=now,
+    )  # fmt: skip
+    store = ImportStore(run, received_at=now)
+    result = _read(log, store)
+    return _finish(result, store, batch, given_test, label, target)
 
 
-def _clean_text(text: str) -> str:
-    if len(text) > MAX_LOG_CHARS:
-        raise ValidationError("file", f"the log is larger than {MAX_LOG_CHARS} characters")
-    if not text.strip():
-        raise ValidationError("file", "the log is empty")
-    # PostgreSQL stores no NUL in text or JSON: a binary splinter must not fail the import.
-    return text.replace("\x00", "\ufffd")
+def _read(log: BinaryIO, store: ImportStore) -> ParseResult:
+    parser = OutputParser(keep_samples=False)
+    for line in log_lines(log):
+        store.line(line)
+        for event in parser.feed(line):
+            if isinstance(event, IntervalSample):
+                store.sample(event)
+            elif isinstance(event, QueueSample):
+                store.queue(event)
+    store.close()
+    store.raw_log()
+    return parser.finish(None)
+
+
+def _finish(
+    result: ParseResult,
+    store: ImportStore,
+    batch: Batch,
+    given_test: str | None,
+    label: str,
+    target: Target | None,
+) -> ImportResult:
+    threads = _threads(result, store.max_threads)
+    if store.max_threads == 0 and store.samples:
+        store.set_threads(threads)
+    test = _test_name(given_test, result)
+    params = _params(result, test, threads, label, target)
+    summary = summary_of(
+        result, warmup_s=0.0, interval_tps=store.interval_tps(0.0), samples=store.samples
+    )
+    summary["unrecognised_lines"] = result.unrecognised_lines
+    status, error = _status(result)
+    imported = ImportResult(
+        dry_run=False, test=test, status=status, params=params, summary=summary,
+        result=result, sample_count=store.samples, first_samples=store.first, error=error,
+        batch=batch, run=store.run,
+    )  # fmt: skip
+    _store_batch(imported, batch)
+    _store_run(imported, store.run, threads)
+    # The raw log was joined in the database: read again only if asked for.
+    imported.run = Run.objects.defer("raw_log").get(pk=store.run.pk)
+    return imported
+
+
+def _preview(imported: ImportResult) -> dict[str, list[list[float]]]:
+    """The chart of a dry run, read before it is rolled back."""
+    if imported.run is None or not imported.sample_count:
+        return {}
+    series = timeseries.sample_series(
+        [imported.run.pk], buckets=charts.SERIES_BUCKETS, metrics=("tps", "latency_ms")
+    )
+    return series.get(imported.run.pk, {})
+
+
+def _check_test_name(given: str | None) -> str | None:
+    if given and not _TEST_NAME.fullmatch(given):
+        raise ValidationError("test", f"{given!r} is not a test name")
+    return given or None
 
 
 def _test_name(given: str | None, result: ParseResult) -> str:
     if given:
-        if not _TEST_NAME.fullmatch(given):
-            raise ValidationError("test", f"{given!r} is not a test name")
         return given
     command = result.header.get("command") or {}
     if command.get("test"):
@@ -141,7 +207,7 @@ def _test_name(given: str | None, result: ParseResult) -> str:
     return "unknown"
 
 
-def _threads(result: ParseResult) -> int:
+def _threads(result: ParseResult, samples_max: int) -> int:
     """The thread count: the header's, else the command line's, else the samples'."""
     header = result.header.get("threads")
     if isinstance(header, int) and header > 0:
@@ -153,7 +219,7 @@ def _threads(result: ParseResult) -> int:
         from_command = 0
     if from_command > 0:
         return from_command
-    return max([s.threads for s in result.samples] + [1])
+    return max(samples_max, 1)
 
 
 def _params(
@@ -189,94 +255,33 @@ def _status(result: ParseResult) -> tuple[str, str]:
     return Status.FAILED, "the log holds no complete sysbench report"
 
 
-@transaction.atomic
-def _store(
-    imported: ImportResult,
-    *,
-    target: Target | None,
-    raw_log: str,
-    threads: int,
-    user: AbstractBaseUser | AnonymousUser | None,
-) -> None:
-    now = timezone.now()
+def _store_batch(imported: ImportResult, batch: Batch) -> None:
     result = imported.result
-    batch = Batch.objects.create(
-        plan=None,
-        label=imported.params["label"],
-        target=target,
-        load_host=None,
-        params=imported.params,
-        seed=0,
-        status=imported.status,
-        launched_by=LaunchedBy.IMPORT,
-        launched_by_user=user if isinstance(user, User) else None,
-        started_at=now,
-        finished_at=now,
-        environment={"imported": {"version": result.version, "header": result.header}},
-        warnings=[f"warning printed by sysbench: {w}" for w in result.warnings],
-        error=imported.error,
-    )
-    imported.batch = batch
-    imported.run = _store_run(imported, batch, raw_log=raw_log, threads=threads, now=now)
+    batch.params = imported.params
+    batch.status = imported.status
+    batch.environment = {"imported": {"version": result.version, "header": result.header}}
+    batch.warnings = [f"warning printed by sysbench: {w}" for w in dict.fromkeys(result.warnings)]
+    batch.error = imported.error
+    batch.save(update_fields=["params", "status", "environment", "warnings", "error"])
 
 
-def _store_run(
-    imported: ImportResult, batch: Batch, *, raw_log: str, threads: int, now: Any
-) -> Run:
+def _store_run(imported: ImportResult, run: Run, threads: int) -> None:
     result = imported.result
     primary = result.primary_error
-    run = Run.objects.create(
-        batch=batch,
-        position=0,
-        round=0,
-        cell_key=f"import threads={threads}",
-        threads=threads,
-        options=imported.params["options"],
-        status=imported.status,
-        summary=imported.summary,
-        reports=[r.to_dict() for r in result.reports],
-        histogram=[list(row) for row in (result.steady.histogram if result.steady else [])],
-        outcome=result.outcome,
-        exit_code=None,
-        error=imported.error,
-        error_kind=(primary.kind if primary else "other") if imported.error else "",
-        error_hint=primary.hint if primary and imported.error else "",
-        raw_log=raw_log,
-        started_at=now,
-        finished_at=now,
-    )
-    Sample.objects.bulk_create(_samples(run, result, threads, now))
-    return run
-
-
-def _samples(run: Run, result: ParseResult, threads: int, now: Any) -> list[Sample]:
-    queue = {q.time_s: q for q in result.queue_samples}
-    rows = []
-    for seq, s in enumerate(result.samples, 1):
-        rows.append(_sample(run, seq, s, threads, now, queue.get(s.time_s)))
-    return rows
-
-
-def _sample(run: Run, seq: int, s: IntervalSample, threads: int, now: Any, queue: Any) -> Sample:
-    extra = dict(s.extra)
-    if s.eps is not None:
-        extra["eps"] = s.eps
-    return Sample(
-        run=run,
-        seq=seq,
-        time_s=s.time_s,
-        threads=s.threads or threads,  # fileio and memory lines print no thread count
-        tps=s.tps,
-        qps=s.qps,
-        reads=s.reads,
-        writes=s.writes,
-        other=s.other,
-        latency_pct=s.latency_pct,
-        latency_ms=s.latency_ms,
-        errors_per_s=s.errors_per_s,
-        reconnects_per_s=s.reconnects_per_s,
-        queue_length=queue.queue_length if queue else None,
-        concurrency=queue.concurrency if queue else None,
-        extra=extra,
-        received_at=now,
-    )
+    run.cell_key = f"import threads={threads}"
+    run.threads = threads
+    run.options = imported.params["options"]
+    run.status = imported.status
+    run.summary = imported.summary
+    run.reports = [r.to_dict() for r in result.reports]
+    run.histogram = [list(row) for row in (result.steady.histogram if result.steady else [])]
+    run.outcome = result.outcome
+    run.error = imported.error
+    run.error_kind = (primary.kind if primary else "other") if imported.error else ""
+    run.error_hint = primary.hint if primary and imported.error else ""
+    run.save(
+        update_fields=[
+            "cell_key", "threads", "options", "status", "summary", "reports", "histogram",
+            "outcome", "error", "error_kind", "error_hint",
+        ]
+    )  # fmt: skip

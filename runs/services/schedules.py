@@ -61,11 +61,13 @@ def plan_schedule_set(
     clocked_at: datetime | None,
     timezone: str,
     enabled: bool,
+    run_now: bool = False,
 ) -> PeriodicTask:
     """Give a plan its schedule (exactly one of cron, interval_s, clocked_at), or change it.
 
     A cron schedule runs in `timezone`; a clocked one fires once, at `clocked_at` (read in
-    `timezone` when it carries no offset).
+    `timezone` when it carries no offset). A clocked time already past is refused, unless
+    `run_now` says to launch at once: beat fires a past time as soon as it sees it.
     """
     tz = _zone(timezone)
     kinds = {"cron": cron, "interval_s": interval_s, "clocked_at": clocked_at}
@@ -85,6 +87,7 @@ def plan_schedule_set(
         assert clocked_at is not None
         if dj_timezone.is_naive(clocked_at):
             clocked_at = dj_timezone.make_aware(clocked_at, tz)
+        _check_ahead(clocked_at, tz, run_now)
         task.clocked = ClockedSchedule.objects.get_or_create(clocked_time=clocked_at)[0]
         task.one_off = True  # beat disables a clocked task once it fired
     task.args = json.dumps([plan.pk])
@@ -206,6 +209,17 @@ def _zone(name: str) -> zoneinfo.ZoneInfo:
     if name not in _zones():
         raise ValidationError("timezone", f"{name!r} is not a time zone name such as Europe/Paris")
     return zoneinfo.ZoneInfo(name)
+
+
+def _check_ahead(clocked_at: datetime, tz: zoneinfo.ZoneInfo, run_now: bool) -> None:
+    now = dj_timezone.now()
+    if clocked_at < now and not run_now:
+        raise ValidationError(
+            "clocked_at",
+            f"{clocked_at.astimezone(tz):%Y-%m-%d %H:%M:%S %Z} is in the past (it is now "
+            f"{now.astimezone(tz):%Y-%m-%d %H:%M:%S %Z}): give a later time, or ask to run "
+            "it now",
+        )
 
 
 def _crontab(cron: str, tz: zoneinfo.ZoneInfo) -> CrontabSchedule:

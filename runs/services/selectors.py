@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from django.db.models import Count, Q, QuerySet
-from django.db.models.functions import Mod, Right
+from django.db.models import Count, Max, Q, QuerySet
+from django.db.models.functions import Right
 
-from runs.analysis import comparison, results
+from runs.analysis import comparison, regressions, results
 from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
     Batch,
-    CounterSample,
     LoadHost,
     Plan,
     Run,
@@ -92,6 +92,7 @@ def batches_filtered(
     launched_by: str | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
+    regressed: bool | None = None,
 ) -> QuerySet[Batch]:
     conditions = {
         "plan_id": plan,
@@ -101,19 +102,55 @@ def batches_filtered(
         "created_at__gte": created_after,
         "created_at__lt": created_before,
     }
-    return batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+    found = batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+    if regressed is None:
+        return found
+    # A nightly check stores its verdict in analysis["status"]; other batches have none.
+    flagged = Q(analysis__status=regressions.REGRESSION)
+    return (
+        found.filter(flagged)
+        if regressed
+        else found.filter(analysis__has_key="status").exclude(flagged)
+    )
+
+
+def run_environment(run: Run) -> dict[str, Any]:
+    """The environment a run ran in: its batch's snapshot, with the server variables as
+    the run saw them once its own settings were applied."""
+    environment: dict[str, Any] = run.batch.environment or {}
+    changed = run_changed_variables(run)
+    if not changed:
+        return environment
+    server = environment.get("server") or {}
+    variables = {**(server.get("variables") or {}), **changed}
+    return {**environment, "server": {**server, "variables": variables}}
+
+
+def run_changed_variables(run: Run) -> dict[str, str]:
+    """The server variables this run saw differ from its batch's snapshot."""
+    changed: dict[str, str] = ((run.environment or {}).get("server") or {}).get("variables") or {}
+    return changed
 
 
 def samples_after(run: Run, *, after: int, limit: int) -> list[Sample]:
-    return list(run.samples.filter(seq__gt=after).order_by("seq")[:limit])
+    return list(samples_after_query(run, after=after, limit=limit))
+
+
+def samples_after_query(run: Run, *, after: int, limit: int) -> QuerySet[Sample]:
+    return run.samples.filter(seq__gt=after).order_by("seq")[:limit]
+
+
+def last_seq_within(run: Run, *, after: int, limit: int) -> int:
+    """The seq of the last of the `limit` samples after `after` (`after` if none): read
+    from the index alone, before those samples are sent."""
+    found = samples_after_query(run, after=after, limit=limit).aggregate(last=Max("seq"))["last"]
+    return int(found) if found is not None else after
 
 
 # --- pages (the web UI) ------------------------------------------------------------------
 # Each page reads a bounded number of queries, whatever the size of the batch: one for the
-# runs, one for all their samples, one for the counter readings when asked for.
-
-MAX_SAMPLE_ROWS = 200_000  # beyond this a batch page thins the samples in the query
-SampleRow = tuple[int, float, float | None, float | None, float | None, bool]
+# runs, and for the charts a bounded number of points bucketed in the database
+# (runs/services/timeseries.py).
 
 
 def targets_listed() -> QuerySet[Target]:
@@ -143,38 +180,14 @@ def plan_last_batches(plan: Plan, limit: int = 10) -> QuerySet[Batch]:
 
 
 def results_runs(batch: Batch) -> list[Run]:
-    """Every run of a batch with what the results page shows, without the raw log."""
-    return list(batch.runs.order_by("position").defer("raw_log", "reports", "argv"))
+    """Every run of a batch with what the results page shows, without the raw log and
+    the histograms (only the chosen runs' are drawn: run_histograms)."""
+    return list(batch.runs.order_by("position").defer("raw_log", "reports", "argv", "histogram"))
 
 
-def batch_sample_rows(batch_ids: list[int]) -> dict[int, list[SampleRow]]:
-    """(run_id, time_s, tps, qps, latency_ms, in_warmup) of every sample of the batches,
-    in one query, by run. A batch of very long runs is thinned in the query (every k-th
-    sample); the charts then keep the peaks and troughs of what came."""
-    samples = Sample.objects.filter(run__batch_id__in=batch_ids)
-    total = samples.count()
-    if total > MAX_SAMPLE_ROWS:
-        stride = -(-total // MAX_SAMPLE_ROWS)
-        samples = samples.alias(keep=Mod("seq", stride)).filter(keep=0)
-    rows = samples.order_by("run_id", "seq").values_list(
-        "run_id", "time_s", "tps", "qps", "latency_ms", "in_warmup"
-    )
-    by_run: dict[int, list[SampleRow]] = {}
-    for row in rows:
-        by_run.setdefault(row[0], []).append(row)
-    return by_run
-
-
-def counter_readings(run_ids: list[int]) -> dict[int, list[tuple[float, dict[str, float]]]]:
-    rows = (
-        CounterSample.objects.filter(run_id__in=run_ids)
-        .order_by("run_id", "seq")
-        .values_list("run_id", "time_s", "values")
-    )
-    by_run: dict[int, list[tuple[float, dict[str, float]]]] = {}
-    for run_id, time_s, values in rows:
-        by_run.setdefault(run_id, []).append((time_s, values))
-    return by_run
+def run_histograms(run_ids: list[int]) -> dict[int, list[list[float]]]:
+    """The latency histograms of the chosen runs (the page's runs query leaves them out)."""
+    return dict(Run.objects.filter(pk__in=run_ids).values_list("pk", "histogram"))
 
 
 def runs_by_ids(run_ids: list[int]) -> list[Run]:

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.db.models import QuerySet
 from knox.models import AuthToken, get_token_model
+
+from runs.sysbench.options import ValidationError
 
 
 def _token_model() -> type[AuthToken]:
@@ -38,3 +42,21 @@ def token_revoke(*, user: AbstractBaseUser, token_key: str) -> bool:
     """Revoke one of the user's own tokens; False when there is no such token."""
     deleted, _ = tokens_of(user).filter(token_key=token_key).delete()
     return deleted > 0
+
+
+@transaction.atomic
+def token_create_for(
+    *, username: str, name: str, expires_in: timedelta | None, create_user: bool = False
+) -> tuple[AuthToken, str]:
+    """A token for the user named `username`, e.g. a service account on a machine without
+    a browser. With create_user, such a user is made when missing: it has no password, so
+    it can log in with its tokens only."""
+    users = get_user_model().objects
+    user = users.filter(username=username).first()
+    if user is None:
+        if not create_user:
+            raise ValidationError(
+                "user", f"no user named {username!r}; create it first, or ask to create it"
+            )
+        user = users.create_user(username=username, password=None)  # an unusable password
+    return token_create(user=user, name=name, expires_in=expires_in)

@@ -13,6 +13,7 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -76,7 +77,7 @@ _CLEANUP_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 _PATH_RE = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]{0,4095}")
-_HOST_RE = re.compile(r"[A-Za-z0-9_.:][A-Za-z0-9_.:-]{0,252}")
+_LABEL_RE = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}")  # of a host name
 _SOCKET_RE = re.compile(r"/[A-Za-z0-9_./-]{0,200}")
 _NAME_RE = re.compile(r"[A-Za-z0-9_$-]{1,64}")  # database names
 _USER_RE = re.compile(r"[A-Za-z0-9_.@%+-]{1,80}")
@@ -265,11 +266,38 @@ def _address(driver: str, connection: Connection) -> list[tuple[str, str, str]]:
         return [("socket", f"{driver}-socket" if driver == "mysql" else "pgsql-host", socket)]
     if not connection.host:
         raise ValidationError("host", "a host or a socket is required")
-    host = _quoted("host", _checked(connection.host, "host", _HOST_RE))
+    host = _quoted("host", checked_host("host", connection.host))
     entries = [("host", f"{driver}-host", host)]
     if connection.port is not None:
-        entries.append(("port", f"{driver}-port", str(_checked_port(connection.port))))
+        entries.append(("port", f"{driver}-port", str(checked_port("port", connection.port))))
     return entries
+
+
+def check_connection(connection: Connection) -> None:
+    """Refuse what neither sysbench nor a database driver can use, naming the field: the
+    same checks as the config file's."""
+    _config_entries(connection)
+
+
+def checked_host(field: str, host: object) -> str:
+    """A host name or an IP address, as the resolvers take it: `bad..host` is refused here
+    rather than deep in a driver (whose IDNA codec raises UnicodeError on it)."""
+    if not isinstance(host, str) or not host:
+        raise ValidationError(field, "give a host name or an IP address")
+    if ":" in host:  # only an IPv6 address has colons
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValidationError(field, f"{host!r} is not an IPv6 address") from None
+        return host
+    labels = host.removesuffix(".").split(".")
+    if len(host) > 253 or not all(_LABEL_RE.fullmatch(label) for label in labels):
+        raise ValidationError(
+            field,
+            f"{host!r} is not a host name or an IP address: a name is labels of 1 to 63 "
+            "letters, digits, - and _ joined by single dots, e.g. db1.example.com",
+        )
+    return host
 
 
 def _checked(value: str, field: str, pattern: re.Pattern[str]) -> str:
@@ -278,9 +306,9 @@ def _checked(value: str, field: str, pattern: re.Pattern[str]) -> str:
     return value
 
 
-def _checked_port(port: object) -> int:
+def checked_port(field: str, port: object) -> int:
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ValidationError("port", f"{port!r} is not a port number (1-65535)")
+        raise ValidationError(field, f"{port!r} is not a port number (1-65535)")
     return port
 
 

@@ -3,11 +3,29 @@ memory, the `--rate` queue line) and 0.5. Pure."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from runs.sysbench.output import IntervalSample
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+class NotFinite(ValueError):
+    """A figure too large for a float (`1e999`): not a figure sysbench prints."""
+
+
+def number(text: str) -> float:
+    """A figure of a line. One that overflows to infinity is refused, so the line it is
+    on counts as unrecognised (and stays in the raw log) instead of storing infinity,
+    which JSON cannot carry."""
+    return finite(float(text))
+
+
+def finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise NotFinite(str(value))
+    return value
 
 
 def whole_line(pattern: str) -> re.Pattern[str]:
@@ -54,12 +72,9 @@ _EXTRA_GROUPS = {
 }
 
 
-def _opt(value: str | None) -> float | None:
-    return None if value is None else float(value)
-
-
 def interval_sample(time_s: float, rest: str, threads: int) -> IntervalSample | None:
-    """`threads` stands in for lines that print no thread count (fileio, memory)."""
+    """`threads` stands in for lines that print no thread count (fileio, memory). None
+    for a line of no known format, or with a figure that is not finite."""
     for pattern in _SAMPLE_FORMATS:
         m = pattern.match(rest)
         if m:
@@ -67,19 +82,24 @@ def interval_sample(time_s: float, rest: str, threads: int) -> IntervalSample | 
     return None
 
 
-def _sample(time_s: float, g: dict[str, str | None], threads: int) -> IntervalSample:
+def _sample(time_s: float, g: dict[str, str | None], threads: int) -> IntervalSample | None:
+    # The hot path of a log import and of the worker: one pass over the figures.
+    figures = {name: float(text) for name, text in g.items() if text is not None}
+    if not math.isfinite(sum(figures.values())):
+        return None  # a figure overflowed: see number()
+    get = figures.get
     return IntervalSample(
         time_s=time_s,
-        threads=int(g["threads"] or 0) if "threads" in g else threads,
-        tps=_opt(g.get("tps")),
-        qps=_opt(g.get("qps")),
-        reads=_opt(g.get("reads")),
-        writes=_opt(g.get("writes")),
-        other=_opt(g.get("other")),
-        latency_pct=_opt(g.get("pct")),
-        latency_ms=_opt(g.get("lat")),
-        errors_per_s=_opt(g.get("err")),
-        reconnects_per_s=_opt(g.get("reconn")),
-        eps=_opt(g.get("eps")),
-        extra={key: float(g[group] or 0) for group, key in _EXTRA_GROUPS.items() if group in g},
+        threads=int(figures.get("threads", 0)) if "threads" in g else threads,
+        tps=get("tps"),
+        qps=get("qps"),
+        reads=get("reads"),
+        writes=get("writes"),
+        other=get("other"),
+        latency_pct=get("pct"),
+        latency_ms=get("lat"),
+        errors_per_s=get("err"),
+        reconnects_per_s=get("reconn"),
+        eps=get("eps"),
+        extra={key: get(group, 0.0) for group, key in _EXTRA_GROUPS.items() if group in g},
     )

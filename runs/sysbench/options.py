@@ -27,6 +27,10 @@ class ValidationError(ValueError):
         self.field = field
         self.message = message
 
+    def within(self, parent: str) -> ValidationError:
+        """The same refusal with its field named inside `parent`: load_host.address."""
+        return ValidationError(f"{parent}.{self.field}", self.message)
+
 
 # --- tests ------------------------------------------------------------------------------
 

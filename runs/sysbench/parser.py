@@ -15,7 +15,15 @@ from typing import Any
 
 from runs.sysbench.commandline import COMMAND_LINE, read_command, redact_secrets
 from runs.sysbench.errors import SysbenchError, classify, is_option_error
-from runs.sysbench.intervals import CHECKPOINT, INTERVAL, NUMBER, QUEUE, interval_sample
+from runs.sysbench.intervals import (
+    CHECKPOINT,
+    INTERVAL,
+    NUMBER,
+    QUEUE,
+    finite,
+    interval_sample,
+    number,
+)
 from runs.sysbench.output import Event, IntervalSample, ParseResult, QueueSample, Report
 
 __all__ = [
@@ -115,7 +123,7 @@ def _milliseconds(value: str) -> float | None:
     if m is None:
         return None
     scale = {"s": 1000.0, "us": 0.001}.get(m[2] or "ms", 1.0)
-    return float(m[1]) * scale
+    return finite(number(m[1]) * scale)
 
 
 def _seconds(value: str) -> float | None:
@@ -123,7 +131,7 @@ def _seconds(value: str) -> float | None:
     if m is None:
         return None
     scale = {"ms": 0.001, "us": 0.000001}.get(m[2] or "s", 1.0)
-    return float(m[1]) * scale
+    return finite(number(m[1]) * scale)
 
 
 # ---- header and log lines -------------------------------------------------------
@@ -207,7 +215,10 @@ class OutputParser:
     reported once: sysbench repeats it for every thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_samples: bool = True) -> None:
+        # A log import stores the samples as they come back from feed(): kept here too,
+        # a million of them would fill the memory.
+        self._keep_samples = keep_samples
         self._version: str | None = None
         self._header: dict[str, Any] = {}
         self._samples: list[IntervalSample] = []
@@ -295,21 +306,23 @@ class OutputParser:
         m = INTERVAL.match(stripped)
         if m is None:
             return False
-        time_s, rest = float(m[1]), m[2]
+        time_s, rest = number(m[1]), m[2]
         if rest == CHECKPOINT:
             self._start_report(time_s)
             return True
         queue = QUEUE.match(rest)
         if queue:
             queue_sample = QueueSample(time_s, int(queue[1]), int(queue[2]))
-            self._queue.append(queue_sample)
+            if self._keep_samples:
+                self._queue.append(queue_sample)
             events.append(queue_sample)
             return True
         sample = interval_sample(time_s, rest, int(self._header.get("threads", 0)))
         if sample is None:
             return False
         self._note_percentile(sample.latency_pct)
-        self._samples.append(sample)
+        if self._keep_samples:
+            self._samples.append(sample)
         events.append(sample)
         return True
 
@@ -383,17 +396,17 @@ class OutputParser:
         m = _TOTAL_OPERATIONS.match(stripped)
         if m:
             general = self._open_block(3).general
-            general["total_operations"], general["operations_per_s"] = float(m[1]), float(m[2])
+            general["total_operations"], general["operations_per_s"] = number(m[1]), number(m[2])
             return True
         m = _TRANSFERRED.match(stripped) or _LEGACY_TRANSFERRED.match(stripped)
         if m:
             general = self._open_block(4).general
-            general["mib_transferred"], general["mib_per_s"] = float(m[1]), float(m[2])
+            general["mib_transferred"], general["mib_per_s"] = number(m[1]), number(m[2])
             return True
         m = _LEGACY_OPERATIONS.match(stripped)
         if m:
             general = self._open_block(3).general
-            general["total_operations"], general["operations_per_s"] = float(m[1]), float(m[2])
+            general["total_operations"], general["operations_per_s"] = number(m[1]), number(m[2])
             return True
         return self._legacy_fileio_figure(stripped)
 
@@ -402,25 +415,25 @@ class OutputParser:
         if m:
             general = self._open_block(3).general
             for i, key in enumerate(("file_reads", "file_writes", "file_other", "file_total"), 1):
-                general[key] = float(m[i])
+                general[key] = number(m[i])
             return True
         m = _LEGACY_FILE_BYTES.match(stripped)
         if m:
             general = self._open_block(4).general
             for i, key in ((1, "read_mib"), (3, "written_mib"), (5, "transferred_mib")):
-                general[key] = round(float(m[i]) * _MIB_PER_UNIT[m[i + 1]], 4)
-            general["mib_per_s"] = float(m[7])
+                general[key] = round(finite(number(m[i]) * _MIB_PER_UNIT[m[i + 1]]), 4)
+            general["mib_per_s"] = number(m[7])
             return True
         m = _LEGACY_REQUESTS.match(stripped)
         if m:
-            self._open_block(5).general["requests_per_s"] = float(m[1])
+            self._open_block(5).general["requests_per_s"] = number(m[1])
             return True
         return False
 
     def _histogram_row(self, report: Report, stripped: str) -> bool:
         m = _HISTOGRAM_ROW.match(stripped)
         if m:
-            report.histogram.append((float(m[1]), int(m[2])))
+            report.histogram.append((number(m[1]), int(m[2])))
             return True
         return bool(_HISTOGRAM_TITLE.match(stripped))
 
@@ -449,9 +462,9 @@ class OutputParser:
         m = _PERCENTILE.match(key)
         if m is None:
             return False
-        report.latency["percentile"] = float(m[1])
+        report.latency["percentile"] = number(m[1])
         report.latency["percentile_value"] = figure
-        self._note_percentile(float(m[1]))
+        self._note_percentile(number(m[1]))
         return True
 
     def _fairness_figure(self, report: Report, key: str, value: str) -> bool:
@@ -459,7 +472,7 @@ class OutputParser:
         m = _PAIR.match(value)
         if names is None or m is None:
             return False
-        report.fairness[names[0]], report.fairness[names[1]] = float(m[1]), float(m[2])
+        report.fairness[names[0]], report.fairness[names[1]] = number(m[1]), number(m[2])
         if key == "execution time (avg/stddev)":
             self._report = None  # the last line of every report
         return True
@@ -542,7 +555,7 @@ class OutputParser:
             self._header["build"] = build[1]
 
     def _checkpoints_line(self, m: re.Match[str]) -> None:
-        self._header["report_checkpoints"] = [float(t) for t in re.findall(NUMBER, m[1])]
+        self._header["report_checkpoints"] = [number(t) for t in re.findall(NUMBER, m[1])]
 
     def _workers_line(self, _m: re.Match[str]) -> None:
         self._workers_starting = True
@@ -563,9 +576,10 @@ def _sql_figure(report: Report, key: str, value: str) -> bool:
     if names is None or m is None:
         return False
     count_key, rate_key = names
-    report.sql[count_key] = float(m[1])
-    if rate_key is not None and m[2] is not None:
-        report.sql[rate_key] = float(m[2])
+    count, rate = number(m[1]), None if m[2] is None else number(m[2])  # both, or neither
+    report.sql[count_key] = count
+    if rate_key is not None and rate is not None:
+        report.sql[rate_key] = rate
     return True
 
 
@@ -580,7 +594,7 @@ def _general_figure(report: Report, section: str | None, key: str, value: str) -
     m = _COUNT_RATE.match(value)
     if name is None or m is None:
         return False
-    report.general[name] = float(m[1])
+    report.general[name] = number(m[1])
     return True
 
 

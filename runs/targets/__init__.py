@@ -18,10 +18,13 @@ from contextlib import AbstractContextManager, contextmanager
 from django.conf import settings
 
 from runs.models import Target
-from runs.sysbench.command import Connection
+from runs.sysbench.command import Connection, check_connection
+from runs.sysbench.options import ValidationError
 from runs.targets.base import (
     MARKER_TABLE,
+    MOVING_VARIABLES,
     SYSTEM_SCHEMAS,
+    Applied,
     ServerInfo,
     ServerTarget,
     SettingNotApplied,
@@ -46,11 +49,13 @@ from runs.targets.postgres_settings import (
 
 __all__ = [
     "MARKER_TABLE",
+    "MOVING_VARIABLES",
     "MYSQL_COUNTERS",
     "MYSQL_SETTINGS",
     "NEEDS_RESTART",
     "POSTGRES_SETTINGS",
     "SYSTEM_SCHEMAS",
+    "Applied",
     "MySQLTarget",
     "PgSetting",
     "PostgresTarget",
@@ -64,6 +69,7 @@ __all__ = [
     "connect",
     "connect_to",
     "connection_of",
+    "target_check",
     "validate_settings",
 ]
 
@@ -86,9 +92,19 @@ def connect_to(target: Target) -> AbstractContextManager[ServerTarget]:
     return connect(connection_of(target), timeout=settings.BENCHDASH_TARGET_TIMEOUT)
 
 
+def target_check(target: Target) -> None:
+    """Refuse what sysbench or the drivers cannot use (a host that is not a host name, a
+    port out of range...), naming the field: ValidationError."""
+    check_connection(connection_of(target))
+
+
 @contextmanager
 def connect(connection: Connection, *, timeout: int = 10) -> Iterator[ServerTarget]:
     """Open a connection to a target of any engine, with explicit timeouts."""
+    try:
+        check_connection(connection)
+    except ValidationError as e:
+        raise TargetError(f"cannot connect: {e}", "correct it on the target's page") from None
     if connection.engine == "postgresql":
         with connect_postgres(connection, timeout=timeout) as pg:
             yield pg

@@ -71,6 +71,30 @@ class ServerInfo:
         return total
 
 
+# Server variables that change by themselves while a server works (the binary log's and
+# replication's positions): not a difference a run's settings made.
+MOVING_VARIABLES = frozenset(
+    {
+        "gtid_binlog_pos",
+        "gtid_binlog_state",
+        "gtid_current_pos",
+        "gtid_slave_pos",
+        "gtid_executed",
+        "gtid_purged",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What applying settings read back, in the one query that verifies them: the
+    settings as the server now reports them, and every server variable as server_info()
+    reports it, to tell what a run saw changed from its batch's snapshot."""
+
+    verified: dict[str, str]
+    variables: dict[str, str]
+
+
 class ServerTarget(Protocol):
     """What execution, services and the data-set and counter services ask of a target."""
 
@@ -82,7 +106,7 @@ class ServerTarget(Protocol):
 
     def originals(self, names: Iterable[str]) -> dict[str, Any]: ...
 
-    def apply(self, settings: Mapping[str, str]) -> dict[str, str]: ...
+    def apply(self, settings: Mapping[str, str]) -> Applied: ...
 
     def restore(self, originals: Mapping[str, Any]) -> None: ...
 

@@ -20,6 +20,7 @@ from runs.targets.base import (
     MARKER_INSERT,
     MARKER_SELECT,
     MARKER_TABLE,
+    Applied,
     ServerInfo,
     SettingNotApplied,
     TargetError,
@@ -153,9 +154,11 @@ class MySQLTarget:
         self._file_timers: bool | None = None  # performance_schema on and readable
 
     def server_info(self) -> ServerInfo:
-        rows = self._query("SHOW GLOBAL VARIABLES")
-        variables = {str(name): str(value) for name, value in rows}
+        variables = self._variables()
         return ServerInfo(version=variables.get("version", ""), variables=variables)
+
+    def _variables(self) -> dict[str, str]:
+        return {str(name): str(value) for name, value in self._query("SHOW GLOBAL VARIABLES")}
 
     def may_change_settings(self) -> tuple[bool, str]:
         """Whether this account may SET GLOBAL, from its global privileges: SUPER, or
@@ -187,15 +190,17 @@ class MySQLTarget:
         """The values to put back at the end: SET GLOBAL leaves nothing else behind."""
         return self.read(names)
 
-    def apply(self, settings: Mapping[str, str]) -> dict[str, str]:
-        """SET GLOBAL each setting, read them back, and refuse if one did not take."""
+    def apply(self, settings: Mapping[str, str]) -> Applied:
+        """SET GLOBAL each setting, read them back with every other variable (one query),
+        and refuse if one did not take."""
         for name, value in settings.items():
             setting = MYSQL_SETTINGS[name]
             canonical = setting.normalise(value)
             # The name comes from the allow-list, the value is a validated number or ON/OFF
             # passed as a parameter.
             self._execute(f"SET GLOBAL {setting.name} = %s", [setting.sql_value(canonical)])
-        verified = self.read(settings)
+        variables = self._variables()
+        verified = {name: variables[name] for name in settings if name in variables}
         for name, value in settings.items():
             setting = MYSQL_SETTINGS[name]
             actual = verified.get(name)
@@ -204,7 +209,7 @@ class MySQLTarget:
                     f"{name}={value} did not take: the server reports {actual}",
                     "check that the account may SET GLOBAL and that no other session changes it",
                 )
-        return verified
+        return Applied(verified=verified, variables=variables)
 
     def restore(self, originals: Mapping[str, Any]) -> None:
         for name, value in originals.items():

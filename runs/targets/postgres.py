@@ -26,6 +26,7 @@ from runs.targets.base import (
     MARKER_INSERT,
     MARKER_SELECT,
     MARKER_TABLE,
+    Applied,
     ServerInfo,
     SettingNotApplied,
     TargetError,
@@ -64,16 +65,14 @@ class PostgresTarget:
     # --- what the server is -------------------------------------------------------------
 
     def server_info(self) -> ServerInfo:
-        """SHOW ALL as the variables (values as PostgreSQL prints them, units included) and
-        every pg_settings row, recorded with the batch."""
-        variables = {str(r[0]): str(r[1]) for r in self._query("SHOW ALL")}
-        rows = self._query("SELECT name, setting, unit, source FROM pg_settings")
+        """Every setting as PostgreSQL prints it (SHOW's form, units included) as the
+        variables, and every pg_settings row, recorded with the batch."""
+        rows = self._settings()
+        variables = _shown(rows)
         pg_settings = {
             str(name): {"setting": setting, "unit": unit, "source": source}
-            for name, setting, unit, source in rows
+            for name, setting, unit, source, _ in rows
         }
-        for name, row in pg_settings.items():  # SHOW ALL leaves out a few (server_version_num)
-            variables.setdefault(name, str(row["setting"]))
         # hidden from both, and what decides whether ALTER SYSTEM and reserved slots are ours
         variables.setdefault("is_superuser", str(self._scalar("SHOW is_superuser")))
         return ServerInfo(
@@ -108,11 +107,13 @@ class PostgresTarget:
         rows = self._query(
             "SELECT name, setting, unit FROM pg_settings WHERE name = ANY(%s)", [wanted]
         )
-        values = {}
-        for name, setting, unit in rows:
-            known = POSTGRES_SETTINGS.get(name)
-            values[str(name)] = known.from_server(setting, unit) if known else str(setting)
-        return values
+        return {str(name): _canonical(name, setting, unit) for name, setting, unit in rows}
+
+    def _settings(self) -> list[tuple[Any, ...]]:
+        """Every setting: name, setting, unit, source, and its value as SHOW prints it."""
+        return self._query(
+            "SELECT name, setting, unit, source, current_setting(name) FROM pg_settings"
+        )
 
     # --- settings --------------------------------------------------------------------------
 
@@ -128,14 +129,15 @@ class PostgresTarget:
             name: {"value": current.get(name), "auto_conf": auto_conf.get(name)} for name in wanted
         }
 
-    def apply(self, settings: Mapping[str, str]) -> dict[str, str]:
-        """ALTER SYSTEM each setting, reload, read them back, refuse if one did not take."""
+    def apply(self, settings: Mapping[str, str]) -> Applied:
+        """ALTER SYSTEM each setting, reload, read them back with every other setting,
+        refuse if one did not take."""
         wanted = {name: POSTGRES_SETTINGS[name].normalise(v) for name, v in settings.items()}
         self._check_may_alter(wanted)
         for name, canonical in wanted.items():
             self._alter_system(name, canonical)
         self._execute("SELECT pg_reload_conf()")
-        verified = self._await_values(wanted)
+        verified, variables = self._await_values(wanted)
         for name, canonical in wanted.items():
             actual = verified.get(name)
             if actual != canonical:
@@ -144,7 +146,7 @@ class PostgresTarget:
                     "a value set for the role or the database (ALTER ROLE/DATABASE ... SET) "
                     "overrides ALTER SYSTEM; check pg_db_role_setting",
                 )
-        return verified
+        return Applied(verified=verified, variables=variables)
 
     def restore(self, originals: Mapping[str, Any]) -> None:
         for name, original in originals.items():
@@ -206,14 +208,16 @@ class PostgresTarget:
             ) from None
         return {str(name): str(setting) for name, setting in rows}
 
-    def _await_values(self, wanted: Mapping[str, str]) -> dict[str, str]:
+    def _await_values(self, wanted: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+        """The wanted settings once they show (canonical), and every setting as SHOW prints
+        it, from the same reading."""
         deadline = time.monotonic() + RELOAD_WAIT_S
         while True:
-            current = self.read(wanted)
-            if all(current.get(n) == v for n, v in wanted.items()):
-                return current
-            if time.monotonic() > deadline:
-                return current
+            rows = self._settings()
+            current = {n: _canonical(n, s, u) for n, s, u, _, _ in rows if n in wanted}
+            done = all(current.get(n) == v for n, v in wanted.items())
+            if done or time.monotonic() > deadline:
+                return current, _shown(rows)
             time.sleep(0.05)
 
     # --- the data set ------------------------------------------------------------------------
@@ -314,6 +318,16 @@ class PostgresTarget:
     def _execute(self, query: Any, params: list[Any] | None = None) -> None:
         with _pg_errors(self.connection):
             self._db.execute(query, params)
+
+
+def _canonical(name: str, setting: Any, unit: Any) -> str:
+    """An allow-listed setting in its canonical form, any other as pg_settings has it."""
+    known = POSTGRES_SETTINGS.get(name)
+    return known.from_server(setting, unit) if known else str(setting)
+
+
+def _shown(rows: Iterable[tuple[Any, ...]]) -> dict[str, str]:
+    return {str(row[0]): str(row[4]) for row in rows}
 
 
 def _number(value: Any) -> float:

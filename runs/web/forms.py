@@ -3,8 +3,10 @@ in, and left empty it keeps what is stored."""
 
 from __future__ import annotations
 
+import io
 import zoneinfo
-from typing import Any
+from datetime import datetime
+from typing import Any, BinaryIO, cast
 
 from django import forms
 from django.contrib.auth.models import AnonymousUser, User
@@ -107,7 +109,12 @@ class FingerprintForm(forms.Form):
     )
 
 
-SCHEDULE_KINDS = [("", "No schedule"), ("cron", "Cron"), ("interval", "Every N minutes")]
+SCHEDULE_KINDS = [
+    ("", "No schedule"),
+    ("cron", "Cron"),
+    ("interval", "Every N minutes"),
+    ("clocked", "Once, at a time"),
+]
 
 
 def _zones() -> list[tuple[str, str]]:
@@ -150,6 +157,15 @@ class PlanForm(forms.Form):
         help_text="minute hour day-of-month month day-of-week, e.g. 0 2 * * *",
     )
     schedule_interval_min = forms.IntegerField(required=False, min_value=1, label="Every (minutes)")
+    schedule_clocked_at = forms.DateTimeField(
+        required=False,
+        label="At",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
+        help_text="In the time zone below.",
+    )
+    schedule_run_now = forms.BooleanField(
+        required=False, label="Launch at once if that time has passed"
+    )
     schedule_timezone = forms.ChoiceField(
         choices=_zones, initial="UTC", required=False, label="Time zone"
     )
@@ -308,13 +324,21 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
 
         info = schedule_describe(plan.schedule)
         initial.update(
-            schedule_kind=info.kind if info.kind in ("cron", "interval") else "",
+            schedule_kind=info.kind,
             schedule_cron=info.cron or "",
+            schedule_clocked_at=_wall_time(info.clocked_at, info.timezone),
             schedule_interval_min=(info.interval_s // 60) if info.interval_s else None,
             schedule_timezone=info.timezone,
             schedule_enabled=info.enabled,
         )
     return initial
+
+
+def _wall_time(moment: datetime | None, zone: str) -> str:
+    """What a datetime-local input shows: the time in the schedule's zone, no offset."""
+    if moment is None:
+        return ""
+    return moment.astimezone(zoneinfo.ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def plan_matrix_values(plan: Plan) -> dict[str, Any]:
@@ -347,16 +371,17 @@ class ImportForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        upload = data.get("upload")
-        if upload is not None:
-            raw = upload.read()
-            try:
-                data["text"] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                data["text"] = raw.decode("latin-1")
-        if not (data.get("text") or "").strip():
+        if data.get("upload") is None and not (data.get("text") or "").strip():
             raise forms.ValidationError("Paste a log or choose a file.")
         return data
+
+    def log(self) -> BinaryIO:
+        """The log to read line by line: the uploaded file (on disk beyond 2.5 MB), or
+        the pasted text."""
+        upload = self.cleaned_data.get("upload")
+        if upload is not None:
+            return cast(BinaryIO, upload)
+        return io.BytesIO(self.cleaned_data["text"].encode())
 
 
 class TokenForm(forms.Form):

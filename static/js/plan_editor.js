@@ -72,7 +72,9 @@
     const kind = $("#id_schedule_kind").value;
     showFor(form.querySelector('[data-field="schedule_cron"]'), kind === "cron");
     showFor(form.querySelector('[data-field="schedule_interval_min"]'), kind === "interval");
-    showFor(form.querySelector('[data-field="schedule_timezone"]'), kind === "cron");
+    showFor(form.querySelector('[data-field="schedule_clocked_at"]'), kind === "clocked");
+    showFor(form.querySelector('[data-field="schedule_run_now"]'), kind === "clocked");
+    showFor(form.querySelector('[data-field="schedule_timezone"]'), kind === "cron" || kind === "clocked");
     showFor(form.querySelector('[data-field="schedule_enabled"]'), kind !== "");
   }
 
@@ -90,7 +92,8 @@
       headers: { "X-CSRFToken": csrf },
       credentials: "same-origin",
     }).then(function (r) {
-      if (!r.ok) throw new Error("the server answered " + r.status);
+      // A 400 says what is wrong in its JSON: shown like the other errors.
+      if (!r.ok && r.status !== 400) throw new Error("the server answered " + r.status);
       return r.json();
     });
   }

@@ -173,17 +173,28 @@ def test_a_long_cdf_is_thinned_but_ends_at_one():
     assert len(cdf) <= 101 and cdf[-1] == [1000.0, 1.0]
 
 
-def test_counter_rates_per_second_from_cumulative_readings_and_gauges_as_read():
-    readings = [(0.0, {"c": 100, "g": 3}), (2.0, {"c": 300, "g": 5}), (3.0, {"c": 400, "g": 4})]
-    assert charts.counter_rates(readings, "c", gauge=False) == [[2.0, 100.0], [3.0, 100.0]]
-    assert charts.counter_rates(readings, "g", gauge=True) == [[0.0, 3], [2.0, 5], [3.0, 4]]
-
-
 def test_the_timeline_places_runs_on_the_batch_clock():
     runs = [run(1, 1, 10, start=0), run(2, 2, 20, start=30)]
-    samples = {1: [(1, 1.0, 10.0, 0, 0, False)], 2: [(2, 1.0, 20.0, 0, 0, False)]}
-    timeline = charts.timeline_chart(runs, samples, {}, T0)
-    assert [line["points"][0][0] for line in timeline] == [1.0, 31.0]
+    series = {1: {"tps": [[1.0, 10.0]]}, 2: {"tps": [[1.0, 20.0], [2.5, 21.0]]}}
+    timeline = charts.timeline_chart(runs, series, {}, T0)
+    assert [line["points"] for line in timeline] == [[[1.0, 10.0]], [[31.0, 20.0], [32.5, 21.0]]]
+
+
+def test_a_bucket_gives_its_trough_and_its_peak_in_time_order_once_each():
+    assert charts.bucket_points([5.0, 12.0], [90.0, 3.0]) == [[3.0, 90.0], [12.0, 5.0]]
+    assert charts.bucket_points([7.0, 4.0], [7.0, 4.0]) == [[4.0, 7.0]]
+    assert charts.bucket_points(None, None) == []
+
+
+def test_the_timeline_shares_its_points_between_the_runs():
+    assert charts.timeline_buckets(4) * 2 * 4 <= charts.TIMELINE_POINTS
+    assert charts.timeline_buckets(200) * 2 * 200 <= charts.TIMELINE_POINTS
+    assert charts.timeline_buckets(100_000) == 2  # a run keeps a trough and a peak
+
+
+def test_a_page_of_chosen_runs_fits_the_point_budget():
+    per_run = 4 * charts.MAX_CHART_POINTS + charts.MAX_CDF_POINTS + 1  # tps, qps, latency, counter
+    assert charts.TIMELINE_POINTS + charts.MAX_SELECTED_RUNS * per_run <= charts.POINT_BUDGET
 
 
 def test_the_default_selection_is_each_series_first_repeat_at_its_peak():

@@ -97,12 +97,33 @@ def test_a_sysbench_log_is_imported_like_import_log_does(api, offline_target):
     )
     assert imported.status_code == 201, imported.text
     assert imported.json()["test"] == "cpu"
-    assert imported.json()["samples"]
+    assert imported.json()["sample_count"] == len(imported.json()["first_samples"]) > 0
+    assert "samples" not in imported.json()  # a link to them, not every one
     batch = api.get(f"/api/v1/batches/{imported.json()['batch_id']}").json()
     assert (batch["launched_by"], batch["label"], batch["runs_total"]) == (
         "import",
         "old laptop",
         1,
     )
-    samples = api.get(f"/api/v1/runs/{imported.json()['run_id']}/samples").json()
-    assert len(samples["results"]) == len(imported.json()["samples"])
+    samples = api.get(imported.json()["samples_url"]).json()
+    assert len(samples["results"]) == imported.json()["sample_count"]
+
+
+def test_an_upload_larger_than_the_limit_is_refused_as_it_arrives(api, settings):
+    settings.BENCHDASH_MAX_LOG_MB = 1
+
+    answer = api.post("/api/v1/imports", files={"log": ("big.log", b"x" * 3 * 2**20)})
+
+    assert answer.status_code == 413, answer.text
+    assert answer.json() == {"field": "log", "message": "the log is larger than 1 MB"}
+    assert not Batch.objects.exists()
+
+
+def test_a_figure_that_overflows_is_an_unrecognised_line_not_a_server_error(api):
+    log = (FIXTURES / "oltp_read_write.txt").read_text().replace("tps: 517.39", "tps: 1e999")
+
+    answer = api.post("/api/v1/imports", files={"log": ("inf.log", log.encode())})
+
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["unrecognised_lines"] == 1
+    assert answer.json()["sample_count"] == 2

@@ -141,3 +141,22 @@ def test_samples_come_as_csv_too(api, running_run, how):
     assert [(r["seq"], r["tps"]) for r in rows] == [("4", "40.0"), ("5", "50.0")]
     assert answer.headers["X-Last-Seq"] == "5"
     assert answer.headers["X-Run-Status"] == "running"
+
+
+def test_a_whole_run_comes_as_one_streamed_csv_and_json_stays_paged(api, running_run):
+    Sample.objects.bulk_create(
+        Sample(run=running_run, seq=seq, time_s=seq, threads=2, tps=1.0, received_at=timezone.now())
+        for seq in range(6, 12_001)
+    )
+    url = f"/api/v1/runs/{running_run.pk}/samples"
+
+    answer = api.get(f"{url}?format=csv&after=2&limit=1000000")
+
+    assert answer.status_code == 200, answer.text[:300]
+    assert "Content-Length" not in answer.headers  # streamed as it is read
+    rows = list(csv.DictReader(io.StringIO(answer.text)))
+    assert [r["seq"] for r in rows] == [str(seq) for seq in range(3, 12_001)]
+    assert rows[0]["received_at"].endswith("Z")
+    assert answer.headers["X-Last-Seq"] == "12000"
+    assert api.get(f"{url}?format=csv&after=2&limit=10").headers["X-Last-Seq"] == "12"
+    assert api.get(f"{url}?limit=100000").json()["field"] == "limit"

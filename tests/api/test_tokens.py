@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import io
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.utils import timezone
 from knox.models import get_token_model
 
 from runs.services import tokens
@@ -47,3 +54,51 @@ def test_a_token_is_revoked_by_its_owner_only(api, live_server, outsider):
 
     assert api.delete(f"/api/v1/tokens/{mine['token_key']}").status_code == 204
     assert Api(live_server.url, mine["token"]).get("/api/v1/plans").status_code == 401
+
+
+def test_the_first_token_of_a_machine_without_a_browser_comes_with_basic_auth(
+    anonymous, live_server, owner
+):
+    # What `curl -u owner:... -X POST .../api/v1/tokens` does: no session, no CSRF token.
+    answer = anonymous.post("/api/v1/tokens", json={"name": "ci"}, auth=("owner", "owner-pass-1"))
+
+    assert answer.status_code == 201, answer.text
+    assert Api(live_server.url, answer.json()["token"]).get("/api/v1/plans").status_code == 200
+
+
+def test_a_wrong_password_gets_no_token(anonymous, owner):
+    answer = anonymous.post("/api/v1/tokens", json={"name": "ci"}, auth=("owner", "wrong"))
+
+    assert answer.status_code == 401
+    assert answer.json()["field"] is None and answer.json()["message"]
+    assert not tokens.tokens_of(owner).exists()
+
+
+def test_a_password_opens_the_token_endpoint_only(anonymous, owner):
+    assert anonymous.get("/api/v1/plans", auth=("owner", "owner-pass-1")).status_code == 401
+
+
+def test_create_token_makes_one_for_a_service_account(live_server, owner):
+    out = io.StringIO()
+    call_command(
+        "create_token", "nightly-bot", "nightly", "--expires-in-days", "30", "--create-user",
+        stdout=out,
+    )  # fmt: skip
+    text = out.getvalue().strip()
+
+    assert Api(live_server.url, text).get("/api/v1/plans").status_code == 200
+    (stored,) = tokens.tokens_of(User.objects.get(username="nightly-bot"))
+    assert stored.expiry is not None
+    assert timedelta(days=29) < stored.expiry - timezone.now() <= timedelta(days=30)
+    # The account has no password: it logs in with its tokens only.
+    assert not User.objects.get(username="nightly-bot").has_usable_password()
+
+    out = io.StringIO()
+    call_command("create_token", "owner", "laptop", stdout=out)
+    assert tokens.tokens_of(owner).get().expiry is None
+
+
+def test_create_token_refuses_an_unknown_user(transactional_db):
+    with pytest.raises(CommandError, match="no user named 'nobody'"):
+        call_command("create_token", "nobody", "ci")
+    assert not User.objects.filter(username="nobody").exists()

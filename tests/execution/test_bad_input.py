@@ -143,6 +143,21 @@ def test_threads_above_max_connections_are_refused(make_plan, mariadb_server):
     assert f"max_connections is {mariadb_server.max_connections}" in refused.value.message
 
 
+def test_a_max_connections_axis_counts_instead_of_the_servers_current_value(
+    make_plan, mariadb_server
+):
+    threads = mariadb_server.max_connections  # one more connection than the server allows now
+    plan = make_plan(threads=[1, threads], server_settings={"max_connections": [str(threads * 2)]})
+
+    assert checks.plan_check(plan=plan).run_count == 2
+
+    plan.server_settings = {"max_connections": ["10", str(threads * 2)]}
+    with pytest.raises(ValidationError) as refused:
+        checks.plan_check(plan=plan)
+    assert refused.value.field == "threads"
+    assert "max_connections is 10 in the cells that set it so" in refused.value.message
+
+
 def test_a_sync_binlog_axis_without_binary_logging_warns(
     transactional_db, local_host, mariadb_nobinlog_server
 ):

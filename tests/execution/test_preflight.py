@@ -208,3 +208,16 @@ def test_the_local_host_is_checked_without_ssh(make_plan, target):
 
     assert report.ok, report.to_dict()
     assert [s.step for s in report.steps] == ["sysbench", "open_files", "target", "max_connections"]
+
+
+def test_preflight_counts_the_max_connections_the_cells_will_set(make_plan, mariadb_server):
+    threads = mariadb_server.max_connections
+    plan = make_plan(threads=[1, threads], server_settings={"max_connections": ["64"]})
+
+    report = plan_preflight(plan=plan)
+
+    assert report.ok, report.to_dict()
+    assert steps(report)[("private-mariadb", "max_connections")] == (
+        "ok",
+        f"max_connections=64 holds threads={threads}",
+    )

@@ -7,6 +7,7 @@ import pytest
 from runs.sysbench.command import (
     Connection,
     build_command,
+    checked_host,
     dataset_key,
     dataset_reusable,
     has_dataset,
@@ -453,3 +454,30 @@ def test_a_script_takes_the_place_of_the_test_name():
 def test_script_paths_must_be_plain_lua_files(path):
     with refused("script_path"):
         build(script_path=path)
+
+
+@pytest.mark.parametrize(
+    "host", ["db1", "db1.example.com", "db1.example.com.", "10.0.0.7", "::1", "fe80::1", "my_db"]
+)
+def test_a_host_name_or_an_ip_address_is_taken(host):
+    assert checked_host("host", host) == host
+
+
+@pytest.mark.parametrize(
+    ("host", "why"),
+    [
+        ("bad..host", "not a host name"),
+        (".db1", "not a host name"),
+        ("-oProxyCommand=x", "not a host name"),
+        ("db 1", "not a host name"),
+        ("db\x001", "not a host name"),
+        ("d\u00e9j\u00e0", "not a host name"),
+        ("a" * 64 + ".example.com", "not a host name"),
+        ("::g", "not an IPv6 address"),
+        ("", "give a host name"),
+    ],
+)
+def test_a_host_no_resolver_can_use_is_refused_naming_the_field(host, why):
+    with pytest.raises(ValidationError, match=why) as refused:
+        checked_host("address", host)
+    assert refused.value.field == "address"

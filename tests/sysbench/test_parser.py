@@ -558,6 +558,26 @@ def test_garbage_is_counted_not_raised():
     assert parser.finish(None).unrecognised_lines == 4
 
 
+def test_a_figure_that_overflows_makes_its_line_unrecognised_not_infinite():
+    overflowing = (
+        text_of("oltp_histogram")
+        .replace("tps: 3690.53 qps", "tps: 1e999 qps")  # the [ 2s ] line
+        .replace("       2.032 |", "       1e999 |")  # a histogram row
+        .replace("(3433.34 per sec.)", "(1e999 per sec.)")  # transactions
+        .replace("percentile:                        0.84", "percentile: 1e999")
+    )
+    clean = parse("oltp_histogram")
+
+    result = parse_text(overflowing, exit_code_of("oltp_histogram"))
+
+    assert result.unrecognised_lines == 4
+    assert [s.time_s for s in result.samples] == [s.time_s for s in clean.samples if s.time_s != 2]
+    assert result.final is not None and clean.final is not None
+    assert "tps" not in result.final.sql and "transactions" not in result.final.sql
+    assert len(result.final.histogram) == len(clean.final.histogram) - 1
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
 def test_a_truncated_interval_line_is_not_a_sample():
     parser = OutputParser()
     assert parser.feed("[ 1s ] thds: 2 tps: 575.80 qps: 11621.71 (r/w/o: 8152.96/2310.1") == []

@@ -70,7 +70,9 @@ def test_settings_are_applied_verified_in_pg_settings_and_reset(
 ):
     with targets.connect(targets.connection_of(pg_target)) as db:
         originals = db.originals(["synchronous_commit", "checkpoint_timeout"])
-        verified = db.apply({"synchronous_commit": "off", "checkpoint_timeout": "15min"})
+        before = db.server_info().variables
+        applied = db.apply({"synchronous_commit": "off", "checkpoint_timeout": "15min"})
+        verified = applied.verified
         changed = auto_conf(postgres_server)
         db.restore(originals)
 
@@ -79,6 +81,12 @@ def test_settings_are_applied_verified_in_pg_settings_and_reset(
         "checkpoint_timeout": {"value": "300s", "auto_conf": None},
     }
     assert verified == {"synchronous_commit": "off", "checkpoint_timeout": "900s"}
+    # Read back with the verification, every setting as the batch's snapshot has it: what
+    # differs is what the run changed.
+    assert {n: v for n, v in applied.variables.items() if before.get(n) != v} == {
+        "synchronous_commit": "off",
+        "checkpoint_timeout": "15min",
+    }
     assert changed == {"synchronous_commit": "off", "checkpoint_timeout": "900s"}
     # RESET, not SET back: nothing of benchdash stays in postgresql.auto.conf
     assert auto_conf(postgres_server) == {}
@@ -93,7 +101,7 @@ def test_a_value_that_was_in_postgresql_auto_conf_is_put_back(
         admin.execute("SELECT pg_reload_conf()")
     with targets.connect(targets.connection_of(pg_target)) as db:
         originals = db.originals(["max_wal_size"])
-        assert db.apply({"max_wal_size": "512MB"}) == {"max_wal_size": "512MB"}
+        assert db.apply({"max_wal_size": "512MB"}).verified == {"max_wal_size": "512MB"}
         db.restore(originals)
 
     assert originals == {"max_wal_size": {"value": "2048MB", "auto_conf": "2GB"}}

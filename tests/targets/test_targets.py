@@ -98,9 +98,17 @@ def test_settings_are_applied_verified_and_restored(mariadb_server, mariadb_db):
     )
     with targets.connect(targets.connection_of(target)) as db:
         original = db.read(["sync_binlog", "innodb_flush_log_at_trx_commit"])
-        verified = db.apply({"sync_binlog": "0", "innodb_flush_log_at_trx_commit": "2"})
+        before = db.server_info().variables
+        applied = db.apply({"sync_binlog": "0", "innodb_flush_log_at_trx_commit": "2"})
+        verified = applied.verified
         db.restore(original)
         after = db.read(["sync_binlog", "innodb_flush_log_at_trx_commit"])
 
     assert verified == {"sync_binlog": "0", "innodb_flush_log_at_trx_commit": "2"}
     assert after == original
+    # Read back with the verification, every variable as the batch's snapshot has it: what
+    # differs is what the settings changed.
+    assert set(applied.variables) == set(before)
+    assert {n: v for n, v in applied.variables.items() if before[n] != v} == {
+        name: value for name, value in verified.items() if original[name] != value
+    }

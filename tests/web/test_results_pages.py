@@ -1,16 +1,17 @@
-"""The results pages read a bounded number of queries whatever the batch's size, keep the
-peaks of long series, and export what they show."""
+"""The results pages read a bounded number of queries and carry a bounded number of chart
+points whatever the batch's size, and keep the peaks of long series."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 import pytest
+from django.db import connection
+from django.db.models import Max
+from django.test.utils import CaptureQueriesContext
 
 from runs.analysis import charts
-from runs.models import Run
+from runs.models import Run, Sample
 
 
 def page_data(response, element_id):
@@ -44,6 +45,39 @@ def test_the_results_page_of_40_runs_of_120_samples_reads_a_bounded_number_of_qu
     assert data["reference"]["threads"] == 10  # 4 cores x 2 + 2 disks
     assert len(data["timeline"]) == 40
     assert len(data["timeseries"]) == 2  # each series' first repeat at its peak
+
+
+def chart_points(chart) -> int:
+    """The [x, y] points and {"x", "y"} points of a page's chart data, all charts."""
+    if isinstance(chart, dict):
+        if "x" in chart and "y" in chart:
+            return 1
+        return sum(chart_points(v) for v in chart.values())
+    if isinstance(chart, list):
+        if len(chart) == 2 and all(isinstance(v, int | float) for v in chart):
+            return 1
+        return sum(chart_points(v) for v in chart)
+    return 0
+
+
+def test_the_results_page_of_200_runs_stays_within_its_point_budget_and_counts_nothing(
+    client_in, make_batch
+):
+    batch = make_batch(threads=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), repeats=10, samples=120)
+    chosen = list(batch.runs.order_by("position").values_list("pk", flat=True)[:8])
+    runs = ",".join(map(str, chosen))
+    url = f"/batches/{batch.pk}/results?runs={runs}&counter=Innodb_data_fsyncs"
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client_in.get(url)
+
+    assert len(queries) <= 8
+    assert not [q["sql"] for q in queries if "COUNT(" in q["sql"].upper()]
+    data = page_data(response, "results-data")
+    assert len(data["timeline"]) == 200 and len(data["timeseries"]) == 8
+    assert chart_points(data) <= charts.POINT_BUDGET
+    peak = Sample.objects.filter(run__batch=batch).aggregate(peak=Max("tps"))["peak"]
+    assert max(p[1] for line in data["timeline"] for p in line["points"]) == peak
 
 
 def test_the_results_page_with_a_counter_reads_one_query_more(
@@ -89,24 +123,6 @@ def test_the_report_table_shows_ratios_to_the_chosen_baseline(client_in, make_ba
     html = client_in.get(f"/batches/{batch.pk}/results?baseline=1").content.decode()
     table = html[html.index('id="report-table"') :]
     assert "0.50" in table[: table.index("</table>")]  # flush=1 is half of flush=2
-
-
-def test_runs_and_samples_export_as_csv_and_json(client_in, make_batch):
-    batch = make_batch(threads=(1, 2), repeats=1, samples=3)
-
-    runs_csv = client_in.get(f"/batches/{batch.pk}/export.csv?what=runs")
-    rows = list(csv.DictReader(io.StringIO(b"".join(runs_csv.streaming_content).decode())))
-    assert runs_csv["Content-Disposition"] == f'attachment; filename="batch-{batch.pk}-runs.csv"'
-    assert len(rows) == 4 and rows[0]["tps"] == "100.0"
-
-    samples_csv = client_in.get(f"/batches/{batch.pk}/export.csv?what=samples")
-    samples = list(csv.DictReader(io.StringIO(b"".join(samples_csv.streaming_content).decode())))
-    assert len(samples) == 12 and samples[0]["seq"] == "1"
-
-    document = client_in.get(f"/batches/{batch.pk}/export.json").json()
-    assert document["batch"]["id"] == batch.pk
-    assert len(document["runs"]) == 4 and len(document["runs"][0]["samples"]) == 3
-    assert "s3cret-target-pw" not in json.dumps(document)
 
 
 def test_compare_gives_a_verdict_per_pair(client_in, make_batch, django_assert_max_num_queries):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
 from knox.models import get_token_model
 
 from runs.models import Batch, LoadHost, Plan, Target
@@ -231,6 +232,32 @@ def test_an_uploaded_log_is_previewed(client_in):
     with (FIXTURES / "cpu.txt").open("rb") as f:
         html = client_in.post("/import", {"upload": f, "action": "preview"}).content.decode()
     assert "What the log holds" in html and "cpu" in html
+
+
+def test_an_upload_larger_than_the_limit_is_refused_with_a_message(client_in, settings):
+    settings.BENCHDASH_MAX_LOG_MB = 1
+    big = SimpleUploadedFile("big.log", b"x" * 3 * 2**20)
+
+    response = client_in.post("/import", {"upload": big, "action": "preview"})
+
+    assert response.status_code == 413
+    assert "the log is larger than 1 MB" in response.content.decode()
+    assert not Batch.objects.exists()
+
+
+def test_a_large_uploaded_log_is_previewed_and_chosen_again_to_save(client_in):
+    line = b"[ %ds ] thds: 2 eps: 8481.73 lat (ms,95%%): 0.28\n"
+    log = b"sysbench 1.0.20\n" + b"".join(line % t for t in range(1, 60_001))
+    assert len(log) > 2 * 2**20
+
+    page = client_in.post(
+        "/import", {"upload": SimpleUploadedFile("cpu.log", log), "action": "preview"}
+    ).content.decode()
+
+    assert "What the log holds" in page and "<dd>60000</dd>" in page
+    assert 'id="reupload"' in page
+    assert "8481.73" not in page.split('id="import-preview"')[0]  # not carried in the text box
+    assert not Batch.objects.exists()
 
 
 def test_an_empty_import_is_refused(client_in):

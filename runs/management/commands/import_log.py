@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -32,15 +33,15 @@ class Command(BaseCommand):
             target = Target.objects.get(name=options["target"])
         except Target.DoesNotExist:
             raise CommandError(f"no target named {options['target']!r}") from None
-        text = self._read(options["file"])
         try:
-            imported = log_import(
-                text=text,
-                target=target,
-                test=options["test"],
-                label=options["label"],
-                dry_run=options["dry_run"],
-            )
+            with self._open(options["file"]) as log:
+                imported = log_import(
+                    log=log,
+                    target=target,
+                    test=options["test"],
+                    label=options["label"],
+                    dry_run=options["dry_run"],
+                )
         except ValidationError as e:
             raise CommandError(str(e)) from None
         if options["json"]:
@@ -48,17 +49,14 @@ class Command(BaseCommand):
         else:
             self.stdout.write(_describe(imported))
 
-    def _read(self, path: str) -> str:
+    def _open(self, path: str) -> contextlib.AbstractContextManager[BinaryIO]:
+        """The log as a binary file, read line by line (and decoded line by line)."""
+        if path == "-":
+            return contextlib.nullcontext(sys.stdin.buffer)
         try:
-            if path == "-":
-                data = sys.stdin.buffer.read()
-            else:
-                with open(path, "rb") as f:
-                    data = f.read()
+            return open(path, "rb")
         except OSError as e:
             raise CommandError(f"cannot read {path}: {e.strerror}") from None
-        # Old logs are not always UTF-8: a stray byte must not stop the import.
-        return data.decode("utf-8", errors="replace")
 
 
 def _describe(imported: ImportResult) -> str:
@@ -72,8 +70,7 @@ def _describe(imported: ImportResult) -> str:
     lines = [
         f"{imported.status}: {imported.test}, sysbench {imported.params['version'] or '?'} "
         f"({where})",
-        f"samples: {len(imported.result.samples)}, "
-        f"unrecognised lines: {imported.unrecognised_lines}",
+        f"samples: {imported.sample_count}, unrecognised lines: {imported.unrecognised_lines}",
     ]
     figures = [f"{k}={summary[k]}" for k in ("tps", "qps", "eps", "latency_pct_ms") if k in summary]
     if figures:

@@ -125,8 +125,21 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(
         request,
         "runs/run_live.html",
-        {"run": run, "batch": run.batch, "progress": selectors.batch_progress(run.batch)},
+        {
+            "run": run,
+            "batch": run.batch,
+            "progress": selectors.batch_progress(run.batch),
+            "server_changes": _server_changes(run),
+        },
     )
+
+
+def _server_changes(run: Run) -> list[tuple[str, str, str]]:
+    """(variable, in the batch's snapshot, in this run) for what this run's settings
+    changed: the run's own values, not the batch's."""
+    before = ((run.batch.environment or {}).get("server") or {}).get("variables") or {}
+    changed = selectors.run_changed_variables(run)
+    return [(name, str(before.get(name, "")), value) for name, value in sorted(changed.items())]
 
 
 async def run_events(request: HttpRequest, run_id: int) -> StreamingHttpResponse:

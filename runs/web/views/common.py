@@ -13,9 +13,14 @@ from runs.sysbench.options import ValidationError
 
 
 def show_refusal(form: BaseForm, error: ValidationError) -> None:
-    """Show a service's refusal on the field it names, or above the form."""
-    field = error.field if error.field in form.fields else None
-    form.add_error(field, error.message if field else str(error))
+    """Show a service's refusal on the field it names (on load_host for load_host.address,
+    saying which of its fields), or above the form."""
+    if error.field in form.fields:
+        form.add_error(error.field, error.message)
+        return
+    parent = error.field.split(".")[0]
+    field = parent if parent in form.fields else None
+    form.add_error(field, str(error))
     if field is None:  # the page script marks the input of an option or a setting
         form.__dict__.setdefault("refusals", []).append(error)
 

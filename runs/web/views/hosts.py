@@ -67,6 +67,7 @@ def _host_page(
     seen: str = "",
     form: FingerprintForm | None = None,
     problem: str = "",
+    status: int = 200,
 ) -> HttpResponse:
     pinned = ssh.fingerprint(load_host.host_key) if load_host.host_key else ""
     if not seen and load_host.seen_host_key and load_host.seen_host_key != load_host.host_key:
@@ -82,6 +83,7 @@ def _host_page(
             "problem": problem,
             "facts": sorted((load_host.facts or {}).items()),
         },
+        status=status,
     )
 
 
@@ -97,7 +99,9 @@ def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
         seen = hostkeys.loadhost_scan(load_host=load_host)
-    except (ExecutorError, ValidationError) as e:
+    except ValidationError as e:  # the host as stored cannot be scanned: fix it first
+        return _host_page(request, load_host, problem=str(e), status=400)
+    except ExecutorError as e:
         return _host_page(request, load_host, problem=str(e))
     return _host_page(request, load_host, seen=seen)
 

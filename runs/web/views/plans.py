@@ -3,7 +3,9 @@ the list of schedules."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -12,6 +14,7 @@ from django.db.models import ProtectedError
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone as dj_timezone
 from django.views.decorators.http import require_POST
 
 from runs import targets
@@ -105,6 +108,15 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
     return redirect("plan_edit", plan_id=plan.pk)
 
 
+# The schedule's fields on the page, by the names the service gives its refusals.
+SCHEDULE_FIELDS = {
+    "cron": "schedule_cron",
+    "interval_s": "schedule_interval_min",
+    "clocked_at": "schedule_clocked_at",
+    "timezone": "schedule_timezone",
+}
+
+
 def _save_schedule(form: PlanForm, plan: Plan) -> None:
     data = form.cleaned_data
     kind = data.get("schedule_kind") or ""
@@ -113,18 +125,41 @@ def _save_schedule(form: PlanForm, plan: Plan) -> None:
         return
     cron = (data.get("schedule_cron") or "").strip() if kind == "cron" else None
     minutes = data.get("schedule_interval_min") if kind == "interval" else None
+    clocked_at = data.get("schedule_clocked_at") if kind == "clocked" else None
     if kind == "cron" and not cron:
         raise ValidationError("schedule_cron", "give a cron expression, e.g. 0 2 * * *")
     if kind == "interval" and not minutes:
         raise ValidationError("schedule_interval_min", "give the minutes between launches")
-    schedules.plan_schedule_set(
-        plan=plan,
-        cron=cron,
-        interval_s=minutes * 60 if minutes else None,
-        clocked_at=None,
-        timezone=data.get("schedule_timezone") or "UTC",
-        enabled=bool(data.get("schedule_enabled")),
-    )
+    if kind == "clocked" and not clocked_at:
+        raise ValidationError("schedule_clocked_at", "give the date and time to launch at")
+    # The input has no zone: the time as typed, read in the schedule's zone.
+    typed = dj_timezone.make_naive(clocked_at) if clocked_at else None
+    zone = data.get("schedule_timezone") or "UTC"
+    enabled = bool(data.get("schedule_enabled"))
+    if typed is not None and _same_clocked(plan, typed, zone, enabled):
+        return  # kept as it was: a time that has passed fired already, and stays so
+    try:
+        schedules.plan_schedule_set(
+            plan=plan,
+            cron=cron,
+            interval_s=minutes * 60 if minutes else None,
+            clocked_at=typed,
+            timezone=zone,
+            enabled=enabled,
+            run_now=bool(data.get("schedule_run_now")),
+        )
+    except ValidationError as e:
+        raise ValidationError(SCHEDULE_FIELDS.get(e.field, e.field), e.message) from None
+
+
+def _same_clocked(plan: Plan, typed: datetime, zone: str, enabled: bool) -> bool:
+    if plan.schedule is None or plan.schedule.clocked is None:
+        return False
+    stored = schedules.schedule_describe(plan.schedule)
+    at = dj_timezone.make_aware(typed, ZoneInfo(zone))
+    # The page shows whole seconds.
+    same = stored.clocked_at is not None and stored.clocked_at.replace(microsecond=0) == at
+    return same and stored.enabled == enabled
 
 
 def _editor_context(plan: Plan, form: PlanForm, values: dict[str, Any]) -> dict[str, Any]:
@@ -198,7 +233,12 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
         # Shown by the editor like its other errors.
         error = {"field": e.field, "message": e.message}
         return json_response({"ok": False, "errors": [error], "steps": []})
-    return json_response(preflight.plan_preflight(plan=plan).to_dict())
+    try:
+        report = preflight.plan_preflight(plan=plan)
+    except ValidationError as e:  # a stored load host or target no connection can use
+        errors = [{"field": e.field, "message": str(e)}]
+        return json_response({"ok": False, "errors": errors, "steps": []}, status=400)
+    return json_response(report.to_dict())
 
 
 @require_POST

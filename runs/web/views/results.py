@@ -3,47 +3,15 @@ state in the query string, so its URL can be shared."""
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from runs.analysis import answers, charts, comparison, results
-from runs.models import SAMPLE_FIGURES, Batch, Run
-from runs.services import reports, selectors
-from runs.web.responses import json_response
-
-RUN_FIELDS = (
-    "id",
-    "position",
-    "round",
-    "threads",
-    "status",
-    "outcome",
-    "exit_code",
-    "error_kind",
-    "error",
-    "started_at",
-    "finished_at",
-)
-SUMMARY_FIELDS = (
-    "tps",
-    "qps",
-    "latency_pct",
-    "latency_pct_ms",
-    "latency_avg_ms",
-    "latency_max_ms",
-    "errors",
-    "reconnects",
-    "transactions",
-    "queries",
-    "eps",
-    "mib_per_s",
-    "total_time_s",
-)
+from runs.models import Batch, Run
+from runs.services import exports, reports, selectors, timeseries
+from runs.web.responses import streamed
 
 
 def _ids(text: str) -> list[int]:
@@ -52,66 +20,63 @@ def _ids(text: str) -> list[int]:
 
 def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
+    return render(request, "runs/batch_results.html", results_context(request, batch))
+
+
+def results_context(request: HttpRequest, batch: Batch) -> dict[str, Any]:
+    """Everything the results page shows, in a bounded number of queries and chart points
+    whatever the size of the batch: the runs (one query), the timeline and the chosen
+    runs' series bucketed in the database (two), their histograms (one), and the counter
+    asked for (one)."""
     runs = selectors.results_runs(batch)
     figures = [results.RunFigures.of(r) for r in runs]
     series = results.group_series(figures)
     colours = charts.run_colours(figures, series)
     baseline = _baseline(request, series)
     selected = _selected(request, figures, series)
+    chosen = [f for f in figures if f.id in selected]
     counter_names, gauges = charts.counter_names(figures)
     counter = request.GET.get("counter", "")
     counter = counter if counter in counter_names else ""
-    samples = selectors.batch_sample_rows([batch.pk])
-    chosen = [f for f in figures if f.id in selected]
-    counters = selectors.counter_readings([f.id for f in chosen]) if counter else None
-    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
     reference, reference_text = results.reference_threads(
         batch.environment or {},
         batch.target.cpu_cores if batch.target else None,
         batch.target.disk_count if batch.target else None,
     )
-    latency_rows, cdf = charts.latency_chart([r for r in runs if r.pk in selected], colours)
+    latency_rows, cdf = charts.latency_chart(chosen, selectors.run_histograms(selected), colours)
     unit = results.throughput_unit(figures)
     table = results.report_table(series, baseline)
     chart = {
         "unit": unit,
         "reference": {"threads": reference, "text": reference_text} if reference else None,
         "series": charts.scaling_chart(series),
-        "timeseries": charts.timeseries_chart(
-            chosen, samples, colours, warmup_s=warmup_s, counters=counters, counter=counter,
-            gauge=counter in gauges,
-        ),
+        **_time_charts(batch, figures, chosen, colours, counter, gauge=counter in gauges),
         "counter": counter,
-        "timeline": charts.timeline_chart(figures, samples, colours, batch.started_at),
         "cdf": cdf,
-    }  # fmt: skip
+    }
     verified = [r.verified_settings for r in runs if r.verified_settings]
     found = reports.answers_of(batch, runs, figures, baseline)
-    return render(
-        request,
-        "runs/batch_results.html",
-        {
-            **_answers_context(found, series, baseline),
-            "batch": batch,
-            "runs": runs,
-            "figures": figures,
-            "series": series,
-            "colours": colours,
-            "baseline": baseline,
-            "table": table,
-            "table_tsv": results.table_tsv(table, unit),
-            "unit": unit,
-            "selected": selected,
-            "counter": counter,
-            "counter_names": counter_names,
-            "latency_rows": latency_rows,
-            "reference": reference,
-            "reference_text": reference_text,
-            "differing": results.differing_keys(verified),
-            "environment": _environment(batch, runs),
-            "chart": chart,
-        },
-    )
+    return {
+        **_answers_context(found, series, baseline),
+        "batch": batch,
+        "runs": runs,
+        "figures": figures,
+        "series": series,
+        "colours": colours,
+        "baseline": baseline,
+        "table": table,
+        "table_tsv": results.table_tsv(table, unit),
+        "unit": unit,
+        "selected": selected,
+        "counter": counter,
+        "counter_names": counter_names,
+        "latency_rows": latency_rows,
+        "reference": reference,
+        "reference_text": reference_text,
+        "differing": results.differing_keys(verified),
+        "environment": _environment(batch, runs),
+        "chart": chart,
+    }
 
 
 def _answers_context(
@@ -133,6 +98,37 @@ def batch_report(request: HttpRequest, batch_id: int) -> HttpResponse:
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
     return response
+
+
+def _time_charts(
+    batch: Batch,
+    figures: list[results.RunFigures],
+    chosen: list[results.RunFigures],
+    colours: dict[int, str],
+    counter: str,
+    *,
+    gauge: bool,
+) -> dict[str, Any]:
+    """The charts drawn from samples: every run on the batch's clock, and the chosen runs
+    over time (with the counter asked for)."""
+    started = [f.id for f in figures if f.started_at is not None]
+    timeline = timeseries.sample_series(
+        started, buckets=charts.timeline_buckets(len(started)), metrics=("tps",)
+    )
+    chosen_ids = [f.id for f in chosen]
+    lines = timeseries.sample_series(chosen_ids, buckets=charts.SERIES_BUCKETS)
+    counters = (
+        timeseries.counter_series(chosen_ids, counter, gauge=gauge, buckets=charts.SERIES_BUCKETS)
+        if counter
+        else None
+    )
+    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
+    return {
+        "timeseries": charts.timeseries_chart(
+            chosen, lines, colours, warmup_s=warmup_s, counters=counters
+        ),
+        "timeline": charts.timeline_chart(figures, timeline, colours, batch.started_at),
+    }
 
 
 def _baseline(request: HttpRequest, series: list[results.Series]) -> str:
@@ -211,74 +207,20 @@ def compare(request: HttpRequest) -> HttpResponse:
 # --- exports --------------------------------------------------------------------------------------
 
 
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 def export_csv(request: HttpRequest, batch_id: int) -> StreamingHttpResponse:
     """`?what=runs` (one row a run, its summary) or `?what=samples` (one row a sample)."""
     batch = get_object_or_404(Batch, pk=batch_id)
     what = "samples" if request.GET.get("what") == "samples" else "runs"
-    writer = csv.writer(_Echo())
-    rows = _sample_rows(batch) if what == "samples" else _run_rows(batch)
-    response = StreamingHttpResponse(
-        (writer.writerow(row) for row in rows), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-{what}.csv"'
-    return response
+    rows = exports.batch_samples_csv(batch) if what == "samples" else exports.batch_runs_csv(batch)
+    return streamed(
+        request, rows, content_type="text/csv; charset=utf-8",
+        filename=f"batch-{batch.pk}-{what}.csv",
+    )  # fmt: skip
 
 
-def _run_rows(batch: Batch) -> Iterator[list[Any]]:
-    yield [*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS]
-    for run in selectors.export_runs(batch).iterator():
-        yield [
-            *(getattr(run, f) for f in RUN_FIELDS),
-            json.dumps(run.settings, sort_keys=True),
-            json.dumps(run.options, sort_keys=True),
-            *(run.summary.get(f) for f in SUMMARY_FIELDS),
-        ]
-
-
-def _sample_rows(batch: Batch) -> Iterator[list[Any]]:
-    yield ["run_id", "run_position", *SAMPLE_FIGURES]
-    rows = selectors.export_samples(batch).values_list("run_id", "run__position", *SAMPLE_FIGURES)
-    yield from (list(row) for row in rows.iterator())
-
-
-def export_json(request: HttpRequest, batch_id: int) -> HttpResponse:
+def export_json(request: HttpRequest, batch_id: int) -> StreamingHttpResponse:
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
-    samples: dict[int, list[dict[str, Any]]] = {}
-    for row in selectors.export_samples(batch).values("run_id", *SAMPLE_FIGURES).iterator():
-        samples.setdefault(row.pop("run_id"), []).append(row)
-    runs = [
-        {
-            **{f: getattr(run, f) for f in RUN_FIELDS},
-            "settings": run.settings,
-            "verified_settings": run.verified_settings,
-            "options": run.options,
-            "summary": run.summary,
-            "counters": run.counters,
-            "samples": samples.get(run.pk, []),
-        }
-        for run in selectors.export_runs(batch)
-    ]
-    document = {
-        "batch": {
-            "id": batch.pk,
-            "plan": batch.plan.name if batch.plan else None,
-            "label": batch.label,
-            "target": batch.target.name if batch.target else None,
-            "status": batch.status,
-            "created_at": batch.created_at,
-            "started_at": batch.started_at,
-            "finished_at": batch.finished_at,
-            "params": batch.params,
-            "environment": batch.environment,
-            "warnings": batch.warnings,
-        },
-        "runs": runs,
-    }
-    response = json_response(document, indent=1)
-    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}.json"'
-    return response
+    return streamed(
+        request, exports.batch_json(batch), content_type="application/json",
+        filename=f"batch-{batch.pk}.json",
+    )  # fmt: skip

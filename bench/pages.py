@@ -1,0 +1,152 @@
+"""What the answer pages cost as batches grow: server time, bytes and queries.
+
+    BENCHDASH_DB_NAME=benchdash_mine .venv/bin/python bench/pages.py [--repeats 7]
+
+Uses the database and Redis of the environment, like the product (never drops anything).
+Makes, once, finished batches of 4, 50 and 200 runs x 600 one-second samples, a partner
+batch of each size for the compare page, and a plan with 60 scheduled nights of 20 cells
+(bench/benchdata.py); then asks each page `--repeats` times through Django's request
+handler in this process (all middleware, no network) as a logged-in user, and prints the
+min / median / max server time, the bytes of the body (and gzipped, when the server
+compresses), and the number of SQL queries. The load average is printed before and after:
+on a shared machine, read the figures with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
+
+import django  # noqa: E402
+
+SIZES = (4, 50, 200)
+SAMPLES = 600
+NIGHTS = 60
+
+
+def setup() -> None:
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def history_plan() -> Any:
+    """A plan with NIGHTS scheduled nights of 20 cells, each checked as after a night."""
+    from django.utils import timezone
+
+    from bench import benchdata
+    from runs.models import Batch
+    from runs.services import history
+
+    plan = benchdata.plan("bench nightly")
+    made = Batch.objects.filter(plan=plan, label__startswith="bench:night").count()
+    first = timezone.now() - timedelta(days=NIGHTS)
+    for night in range(made, NIGHTS):
+        batch = benchdata.batch(
+            f"night-{night}", runs=20, samples=0, of_plan=plan, launched_by="schedule",
+            started_at=first + timedelta(days=night),
+        )  # fmt: skip
+        Batch.objects.filter(pk=batch.pk).update(created_at=batch.started_at)
+        batch.refresh_from_db()
+        history.batch_analyse(batch=batch, notify=False)
+    return plan
+
+
+def client() -> Any:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    user = User.objects.get_or_create(username="bench-pages")[0]
+    browser = Client(HTTP_HOST="127.0.0.1", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    browser.force_login(user)
+    return browser
+
+
+def measure(browser: Any, url: str, repeats: int) -> dict[str, Any]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    times, queries, body, response = [], 0, b"", None
+    browser.get(url)  # warm: templates compiled, connection open
+    for _ in range(repeats):
+        with CaptureQueriesContext(connection) as captured:
+            began = time.perf_counter()
+            response = browser.get(url)
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            times.append(time.perf_counter() - began)
+        queries = len(captured.captured_queries)
+    assert response is not None and response.status_code == 200, (url, response)
+    gzipped = response.get("Content-Encoding") == "gzip"
+    raw = gzip.decompress(body) if gzipped else body
+    return {
+        "url": url,
+        "ms": [round(t * 1000, 1) for t in times],
+        "bytes": len(raw),
+        "sent": len(body),
+        "gzip": gzipped,
+        "queries": queries,
+    }
+
+
+def pages() -> list[tuple[str, str]]:
+    from bench import benchdata
+
+    found = []
+    for size in SIZES:
+        one = benchdata.batch(f"{size}x{SAMPLES}", runs=size, samples=SAMPLES)
+        found.append((f"results, {size} runs x {SAMPLES}", f"/batches/{one.pk}/results"))
+    for size in SIZES:
+        one = benchdata.batch(f"{size}x{SAMPLES}", runs=size, samples=SAMPLES)
+        two = benchdata.batch(f"{size}x{SAMPLES}-partner", runs=size, samples=0)
+        found.append((f"compare, 2 batches of {size} runs", f"/compare?s=b{one.pk}&s=b{two.pk}"))
+    found.append((f"history, {NIGHTS} nights x 20 cells", f"/plans/{history_plan().pk}/history"))
+    return found
+
+
+def row(name: str, result: dict[str, Any]) -> str:
+    ms = result["ms"]
+    sent = f"{result['sent'] / 1e3:,.0f} kB gzip" if result["gzip"] else "not compressed"
+    return (
+        f"| {name} | {min(ms):.0f} / {statistics.median(ms):.0f} / {max(ms):.0f} | "
+        f"{result['bytes'] / 1e3:,.0f} kB | {sent} | {result['queries']} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pages.json"))
+    args = parser.parse_args()
+    setup()
+    found = pages()
+    browser = client()
+    before = os.getloadavg()
+    print(f"load average before: {before[0]:.2f} / {before[1]:.2f} / {before[2]:.2f}")
+    print("| page | server ms min / median / max | body | sent | queries |")
+    print("|---|---|---|---|---|")
+    results = {}
+    for name, url in found:
+        results[name] = measure(browser, url, args.repeats)
+        print(row(name, results[name]), flush=True)
+    after = os.getloadavg()
+    print(f"load average after: {after[0]:.2f} / {after[1]:.2f} / {after[2]:.2f}")
+    Path(args.out).write_text(
+        json.dumps({"load_before": before, "load_after": after, "pages": results}, indent=1)
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""The nightly verdict, for scripts: each scheduled batch's regression check (per cell, the
+figure against the median and noise of the previous nights, flagged or not), and a plan's
+night-by-night table as its history page draws it (runs/services/history.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.analysis import regressions
+from runs.api.common import QueryParameters
+from runs.models import Plan, Status
+from runs.services import history
+
+VERDICTS = [
+    regressions.REGRESSION,
+    regressions.IMPROVEMENT,
+    regressions.STEADY,
+    regressions.NOT_ENOUGH,
+    regressions.NO_FIGURE,
+]
+
+
+# --- a batch's check ------------------------------------------------------------------------
+
+
+class CheckSerializer(serializers.Serializer[Any]):
+    """One figure of a cell against its baseline."""
+
+    metric = serializers.ChoiceField(choices=["throughput", "latency"])
+    name = serializers.CharField(help_text="tps, events/s, MiB/s; p95 ...")
+    unit = serializers.CharField(allow_blank=True, help_text='"" for rates, "ms" for latency.')
+    verdict = serializers.ChoiceField(choices=VERDICTS)
+    value = serializers.FloatField(allow_null=True, help_text="This night's median.")
+    baseline = serializers.FloatField(allow_null=True, help_text="Median of the nights before.")
+    change_pct = serializers.FloatField(allow_null=True)
+    noise_pct = serializers.FloatField(allow_null=True, help_text="1.4826 x MAD, in percent.")
+    threshold_pct = serializers.FloatField(allow_null=True, help_text="The plan's.")
+    limit_pct = serializers.FloatField(
+        allow_null=True, help_text="max(threshold, 3 x noise): what a change must exceed."
+    )
+    nights = serializers.IntegerField(help_text="Nights the baseline is made of.")
+    text = serializers.CharField(allow_blank=True)
+    rule = serializers.CharField(allow_blank=True)
+
+
+class CellCheckSerializer(serializers.Serializer[Any]):
+    identity = serializers.CharField(help_text="The cell's parameters, fingerprinted.")
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
+    threads = serializers.IntegerField()
+    settings = serializers.DictField(child=serializers.CharField())
+    options = serializers.DictField(child=serializers.CharField())
+    repeats = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=VERDICTS)
+    flagged = serializers.BooleanField()
+    checks = CheckSerializer(many=True)
+
+
+class RuleSerializer(serializers.Serializer[Any]):
+    text = serializers.CharField()
+    threshold_pct = serializers.FloatField()
+    noise_sigmas = serializers.FloatField()
+    window = serializers.IntegerField(help_text="Previous nights a baseline is made of.")
+    min_nights = serializers.IntegerField()
+
+
+class AnalysisSerializer(serializers.Serializer[Any]):
+    """A scheduled batch's regression check against the plan's previous nights."""
+
+    status = serializers.ChoiceField(choices=VERDICTS, help_text="The night's verdict.")
+    summary = serializers.CharField()
+    rule = RuleSerializer()
+    flagged = serializers.ListField(
+        child=serializers.CharField(), help_text="Labels of the cells that regressed."
+    )
+    cells = CellCheckSerializer(many=True)
+    batch_status = serializers.ChoiceField(choices=Status.choices)
+    analysed_at = serializers.DateTimeField()
+
+
+# --- a plan's history -------------------------------------------------------------------------
+
+
+class HistoryQuerySerializer(QueryParameters):
+    nights = serializers.IntegerField(
+        min_value=1,
+        max_value=history.MAX_NIGHTS_SHOWN,
+        default=60,
+        help_text="How many of the last scheduled batches.",
+    )
+
+
+class HistoryCellSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(help_text="The cell's identity.")
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
+    threads = serializers.IntegerField()
+
+
+class NightCellSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(help_text="The cell's identity, as in `cells`.")
+    throughput = serializers.FloatField(allow_null=True)
+    latency_ms = serializers.FloatField(allow_null=True)
+    repeats = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=VERDICTS, allow_null=True)
+    flagged = serializers.BooleanField()
+    checks = CheckSerializer(many=True)
+
+
+class NightSerializer(serializers.Serializer[Any]):
+    batch = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=Status.choices)
+    error = serializers.CharField(allow_blank=True)
+    verdict = serializers.ChoiceField(
+        choices=VERDICTS, allow_null=True, help_text="Null until the night is checked."
+    )
+    summary = serializers.CharField(allow_blank=True)
+    flags = serializers.ListField(child=serializers.CharField())
+    notified = serializers.ListField(
+        child=serializers.DictField(), help_text="Mails and webhooks sent, or why not."
+    )
+    cells = NightCellSerializer(many=True)
+
+
+class PlanHistorySerializer(serializers.Serializer[Any]):
+    plan = serializers.IntegerField()
+    unit = serializers.CharField(help_text="Throughput unit: tps, events/s or MiB/s.")
+    latency = serializers.CharField(help_text="The latency figure: p95 ...")
+    rule = RuleSerializer()
+    cells = HistoryCellSerializer(many=True)
+    nights = NightSerializer(many=True, help_text="The scheduled batches, newest first.")
+
+
+class PlanHistory(APIView):
+    """The plan's scheduled batches, newest first, night by night: status, verdict and
+    flags, and every cell's figures and checks, as the history page draws them."""
+
+    @extend_schema(
+        operation_id="plans_history",
+        parameters=[HistoryQuerySerializer],
+        responses={200: PlanHistorySerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        plan = get_object_or_404(Plan, pk=pk)
+        query = HistoryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        past = history.plan_history(plan=plan, nights=query.validated_data["nights"])
+        rule = regressions.Analysis(
+            threshold_pct=plan.regression_threshold_pct,
+            window=max(plan.history_nights, regressions.MIN_NIGHTS),
+        ).to_dict()["rule"]
+        body = {"plan": plan.pk, "rule": rule, **past.table()}
+        return Response(PlanHistorySerializer(body).data)

@@ -1,0 +1,194 @@
+"""A batch's runs and samples as CSV and JSON, and a run's samples as CSV, written piece by
+piece as the rows are read (server-side cursors, `.iterator()`): memory stays flat
+however many samples there are, and the first bytes leave before the last row is read.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from operator import itemgetter
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+
+from runs.models import SAMPLE_FIGURES, Batch, Run
+from runs.services import selectors
+
+CHUNK_ROWS = 2000  # rows fetched per round trip
+PIECE_ROWS = 250  # rows written per piece of the answer (~20-70 kB)
+
+RUN_FIELDS = (
+    "id",
+    "position",
+    "round",
+    "threads",
+    "status",
+    "outcome",
+    "exit_code",
+    "error_kind",
+    "error",
+    "started_at",
+    "finished_at",
+)
+SUMMARY_FIELDS = (
+    "tps",
+    "qps",
+    "latency_pct",
+    "latency_pct_ms",
+    "latency_avg_ms",
+    "latency_max_ms",
+    "errors",
+    "reconnects",
+    "transactions",
+    "queries",
+    "eps",
+    "mib_per_s",
+    "total_time_s",
+)
+# <, > and & escaped as \u003C...: still JSON, and inert if ever shown as HTML.
+_ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
+
+
+# --- CSV ------------------------------------------------------------------------------------
+
+
+def batch_runs_csv(batch: Batch) -> Iterator[str]:
+    """One row a run: its parameters and summary."""
+    rows = (
+        [
+            *(getattr(run, f) for f in RUN_FIELDS),
+            json.dumps(run.settings, sort_keys=True),
+            json.dumps(run.options, sort_keys=True),
+            *(run.summary.get(f) for f in SUMMARY_FIELDS),
+        ]
+        for run in selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS)
+    )
+    return _csv([*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS], rows)
+
+
+def batch_samples_csv(batch: Batch) -> Iterator[str]:
+    """One row a sample, runs in their order."""
+    rows = (
+        selectors.export_samples(batch)
+        .values_list("run_id", "run__position", *SAMPLE_FIGURES)
+        .iterator(chunk_size=CHUNK_ROWS)
+    )
+    return _csv(["run_id", "run_position", *SAMPLE_FIGURES], rows)
+
+
+def run_samples_csv(run: Run, *, after: int, limit: int) -> Iterator[str]:
+    """A run's samples with seq > after, at most `limit`: the API's CSV answer."""
+    rows = (
+        (*row[:-1], _timestamp(row[-1]))
+        for row in selectors.samples_after_query(run, after=after, limit=limit)
+        .values_list(*SAMPLE_FIGURES, "received_at")
+        .iterator(chunk_size=CHUNK_ROWS)
+    )
+    return _csv([*SAMPLE_FIGURES, "received_at"], rows)
+
+
+def _timestamp(value: datetime) -> str:
+    # As the API's JSON gives it (Django REST framework's DateTimeField).
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header)
+    for chunk in _chunks(rows):
+        writer.writerows(chunk)
+        yield _take(out)
+    yield _take(out)
+
+
+def _take(out: io.StringIO) -> str:
+    text = out.getvalue()
+    out.seek(0)
+    out.truncate()
+    return text
+
+
+def _chunks(rows: Iterable[Any], size: int = PIECE_ROWS) -> Iterator[list[Any]]:
+    iterator = iter(rows)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+
+def batch_json(batch: Batch) -> Iterator[str]:
+    """The batch, its runs and every sample: what the JSON export holds, as one document
+    written run by run (two queries: the runs, and the samples in the runs' order)."""
+    document = json.dumps({"batch": _batch_fields(batch)}, cls=DjangoJSONEncoder)
+    yield document[:-1].translate(_ESCAPES) + ', "runs": ['
+    samples = _samples_by_run(batch)
+    pending = next(samples, None)
+    for index, run in enumerate(selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS)):
+        head = json.dumps({**_run_fields(run), "samples": []}, cls=DjangoJSONEncoder)
+        yield ("," if index else "") + "\n" + head[:-2].translate(_ESCAPES)  # "samples": [
+        if pending is not None and pending[0] == run.pk:
+            yield from _sample_objects(pending[1])
+            pending = next(samples, None)
+        yield "]}"
+    yield "\n]}\n"
+
+
+def _batch_fields(batch: Batch) -> dict[str, Any]:
+    return {
+        "id": batch.pk,
+        "plan": batch.plan.name if batch.plan else None,
+        "label": batch.label,
+        "target": batch.target.name if batch.target else None,
+        "status": batch.status,
+        "created_at": batch.created_at,
+        "started_at": batch.started_at,
+        "finished_at": batch.finished_at,
+        "params": batch.params,
+        "environment": batch.environment,
+        "warnings": batch.warnings,
+    }
+
+
+def _run_fields(run: Run) -> dict[str, Any]:
+    return {
+        **{f: getattr(run, f) for f in RUN_FIELDS},
+        "settings": run.settings,
+        "verified_settings": run.verified_settings,
+        "options": run.options,
+        "summary": run.summary,
+        "counters": run.counters,
+    }
+
+
+def _samples_by_run(batch: Batch) -> Iterator[tuple[int, Iterator[tuple[Any, ...]]]]:
+    """(run id, its sample rows) in the runs' order, from one server-side cursor."""
+    rows = (
+        selectors.export_samples(batch)
+        .values_list("run_id", *SAMPLE_FIGURES)
+        .iterator(chunk_size=CHUNK_ROWS)
+    )
+    return itertools.groupby(rows, key=itemgetter(0))
+
+
+def _sample_objects(rows: Iterator[tuple[Any, ...]]) -> Iterator[str]:
+    for index, chunk in enumerate(_chunks(rows)):
+        objects = [dict(zip(SAMPLE_FIGURES, row[1:], strict=True)) for row in chunk]
+        try:
+            text = json.dumps(objects, allow_nan=False, separators=(",", ":"))
+        except ValueError:  # a non-finite figure, stored before the parser refused them
+            objects = [{k: _finite(v) for k, v in o.items()} for o in objects]
+            text = json.dumps(objects, separators=(",", ":"))
+        yield ("," if index else "") + text[1:-1]
+
+
+def _finite(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -1,0 +1,54 @@
+"""Pages, JSON and CSV come gzipped when the browser asks for it; a live run's event
+stream never does."""
+
+from __future__ import annotations
+
+import gzip
+
+from django.test import Client
+
+GZIP = {"Accept-Encoding": "gzip, deflate, br"}
+
+
+def body(response) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def test_a_results_page_comes_gzipped_only_when_asked(client_in: Client, make_batch):
+    batch = make_batch(threads=(1, 2, 4), repeats=2, samples=60)
+    url = f"/batches/{batch.pk}/results"
+
+    plain = client_in.get(url)
+    packed = client_in.get(url, headers=GZIP)
+
+    assert "Content-Encoding" not in plain
+    assert packed["Content-Encoding"] == "gzip" and "Accept-Encoding" in packed["Vary"]
+    html = gzip.decompress(packed.content).decode()
+    assert 'id="report-table"' in html and "<h1>Results of batch" in html
+    assert len(packed.content) * 3 < len(plain.content)
+
+
+def test_json_and_csv_answers_and_streamed_exports_come_gzipped(client_in: Client, make_batch):
+    batch = make_batch(threads=(1, 2), repeats=1, samples=200)
+
+    run = batch.runs.get(position=0)
+    samples = client_in.get(f"/api/v1/runs/{run.pk}/samples", headers=GZIP)
+    export = client_in.get(f"/batches/{batch.pk}/export.csv?what=samples", headers=GZIP)
+    document = client_in.get(f"/batches/{batch.pk}/export.json", headers=GZIP)
+
+    assert samples["Content-Encoding"] == "gzip"
+    assert b'"last_seq":200' in gzip.decompress(samples.content)
+    assert export["Content-Encoding"] == document["Content-Encoding"] == "gzip"
+    assert len(gzip.decompress(body(export)).decode().splitlines()) == 1 + 4 * 200
+    assert b'"runs": [' in gzip.decompress(body(document))
+
+
+def test_the_event_stream_of_a_run_is_never_compressed(client_in: Client, make_batch):
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+    run = batch.runs.get(position=0)
+
+    events = client_in.get(f"/runs/{run.pk}/events", headers=GZIP)
+
+    assert events["Content-Type"] == "text/event-stream"
+    assert "Content-Encoding" not in events
+    events.close()
