@@ -8,6 +8,7 @@ be checked on demand (`plan_preflight`), and every batch starts with the same ch
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -91,12 +92,19 @@ class Subject:
     extra_load_hosts: tuple[LoadHost, ...] = ()  # each cell from these too
 
 
-def plan_preflight(*, plan: Plan) -> PreflightReport:
-    """Check a plan against its load host and target, without running it. A stored value
-    no connection can use is refused (ValidationError) rather than reported as a step."""
+def plan_preflight(
+    *, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
+) -> PreflightReport:
+    """Check a plan against its load hosts and target, without running it. A stored value
+    no connection can use is refused (ValidationError) rather than reported as a step.
+    `extra_load_hosts` are those of a plan being edited, else those stored."""
+    if extra_load_hosts is None:
+        extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     checks.plan_connections_check(plan=plan)
     try:
-        check = checks.plan_check(plan=plan, contact_server=False)
+        check = checks.plan_check(
+            plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts
+        )
     except ValidationError as e:
         report = PreflightReport()
         report.add(plan.name, "plan", FAILED, str(e))
@@ -109,7 +117,7 @@ def plan_preflight(*, plan: Plan) -> PreflightReport:
         max_threads=max(cell.threads for cell in check.cells),
         server_settings=check.settings,
         fileio_bytes=_fileio_bytes(plan.test, [cell.options for cell in check.cells]),
-        extra_load_hosts=tuple(plan.extra_load_hosts.all()),
+        extra_load_hosts=tuple(extra_load_hosts),
     )
     return run_preflight(subject)
 
