@@ -182,7 +182,11 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 24 * 3600}
-CELERY_TASK_ROUTES = {"runs.tasks.batch_execute": {"queue": "benchmarks"}}
+CELERY_TASK_ROUTES = {
+    "runs.tasks.batch_execute": {"queue": "benchmarks"},
+    # A cell from several load hosts: one driver per host, alongside the batch's task.
+    "runs.tasks.host_drive": {"queue": "drivers"},
+}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "runs.tasks.sweep_stale", "schedule": 30.0},
@@ -207,6 +211,9 @@ BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
 # Seconds for each step of an SSH connection (connect, banner, handshake, login) and for a
 # short command on a load host (facts, kill, sysbench --version).
 BENCHDASH_SSH_TIMEOUT = float(env("BENCHDASH_SSH_TIMEOUT", "10"))
+# A cell from several load hosts starts when every host is staged; a host not ready
+# within this many seconds fails the cell, naming the host.
+BENCHDASH_BARRIER_TIMEOUT_S = float(env("BENCHDASH_BARRIER_TIMEOUT_S", "60"))
 # A run still going at its expected duration + max(this, 20 %) is stopped and failed.
 BENCHDASH_TIMEOUT_MARGIN_S = float(env("BENCHDASH_TIMEOUT_MARGIN_S", "30"))
 # A running batch rides out a results database away this long (a restart, a failover):

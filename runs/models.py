@@ -181,6 +181,11 @@ class DatasetPolicy(models.TextChoices):
     EXISTING = "existing", "Use the tables already there (no prepare, no cleanup)"
 
 
+class LoadSplit(models.TextChoices):
+    DIVIDE = "divide", "Divide threads and rate between the load hosts"
+    EACH = "each", "Each load host runs the cell's threads and rate"
+
+
 class LuaScript(models.Model):
     """A custom sysbench Lua script: arbitrary code, so uploading it needs a permission,
     and it runs on SSH load hosts only."""
@@ -254,6 +259,20 @@ class Plan(models.Model):
     history_nights = models.PositiveIntegerField(
         default=7, help_text="Successful nights the baseline is the median of."
     )
+    extra_load_hosts = models.ManyToManyField(
+        LoadHost,
+        blank=True,
+        related_name="+",
+        help_text="More SSH load hosts that drive each cell together with load_host, for a "
+        "server one host cannot saturate.",
+    )
+    load_split = models.CharField(
+        max_length=8,
+        choices=LoadSplit.choices,
+        default=LoadSplit.DIVIDE,
+        help_text="With several load hosts: divide each cell's threads (and --rate) between "
+        "them, or run the cell's threads on each.",
+    )
     auto = models.JSONField(
         default=dict,
         blank=True,
@@ -284,6 +303,9 @@ class Plan(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(dataset_policy__in=DatasetPolicy.values), name="plan_dataset_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(load_split__in=LoadSplit.values), name="plan_load_split_valid"
             ),
         ]
 
@@ -482,6 +504,61 @@ SAMPLE_FIGURES = (
     "concurrency",
     "in_warmup",
 )
+
+
+class RunHost(models.Model):
+    """One load host's part of a cell driven from several load hosts at once."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="hosts")
+    index = models.PositiveIntegerField(help_text="The host's place in the plan, from 0.")
+    load_host = models.ForeignKey(LoadHost, on_delete=models.PROTECT, related_name="+")
+    threads = models.PositiveIntegerField()
+    rate = models.PositiveIntegerField(null=True, blank=True, help_text="Its --rate share.")
+    status = _status_field()
+    ready_at = models.DateTimeField(null=True, blank=True, help_text="Connected and staged.")
+    started_at = models.DateTimeField(null=True, blank=True, help_text="sysbench started.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    pgid = models.IntegerField(null=True, blank=True)
+    config_dir = models.CharField(max_length=500, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    histogram = models.JSONField(default=list, blank=True)
+    error_kind = models.CharField(max_length=40, blank=True)
+    error = models.TextField(blank=True)
+    raw_log = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            _status_constraint("runhost_status_valid"),
+            models.UniqueConstraint(fields=["run", "index"], name="runhost_unique_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.load_host_id} in run {self.run_id}"
+
+
+class HostSample(models.Model):
+    """One interval line of one load host of a cell driven from several hosts (the cell's
+    own samples, summed over the hosts, are Sample rows)."""
+
+    run_host = models.ForeignKey(RunHost, on_delete=models.CASCADE, related_name="samples")
+    seq = models.PositiveIntegerField()
+    time_s = models.FloatField()
+    threads = models.PositiveIntegerField()
+    tps = models.FloatField(null=True)
+    qps = models.FloatField(null=True)
+    latency_ms = models.FloatField(null=True)
+    errors_per_s = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["run_host", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["run_host", "seq"], name="hostsample_unique_seq")
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.time_s:g}s] tps {self.tps} on host {self.run_host_id}"
 
 
 class CounterSample(models.Model):

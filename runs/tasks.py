@@ -14,9 +14,17 @@ from runs.models import Batch
 from runs.services import batches, history, recovery, schedules
 
 
-@shared_task(name="runs.tasks.batch_execute", ignore_result=True)
-def batch_execute(batch_id: int) -> None:
-    batches.batch_execute(batch_id=batch_id, worker=f"benchdash@{socket.gethostname()}")
+@shared_task(bind=True, name="runs.tasks.batch_execute", ignore_result=True)
+def batch_execute(self: Task, batch_id: int) -> None:
+    # The worker's node name (name@machine): several workers may share a machine.
+    worker = self.request.hostname or f"benchdash@{socket.gethostname()}"
+    batches.batch_execute(batch_id=batch_id, worker=worker)
+
+
+@shared_task(name="runs.tasks.host_drive", ignore_result=True)
+def host_drive(run_host_id: int) -> None:
+    # One load host's part of a cell run from several hosts, on the `drivers` queue.
+    batches.host_drive(run_host_id=run_host_id)
 
 
 @shared_task(name="runs.tasks.sweep_stale", ignore_result=True)

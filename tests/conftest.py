@@ -205,11 +205,14 @@ def two_celery_workers(transactional_db: None) -> Iterator[None]:
 
 
 @pytest.fixture
-def worker_process(transactional_db: None, tmp_path: Path) -> Iterator[Callable[[], WorkerProcess]]:
+def worker_process(
+    transactional_db: None, tmp_path: Path
+) -> Iterator[Callable[..., WorkerProcess]]:
+    """Starts real `celery worker` processes, each with a name of its own."""
     started: list[WorkerProcess] = []
 
-    def start() -> WorkerProcess:
-        worker = WorkerProcess(tmp_path / "worker.log")
+    def start(name: str = "benchdash") -> WorkerProcess:
+        worker = WorkerProcess(tmp_path / f"worker-{name}.log", name)
         started.append(worker)
         return worker
 

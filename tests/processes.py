@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 class WorkerProcess:
     """A real `celery worker` process, for tests that kill it."""
 
-    def __init__(self, log: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, log: Path, name: str = "benchdash", env: dict[str, str] | None = None
+    ) -> None:
         env = {**test_env(), **(env or {})}
         self._log = log.open("ab")
         self.process = subprocess.Popen(
@@ -38,7 +40,7 @@ class WorkerProcess:
                 "--pool=solo",
                 "--loglevel=INFO",
                 "-n",
-                "benchdash@%h",
+                f"{name}@%h",
             ],
             cwd=ROOT,
             env=env,

@@ -128,11 +128,17 @@ class PrivateMariaDB:
     host = "127.0.0.1"
 
     def __init__(
-        self, *, log_bin: bool = True, max_connections: int = 20, performance_schema: bool = False
+        self,
+        *,
+        log_bin: bool = True,
+        max_connections: int = 20,
+        performance_schema: bool = False,
+        also_on: str = "",
     ) -> None:
         self.log_bin = log_bin
         self.max_connections = max_connections
         self.performance_schema = performance_schema
+        self.also_on = also_on  # a second address to listen on (a test network's)
         self.port = 0
         self.dir = _private_dir("benchdash-mariadb-", "mariadb.pid", signal.SIGTERM)
         self.datadir = self.dir / "data"
@@ -162,7 +168,7 @@ class PrivateMariaDB:
             f"--user={os_user}",  # mariadbd refuses to run as root unless told to
             f"--datadir={self.datadir}",
             f"--port={self.port}",
-            "--bind-address=127.0.0.1",
+            "--bind-address=" + ",".join(filter(None, ["127.0.0.1", self.also_on])),
             f"--socket={self.socket}",
             f"--pid-file={self.dir / 'mariadb.pid'}",
             f"--log-error={self.error_log}",

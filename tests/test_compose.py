@@ -107,7 +107,16 @@ def test_housekeeping_has_a_worker_of_its_own(compose):
     args = argv(services(compose)["housekeeper"])
     assert args[:4] == ["celery", "-A", "benchdash", "worker"]
     assert option(args, "-Q") == "celery"
-    assert set(settings_queues()) == {"benchmarks", "celery"}
+    assert set(settings_queues()) == {"benchmarks", "celery", "drivers"}
+
+
+def test_the_drivers_of_cells_from_several_hosts_have_a_worker_with_threads(compose):
+    args = argv(services(compose)["drivers"])
+    assert args[:4] == ["celery", "-A", "benchdash", "worker"]
+    assert option(args, "-Q") == "drivers"
+    assert option(args, "--pool") == "threads"
+    start = (ROOT / "scripts" / "start").read_text()
+    assert "-Q drivers --pool=threads" in start
 
 
 def settings_queues() -> list[str]:
@@ -120,7 +129,7 @@ def test_the_worker_queue_names_match_the_task_routes():
     from django.conf import settings
 
     routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
-    assert routed <= {"benchmarks", "celery"}
+    assert routed <= {"benchmarks", "celery", "drivers"}
 
 
 def test_beat_uses_the_database_scheduler(compose):

@@ -17,10 +17,7 @@ from rest_framework.views import APIView
 from runs.api.batches import BatchDetailSerializer
 from runs.api.common import OWNED, JSONBody, JSONModelBody, assign, request_user
 from runs.execution import preflight
-from runs.models import (
-    LaunchedBy,
-    Plan,
-)
+from runs.models import LaunchedBy, LoadHost, Plan
 from runs.services import batches, definitions, permissions, schedules, selectors
 from runs.services.queue import BrokerUnavailable
 from runs.services.schedules import ScheduleInfo
@@ -98,6 +95,14 @@ class PlanSerializer(JSONModelBody[Plan]):
         "give threads [1]; with rate, no rate option. Threads and rate are not searched "
         "together.",
     )
+    extra_load_hosts = serializers.PrimaryKeyRelatedField(
+        many=True,
+        required=False,
+        queryset=LoadHost.objects.all(),
+        help_text="More SSH load hosts that drive each cell together with load_host (ids); "
+        "load_split says whether the cell's threads and rate are divided between them or "
+        "run on each.",
+    )
     schedule = serializers.SerializerMethodField(
         help_text="Set with PUT /api/v1/plans/{id}/schedule."
     )
@@ -112,6 +117,8 @@ class PlanSerializer(JSONModelBody[Plan]):
             "name",
             "target",
             "load_host",
+            "extra_load_hosts",
+            "load_split",
             "test",
             "options",
             "threads",
@@ -174,7 +181,7 @@ def _plans() -> QuerySet[Plan]:
         "schedule__crontab",
         "schedule__interval",
         "schedule__clocked",
-    )
+    ).prefetch_related("extra_load_hosts")
 
 
 class PlanList(generics.ListCreateAPIView[Plan]):
@@ -184,9 +191,11 @@ class PlanList(generics.ListCreateAPIView[Plan]):
         return _plans()
 
     def perform_create(self, serializer: BaseSerializer[Plan]) -> None:
-        plan = Plan(**serializer.validated_data, created_by=request_user(self.request))
-        permissions.require_use(self.request.user, plan)
-        definitions.plan_save(plan=plan)
+        values = dict(serializer.validated_data)
+        extra = values.pop("extra_load_hosts", [])
+        plan = Plan(**values, created_by=request_user(self.request))
+        permissions.require_use(self.request.user, plan, extra)
+        definitions.plan_save(plan=plan, extra_load_hosts=extra)
         serializer.instance = plan
 
 
@@ -198,9 +207,11 @@ class PlanDetail(generics.RetrieveUpdateDestroyAPIView[Plan]):
         return _plans()
 
     def perform_update(self, serializer: BaseSerializer[Plan]) -> None:
-        plan = assign(serializer.instance, serializer.validated_data)
-        permissions.require_use(self.request.user, plan)
-        definitions.plan_save(plan=plan)
+        values = dict(serializer.validated_data)
+        extra = values.pop("extra_load_hosts", None)  # left out: kept as they are
+        plan = assign(serializer.instance, values)
+        permissions.require_use(self.request.user, plan, extra)
+        definitions.plan_save(plan=plan, extra_load_hosts=extra)
 
     def perform_destroy(self, instance: Plan) -> None:
         definitions.plan_delete(plan=instance)

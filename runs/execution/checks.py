@@ -4,13 +4,14 @@ the server settings against the engine's allow-list, and what the target says of
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from runs import loadhosts, targets
 from runs.analysis import matrix, modes
-from runs.models import Engine, LoadHost, Plan, Target
+from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
 from runs.sysbench.options import ValidationError, is_sql_test
 
 DEFAULT_OPTIONS: dict[str, object] = {"report-interval": 1, "histogram": "on"}
@@ -41,11 +42,18 @@ def plan_options(plan: Plan) -> dict[str, object]:
     return options
 
 
-def plan_check(*, plan: Plan, seed: int = 0, contact_server: bool = True) -> PlanCheck:
+def plan_check(
+    *,
+    plan: Plan,
+    seed: int = 0,
+    contact_server: bool = True,
+    extra_load_hosts: Sequence[LoadHost] | None = None,
+) -> PlanCheck:
     """Validate a plan completely; raises ValidationError naming the field at fault.
 
     With contact_server, the target is asked for its variables: a thread count above
     max_connections is refused, and a sync_binlog axis without binary logging is a warning.
+    `extra_load_hosts` are the plan's as it is being saved (else those stored).
     """
     plan_connections_check(plan=plan)
     _check_target_fits(plan)
@@ -70,6 +78,9 @@ def plan_check(*, plan: Plan, seed: int = 0, contact_server: bool = True) -> Pla
         # With existing tables the cells still group by data set; nothing is prepared.
         dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
     )
+    if extra_load_hosts is None:
+        extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
+    _check_load_hosts(plan, extra_load_hosts, cells, auto)
     check = PlanCheck(cells=cells, settings=server_settings, options=options)
     if contact_server and plan.target is not None:
         check.server = target_inspect(target=plan.target)
@@ -90,6 +101,43 @@ def _auto_modes(plan: Plan, options: dict[str, object]) -> modes.Auto:
     if auto.rate is not None and ("rate" in options or "rate" in plan.option_axes):
         raise ValidationError("rate", "with rate auto the search sets the rate: leave it out")
     return auto
+
+
+def _check_load_hosts(
+    plan: Plan, extra: Sequence[LoadHost], cells: Sequence[matrix.Cell], auto: modes.Auto
+) -> None:
+    """More load hosts drive each cell together: SSH hosts only (`local` is whichever
+    worker's machine), each once, and enough threads (and rate) to give each one some."""
+    if not extra:
+        return
+    hosts = [plan.load_host, *extra]
+    if len({h.pk for h in hosts}) < len(hosts):
+        raise ValidationError("extra_load_hosts", "name each load host once")
+    local = [h.name for h in hosts if h.kind != LoadHost.Kind.SSH]
+    if local:
+        raise ValidationError(
+            "extra_load_hosts",
+            f"a cell from several load hosts needs SSH load hosts; {', '.join(local)} is the "
+            "machine of whichever worker takes the batch",
+        )
+    if plan.script_id is not None:
+        raise ValidationError("extra_load_hosts", "custom Lua scripts run from one load host")
+    if plan.load_split != LoadSplit.DIVIDE:
+        return
+    if auto.threads is not None:
+        raise ValidationError(
+            "load_split",
+            f"threads auto starts at 1 thread, which cannot be divided between {len(hosts)} "
+            "load hosts: run the threads on each host instead",
+        )
+    for cell in cells:
+        rate = int(str(cell.options.get("rate") or 0))
+        if cell.threads < len(hosts) or 0 < rate < len(hosts):
+            raise ValidationError(
+                "threads" if cell.threads < len(hosts) else "rate",
+                f"{cell.label} cannot be divided between {len(hosts)} load hosts: give "
+                "each host at least one thread (and one transaction per second)",
+            )
 
 
 def plan_connections_check(*, plan: Plan) -> None:

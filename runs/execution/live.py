@@ -127,3 +127,14 @@ def status_payload(run: Run) -> dict[str, Any]:
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
     }
+
+
+def publish_host(run_id: int, index: int, host: str, samples: list[dict[str, Any]]) -> None:
+    """One load host's own samples of a cell driven from several hosts, for the charts
+    that show each host beside the sum (the sum goes out as the run's samples)."""
+    messages = [
+        json.dumps({"type": "host_sample", "index": index, "host": host, "sample": sample})
+        for sample in samples
+    ]
+    if messages:
+        _publish(run_id, messages, [])

@@ -14,7 +14,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from runs.models import Batch, ResourceLock, Status
+from runs.models import Batch, LoadHost, ResourceLock, Status
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +25,8 @@ def _resources(batch: Batch) -> list[str]:
         names.append(f"target:{batch.target_id}")
     if batch.load_host_id is not None:
         names.append(f"loadhost:{batch.load_host_id}")
+    # A cell from several load hosts holds every one of them.
+    names += [f"loadhost:{i}" for i in batch.params.get("extra_load_hosts") or []]
     return names
 
 
@@ -53,9 +55,13 @@ def locks_acquire(*, batch: Batch) -> str:
 
 
 def _describe(lock: ResourceLock) -> str:
-    kind, _ = lock.resource.split(":", 1)
+    kind, key = lock.resource.split(":", 1)
     batch = lock.batch
-    what = f"target {batch.target}" if kind == "target" else f"load host {batch.load_host}"
+    if kind == "target":
+        what = f"target {batch.target}"
+    else:
+        name = LoadHost.objects.filter(pk=int(key)).values_list("name", flat=True).first()
+        what = f"load host {name}"
     return f"{what} is busy with batch {batch.pk}"
 
 

@@ -8,7 +8,8 @@ be checked on demand (`plan_preflight`), and every batch starts with the same ch
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -88,14 +89,22 @@ class Subject:
     max_threads: int
     server_settings: dict[str, list[str]]
     fileio_bytes: int | None  # the largest file-total-size, for fileio
+    extra_load_hosts: tuple[LoadHost, ...] = ()  # each cell from these too
 
 
-def plan_preflight(*, plan: Plan) -> PreflightReport:
-    """Check a plan against its load host and target, without running it. A stored value
-    no connection can use is refused (ValidationError) rather than reported as a step."""
+def plan_preflight(
+    *, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
+) -> PreflightReport:
+    """Check a plan against its load hosts and target, without running it. A stored value
+    no connection can use is refused (ValidationError) rather than reported as a step.
+    `extra_load_hosts` are those of a plan being edited, else those stored."""
+    if extra_load_hosts is None:
+        extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     checks.plan_connections_check(plan=plan)
     try:
-        check = checks.plan_check(plan=plan, contact_server=False)
+        check = checks.plan_check(
+            plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts
+        )
     except ValidationError as e:
         report = PreflightReport()
         report.add(plan.name, "plan", FAILED, str(e))
@@ -108,6 +117,7 @@ def plan_preflight(*, plan: Plan) -> PreflightReport:
         max_threads=max(cell.threads for cell in check.cells),
         server_settings=check.settings,
         fileio_bytes=_fileio_bytes(plan.test, [cell.options for cell in check.cells]),
+        extra_load_hosts=tuple(extra_load_hosts),
     )
     return run_preflight(subject)
 
@@ -125,6 +135,9 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
         max_threads=max(threads for threads, _ in runs),
         server_settings=params["server_settings"],
         fileio_bytes=_fileio_bytes(params["test"], [options for _, options in runs]),
+        extra_load_hosts=tuple(
+            LoadHost.objects.filter(pk__in=params.get("extra_load_hosts") or []).order_by("name")
+        ),
     )
     return run_preflight(subject, executor)
 
@@ -134,14 +147,23 @@ def run_preflight(subject: Subject, executor: Executor | None = None) -> Preflig
     executor = executor or executor_for(subject.load_host, settings.BENCHDASH_SYSBENCH)
     if subject.has_script and subject.load_host.kind != LoadHost.Kind.SSH:
         report.add(subject.load_host.name, "script", FAILED, _SCRIPT_ON_LOCAL)
+    _check_from(report, subject, executor)
+    for host in subject.extra_load_hosts:  # every host of a cell must log in and reach it
+        extra = replace(subject, load_host=host, extra_load_hosts=())
+        _check_from(report, extra, executor_for(host, settings.BENCHDASH_SYSBENCH))
+    _check_server(report, subject)
+    _check_server_host(report, subject)
+    return report
+
+
+def _check_from(report: PreflightReport, subject: Subject, executor: Executor) -> None:
+    """The load host: logged in, sysbench there, enough open files and disk, and the
+    target reached from it."""
     facts = _check_load_host(report, subject, executor)
     if facts is not None and facts.get("sysbench_version"):
         _check_open_files(report, subject, facts)
         _check_disk(report, subject, facts)
         _check_target_from_load_host(report, subject, executor)
-    _check_server(report, subject)
-    _check_server_host(report, subject)
-    return report
 
 
 _SCRIPT_ON_LOCAL = (

@@ -14,7 +14,7 @@ bounded.
 from __future__ import annotations
 
 import logging
-import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,30 +23,33 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
+from runs.execution.cell_hosts import (
+    Dispatch,
+    HostsFollowed,
+    batch_load_hosts,
+    cell_parts,
+    follow_hosts,
+    hosts_set_result,
+)
 from runs.execution.environment import batch_record_environment, run_server_changes
-from runs.execution.follow import follow_run, follow_step, supervised
+from runs.execution.follow import Followed, follow_run, follow_step, supervised
 from runs.execution.pulse import Pulse
 from runs.execution.results_store import ResultsStore, ResultsUnreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result, target_error_text
 from runs.execution.sink import SampleSink
+from runs.execution.starting import BatchAborted, Starter
 from runs.execution.steps import Group
 from runs.execution.target_wait import TargetGone, failure_kind, target_wait, unreachable
 from runs.execution.watch import BatchStopped
-from runs.loadhosts import Executor, ExecutorError, SysbenchProcess, executor_for
-from runs.models import Batch, Run, Status
-from runs.sysbench.command import build_command, has_dataset
+from runs.loadhosts import Executor, executor_for
+from runs.models import Batch, LoadSplit, Run, Status
+from runs.sysbench.command import has_dataset
 from runs.sysbench.errors import error_code
 from runs.sysbench.options import ValidationError, is_sql_test
 from runs.sysbench.parser import SysbenchError
 from runs.targets import counters
 
 logger = logging.getLogger(__name__)
-
-SCRIPT_NAME = "script.lua"  # a plan's custom Lua script, in sysbench's private directory
-
-
-class BatchAborted(Exception):
-    """Nothing more of this batch can run (e.g. sysbench is missing); says why."""
 
 
 @dataclass
@@ -60,22 +63,25 @@ class Outcome:
     error: Exception | None = None  # an internal error, logged and re-raised by the caller
 
 
-def batch_execute(*, batch_id: int, worker: str) -> Outcome:
+def batch_execute(*, batch_id: int, worker: str, dispatch: Dispatch | None = None) -> Outcome:
     if not locks.batch_claim(batch_id=batch_id, worker=worker):
         logger.info("batch %s is not queued any more: nothing to do", batch_id)
         return Outcome()
     batch = Batch.objects.select_related("target", "load_host", "plan").get(pk=batch_id)
     assert batch.load_host is not None, "only imported batches have no load host"
     executor = executor_for(batch.load_host, settings.BENCHDASH_SYSBENCH)
-    runner = BatchRunner(batch, executor)
+    runner = BatchRunner(batch, executor, dispatch)
     runner.execute()
     return runner.outcome
 
 
 class BatchRunner:
-    def __init__(self, batch: Batch, executor: Executor) -> None:
+    def __init__(self, batch: Batch, executor: Executor, dispatch: Dispatch | None = None) -> None:
         self.batch = batch
         self.executor = executor
+        self.hosts = batch_load_hosts(batch)  # more than one: each cell from all of them
+        self.dispatch = dispatch
+        self.starter = Starter(batch, executor)
         self.params: dict[str, Any] = batch.params
         self.test: str = self.params["test"]
         self.sql = is_sql_test(self.test)
@@ -112,7 +118,7 @@ class BatchRunner:
                 self._finish(stopped)
             else:
                 self._give_up(self.results_lost)
-            self._remove_workspace()
+            self.starter.remove_workspace()
 
     def _preflight(self) -> None:
         """The first step of every batch, resumed ones too: a host or a server may have
@@ -185,7 +191,7 @@ class BatchRunner:
         self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
         started = timezone.now()
         # sysbench's private directory is recorded on the group's first run meanwhile
-        with supervised(self._start(phase, options), group.runs[0], self.store) as process:
+        with supervised(self.starter.start(phase, options), group.runs[0], self.store) as process:
             followed = follow_step(
                 batch_id=self.batch.pk,
                 process=process,
@@ -229,7 +235,10 @@ class BatchRunner:
             return
         run.verified_settings = verified
         outages = len(self.store.outages)
-        with supervised(self._start("run", run.options), run, self.store) as process:
+        if len(self.hosts) > 1:
+            self._run_cell_on_hosts(run, outages)
+            return
+        with supervised(self.starter.start("run", run.options), run, self.store) as process:
             run.pgid = process.pgid
             run.argv = process.command.argv
             sampler = counters.sampler_start(run=run, batch=self.batch)
@@ -239,9 +248,40 @@ class BatchRunner:
                         update_fields=["verified_settings", "environment", "pgid", "argv"]
                     )
                 )
-                self._stream(run, process, sampler, outages)
+                self._stream(
+                    run,
+                    outages,
+                    lambda sink: follow_run(
+                        run=run, process=process, sink=sink, sampler=sampler, pulse=self.pulse
+                    ),
+                    sampler,
+                )
             finally:
                 counters.sampler_stop(sampler)
+
+    def _run_cell_on_hosts(self, run: Run, outages: int) -> None:
+        """The cell from every load host at once (runs/execution/cell_hosts.py)."""
+        assert self.dispatch is not None, "a cell from several hosts needs its drivers"
+        dispatch = self.dispatch
+        parts = cell_parts(run, self.hosts, self.params.get("load_split", LoadSplit.DIVIDE))
+        sampler = counters.sampler_start(run=run, batch=self.batch)
+        try:
+            self.store.ensure(lambda: run.save(update_fields=["verified_settings", "environment"]))
+            self._stream(
+                run,
+                outages,
+                lambda sink: follow_hosts(
+                    run=run,
+                    parts=parts,
+                    dispatch=dispatch,
+                    sink=sink,
+                    sampler=sampler,
+                    pulse=self.pulse,
+                ),
+                sampler,
+            )
+        finally:
+            counters.sampler_stop(sampler)
 
     def _settings_for(self, run: Run, *, waited: bool = False) -> dict[str, str] | None:
         """The run's settings applied and verified, once more after waiting for a target
@@ -267,20 +307,21 @@ class BatchRunner:
     def _stream(
         self,
         run: Run,
-        process: SysbenchProcess,
-        sampler: counters.CounterSampler | None,
         outages: int,
+        follow: Callable[[SampleSink], Followed | HostsFollowed],
+        sampler: counters.CounterSampler | None,
     ) -> None:
+        """Follow the running cell to its end through `follow`, then store its result."""
         warmup_s = float(self.params["warmup_s"])
         sink = SampleSink(run, warmup_s=warmup_s, store=self.store)
-        followed = follow_run(
-            run=run, process=process, sink=sink, sampler=sampler, pulse=self.pulse
-        )
+        followed = follow(sink)
         stop = followed.stop
         results_lost = stop is not None and stop.kind == "results_db"
         if results_lost:
             self._restore_settings()  # now: the target is there, the results database not
         run_set_result(run, followed.result, warmup_s=warmup_s, stop=stop)
+        if isinstance(followed, HostsFollowed):
+            hosts_set_result(run, followed)
         counters.sampler_summary(sampler, run=run)
         run.warnings = [*run.warnings, *(o.describe() for o in self.store.outages[outages:])]
         # Still away after that stop: wait for it a while longer, to say what happened.
@@ -295,33 +336,6 @@ class BatchRunner:
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def _start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
-        connection = (
-            targets.connection_of(self.batch.target) if self.sql and self.batch.target else None
-        )
-        script = self.params.get("script")  # a custom Lua script, frozen at launch
-
-        def make(config_path: str) -> Any:
-            return build_command(
-                test=self.test,
-                phase=phase,
-                # build_command keeps only the data-set options for prepare and cleanup
-                options=options,
-                connection=connection,
-                config_path=config_path,
-                executable=self.executor.sysbench,
-                script_path=_next_to(config_path, SCRIPT_NAME) if script else None,
-            )
-
-        try:
-            files = {SCRIPT_NAME: script["content"]} if script else None
-            workspace = self._workspace()
-            if workspace:
-                return self.executor.start(make, files=files, cwd=workspace)  # type: ignore[call-arg]
-            return self.executor.start(make, files=files)
-        except ExecutorError as e:
-            raise BatchAborted(str(e)) from None
-
     # --- data sets and the load host's working directory ------------------------------------
 
     def _cleanup(self, group: Group) -> None:
@@ -329,27 +343,6 @@ class BatchRunner:
         if error is None and self.sql and self.batch.target is not None:
             with self._target() as db:
                 datasets.dataset_removed(db=db)
-
-    def _workspace(self) -> str | None:
-        """fileio's files live in a directory of the batch on the load host, from prepare
-        through the runs to cleanup; other tests run in sysbench's private directory."""
-        if self.test != "fileio":
-            return None
-        workspace = getattr(self.executor, "workspace", None)
-        if workspace is None:
-            raise BatchAborted(
-                f"fileio needs a working directory on load host '{self.executor.host_name}', "
-                "which this kind of load host does not offer yet"
-            )
-        return str(workspace(f"batch-{self.batch.pk}"))
-
-    def _remove_workspace(self) -> None:
-        # A batch handed back to the queue keeps its files for when it resumes.
-        if self.test != "fileio" or self.batch.status == Status.QUEUED:
-            return
-        remove = getattr(self.executor, "remove_workspace", None)
-        if remove is not None:
-            remove(self._workspace())
 
     def _target(self) -> Any:
         assert self.batch.target is not None
@@ -420,8 +413,3 @@ class BatchRunner:
             lost,
             "restored" if self.batch.settings_restored_at else "not restored",
         )
-
-
-def _next_to(config_path: str, name: str) -> str:
-    """A file of the executor's private directory: next to the config file."""
-    return os.path.join(os.path.dirname(config_path), name)

@@ -8,7 +8,13 @@ from __future__ import annotations
 from django.conf import settings
 
 from runs.loadhosts import ssh
-from runs.loadhosts.executor import CommandFactory, Executor, ExecutorError, SysbenchProcess
+from runs.loadhosts.executor import (
+    CommandFactory,
+    Executor,
+    ExecutorError,
+    StagedStart,
+    SysbenchProcess,
+)
 from runs.loadhosts.local import LocalExecutor, kill_process_group
 from runs.loadhosts.remote import SSHExecutor
 from runs.models import LoadHost
@@ -19,6 +25,7 @@ __all__ = [
     "ExecutorError",
     "LocalExecutor",
     "SSHExecutor",
+    "StagedStart",
     "SysbenchProcess",
     "executor_for",
     "kill_process_group",

@@ -39,6 +39,20 @@ class SysbenchProcess(Protocol):
     def wait(self) -> int: ...
 
 
+class StagedStart(Protocol):
+    """sysbench ready to start on its load host: connected, its private directory and
+    files in place. `go()` starts it at once, so that several hosts start together."""
+
+    command: SysbenchCommand
+    config_dir: str
+
+    def go(self) -> SysbenchProcess: ...
+
+    def abandon(self) -> None:
+        """Never started: its directory goes."""
+        ...
+
+
 class Executor(Protocol):
     host_name: str
     sysbench: str
@@ -49,6 +63,10 @@ class Executor(Protocol):
         """Start sysbench; `files` (name → text) go into its private directory, next to
         the config file whose path make_command receives."""
         ...
+
+    def stage(
+        self, make_command: CommandFactory, files: Mapping[str, str] | None = None
+    ) -> StagedStart: ...
 
     def facts(self) -> dict[str, object]: ...
 

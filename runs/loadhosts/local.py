@@ -95,6 +95,36 @@ class LocalProcess:
             shutil.rmtree(self._workdir, ignore_errors=True)
 
 
+class StagedLocal:
+    """sysbench's config file in place on the worker's machine, waiting for its go."""
+
+    def __init__(
+        self, host_name: str, command: SysbenchCommand, workdir: Path, cwd: str | None
+    ) -> None:
+        self.host_name = host_name
+        self.command = command
+        self.config_dir = str(workdir)
+        self._workdir = workdir
+        self._cwd = cwd
+
+    def go(self) -> LocalProcess:
+        try:
+            return LocalProcess(self.command, self._workdir, self._cwd)
+        except FileNotFoundError:
+            self.abandon()
+            raise ExecutorError(
+                f"sysbench is not installed on load host '{self.host_name}' "
+                f"({self.command.argv[0]} not found on PATH); install it, e.g. "
+                "apt-get install sysbench"
+            ) from None
+        except OSError as e:
+            self.abandon()
+            raise ExecutorError(f"cannot start sysbench on '{self.host_name}': {e}") from None
+
+    def abandon(self) -> None:
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
 class LocalExecutor:
     """Runs sysbench on the worker's own machine."""
 
@@ -111,6 +141,16 @@ class LocalExecutor:
         cwd: str | None = None,
     ) -> LocalProcess:
         """Start sysbench in `cwd` (a workspace) or else in its private directory."""
+        return self.stage(make_command, files, cwd=cwd).go()
+
+    def stage(
+        self,
+        make_command: CommandFactory,
+        files: Mapping[str, str] | None = None,
+        *,
+        cwd: str | None = None,
+    ) -> StagedLocal:
+        """sysbench's private directory with its config file, ready for `go()`."""
         if files:
             # Custom Lua scripts are arbitrary code: never next to the worker's secrets.
             raise ExecutorError(
@@ -123,17 +163,7 @@ class LocalExecutor:
         fd = os.open(config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(command.config_text)
-        try:
-            return LocalProcess(command, workdir, cwd)
-        except FileNotFoundError:
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise ExecutorError(
-                f"sysbench is not installed on load host '{self.host_name}' "
-                f"({command.argv[0]} not found on PATH); install it, e.g. apt-get install sysbench"
-            ) from None
-        except OSError as e:
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise ExecutorError(f"cannot start sysbench on '{self.host_name}': {e}") from None
+        return StagedLocal(self.host_name, command, workdir, cwd)
 
     def workspace(self, name: str) -> str:
         """A working directory that outlives one sysbench process: fileio's test files live

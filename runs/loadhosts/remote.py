@@ -193,6 +193,53 @@ class SSHProcess:
             self._transport.close()
 
 
+class StagedSSH:
+    """The wrapper on a load host with sysbench's files in place, waiting for its go."""
+
+    def __init__(
+        self,
+        executor: SSHExecutor,
+        transport: paramiko.Transport,
+        reader: ssh.ChannelReader,
+        command: SysbenchCommand,
+        config_dir: str,
+    ) -> None:
+        self.executor = executor
+        self.command = command
+        self.config_dir = config_dir
+        self._transport = transport
+        self._reader = reader
+
+    def go(self) -> SSHProcess:
+        try:
+            self._reader.channel.sendall(b"go\n")
+            self._reader.channel.shutdown_write()
+            pgid, pending = self.executor._expect(self._reader, "pgid")
+            if not pgid.isdigit():
+                raise ExecutorError(
+                    f"the wrapper on {self.executor.host_name} printed no process group id"
+                )
+        except (ssh.SSHError, paramiko.SSHException, OSError) as e:
+            self._transport.close()
+            raise ExecutorError(str(e)) from None
+        except BaseException:
+            self._transport.close()
+            raise
+        return SSHProcess(
+            self.command,
+            self.executor,
+            self._transport,
+            self._reader,
+            int(pgid),
+            pending,
+            self.config_dir,
+        )
+
+    def abandon(self) -> None:
+        """Never started: the wrapper sees its stdin end and removes the directory."""
+        self._transport.close()
+
+
 class SSHExecutor:
     """Runs sysbench on a remote load host whose host key was confirmed."""
 
@@ -204,33 +251,30 @@ class SSHExecutor:
     def start(
         self, make_command: CommandFactory, files: Mapping[str, str] | None = None
     ) -> SSHProcess:
+        return self.stage(make_command, files).go()
+
+    def stage(
+        self, make_command: CommandFactory, files: Mapping[str, str] | None = None
+    ) -> StagedSSH:
+        """Connect, make sysbench's private directory and upload its files, and stop
+        there: `go()` starts sysbench at once, so several hosts can start together."""
         command = make_command(f"./{CONFIG_NAME}")
         transport = self._connect()
         try:
-            return self._start(
-                transport, command, {CONFIG_NAME: command.config_text, **(files or {})}
+            timeout = self.host.timeout
+            reader = ssh.open_command(
+                transport, remote_command(RUN_WRAPPER, *command.argv), timeout
             )
+            directory, _ = self._expect(reader, "dir")
+            for name, text in {CONFIG_NAME: command.config_text, **(files or {})}.items():
+                ssh.upload(self.host, transport, f"{directory}/{name}", text)
+            return StagedSSH(self, transport, reader, command, directory)
         except ssh.SSHError as e:
             transport.close()
             raise ExecutorError(str(e)) from None
         except BaseException:
             transport.close()
             raise
-
-    def _start(
-        self, transport: paramiko.Transport, command: SysbenchCommand, files: Mapping[str, str]
-    ) -> SSHProcess:
-        timeout = self.host.timeout
-        reader = ssh.open_command(transport, remote_command(RUN_WRAPPER, *command.argv), timeout)
-        directory, _ = self._expect(reader, "dir")
-        for name, text in files.items():
-            ssh.upload(self.host, transport, f"{directory}/{name}", text)
-        reader.channel.sendall(b"go\n")
-        reader.channel.shutdown_write()
-        pgid, pending = self._expect(reader, "pgid")
-        if not pgid.isdigit():
-            raise ExecutorError(f"the wrapper on {self.host_name} printed no process group id")
-        return SSHProcess(command, self, transport, reader, int(pgid), pending, directory)
 
     def _expect(self, reader: ssh.ChannelReader, marker: str) -> tuple[str, list[str]]:
         """Read the wrapper's stdout up to its `benchdash-<marker> value` line; returns the

@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis import modes
-from runs.execution import locks, runner
+from runs.execution import drive, locks, runner
 from runs.execution.checks import PlanCheck, plan_check
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
-from runs.services import history
+from runs.services import history, queue
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
 
@@ -102,6 +102,8 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         "seed": seed,
         "target": plan.target.describe() if plan.target else None,
         "load_host": plan.load_host.name,
+        "extra_load_hosts": [h.pk for h in plan.extra_load_hosts.order_by("name")],
+        "load_split": plan.load_split,
         # The script as it was at launch: what ran is recorded with the batch.
         "script": {"name": plan.script.name, "content": plan.script.content}
         if plan.script
@@ -134,7 +136,9 @@ def batch_cancel(*, batch: Batch, user: AbstractBaseUser | AnonymousUser | None 
 def batch_execute(*, batch_id: int, worker: str) -> None:
     """Run a batch on this worker, then hand on what follows: the batches its locks held
     back, the batch itself when its worker is stopping, and a finished batch's news."""
-    outcome = runner.batch_execute(batch_id=batch_id, worker=worker)
+    outcome = runner.batch_execute(
+        batch_id=batch_id, worker=worker, dispatch=queue.enqueue_host_drives
+    )
     for waiter in outcome.woken:
         enqueue_batch(waiter)
     if outcome.requeue:
@@ -143,6 +147,11 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
         history.batch_finished(batch=Batch.objects.get(pk=batch_id))
     if outcome.error is not None:
         raise outcome.error
+
+
+def host_drive(*, run_host_id: int) -> None:
+    """One load host's part of a cell run from several hosts (a driver task)."""
+    drive.host_drive(run_host_id=run_host_id)
 
 
 def batch_release_locks(*, batch: Batch) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -106,8 +107,9 @@ def _check_port(field: str, value: object) -> None:
         raise ValidationError(field, f"{value!r} is not a port number (1-65535)")
 
 
-def plan_save(*, plan: Plan) -> PlanCheck:
-    """Store a plan that passes every check but the server's own (that is the preflight)."""
+def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None) -> PlanCheck:
+    """Store a plan that passes every check but the server's own (that is the preflight);
+    with `extra_load_hosts`, those are its extra load hosts from now on."""
     if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
         raise ValidationError("script", "custom Lua scripts run on SSH load hosts only")
     _, not_emails = notifications.plan_recipients(plan)
@@ -117,10 +119,13 @@ def plan_save(*, plan: Plan) -> PlanCheck:
         )
     if plan.notify_webhook.strip():
         webhooks.webhook_check(plan.notify_webhook)
-    check = plan_check(plan=plan, contact_server=False)
+    check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
     plan.auto = modes.auto_from_dict(plan.auto).to_dict()  # checked: stored with its defaults
     plan.full_clean()
-    plan.save()
+    with transaction.atomic():
+        plan.save()
+        if extra_load_hosts is not None:
+            plan.extra_load_hosts.set(extra_load_hosts)
     return check
 
 

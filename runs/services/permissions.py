@@ -21,6 +21,8 @@ A row without an owner (made before owners existed) is staff's and the groups' o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
@@ -78,9 +80,14 @@ def require(user: AnyUser, action: str, obj: Owned) -> None:
         )
 
 
-def require_use(user: AnyUser, plan: Plan) -> None:
-    """The plan's target and load host may be used by `user` (saving, preflight, launch)."""
-    for used in _used_by(plan):
+def require_use(
+    user: AnyUser, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
+) -> None:
+    """The plan's target and load hosts may be used by `user` (saving, preflight, launch);
+    `extra_load_hosts` are those being saved with it, else those stored."""
+    if extra_load_hosts is None:
+        extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
+    for used in [*_used_by(plan), *extra_load_hosts]:
         if not may_use(user, used):
             field = "target" if isinstance(used, Target) else "load_host"
             raise NotAllowed(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from celery import group
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
@@ -19,6 +20,7 @@ logger = logging.getLogger(__name__)
 
 BATCH_EXECUTE = "runs.tasks.batch_execute"
 BATCH_ANALYSE = "runs.tasks.batch_analyse"
+HOST_DRIVE = "runs.tasks.host_drive"
 
 
 class BrokerUnavailable(Exception):
@@ -55,3 +57,9 @@ def _send(task: str, batch_id: int) -> None:
         app.send_task(task, args=[batch_id])
     except (OperationalError, RedisError, OSError) as e:
         raise BrokerUnavailable(e) from e
+
+
+def enqueue_host_drives(run_host_ids: list[int]) -> None:
+    """One driver per load host of a cell, sent together as a group to the `drivers`
+    queue; they meet at the cell's start barrier (runs/execution/barrier.py)."""
+    group(app.signature(HOST_DRIVE, args=[i]) for i in run_host_ids).apply_async()

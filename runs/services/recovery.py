@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from runs.execution.barrier import CellBarrier
 from runs.execution.server_settings import batch_restore_settings
 from runs.execution.sink import run_store_recent_samples
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
@@ -80,6 +81,7 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
     now = timezone.now()
     for run in batch.runs.filter(status__in=[Status.PREPARING, Status.RUNNING]):
         _kill_orphan(batch, run, hostname)
+        _stop_host_parts(batch, run)
         if missing := run_store_recent_samples(run=run):
             logger.warning("run %s: %s samples stored from the live list", run.pk, missing)
         run.status = Status.INTERRUPTED
@@ -146,6 +148,27 @@ def _kill_orphan(batch: Batch, run: Run, hostname: str) -> None:
             batch.worker,
             hostname,
         )
+
+
+def _stop_host_parts(batch: Batch, run: Run) -> None:
+    """A cell from several load hosts: its drivers are told to stop, and each host's
+    sysbench is killed and its private directory removed, whatever became of its
+    driver."""
+    parts = list(run.hosts.select_related("load_host"))
+    if not parts:
+        return
+    CellBarrier(run.pk, len(parts)).stop()
+    for part in parts:
+        if part.pgid is not None and part.status in (Status.PREPARING, Status.RUNNING):
+            _kill_remote_orphan(batch, part.load_host, part.pgid)
+        if part.config_dir:
+            try:
+                executor_for(part.load_host).remove_config_dir(part.config_dir)
+            except ExecutorError as e:
+                logger.error("batch %s: cannot remove %s: %s", batch.pk, part.config_dir, e)
+    run.hosts.filter(status__in=[Status.QUEUED, Status.PREPARING, Status.RUNNING]).update(
+        status=Status.INTERRUPTED, config_dir=""
+    )
 
 
 def _kill_remote_orphan(batch: Batch, load_host: LoadHost, pgid: int) -> None:

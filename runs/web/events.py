@@ -117,6 +117,9 @@ class _RunStream:
                     yield chunk
             elif event["type"] == "lines":
                 yield _sse("lines", {"lines": event["lines"]})
+            elif event["type"] == "host_sample":
+                # One load host's own sample of a cell run from several hosts: live only.
+                yield _sse("host_sample", {k: v for k, v in event.items() if k != "type"})
             elif event["type"] == "status":
                 yield _sse("status", {k: v for k, v in event.items() if k != "type"})
                 if event["status"] in FINISHED_STATUSES:

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO, cast
 from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
-from runs.models import DatasetPolicy, LoadHost, LuaScript, OrderPolicy, Plan, Target
+from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
 
@@ -127,6 +127,19 @@ class PlanForm(forms.Form):
     name = forms.CharField(max_length=200)
     target = forms.ModelChoiceField(Target.objects.all(), required=False, empty_label="— none —")
     load_host = forms.ModelChoiceField(LoadHost.objects.all(), empty_label=None)
+    extra_load_hosts = forms.ModelMultipleChoiceField(
+        LoadHost.objects.filter(kind=LoadHost.Kind.SSH),
+        required=False,
+        label="More load hosts",
+        help_text="SSH hosts that drive each cell together with the load host, for a server "
+        "one host cannot saturate.",
+    )
+    load_split = forms.ChoiceField(
+        choices=LoadSplit.choices,
+        initial=LoadSplit.DIVIDE,
+        required=False,
+        label="With several load hosts",
+    )
     test = forms.ChoiceField(choices=[(t, t) for t in ALL_TESTS], initial="oltp_read_write")
     script = forms.ModelChoiceField(
         LuaScript.objects.all(),
@@ -250,6 +263,7 @@ class PlanForm(forms.Form):
             "name": data["name"],
             "target": data["target"],
             "load_host": data["load_host"],
+            "load_split": data.get("load_split") or LoadSplit.DIVIDE,
             "test": data["test"],
             "script": data.get("script"),
             "repeats": data["repeats"],
@@ -303,6 +317,8 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "name": plan.name,
         "target": plan.target_id,
         "load_host": plan.load_host_id,
+        "extra_load_hosts": [h.pk for h in plan.extra_load_hosts.all()] if plan.pk else [],
+        "load_split": plan.load_split,
         "test": plan.test,
         "script": plan.script_id,
         "threads": ",".join(str(t) for t in plan.threads),

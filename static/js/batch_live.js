@@ -34,6 +34,8 @@
   });
 
   function resetRun(run) {
+    chart.data.datasets.splice(3);  // the previous run's load hosts
+    chart.data.datasets[0].label = "tps";
     chart.data.datasets.forEach((d) => { d.data = []; });
     // The x axis spans the run's expected time from the start, so the line grows into it.
     chart.options.scales.x.suggestedMax = run.expected_s || undefined;
@@ -59,6 +61,23 @@
       chart.data.datasets[2].label = "latency p" + s.latency_pct + " (ms)";
     }
     el("run-samples").textContent = String(chart.data.datasets[0].data.length);
+    chart.update("none");
+  }
+
+  // A cell from several load hosts: each host's own tps beside the sum, thin and dashed.
+  const HOST_COLOURS = ["#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c564b", "#7f7f7f"];
+  function addHostSample(e) {
+    const datasets = chart.data.datasets;
+    const label = "tps on " + e.host;
+    let dataset = datasets.find((d) => d.label === label);
+    if (!dataset) {
+      datasets[0].label = "tps (all load hosts)";
+      dataset = { label: label, data: [], yAxisID: "y", parsing: false, pointRadius: 0,
+                  borderWidth: 1, borderDash: [3, 3],
+                  borderColor: HOST_COLOURS[e.index % HOST_COLOURS.length] };
+      datasets.push(dataset);
+    }
+    dataset.data.push({ x: e.sample.time_s, y: e.sample.tps });
     chart.update("none");
   }
 
@@ -107,6 +126,7 @@
     source = new EventSource(run.events_url);
     source.addEventListener("sample", (e) => addSample(JSON.parse(e.data)));
     source.addEventListener("lines", (e) => addLines(JSON.parse(e.data).lines));
+    source.addEventListener("host_sample", (e) => addHostSample(JSON.parse(e.data)));
     source.addEventListener("status", (e) => setRunStatus(JSON.parse(e.data)));
     source.addEventListener("end", function () {
       source.close();

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django_celery_beat.models import PeriodicTask
 
-from runs.models import Batch, Plan
+from runs.models import Batch, LoadHost, Plan
 
 
 @pytest.fixture
@@ -173,3 +173,30 @@ def test_a_plan_takes_auto_modes_and_stores_them_with_their_defaults(api, plan_f
         "repeats": {"target_pct": 2.0, "max": 5},
         "threads": {"max": 16, "slo_p95_ms": None, "rise_pct": 5.0},
     }
+
+
+def test_a_plan_names_more_load_hosts_and_how_cells_split_between_them(
+    api, plan_fields, owner, local_host
+):
+    far = [
+        LoadHost.objects.create(
+            name=f"far-{i}", kind="ssh", address=f"10.0.0.{i}", user="b", created_by=owner
+        )
+        for i in (1, 2)
+    ]
+    fields = {**plan_fields, "load_host": far[0].pk, "threads": [2, 4]}
+    created = api.post(
+        "/api/v1/plans", json={**fields, "extra_load_hosts": [far[1].pk], "load_split": "each"}
+    )
+    assert created.status_code == 201, created.text
+    plan = created.json()
+    assert (plan["extra_load_hosts"], plan["load_split"]) == ([far[1].pk], "each")
+    assert list(Plan.objects.get(pk=plan["id"]).extra_load_hosts.all()) == [far[1]]
+
+    # Left out of an update, they stay; given, they replace.
+    assert api.patch(f"/api/v1/plans/{plan['id']}", json={"threads": [4]}).status_code == 200
+    assert api.get(f"/api/v1/plans/{plan['id']}").json()["extra_load_hosts"] == [far[1].pk]
+    refused = api.patch(f"/api/v1/plans/{plan['id']}", json={"extra_load_hosts": [local_host.pk]})
+    assert refused.status_code == 400
+    assert refused.json()["field"] == "extra_load_hosts"
+    assert "local" in refused.json()["message"]

@@ -290,3 +290,26 @@ def test_the_editor_refuses_threads_auto_with_a_thread_list(client_in, stored_ta
     assert not answer["ok"]
     [error] = answer["errors"]
     assert error["field"] == "threads" and "starts at 1 thread" in error["message"]
+
+
+def test_the_editor_saves_more_load_hosts_and_refuses_a_cell_it_cannot_divide(
+    client_in, stored_target, user
+):
+    far = [
+        LoadHost.objects.create(
+            name=f"far-{i}", kind="ssh", address=f"10.0.0.{i}", user="b", created_by=user
+        )
+        for i in (1, 2)
+    ]
+    fields = plan_post(stored_target, load_host=str(far[0].pk), threads="2,4")
+    response = client_in.post("/plans/new", {**fields, "extra_load_hosts": [str(far[1].pk)]})
+    assert response.status_code == 302
+    plan = Plan.objects.get()
+    assert list(plan.extra_load_hosts.all()) == [far[1]] and plan.load_split == "divide"
+    page = client_in.get(f"/plans/{plan.pk}/").content.decode()
+    assert f'<option value="{far[1].pk}" selected>far-2</option>' in page
+
+    odd = {**fields, "threads": "1,4", "extra_load_hosts": [str(far[1].pk)]}
+    refused = client_in.post(f"/plans/{plan.pk}/", odd)
+    assert refused.status_code == 200
+    assert "cannot be divided between 2 load hosts" in html.unescape(refused.content.decode())

@@ -89,9 +89,10 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
     if plan.created_by_id is None:
         plan.created_by = request_user(request)
     try:
-        permissions.require_use(request.user, plan)
+        extra = list(form.cleaned_data["extra_load_hosts"])
+        permissions.require_use(request.user, plan, extra)
         with transaction.atomic():
-            check = definitions.plan_save(plan=plan)
+            check = definitions.plan_save(plan=plan, extra_load_hosts=extra)
             _save_schedule(form, plan)
     except permissions.NotAllowed as e:
         form.add_error(e.field if e.field in form.fields else None, e.message)
@@ -189,10 +190,13 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     form, matrix = _plan_from_post(request, plan, _named(request))
     if not form.is_valid() or matrix is None:
         return json_response({"ok": False, "errors": _form_errors(form)})
+    extra = list(form.cleaned_data["extra_load_hosts"])
     try:
-        check = checks.plan_check(plan=plan, contact_server=plan.target is not None)
+        check = checks.plan_check(
+            plan=plan, contact_server=plan.target is not None, extra_load_hosts=extra
+        )
     except targets.TargetError as e:
-        check = checks.plan_check(plan=plan, contact_server=False)
+        check = checks.plan_check(plan=plan, contact_server=False, extra_load_hosts=extra)
         check.warnings.append(f"the target could not be asked: {e.message}")
     except ValidationError as e:
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
@@ -228,13 +232,14 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
     if not form.is_valid() or matrix is None:
         return json_response({"ok": False, "errors": _form_errors(form), "steps": []})
     try:
-        permissions.require_use(request.user, plan)
+        extra = list(form.cleaned_data["extra_load_hosts"])
+        permissions.require_use(request.user, plan, extra)
     except permissions.NotAllowed as e:
         # Shown by the editor like its other errors.
         error = {"field": e.field, "message": e.message}
         return json_response({"ok": False, "errors": [error], "steps": []})
     try:
-        report = preflight.plan_preflight(plan=plan)
+        report = preflight.plan_preflight(plan=plan, extra_load_hosts=extra)
     except ValidationError as e:  # a stored load host or target no connection can use
         errors = [{"field": e.field, "message": str(e)}]
         return json_response({"ok": False, "errors": errors, "steps": []}, status=400)
