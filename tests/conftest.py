@@ -212,7 +212,8 @@ def worker_process(
     started: list[WorkerProcess] = []
 
     def start(name: str = "benchdash") -> WorkerProcess:
-        worker = WorkerProcess(tmp_path / f"worker-{name}.log", name)
+        log = "worker.log" if name == "benchdash" else f"worker-{name}.log"
+        worker = WorkerProcess(tmp_path / log, name)
         started.append(worker)
         return worker
 

@@ -12,21 +12,30 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.analysis import results
+from runs.api.common import QueryParameters
 from runs.services import reports, selectors
 
-BASELINE = OpenApiParameter(
-    "baseline",
-    OpenApiTypes.INT,
-    required=False,
-    description="Index of the baseline series, as the results page's ?baseline= (0: the first).",
-)
+
+class BaselineQuery(QueryParameters):
+    baseline = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=10_000,
+        help_text="Index of the baseline series, as the results page's ?baseline= (0: the first).",
+    )
+
+
+def _baseline(request: Request) -> int | None:
+    query = BaselineQuery(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data.get("baseline")
 
 
 class VerdictSerializer(serializers.Serializer[Any]):
@@ -92,10 +101,10 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
 class BatchResults(APIView):
     """What the batch answers: the same as its results page, in JSON."""
 
-    @extend_schema(parameters=[BASELINE], responses={200: BatchResultsSerializer})
+    @extend_schema(parameters=[BaselineQuery], responses={200: BatchResultsSerializer})
     def get(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
-        found = reports.batch_answers(batch=batch, baseline=request.query_params.get("baseline"))
+        found = reports.batch_answers(batch=batch, baseline=_baseline(request))
         body = {
             "batch": batch.pk,
             "unit": results.throughput_unit(found.figures),
@@ -109,10 +118,10 @@ class BatchResults(APIView):
 class BatchReport(APIView):
     """The batch's report: one HTML file with its charts and data, readable offline."""
 
-    @extend_schema(parameters=[BASELINE], responses={(200, "text/html"): OpenApiTypes.STR})
+    @extend_schema(parameters=[BaselineQuery], responses={(200, "text/html"): OpenApiTypes.STR})
     def get(self, request: Request, pk: int) -> HttpResponse:
         batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
-        html = reports.batch_report_html(batch=batch, baseline=request.query_params.get("baseline"))
+        html = reports.batch_report_html(batch=batch, baseline=_baseline(request))
         response = HttpResponse(html, content_type="text/html; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
         return response

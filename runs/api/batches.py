@@ -213,7 +213,8 @@ class SamplesQuerySerializer(QueryParameters):
         min_value=1,
         max_value=MAX_CSV_SAMPLES,
         default=1000,
-        help_text=f"At most {MAX_JSON_SAMPLES} in JSON; a CSV answer streams up to "
+        help_text=f"A JSON page holds at most {MAX_JSON_SAMPLES} (ask for the rest with "
+        "?after= its last_seq); a CSV answer streams up to "
         f"{MAX_CSV_SAMPLES:,}.",
     )
 
@@ -326,10 +327,8 @@ class RunSamples(APIView):
         query.is_valid(raise_exception=True)
         after, limit = query.validated_data["after"], query.validated_data["limit"]
         as_csv = request.accepted_renderer.format == SamplesCSVRenderer.format
-        if not as_csv and limit > MAX_JSON_SAMPLES:
-            raise serializers.ValidationError(
-                {"limit": [f"at most {MAX_JSON_SAMPLES} samples a page in JSON (CSV streams)"]}
-            )
+        if not as_csv:
+            limit = min(limit, MAX_JSON_SAMPLES)  # a page; the next one starts at its last_seq
         # The status is read first: a run that had ended by then has stored every sample.
         run = get_object_or_404(Run.objects.only("id", "status"), pk=pk)
         if as_csv:

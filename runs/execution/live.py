@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -47,7 +48,8 @@ def recent_key(run_id: int) -> str:
     return f"{channel(run_id)}:recent"
 
 
-def sample_payload(sample: Sample) -> dict[str, Any]:
+def sample_payload(sample: Any) -> dict[str, Any]:
+    """A sample as viewers get it: a stored Sample, or the sink's LiveSample."""
     payload = {name: getattr(sample, name) for name in SAMPLE_FIGURES}
     payload.update(sample.extra or {})
     # When the worker read the line (epoch seconds): lets a client measure its lag.
@@ -84,12 +86,17 @@ def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
         logger.warning("run %s: live events not published: %s", run_id, e)
 
 
-def publish(run_id: int, lines: list[str], samples: list[Sample]) -> None:
-    """Lines just read and the samples parsed from them: one round trip to Redis."""
-    recent = [json.dumps({"type": "sample", "sample": sample_payload(s)}) for s in samples]
+def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
+    """Lines just read and the samples parsed from them: one round trip to Redis, with one
+    message for the lines and one for the samples (each sample encoded once, for the
+    recent list and for the message)."""
+    encoded = [json.dumps(sample_payload(s)) for s in samples]
+    recent = ['{"type": "sample", "sample": ' + e + "}" for e in encoded]
     messages = [json.dumps({"type": "lines", "lines": lines})] if lines else []
-    if messages or recent:
-        _publish(run_id, messages + recent, recent)
+    if encoded:
+        messages.append('{"type": "samples", "samples": [' + ", ".join(encoded) + "]}")
+    if messages:
+        _publish(run_id, messages, recent)
 
 
 def publish_sample(run_id: int, sample: Sample) -> None:

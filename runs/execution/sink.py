@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -23,6 +24,31 @@ from runs.sysbench.parser import (
 )
 
 BULK = 2000  # rows per INSERT
+
+
+@dataclass(slots=True, eq=False)  # one sample is itself: compared by identity
+class LiveSample:
+    """A sample on its way from sysbench's line to the database: the figures of a Sample
+    row without a model instance, which costs more to make than the line to parse."""
+
+    run_id: int
+    seq: int
+    time_s: float
+    threads: int
+    tps: float | None
+    qps: float | None
+    reads: float | None
+    writes: float | None
+    other: float | None
+    latency_pct: float | None
+    latency_ms: float | None
+    errors_per_s: float | None
+    reconnects_per_s: float | None
+    in_warmup: bool
+    extra: dict[str, float]
+    received_at: datetime
+    queue_length: int | None = None
+    concurrency: int | None = None
 
 
 class SampleSink:
@@ -48,13 +74,13 @@ class SampleSink:
         self.store = store or ResultsStore()
         self.period_s = settings.BENCHDASH_HEARTBEAT_SECONDS
         self._lines: list[str] = []  # not yet published
-        self._fresh: list[Sample] = []  # not yet published
-        self._samples: list[Sample] = []  # not yet stored
+        self._fresh: list[LiveSample] = []  # not yet published
+        self._samples: list[LiveSample] = []  # not yet stored
         self._counters: list[CounterSample] = []  # not yet stored
-        self._queue_updates: list[Sample] = []  # stored before their queue line came
+        self._queue_updates: list[LiveSample] = []  # stored before their queue line came
         self._log: list[str] = []  # not yet stored
         self._log_stored = len(run.raw_log or "")
-        self._last: Sample | None = None
+        self._last: LiveSample | None = None
         self._seq = 0
         self._last_flush = time.monotonic()
 
@@ -78,13 +104,13 @@ class SampleSink:
             for seq, time_s, values in readings
         ]
 
-    def _sample(self, e: IntervalSample) -> Sample:
+    def _sample(self, e: IntervalSample) -> LiveSample:
         self._seq += 1
         extra = dict(e.extra)
         if e.eps is not None:
             extra["eps"] = e.eps
-        return Sample(
-            run_id=self.run.pk,  # not run=: the relation's descriptor costs a third of this
+        return LiveSample(
+            run_id=self.run.pk,
             seq=self._seq,
             time_s=e.time_s,
             threads=e.threads,
@@ -175,7 +201,7 @@ _FROM_STAGING = (
 )
 
 
-def samples_copy(samples: list[Sample]) -> None:
+def samples_copy(samples: list[LiveSample]) -> None:
     """Store samples with COPY: far less work than an INSERT the ORM builds. Call
     inside a transaction."""
     if not samples:

@@ -111,10 +111,11 @@ class _RunStream:
                 yield ": keepalive\n\n"
                 continue
             event = json.loads(message["data"])
-            if event["type"] == "sample":
-                chunk = self._sample(event["sample"])
-                if chunk:
-                    yield chunk
+            if event["type"] == "samples":  # those of one read of sysbench's output
+                for sample in event["samples"]:
+                    chunk = self._sample(sample)
+                    if chunk:
+                        yield chunk
             elif event["type"] == "lines":
                 yield _sse("lines", {"lines": event["lines"]})
             elif event["type"] == "host_sample":

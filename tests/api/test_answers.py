@@ -80,3 +80,8 @@ def test_results_of_a_missing_batch_and_without_a_token(api, anonymous):
     assert missing.status_code == 404 and set(missing.json()) >= {"field", "message"}
     assert anonymous.get("/api/v1/batches/1/results").status_code == 401
     assert anonymous.get("/api/v1/batches/1/report").status_code == 401
+
+
+def test_a_baseline_that_is_no_index_is_refused(api, cpu_batch):
+    answer = api.get(f"/api/v1/batches/{cpu_batch.pk}/results?baseline=first")
+    assert answer.status_code == 400 and answer.json()["field"] == "baseline"

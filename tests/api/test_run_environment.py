@@ -17,13 +17,16 @@ FLUSH = "innodb_flush_log_at_trx_commit"
 
 
 def test_each_run_carries_the_server_variables_its_settings_made(
-    api, celery_worker, make_plan, django_user_model
+    api, celery_worker, make_plan, django_user_model, owner, target
 ):
+    target.created_by = owner  # the token's user may launch with it
+    target.save()
     plan = make_plan(
         name="flush sweep",
         options={"time": 1, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 20},
         server_settings={FLUSH: ["1", "2"]},
         order_policy="ramp",
+        created_by=owner,
     )
     launched = api.post(f"/api/v1/plans/{plan.pk}/launch")
     assert launched.status_code == 201, launched.text

@@ -13,15 +13,18 @@ from tests.web.test_setup_pages import PLAN_POST
 
 
 @pytest.fixture
-def bad_host(transactional_db) -> LoadHost:
-    # Stored as an older benchdash stored it: straight into the table, no checks.
-    return LoadHost.objects.create(name="old-lg", kind="ssh", address="bad..host", user="bench")
+def bad_host(transactional_db, owner) -> LoadHost:
+    # Stored as an older benchdash stored it: straight into the table, no checks. The
+    # token's user owns it, so that permissions let the request reach the check.
+    return LoadHost.objects.create(
+        name="old-lg", kind="ssh", address="bad..host", user="bench", created_by=owner
+    )
 
 
 @pytest.fixture
-def browser(transactional_db, django_user_model) -> Client:
+def browser(owner) -> Client:
     client = Client()
-    client.force_login(django_user_model.objects.create_user("page-user"))
+    client.force_login(owner)
     return client
 
 
@@ -42,20 +45,23 @@ def test_a_stored_port_out_of_range_is_a_400_on_scan(api, bad_host):
     _refused(api.post(f"/api/v1/load-hosts/{bad_host.pk}/scan"), "port", "70000")
 
 
-def test_preflight_and_launch_name_the_load_hosts_field(api, bad_host, offline_target):
+def test_preflight_and_launch_name_the_load_hosts_field(api, bad_host, offline_target, owner):
     plan = Plan.objects.create(
-        name="old plan", target=offline_target, load_host=bad_host, threads=[1]
+        name="old plan", target=offline_target, load_host=bad_host, threads=[1], created_by=owner
     )
     _refused(api.post(f"/api/v1/plans/{plan.pk}/preflight"), "load_host.address", "bad..host")
     _refused(api.post(f"/api/v1/plans/{plan.pk}/launch"), "load_host.address", "bad..host")
     assert not Batch.objects.exists()
 
 
-def test_preflight_names_the_targets_field(api, local_host):
+def test_preflight_names_the_targets_field(api, local_host, owner):
     target = Target.objects.create(
-        name="old-pg", engine="postgresql", host="bad..host", database="sbtest", user="bench"
+        name="old-pg", engine="postgresql", host="bad..host", database="sbtest", user="bench",
+        created_by=owner,
+    )  # fmt: skip
+    plan = Plan.objects.create(
+        name="old plan", target=target, load_host=local_host, threads=[1], created_by=owner
     )
-    plan = Plan.objects.create(name="old plan", target=target, load_host=local_host, threads=[1])
     _refused(api.post(f"/api/v1/plans/{plan.pk}/preflight"), "target.host", "bad..host")
 
 
@@ -83,10 +89,11 @@ def test_the_host_page_shows_the_stored_address_at_fault(browser, bad_host):
     assert "address: &#x27;bad..host&#x27; is not a host name" in page.content.decode()
 
 
-def test_the_plan_editors_preflight_names_the_field(browser, bad_host, transactional_db):
+def test_the_plan_editors_preflight_names_the_field(browser, bad_host, owner):
     target = Target.objects.create(
-        name="db-1", host="127.0.0.1", port=3999, database="sbtest", user="bench"
-    )
+        name="db-1", host="127.0.0.1", port=3999, database="sbtest", user="bench",
+        created_by=owner,
+    )  # fmt: skip
     form = {**PLAN_POST, "target": str(target.pk), "load_host": str(bad_host.pk)}
     answer = browser.post("/plans/preflight", form)
     assert answer.status_code == 400
