@@ -19,6 +19,7 @@ from django.utils import timezone
 from runs.models import Batch, LoadHost, Run, Sample, Status
 from runs.web.views import batches as batch_views
 from runs.web.views import plans as plan_views
+from tests.helpers import wait_until
 from tests.processes import AsgiServer
 
 pytestmark = pytest.mark.timeout(120)
@@ -52,8 +53,12 @@ def add_sample(run: Run, seq: int) -> None:
     )
 
 
-def read_events(url: str, cookies: dict[str, str]) -> list[tuple[str, dict]]:
-    events, event = [], {}
+def read_events(
+    url: str, cookies: dict[str, str], events: list[tuple[str, dict]] | None = None
+) -> list[tuple[str, dict]]:
+    """The stream's events to its end, appended to `events` as they come."""
+    events = [] if events is None else events
+    event: dict[str, str] = {}
     with requests.get(url, cookies=cookies, stream=True, timeout=60) as response:
         assert response.status_code == 200, response.text
         for line in response.iter_lines(decode_unicode=True):
@@ -85,8 +90,12 @@ def test_a_running_run_is_followed_from_the_database_while_redis_is_down(
 ):
     run = stored_run(Status.RUNNING, samples=3)
 
+    events: list[tuple[str, dict]] = []
+
     def worker_goes_on() -> None:
         try:
+            # Once the viewer is following: what it sees next comes from the database.
+            wait_until(lambda: len(events) >= 4, timeout=30, what="the replay")
             for seq in (4, 5, 6):
                 time.sleep(0.5)
                 add_sample(run, seq)
@@ -97,7 +106,7 @@ def test_a_running_run_is_followed_from_the_database_while_redis_is_down(
     # The rows a thread writes are committed: the web server reads them.
     thread = threading.Thread(target=worker_goes_on)
     thread.start()
-    events = read_events(f"{web_without_redis.url}/runs/{run.pk}/events", session_cookie)
+    read_events(f"{web_without_redis.url}/runs/{run.pk}/events", session_cookie, events)
     thread.join()
 
     samples = [data["seq"] for kind, data in events if kind == "sample"]
