@@ -3,6 +3,7 @@ samples, counter readings and raw log to the database in bulk with the heartbeat
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,7 +14,6 @@ from django.db import connection, transaction
 from django.db.models import F, Value
 from django.db.models.functions import Concat, Left
 from django.utils import timezone
-from psycopg.types.json import Jsonb
 
 from runs.execution import live
 from runs.execution.results_store import ResultsStore
@@ -211,7 +211,9 @@ def samples_copy(samples: list[LiveSample]) -> None:
         with cursor.cursor.copy(f"COPY sample_staging ({_COLUMNS}) FROM STDIN") as copy:
             for s in samples:
                 figures = (getattr(s, name) for name in SAMPLE_FIGURES)
-                copy.write_row((s.run_id, *figures, Jsonb(s.extra), s.received_at))
+                # COPY reads jsonb as text: most samples have no extra figures.
+                extra = json.dumps(s.extra) if s.extra else "{}"
+                copy.write_row((s.run_id, *figures, extra, s.received_at))
         cursor.execute(_FROM_STAGING)
 
 
