@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from django.conf import settings
@@ -504,6 +505,8 @@ SAMPLE_FIGURES = (
     "concurrency",
     "in_warmup",
 )
+# A sample's figures as a tuple in that order, in one call (the worker's hot path).
+sample_figures = operator.attrgetter(*SAMPLE_FIGURES)
 
 
 class RunHost(models.Model):

@@ -23,7 +23,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from runs.models import SAMPLE_FIGURES, Run, Sample
+from runs.models import SAMPLE_FIGURES, Run, Sample, sample_figures
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def recent_key(run_id: int) -> str:
 
 def sample_payload(sample: Any) -> dict[str, Any]:
     """A sample as viewers get it: a stored Sample, or the sink's LiveSample."""
-    payload = {name: getattr(sample, name) for name in SAMPLE_FIGURES}
+    payload = dict(zip(SAMPLE_FIGURES, sample_figures(sample), strict=True))
     payload.update(sample.extra or {})
     # When the worker read the line (epoch seconds): lets a client measure its lag.
     payload["received_at"] = sample.received_at.timestamp()

@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.models import F, Value
 from django.db.models.functions import Concat, Left
 from django.utils import timezone
 
 from runs.execution import live
 from runs.execution.results_store import ResultsStore
-from runs.models import SAMPLE_FIGURES, CounterSample, Run, Sample
+from runs.models import SAMPLE_FIGURES, CounterSample, Run, Sample, sample_figures
 from runs.sysbench.parser import (
     IntervalSample,
     QueueSample,
@@ -188,9 +189,10 @@ class SampleSink:
 
 SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
 _COLUMNS = ", ".join(SAMPLE_COLUMNS)
-# COPY cannot skip the rows a write whose answer was lost already stored: it fills a
-# staging table, emptied at each commit, whose rows then join the samples but for those
-# already there.
+# COPY cannot skip rows already stored (a write whose answer was lost with the database
+# did commit; the sweeper may have stored a silent worker's recent samples): when it
+# meets one, the samples go through a staging table, emptied at each commit, whose rows
+# then join the samples but for those already there.
 _STAGING = (
     "CREATE TEMP TABLE IF NOT EXISTS sample_staging ON COMMIT DELETE ROWS AS "  # noqa: S608
     f"SELECT {_COLUMNS} FROM runs_sample WITH NO DATA"
@@ -206,15 +208,27 @@ def samples_copy(samples: list[LiveSample]) -> None:
     inside a transaction."""
     if not samples:
         return
-    with connection.cursor() as cursor:
-        cursor.execute(_STAGING)
-        with cursor.cursor.copy(f"COPY sample_staging ({_COLUMNS}) FROM STDIN") as copy:
-            for s in samples:
-                figures = (getattr(s, name) for name in SAMPLE_FIGURES)
-                # COPY reads jsonb as text: most samples have no extra figures.
-                extra = json.dumps(s.extra) if s.extra else "{}"
-                copy.write_row((s.run_id, *figures, extra, s.received_at))
-        cursor.execute(_FROM_STAGING)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:  # a savepoint
+            _copy(cursor, "runs_sample", samples)
+    except IntegrityError:
+        with connection.cursor() as cursor:
+            cursor.execute(_STAGING)
+            _copy(cursor, "sample_staging", samples)
+            cursor.execute(_FROM_STAGING)
+
+
+def _copy(cursor: CursorWrapper, table: str, samples: list[LiveSample]) -> None:
+    # Django's own errors from psycopg's COPY, as from any statement: a lost connection
+    # is an OperationalError the results store waits out, a stored row an IntegrityError.
+    with (
+        cursor.db.wrap_database_errors,
+        cursor.cursor.copy(f"COPY {table} ({_COLUMNS}) FROM STDIN") as copy,
+    ):
+        for s in samples:
+            # COPY reads jsonb as text: most samples have no extra figures.
+            extra = json.dumps(s.extra) if s.extra else "{}"
+            copy.write_row((s.run_id, *sample_figures(s), extra, s.received_at))
 
 
 def run_store_recent_samples(*, run: Run) -> int:

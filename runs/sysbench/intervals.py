@@ -38,7 +38,8 @@ def whole_line(pattern: str) -> re.Pattern[str]:
     return re.compile("^" + pattern.replace(" ", r"\s+") + "$")
 
 
-INTERVAL = re.compile(rf"^\[\s*({NUMBER})s\s*\]\s*(.*?)\s*$")
+# Matched against a stripped line: a lazy `(.*?)\s*$` would retry at every character.
+INTERVAL = re.compile(rf"^\[\s*({NUMBER})s\s*\]\s*(.*)$")
 CHECKPOINT = "Checkpoint report:"
 QUEUE = whole_line(r"queue length: (\d+), concurrency: (\d+)")
 _LATENCY_LABEL = rf"\(ms,\s*(?P<pct>{NUMBER})%\): (?P<lat>{NUMBER})"
@@ -62,7 +63,6 @@ _LEGACY_05 = re.compile(
     rf"response time:\s*(?P<lat>{NUMBER})ms\s*\((?P<pct>{NUMBER})%\)"
     rf"(?:,\s*errors:\s*(?P<err>{NUMBER}),\s*reconnects:\s*(?P<reconn>{NUMBER}))?$"
 )
-_SAMPLE_FORMATS = (_SQL_10, _EPS_10, _FILEIO_10, _MEMORY_10, _LEGACY_05)
 # fileio and memory print throughput, not operations per second: it goes to `extra`.
 _EXTRA_GROUPS = {
     "read": "read_mib_per_s",
@@ -70,19 +70,26 @@ _EXTRA_GROUPS = {
     "fsyncs": "fsyncs_per_s",
     "mib": "mib_per_s",
 }
+# Each format with the `extra` figures it prints, looked up once, not per line.
+_SAMPLE_FORMATS = tuple(
+    (pattern, tuple((g, key) for g, key in _EXTRA_GROUPS.items() if g in pattern.groupindex))
+    for pattern in (_SQL_10, _EPS_10, _FILEIO_10, _MEMORY_10, _LEGACY_05)
+)
 
 
 def interval_sample(time_s: float, rest: str, threads: int) -> IntervalSample | None:
     """`threads` stands in for lines that print no thread count (fileio, memory). None
     for a line of no known format, or with a figure that is not finite."""
-    for pattern in _SAMPLE_FORMATS:
+    for pattern, extras in _SAMPLE_FORMATS:
         m = pattern.match(rest)
         if m:
-            return _sample(time_s, m.groupdict(), threads)
+            return _sample(time_s, m.groupdict(), threads, extras)
     return None
 
 
-def _sample(time_s: float, g: dict[str, str | None], threads: int) -> IntervalSample | None:
+def _sample(
+    time_s: float, g: dict[str, str | None], threads: int, extras: tuple[tuple[str, str], ...]
+) -> IntervalSample | None:
     # The hot path of a log import and of the worker: one pass over the figures.
     figures = {name: float(text) for name, text in g.items() if text is not None}
     if not math.isfinite(sum(figures.values())):
@@ -101,5 +108,5 @@ def _sample(time_s: float, g: dict[str, str | None], threads: int) -> IntervalSa
         errors_per_s=get("err"),
         reconnects_per_s=get("reconn"),
         eps=get("eps"),
-        extra={key: get(group, 0.0) for group, key in _EXTRA_GROUPS.items() if group in g},
+        extra={key: get(group, 0.0) for group, key in extras},
     )
