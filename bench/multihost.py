@@ -42,7 +42,6 @@ from bench._harness import (  # noqa: E402
     start_worker,
     stop_process,
 )
-from tests.helpers import wait_for_batch  # noqa: E402
 from tests.netns import TestNetwork  # noqa: E402
 from tests.servers import PrivateMariaDB, SSHKey  # noqa: E402
 
@@ -72,6 +71,7 @@ def load_hosts(network: TestNetwork) -> list[Any]:
 
 def cell(plan: Any) -> dict[str, Any]:
     from runs.services import batches
+    from tests.helpers import wait_for_batch  # imports models: after django.setup()
 
     batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="cli"), timeout=600)
     run = batch.runs.get()
@@ -173,10 +173,12 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         "repeats": args.repeats,
     }
     for label, rows in results.items():
-        summary[label] = {
-            name: spread([r[name] for r in rows if r[name] is not None])
+        figures = {
+            name: [r[name] for r in rows if r[name] is not None]
             for name in ("tps", "p95_ms", "barrier_wait_ms", "start_skew_ms")
         }
+        # One host has no barrier and no skew.
+        summary[label] = {name: spread(values) for name, values in figures.items() if values}
         summary[label]["load"] = [r["load"] for r in rows]
     print(json.dumps(summary, indent=2))
     out = ROOT / "bench" / "results" / "multihost.json"

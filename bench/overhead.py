@@ -48,7 +48,6 @@ from bench._harness import (  # noqa: E402
     start_worker,
     stop_process,
 )
-from tests.helpers import wait_for_batch  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
 
 DATA = {"tables": 2, "table-size": 10000}
@@ -91,6 +90,7 @@ def make_target(server: PrivateMariaDB, database: str, name: str) -> Any:
 
 def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
     from runs.services import batches
+    from tests.helpers import wait_for_batch  # imports models: after django.setup()
 
     load_before = load()
     own0, children0 = cpu_times(worker_pid)
