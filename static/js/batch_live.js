@@ -64,23 +64,6 @@
     chart.update("none");
   }
 
-  // A cell from several load hosts: each host's own tps beside the sum, thin and dashed.
-  const HOST_COLOURS = ["#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c564b", "#7f7f7f"];
-  function addHostSample(e) {
-    const datasets = chart.data.datasets;
-    const label = "tps on " + e.host;
-    let dataset = datasets.find((d) => d.label === label);
-    if (!dataset) {
-      datasets[0].label = "tps (all load hosts)";
-      dataset = { label: label, data: [], yAxisID: "y", parsing: false, pointRadius: 0,
-                  borderWidth: 1, borderDash: [3, 3],
-                  borderColor: HOST_COLOURS[e.index % HOST_COLOURS.length] };
-      datasets.push(dataset);
-    }
-    dataset.data.push({ x: e.sample.time_s, y: e.sample.tps });
-    chart.update("none");
-  }
-
   function addLines(newLines) {
     lines.push(...newLines);
     lines = lines.slice(-MAX_LINES);
@@ -126,7 +109,7 @@
     source = new EventSource(run.events_url);
     source.addEventListener("sample", (e) => addSample(JSON.parse(e.data)));
     source.addEventListener("lines", (e) => addLines(JSON.parse(e.data).lines));
-    source.addEventListener("host_sample", (e) => addHostSample(JSON.parse(e.data)));
+    source.addEventListener("host_sample", (e) => Benchdash.addHostSample(chart, JSON.parse(e.data)));
     source.addEventListener("status", (e) => setRunStatus(JSON.parse(e.data)));
     source.addEventListener("end", function () {
       source.close();

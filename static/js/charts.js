@@ -61,8 +61,26 @@
     return Object.assign({ title: { display: true, text: title }, ticks: { callback: (v) => num(v) } }, extra || {});
   }
 
+  // A cell from several load hosts, live: each host's own tps beside the sum (the chart's
+  // first series), thin and dashed. `e` is a host_sample event.
+  const HOST_COLOURS = ["#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c564b", "#7f7f7f"];
+  function addHostSample(chart, e) {
+    const datasets = chart.data.datasets;
+    const label = "tps on " + e.host;
+    let dataset = datasets.find((d) => d.label === label);
+    if (!dataset) {
+      datasets[0].label = "tps (all load hosts)";
+      dataset = { label: label, data: [], yAxisID: "y", parsing: false, pointRadius: 0,
+                  borderWidth: 1, borderDash: [3, 3],
+                  borderColor: HOST_COLOURS[e.index % HOST_COLOURS.length] };
+      datasets.push(dataset);
+    }
+    dataset.data.push({ x: e.sample.time_s, y: e.sample.tps });
+    chart.update("none");
+  }
+
   window.Benchdash = {
     num: num, readJson: readJson, xy: xy, alpha: alpha, lineDataset: lineDataset, axis: axis,
-    threadsAxis: threadsAxis, decadeTicks: decadeTicks,
+    threadsAxis: threadsAxis, decadeTicks: decadeTicks, addHostSample: addHostSample,
   };
 })();
