@@ -42,7 +42,11 @@ BUCKETS = [
     ("store samples", ["samples_copy sink.py", "bulk_create query.py@flush sink.py"]),
     (
         "store counter readings",
-        ["create query.py@_read counters.py", "bulk_create query.py@_write sink.py"],
+        [
+            "create query.py@_read counters.py",
+            "bulk_create query.py@_write sink.py",
+            "counters_copy sink.py",
+        ],
     ),
     ("append raw log", ["_write_log sink.py", "update query.py@flush sink.py"]),
     (

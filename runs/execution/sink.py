@@ -12,13 +12,11 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.backends.utils import CursorWrapper
-from django.db.models import F, Value
-from django.db.models.functions import Concat, Left
 from django.utils import timezone
 
 from runs.execution import live
 from runs.execution.results_store import ResultsStore
-from runs.models import SAMPLE_FIGURES, CounterSample, Run, Sample, sample_figures
+from runs.models import SAMPLE_FIGURES, Run, Sample, sample_figures
 from runs.sysbench.parser import (
     IntervalSample,
     QueueSample,
@@ -77,7 +75,7 @@ class SampleSink:
         self._lines: list[str] = []  # not yet published
         self._fresh: list[LiveSample] = []  # not yet published
         self._samples: list[LiveSample] = []  # not yet stored
-        self._counters: list[CounterSample] = []  # not yet stored
+        self._counters: list[tuple[int, float, dict[str, float]]] = []  # not yet stored
         self._queue_updates: list[LiveSample] = []  # stored before their queue line came
         self._log: list[str] = []  # not yet stored
         self._log_stored = len(run.raw_log or "")
@@ -100,10 +98,7 @@ class SampleSink:
 
     def add_counters(self, readings: Sequence[tuple[int, float, dict[str, float]]]) -> None:
         """Counter readings of the run: (seq, time_s, values)."""
-        self._counters += [
-            CounterSample(run_id=self.run.pk, seq=seq, time_s=time_s, values=values)
-            for seq, time_s, values in readings
-        ]
+        self._counters += readings
 
     def _sample(self, e: IntervalSample) -> LiveSample:
         self._seq += 1
@@ -167,9 +162,7 @@ class SampleSink:
         # is forgotten only once it is committed.
         with transaction.atomic():
             samples_copy(self._samples)
-            CounterSample.objects.bulk_create(
-                self._counters, batch_size=BULK, ignore_conflicts=True
-            )
+            counters_copy(self.run.pk, self._counters)
             for s in self._queue_updates:
                 Sample.objects.filter(run=self.run, seq=s.seq).update(
                     queue_length=s.queue_length, concurrency=s.concurrency
@@ -180,55 +173,79 @@ class SampleSink:
 
     def _write_log(self, chunk: str) -> None:
         """The new raw log after the part already stored, with the run's heartbeat."""
-        fields: dict[str, object] = {"heartbeat_at": timezone.now()}
-        if chunk:
-            stored = Left(F("raw_log"), self._log_stored) if self._log_stored else Value("")
-            fields["raw_log"] = Concat(stored, Value(chunk))
-        Run.objects.filter(pk=self.run.pk).update(**fields)
+        with connection.cursor() as cursor:
+            # One statement, written by hand: the ORM's Concat(Left(...)) costs more to
+            # build than the database takes to run it, at every heartbeat.
+            cursor.execute(
+                "UPDATE runs_run SET heartbeat_at = %s, raw_log = left(raw_log, %s) || %s "
+                "WHERE id = %s",
+                [timezone.now(), self._log_stored, chunk, self.run.pk],
+            )
 
 
 SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
-_COLUMNS = ", ".join(SAMPLE_COLUMNS)
-# COPY cannot skip rows already stored (a write whose answer was lost with the database
-# did commit; the sweeper may have stored a silent worker's recent samples): when it
-# meets one, the samples go through a staging table, emptied at each commit, whose rows
-# then join the samples but for those already there.
-_STAGING = (
-    "CREATE TEMP TABLE IF NOT EXISTS sample_staging ON COMMIT DELETE ROWS AS "  # noqa: S608
-    f"SELECT {_COLUMNS} FROM runs_sample WITH NO DATA"
-)
-_FROM_STAGING = (
-    f"INSERT INTO runs_sample ({_COLUMNS}) SELECT {_COLUMNS} FROM sample_staging "  # noqa: S608 - constants
-    "ON CONFLICT (run_id, seq) DO NOTHING"
-)
+COUNTER_COLUMNS = ("run_id", "seq", "time_s", "values")
 
 
 def samples_copy(samples: list[LiveSample]) -> None:
-    """Store samples with COPY: far less work than an INSERT the ORM builds. Call
-    inside a transaction."""
-    if not samples:
+    """Store samples with COPY. Call inside a transaction."""
+    rows_copy(
+        "runs_sample",
+        SAMPLE_COLUMNS,
+        # COPY reads jsonb as text: most samples have no extra figures.
+        [
+            (s.run_id, *sample_figures(s), json.dumps(s.extra) if s.extra else "{}", s.received_at)
+            for s in samples
+        ],
+    )
+
+
+def counters_copy(run_id: int, readings: list[tuple[int, float, dict[str, float]]]) -> None:
+    """Store counter readings (seq, time_s, values) with COPY. Call inside a transaction."""
+    rows_copy(
+        "runs_countersample",
+        COUNTER_COLUMNS,
+        [(run_id, seq, time_s, json.dumps(values)) for seq, time_s, values in readings],
+    )
+
+
+def rows_copy(table: str, columns: tuple[str, ...], rows: list[tuple[object, ...]]) -> None:
+    """Rows unique per (run_id, seq) into `table` with COPY, far less work than an INSERT
+    the ORM builds.
+
+    COPY cannot skip rows already stored (a write whose answer was lost with the database
+    did commit; the sweeper may have stored a silent worker's recent samples): when it
+    meets one, the rows go through a staging table, emptied at each commit, whose rows
+    then join the table but for those already there."""
+    if not rows:
         return
+    names = ", ".join(columns)
     try:
         with transaction.atomic(), connection.cursor() as cursor:  # a savepoint
-            _copy(cursor, "runs_sample", samples)
+            _copy(cursor, table, names, rows)
     except IntegrityError:
+        staging = f"{table}_staging"
         with connection.cursor() as cursor:
-            cursor.execute(_STAGING)
-            _copy(cursor, "sample_staging", samples)
-            cursor.execute(_FROM_STAGING)
+            cursor.execute(
+                f"CREATE TEMP TABLE IF NOT EXISTS {staging} ON COMMIT DELETE ROWS AS "  # noqa: S608 - our names
+                f"SELECT {names} FROM {table} WITH NO DATA"
+            )
+            _copy(cursor, staging, names, rows)
+            cursor.execute(
+                f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging} "  # noqa: S608 - our names
+                "ON CONFLICT (run_id, seq) DO NOTHING"
+            )
 
 
-def _copy(cursor: CursorWrapper, table: str, samples: list[LiveSample]) -> None:
+def _copy(cursor: CursorWrapper, table: str, names: str, rows: list[tuple[object, ...]]) -> None:
     # Django's own errors from psycopg's COPY, as from any statement: a lost connection
     # is an OperationalError the results store waits out, a stored row an IntegrityError.
     with (
         cursor.db.wrap_database_errors,
-        cursor.cursor.copy(f"COPY {table} ({_COLUMNS}) FROM STDIN") as copy,
+        cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
     ):
-        for s in samples:
-            # COPY reads jsonb as text: most samples have no extra figures.
-            extra = json.dumps(s.extra) if s.extra else "{}"
-            copy.write_row((s.run_id, *sample_figures(s), extra, s.received_at))
+        for row in rows:
+            copy.write_row(row)
 
 
 def run_store_recent_samples(*, run: Run) -> int:

@@ -7,7 +7,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from runs.execution.sink import LiveSample, samples_copy
+from runs.execution.sink import LiveSample, counters_copy, samples_copy
 from runs.models import Batch, Run
 
 pytestmark = pytest.mark.django_db
@@ -22,9 +22,13 @@ def live_sample(run: Run, seq: int, tps: float) -> LiveSample:
     )  # fmt: skip
 
 
-def test_samples_already_stored_are_skipped_and_the_new_ones_stored():
+@pytest.fixture
+def run() -> Run:
     batch = Batch.objects.create(label="sink", params={}, seed=0, launched_by="cli")
-    run = Run.objects.create(batch=batch, position=0, round=0, cell_key="c", threads=2)
+    return Run.objects.create(batch=batch, position=0, round=0, cell_key="c", threads=2)
+
+
+def test_samples_already_stored_are_skipped_and_the_new_ones_stored(run):
     first = [live_sample(run, seq, 100.0 + seq) for seq in (1, 2, 3)]
     with transaction.atomic():
         samples_copy(first)
@@ -40,4 +44,19 @@ def test_samples_already_stored_are_skipped_and_the_new_ones_stored():
         (2, 102.0, {"read_mib_per_s": 1.5}),
         (3, 103.0, {}),
         (4, 104.0, {}),
+    ]
+
+
+def test_counter_readings_already_stored_are_skipped(run):
+    readings = [(1, 1.0, {"Questions": 10.0}), (2, 2.0, {"Questions": 25.0})]
+    with transaction.atomic():
+        counters_copy(run.pk, readings)
+    with transaction.atomic():
+        counters_copy(run.pk, [*readings, (3, 3.0, {"Questions": 41.5})])
+
+    stored = list(run.counter_samples.order_by("seq").values_list("seq", "time_s", "values"))
+    assert stored == [
+        (1, 1.0, {"Questions": 10.0}),
+        (2, 2.0, {"Questions": 25.0}),
+        (3, 3.0, {"Questions": 41.5}),
     ]
