@@ -176,7 +176,7 @@ class SampleSink:
         # One statement, written by hand: the ORM's Concat(Left(...)) costs more to build
         # than the database takes to run it, at every heartbeat.
         columns: list[str] = ["heartbeat_at = %s"]
-        params: list[object] = [timezone.now()]
+        params: list[datetime | int | str] = [timezone.now()]
         if chunk:
             columns.append("raw_log = left(raw_log, %s) || %s")
             params += [self._log_stored, chunk]
