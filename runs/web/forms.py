@@ -12,6 +12,7 @@ from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
+from runs.services.schedules import schedule_describe
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
 
@@ -336,8 +337,6 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         **auto_initial(plan.auto or {}),
     }
     if plan.schedule is not None:
-        from runs.services.schedules import schedule_describe
-
         info = schedule_describe(plan.schedule)
         initial.update(
             schedule_kind=info.kind,
