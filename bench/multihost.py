@@ -43,30 +43,9 @@ from bench._harness import (  # noqa: E402
     stop_process,
 )
 from tests.netns import TestNetwork  # noqa: E402
-from tests.servers import PrivateMariaDB, SSHKey  # noqa: E402
+from tests.servers import PrivateMariaDB  # noqa: E402
 
 DATA = {"tables": 1, "table-size": 10000}
-
-
-def load_hosts(network: TestNetwork) -> list[Any]:
-    from runs.models import LoadHost
-
-    made = []
-    for i, host in enumerate(network.hosts):
-        key = SSHKey.generate()
-        host.sshd.authorize(key)
-        made.append(
-            LoadHost.objects.create(
-                name=f"bench-ns{i + 1}-{os.getpid()}",
-                kind="ssh",
-                address=host.address,
-                port=host.sshd.port,
-                user=host.sshd.user,
-                private_key=key.private,
-                host_key=host.sshd.host_key.public,
-            )
-        )
-    return made
 
 
 def cell(plan: Any) -> dict[str, Any]:
@@ -117,7 +96,9 @@ def main() -> None:
                     concurrency="4",
                 ),
             ]
-            hosts = load_hosts(network)
+            from tests.helpers import namespace_load_hosts  # imports models
+
+            hosts = namespace_load_hosts(network, f"bench-{os.getpid()}-ns")
             target = Target.objects.create(
                 name=f"bench multihost {os.getpid()}",
                 engine="mariadb",

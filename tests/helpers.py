@@ -6,8 +6,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from runs.models import FINISHED_STATUSES, Batch
+from runs.models import FINISHED_STATUSES, Batch, LoadHost
+from tests.servers import SSHKey
+
+if TYPE_CHECKING:
+    from tests.netns import TestNetwork
 
 
 def wait_for_batch(batch: Batch, timeout: float = 180) -> Batch:
@@ -43,3 +48,24 @@ def printed_transactions(raw_log: str) -> int:
     """The transaction count of the last report sysbench printed, read independently."""
     counts = re.findall(r"^\s*transactions:\s+(\d+)", raw_log, re.MULTILINE)
     return int(counts[-1])
+
+
+def namespace_load_hosts(network: TestNetwork, prefix: str) -> list[LoadHost]:
+    """A load host for each of the network's namespaces (`prefix` + 1, 2, ...), each
+    reached over its own sshd with a key of its own."""
+    made = []
+    for i, host in enumerate(network.hosts):
+        key = SSHKey.generate()
+        host.sshd.authorize(key)
+        made.append(
+            LoadHost.objects.create(
+                name=f"{prefix}{i + 1}",
+                kind="ssh",
+                address=host.address,
+                port=host.sshd.port,
+                user=host.sshd.user,
+                private_key=key.private,
+                host_key=host.sshd.host_key.public,
+            )
+        )
+    return made

@@ -21,9 +21,9 @@ from runs.analysis import stats
 from runs.execution import live, preflight
 from runs.models import HostSample, LoadHost, Plan, Run, RunHost, Status, Target
 from runs.services import batches
-from tests.helpers import wait_for_batch, wait_until
+from tests.helpers import namespace_load_hosts, wait_for_batch, wait_until
 from tests.netns import TestNetwork
-from tests.servers import PrivateMariaDB, SSHKey
+from tests.servers import PrivateMariaDB
 
 WHY_NOT = TestNetwork.available()
 pytestmark = pytest.mark.skipif(bool(WHY_NOT), reason=WHY_NOT or "")
@@ -65,22 +65,7 @@ def drivers_worker(transactional_db: None) -> Iterator[None]:
 
 @pytest.fixture
 def hosts(transactional_db: None, network: TestNetwork) -> list[LoadHost]:
-    made = []
-    for i, host in enumerate(network.hosts):
-        key = SSHKey.generate()
-        host.sshd.authorize(key)
-        made.append(
-            LoadHost.objects.create(
-                name=f"loadhost-ns{i + 1}",
-                kind="ssh",
-                address=host.address,
-                port=host.sshd.port,
-                user=host.sshd.user,
-                private_key=key.private,
-                host_key=host.sshd.host_key.public,
-            )
-        )
-    return made
+    return namespace_load_hosts(network, "loadhost-ns")
 
 
 @pytest.fixture
