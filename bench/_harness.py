@@ -116,6 +116,13 @@ class ThreadsCPU:
     def seconds(self) -> float:
         return sum(ns - self._base.get(tid, 0) for tid, ns in self._seen.items()) / 1e9
 
+    @property
+    def main_seconds(self) -> float:
+        """The main thread's share (a solo worker runs its batch there; the counter
+        sampler and any other thread make up the rest)."""
+        tid = str(self.pid)
+        return (self._seen.get(tid, 0) - self._base.get(tid, 0)) / 1e9
+
     def _poll(self) -> None:
         while not self._stop.wait(0.1):
             self._seen.update(self._read())

@@ -102,6 +102,7 @@ def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
     return {
         "duration_s": plan.options["time"],
         "worker_cpu_s": round(worker_cpu.seconds, 4),
+        "main_thread_cpu_s": round(worker_cpu.main_seconds, 4),
         "worker_cpu_ticks_s": round(own1 - own0, 3),
         "sysbench_cpu_s": round(children1 - children0, 3),
         "samples": run.samples.count(),
@@ -110,18 +111,27 @@ def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
     }
 
 
-def fit(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Least squares of worker CPU against run duration: (fixed ms, ms per second)."""
+def slope(rows: list[dict[str, Any]], key: str) -> tuple[float, float]:
+    """Least squares of CPU (`key`, seconds) against run duration: (fixed ms, ms per second)."""
     xs = [float(r["duration_s"]) for r in rows]
-    ys = [1000 * r["worker_cpu_s"] for r in rows]
+    ys = [1000 * r[key] for r in rows]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+    per_s = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
         (x - mx) ** 2 for x in xs
     )
+    return my - per_s * mx, per_s
+
+
+def fit(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The worker's fixed cost and cost per second, and the main thread's part of it."""
+    fixed, per_s = slope(rows, "worker_cpu_s")
+    _, main_per_s = slope(rows, "main_thread_cpu_s")
     longest = max(rows, key=lambda r: r["duration_s"])
     return {
-        "fixed_ms": round(my - slope * mx, 1),
-        "ms_per_s": round(slope, 3),
+        "fixed_ms": round(fixed, 1),
+        "ms_per_s": round(per_s, 3),
+        "main_thread_ms_per_s": round(main_per_s, 3),
+        "other_threads_ms_per_s": round(per_s - main_per_s, 3),
         "ratio_longest_pct": round(100 * longest["worker_cpu_s"] / longest["sysbench_cpu_s"], 3),
     }
 
@@ -181,6 +191,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "repeats": repeats,
             "fixed_ms": spread([r["fixed_ms"] for r in repeats]),
             "ms_per_s": spread([r["ms_per_s"] for r in repeats]),
+            "main_thread_ms_per_s": spread([r["main_thread_ms_per_s"] for r in repeats]),
+            "other_threads_ms_per_s": spread([r["other_threads_ms_per_s"] for r in repeats]),
             "ratio_longest_pct": spread([r["ratio_longest_pct"] for r in repeats]),
             "load": spread(
                 [x for r in repeats for row in r["rows"] for x in row["load_before"][:1]]
@@ -198,6 +210,8 @@ def markdown(result: dict[str, Any]) -> str:
     for key, label in (
         ("fixed_ms", "worker CPU fixed per batch (ms)"),
         ("ms_per_s", "worker CPU per second of run (ms/s)"),
+        ("main_thread_ms_per_s", "  of which the main thread (ms/s)"),
+        ("other_threads_ms_per_s", "  of which the other threads: counter sampler (ms/s)"),
         ("ratio_longest_pct", "worker CPU / sysbench CPU, longest run (%)"),
         ("load", "1-min load average before each batch"),
     ):

@@ -68,22 +68,40 @@ def _client() -> redis.Redis:
 def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
     """Messages (JSON) to the run's channel, in one round trip; `recent` (samples among
     them) first to the run's recent list."""
+    name = channel(run_id)
+    commands: list[tuple[str | int, ...]] = []
+    if recent:
+        key = recent_key(run_id)
+        commands += [
+            ("RPUSH", key, *recent),
+            ("LTRIM", key, -RECENT_SAMPLES, -1),
+            ("EXPIRE", key, RECENT_TTL_S),
+        ]
+    commands += [("PUBLISH", name, message) for message in messages]
     try:
-        # No MULTI: the list is pushed before the samples are published all the same, and
-        # a partial failure costs a viewer a refresh, never a sample (the database has it).
-        pipe = _client().pipeline(transaction=False)
-        name = channel(run_id)
-        if recent:
-            key = recent_key(run_id)
-            pipe.rpush(key, *recent)
-            pipe.ltrim(key, -RECENT_SAMPLES, -1)
-            pipe.expire(key, RECENT_TTL_S)
-        for message in messages:
-            pipe.publish(name, message)
-        pipe.execute()
+        _send(commands)
     except redis.RedisError as e:
         # Live display is a convenience; the database keeps every sample regardless.
         logger.warning("run %s: live events not published: %s", run_id, e)
+
+
+def _send(commands: list[tuple[str | int, ...]]) -> None:
+    """Commands in one round trip, on a connection of the client's pool: a pipeline
+    without its bookkeeping, which costs more than the round trip itself in a worker that
+    wakes once a second (docs/PERFORMANCE.md). No MULTI: the list is pushed before the
+    samples are published all the same, and a partial failure costs a viewer a refresh,
+    never a sample (the database has it)."""
+    pool = _client().connection_pool
+    connection = pool.get_connection()
+    try:
+        connection.send_packed_command(connection.pack_commands(commands))
+        for _ in commands:
+            connection.read_response()
+    except BaseException:
+        connection.disconnect()  # unread answers would reach the next command
+        raise
+    finally:
+        pool.release(connection)
 
 
 def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:

@@ -47,11 +47,12 @@ class Pulse:
         now = time.monotonic()
         if now >= self._next_beat:
             self._next_beat = now + self.period_s
-            cancelled = self.beat()
-            if sink is not None:
+            if sink is None:
+                cancelled = self.beat()
+            else:  # the batch beats in the statement that stores what the sink holds
                 if sampler is not None:
                     sink.add_counters(sampler.take())
-                sink.flush()
+                cancelled = sink.flush()
         if self.store.overdue():
             return self.results_lost()
         return watch.check(cancelled=cancelled)

@@ -8,21 +8,27 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from runs.execution import live
 from runs.execution.results_store import ResultsStore
-from runs.models import SAMPLE_FIGURES, Run, Sample, sample_figures
+from runs.execution.watch import BATCH_BEAT
+from runs.models import SAMPLE_FIGURES, CounterSample, Run, Sample, sample_figures
 from runs.sysbench.parser import (
     IntervalSample,
     QueueSample,
 )
 
 BULK = 2000  # rows per INSERT
+SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
+COUNTER_COLUMNS = ("run_id", "seq", "time_s", "values")
+# Up to this many rows a write is one statement; a larger one goes by COPY.
+STATEMENT_ROWS = 500
 
 
 @dataclass(slots=True, eq=False)  # one sample is itself: compared by identity
@@ -146,49 +152,114 @@ class SampleSink:
         return time.monotonic() - self._last_flush >= self.period_s
 
     def flush(self, *, final: bool = False, wait_s: float | None = None) -> bool:
-        """Publish what is new and store everything held; whether it was stored. While
-        the database is away, everything stays held for the next flush; the final one
-        waits for it (ResultsUnreachable beyond the store's limit, or `wait_s`)."""
+        """Publish what is new and store everything held, with the batch's heartbeat;
+        whether the batch was cancelled, as the heartbeat learnt. While the database is
+        away, everything stays held for the next flush; the final one waits for it
+        (ResultsUnreachable beyond the store's limit, or `wait_s`)."""
         self.publish()
         self._last_flush = time.monotonic()
         if final:
-            self.store.ensure(self._write, wait_s)
-            return True
-        return self.store.attempt(self._write)
+            return self.store.ensure(self._write, wait_s)
+        cancelled = [False]
 
-    def _write(self) -> None:
+        def write() -> None:
+            cancelled[0] = self._write()
+
+        self.store.attempt(write)
+        return cancelled[0]
+
+    def _write(self) -> bool:
         chunk = "".join(line + "\n" for line in self._log)
-        # One transaction, where each bulk insert would commit on its own; what it held
-        # is forgotten only once it is committed.
-        with transaction.atomic():
-            samples_copy(self._samples)
-            counters_copy(self.run.pk, self._counters)
-            for s in self._queue_updates:
-                Sample.objects.filter(run=self.run, seq=s.seq).update(
-                    queue_length=s.queue_length, concurrency=s.concurrency
-                )
-            self._write_log(chunk)
+        run, log = self.run, (self._log_stored, chunk)
+        if len(self._samples) + len(self._counters) <= STATEMENT_ROWS:
+            # A heartbeat's worth: everything in one statement, one round trip.
+            samples = [*self._samples, *self._queue_updates]
+            cancelled = run_write(run, samples=samples, counters=self._counters, log=log)
+        else:
+            # A burst (a catch-up after an outage, a benchmark): COPY is faster per row.
+            with transaction.atomic():
+                samples_copy(self._samples)
+                counters_copy(run.pk, self._counters)
+                cancelled = run_write(run, samples=self._queue_updates, counters=[], log=log)
         self._samples, self._counters, self._queue_updates, self._log = [], [], [], []
         self._log_stored += len(chunk)
-
-    def _write_log(self, chunk: str) -> None:
-        """The new raw log after the part already stored, with the run's heartbeat."""
-        # One statement, written by hand: the ORM's Concat(Left(...)) costs more to build
-        # than the database takes to run it, at every heartbeat.
-        columns: list[str] = ["heartbeat_at = %s"]
-        params: list[datetime | int | str] = [timezone.now()]
-        if chunk:
-            columns.append("raw_log = left(raw_log, %s) || %s")
-            params += [self._log_stored, chunk]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {Run._meta.db_table} SET {', '.join(columns)} WHERE id = %s",  # noqa: S608 - our columns
-                [*params, self.run.pk],
-            )
+        return cancelled
 
 
-SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
-COUNTER_COLUMNS = ("run_id", "seq", "time_s", "values")
+def run_write(
+    run: Run,
+    *,
+    samples: Sequence[LiveSample],
+    counters: Sequence[tuple[int, float, dict[str, float]]],
+    log: tuple[int, str],
+) -> bool:
+    """A run's new samples, counter readings and raw log, with its heartbeat and its
+    batch's, in one statement (a worker that wakes once a second pays for every round
+    trip); whether the batch was cancelled (or deleted), as `batch_beat` answers.
+
+    It can be repeated: rows already stored are skipped, but for a sample stored before
+    its `--rate` queue line came, which gets the queue figures; the raw log is written as
+    "the first N characters stored, then this chunk"."""
+    stored, chunk = log
+    now = timezone.now()
+    parts = [f"b (cancelled) AS ({BATCH_BEAT})"]
+    params: list[datetime | int | str] = [now, run.batch_id]
+    if samples:
+        parts.append(f"s AS ({_samples_insert()})")
+        params += [run.pk, json.dumps([_sample_record(s) for s in samples])]
+    if counters:
+        parts.append(f"c AS ({_counters_insert()})")
+        records = [{"seq": seq, "time_s": t, "values": values} for seq, t, values in counters]
+        params += [run.pk, json.dumps(records)]
+    # The raw log is left alone when no line came: rewriting it costs the database.
+    set_log = ", raw_log = left(raw_log, %s) || %s" if chunk else ""
+    params += [now, *((stored, chunk) if chunk else ()), run.pk]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH {', '.join(parts)} UPDATE {Run._meta.db_table} "  # noqa: S608 - our names
+            f"SET heartbeat_at = %s{set_log} WHERE id = %s RETURNING (SELECT cancelled FROM b)",
+            params,
+        )
+        row = cursor.fetchone()
+    return row is None or row[0] is not False
+
+
+def _sample_record(s: LiveSample) -> dict[str, object]:
+    record = dict(zip(SAMPLE_FIGURES, sample_figures(s), strict=True))
+    record["extra"] = s.extra
+    record["received_at"] = s.received_at.isoformat()
+    return record
+
+
+def _insert_from_json(model: type[models.Model], names: Sequence[str], conflict: str) -> str:
+    """INSERT of a run's rows given as a JSON array of objects (one parameter, whatever
+    their number), unique per (run_id, seq)."""
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(name) for name in names)
+    record = ", ".join(
+        f"{quote(name)} {model._meta.get_field(name).db_type(connection)}" for name in names
+    )
+    return (
+        f"INSERT INTO {model._meta.db_table} (run_id, {columns}) "  # noqa: S608 - our names
+        f"SELECT %s, {columns} FROM jsonb_to_recordset(%s::jsonb) AS r({record}) "
+        f"ON CONFLICT (run_id, seq) {conflict}"
+    )
+
+
+@cache
+def _samples_insert() -> str:
+    # A sample stored before its queue line came is written again with the queue figures.
+    return _insert_from_json(
+        Sample,
+        SAMPLE_COLUMNS[1:],
+        "DO UPDATE SET queue_length = EXCLUDED.queue_length, concurrency = EXCLUDED.concurrency "
+        "WHERE EXCLUDED.queue_length IS NOT NULL",
+    )
+
+
+@cache
+def _counters_insert() -> str:
+    return _insert_from_json(CounterSample, COUNTER_COLUMNS[1:], "DO NOTHING")
 
 
 def samples_copy(samples: list[LiveSample]) -> None:

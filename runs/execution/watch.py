@@ -64,16 +64,19 @@ class Watch:
         return None
 
 
+# The batch's heartbeat, which also answers whether a user cancelled it; parameters: the
+# time, the batch's id. A running cell sends it with the run's own writes (sink.py).
+BATCH_BEAT = (
+    f"UPDATE {Batch._meta.db_table} SET heartbeat_at = %s WHERE id = %s "  # noqa: S608 - the model's own table
+    "RETURNING cancel_requested_at IS NOT NULL"
+)
+
+
 def batch_beat(batch_id: int) -> bool:
-    """The batch's heartbeat, which also answers whether a user cancelled it, in one
-    statement: True when it was cancelled (or deleted). A cancelled batch still beats:
-    its cleanup may take a while."""
+    """The batch's heartbeat in one statement: True when it was cancelled (or deleted).
+    A cancelled batch still beats: its cleanup may take a while."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {Batch._meta.db_table} SET heartbeat_at = %s WHERE id = %s "  # noqa: S608 - the model's own table
-            "RETURNING cancel_requested_at IS NOT NULL",
-            [timezone.now(), batch_id],
-        )
+        cursor.execute(BATCH_BEAT, [timezone.now(), batch_id])
         row = cursor.fetchone()
     return row is None or bool(row[0])
 

@@ -35,13 +35,18 @@ def test_a_run_writes_in_bulk_with_the_heartbeat_and_never_polls_for_a_cancel(ma
     # COPY is not among the captured queries: count the transactions that wrote rows.
     sample_writes = transactions_writing("runs_sample", run.pk)
     counter_writes = transactions_writing("runs_countersample", run.pk)
-    log_writes = [s for s in sql if s.startswith("UPDATE runs_run SET heartbeat_at")]
+    log_writes = [s for s in sql if "UPDATE runs_run SET heartbeat_at" in s]
+    batch_beats = [s for s in sql if s.startswith("UPDATE runs_batch SET heartbeat_at")]
     cancel_polls = [s for s in sql if '"cancel_requested_at" IS NOT NULL' in s]
     # 9 s of run at one heartbeat every 3 s: a write each, and the last one at the end.
     assert 1 <= sample_writes <= 5 < samples
     assert 1 <= counter_writes <= 5
     assert 1 <= len(log_writes) <= 5
     assert cancel_polls == []  # the heartbeat's own UPDATE says whether it was cancelled
+    # While the run ran, the batch beat in the statement that stored the run's rows: the
+    # beats on their own are those of the steps around it (prepare, settings, cleanup).
+    assert all("UPDATE runs_batch SET heartbeat_at" in s for s in log_writes)
+    assert len(batch_beats) < len(log_writes)
     assert run.raw_log.count("thds:") == samples
 
 
