@@ -179,7 +179,8 @@ def _sum_hosts(
                 if payload["status"] == Status.FAILED and not failures and stop is None:
                     failures.append(_failure(parts[index]))
                     barrier.stop()  # the others are stopped
-        sink.publish()
+        if sink.publish() and sampler is not None:
+            sampler.nudge()  # the counters now, while the worker is awake anyway
         tick_stop = pulse.tick(watch, sink, sampler)
         if tick_stop is not None and stop is None:
             stop = tick_stop

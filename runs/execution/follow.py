@@ -70,7 +70,8 @@ def follow_run(
             sink.add_line(line)
             for event in parser.feed(line):
                 sink.add(event)
-        sink.publish()
+        if sink.publish() and sampler is not None:
+            sampler.nudge()  # the counters now, while the worker is awake anyway
         stop = pulse.tick(watch, sink, sampler)
         if stop is not None:
             process.kill()

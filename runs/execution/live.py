@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -66,8 +67,8 @@ def _client() -> redis.Redis:
 
 
 def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
-    """Messages (JSON) to the run's channel, in one round trip; `recent` (samples among
-    them) first to the run's recent list."""
+    """Messages (JSON) to the run's channel, in one write; `recent` (samples among them)
+    first to the run's recent list."""
     name = channel(run_id)
     commands: list[tuple[str | int, ...]] = []
     if recent:
@@ -85,27 +86,44 @@ def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
         logger.warning("run %s: live events not published: %s", run_id, e)
 
 
+class _Sender(threading.local):
+    """A thread's own connection for live events, and how many of its answers are unread."""
+
+    connection: redis.connection.ConnectionInterface | None = None
+    unread = 0
+
+
+_sender = _Sender()
+
+
 def _send(commands: list[tuple[str | int, ...]]) -> None:
-    """Commands in one round trip, on a connection of the client's pool: a pipeline
-    without its bookkeeping, which costs more than the round trip itself in a worker that
-    wakes once a second (docs/PERFORMANCE.md). No MULTI: the list is pushed before the
-    samples are published all the same, and a partial failure costs a viewer a refresh,
-    never a sample (the database has it)."""
-    pool = _client().connection_pool
-    connection = pool.get_connection()
+    """Commands to Redis in one write, without waiting for the answers: they are read at
+    the thread's next send, by when they have long arrived. A worker that wakes once a
+    second for a line would otherwise sleep on Redis and wake up once more, which costs
+    more than everything else it does for that line (docs/PERFORMANCE.md). Redis runs one
+    connection's commands in order, so the list is pushed before the samples are
+    published all the same. No MULTI: a partial failure costs a viewer a refresh, never a
+    sample (the database has it)."""
+    connection = _sender.connection
+    if connection is None:
+        connection = _sender.connection = _client().connection_pool.make_connection()
+    try:
+        for _ in range(_sender.unread):
+            connection.read_response()
+    except redis.RedisError as e:
+        logger.warning("live events: an earlier publish failed: %s", e)
+        connection.disconnect()  # with whatever answers were left: a fresh start
+    _sender.unread = 0
     try:
         connection.send_packed_command(connection.pack_commands(commands))
-        for _ in commands:
-            connection.read_response()
     except BaseException:
-        connection.disconnect()  # unread answers would reach the next command
+        connection.disconnect()
         raise
-    finally:
-        pool.release(connection)
+    _sender.unread = len(commands)
 
 
 def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
-    """Lines just read and the samples parsed from them: one round trip to Redis, with one
+    """Lines just read and the samples parsed from them: one write to Redis, with one
     message for the lines and one for the samples (each sample encoded once, for the
     recent list and for the message)."""
     encoded = [json.dumps(sample_payload(s)) for s in samples]

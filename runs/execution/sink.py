@@ -141,12 +141,15 @@ class SampleSink:
 
     # --- live, and stored -----------------------------------------------------------------
 
-    def publish(self) -> None:
-        """The lines read since the last call, and their samples, to live viewers."""
+    def publish(self) -> int:
+        """The lines read since the last call, and their samples, to live viewers; how
+        many samples went out."""
+        published = len(self._fresh)
         if self._lines or self._fresh:
             live.publish(self.run.pk, self._lines, self._fresh)
             self._log += self._lines
             self._lines, self._fresh = [], []
+        return published
 
     def due(self) -> bool:
         return time.monotonic() - self._last_flush >= self.period_s

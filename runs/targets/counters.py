@@ -2,12 +2,13 @@
 
 Throughput alone does not say why it moves; the server's own counters do (rows read per
 query, log fsyncs per transaction, spin waits...). A sampler thread with a connection of
-its own reads them every report interval from the moment sysbench starts until it ends;
-each reading's time_s counts from sysbench's start, like the samples of the interval
-lines, so the two series line up. The sampler only reads: the runner takes its new
-readings with `take()` and stores them in bulk with the run's samples
-(runs/execution/sink.py). When sysbench is done, the run gets the deltas over the run,
-rates, gauge averages and a few derived ratios.
+its own reads them every report interval from the moment sysbench starts until it ends:
+when the worker, woken by an interval line, nudges it (one wake-up a second for the whole
+worker, not two), or on its own when no line comes. Each reading's time_s counts from
+sysbench's start, like the samples of the interval lines, so the two series line up.
+The sampler only reads: the runner takes its new readings with `take()` and stores them
+in bulk with the run's samples (runs/execution/sink.py). When sysbench is done, the run
+gets the deltas over the run, rates, gauge averages and a few derived ratios.
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ Reading = tuple[float, dict[str, float]]
 
 class CounterSampler:
     """A thread that reads the target's counters every `interval_s` until stopped, then
-    once more, so the last reading follows sysbench's last transaction."""
+    once more, so the last reading follows sysbench's last transaction.
+
+    A reading is taken when the worker nudges the sampler (an interval line came, half an
+    interval or more after the last reading), or on its own a quarter of an interval
+    late when none came: a stalled benchmark is still sampled."""
 
     def __init__(self, *, run_id: int, connection: Connection, interval_s: float) -> None:
         self.run_id = run_id
@@ -46,6 +51,7 @@ class CounterSampler:
         self.error = ""
         self._taken = 0
         self._stop = threading.Event()
+        self._nudged = threading.Event()
         self._started = time.monotonic()
         self._thread = threading.Thread(
             target=self._loop, name=f"counters-run-{run_id}", daemon=True
@@ -56,8 +62,14 @@ class CounterSampler:
         self._thread.start()
         return self
 
+    def nudge(self) -> None:
+        """The worker is awake for an interval line: a reading due about now is taken at
+        once, instead of waking the worker's process again for it a moment later."""
+        self._nudged.set()
+
     def stop(self) -> list[Reading]:
         self._stop.set()
+        self._nudged.set()
         # A reading takes milliseconds; the connect timeout bounds a server gone mute.
         self._thread.join(timeout=settings.BENCHDASH_TARGET_TIMEOUT * 7)
         if self._thread.is_alive():
@@ -76,14 +88,25 @@ class CounterSampler:
             logger.exception("run %s: the counter sampler failed", self.run_id)
 
     def _sample_until_stopped(self, db: targets.ServerTarget) -> None:
-        next_at = self._started
         while True:
             self._read(db)
             if self._stop.is_set():
                 return
-            next_at += self.interval_s
-            if self._stop.wait(max(0.0, next_at - time.monotonic())):
+            self._wait_for_next()
+            if self._stop.is_set():
                 self._read(db)  # the closing reading, after sysbench ended
+                return
+
+    def _wait_for_next(self) -> None:
+        """Until the next reading is due: a nudge half an interval or more after the last
+        reading, the stop, or a quarter of an interval past due without a nudge."""
+        last = time.monotonic()
+        while not self._stop.is_set():
+            left = last + 1.25 * self.interval_s - time.monotonic()
+            if not self._nudged.wait(max(0.0, left)):
+                return  # no line came: read on our own
+            self._nudged.clear()
+            if time.monotonic() - last >= self.interval_s / 2:
                 return
 
     def _read(self, db: targets.ServerTarget) -> None:

@@ -4,6 +4,7 @@ and one benchmark per server at a time."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from pathlib import Path
@@ -287,3 +288,40 @@ def test_an_installation_never_sees_the_live_events_of_another_on_the_same_redis
         received += [s["seq"] for s in json.loads(message["data"])["samples"]]
     pubsub.close()
     assert received == [2]
+
+
+def test_an_error_answer_is_read_at_the_next_publish_which_goes_out_all_the_same(settings, caplog):
+    """The worker does not wait for Redis' answers: it reads them at its next publish. An
+    error among them is logged there, and that publish, on a fresh connection, goes out."""
+    import redis
+    from django.utils import timezone
+
+    from runs.execution import live
+
+    run_id = 919191
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.set(live.recent_key(run_id), "not a list")  # the next RPUSH answers WRONGTYPE
+    pubsub = client.pubsub()
+    pubsub.subscribe(live.channel(run_id))
+    assert pubsub.get_message(timeout=5)["type"] == "subscribe"
+
+    def publish(seq: int) -> None:
+        sample = Sample(run_id=run_id, seq=seq, time_s=seq, threads=1, tps=1.0)
+        sample.received_at = timezone.now()
+        live.publish_sample(run_id, sample)
+
+    def received() -> list[int]:
+        message = pubsub.get_message(ignore_subscribe_messages=True, timeout=5)
+        assert message is not None
+        return [s["seq"] for s in json.loads(message["data"])["samples"]]
+
+    publish(1)
+    assert received() == [1]  # published after the failed RPUSH: that one is done too
+    client.delete(live.recent_key(run_id))
+    with caplog.at_level(logging.WARNING, logger="runs.execution.live"):
+        publish(2)
+    assert received() == [2]
+    assert "WRONGTYPE" in caplog.text
+    assert [s["seq"] for s in live.recent_samples(run_id)] == [2]
+    pubsub.close()
+    client.delete(live.recent_key(run_id))

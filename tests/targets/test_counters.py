@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
 from runs.models import Status
 from runs.services import batches
-from tests.helpers import wait_for_batch
+from runs.targets import connection_of
+from runs.targets.counters import CounterSampler
+from tests.helpers import wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
@@ -64,3 +67,27 @@ def test_flushing_the_log_at_each_commit_costs_more_fsyncs_per_transaction(
     }
     assert per_trx["1"] > per_trx["0"], per_trx
     assert per_trx["1"] > 0.5  # about one per commit
+
+
+def test_the_sampler_reads_when_nudged_and_on_its_own_when_no_line_comes(target):
+    """The worker nudges the sampler when an interval line wakes it; a nudge sooner than
+    half an interval after a reading waits, and without nudges it reads a quarter of an
+    interval late, on its own."""
+    sampler = CounterSampler(run_id=0, connection=connection_of(target), interval_s=2.0)
+    sampler.start()
+    wait_until(lambda: len(sampler.readings) == 1, 30, "the first reading")  # at start
+
+    sampler.nudge()  # too soon: nothing
+    time.sleep(1.2)
+    assert len(sampler.readings) == 1
+    sampler.nudge()
+    wait_until(lambda: len(sampler.readings) == 2, 1, "the nudged reading")
+    wait_until(lambda: len(sampler.readings) == 3, 10, "a reading of its own")  # no nudge
+    readings = sampler.stop()
+
+    times = [t for t, _ in readings]
+    assert len(times) == 4  # and the closing one
+    assert 1.2 <= times[1] - times[0] < 2.5  # the nudge, before it was due on its own
+    assert times[2] - times[1] >= 2.5  # a quarter of an interval late
+    assert sampler.error == ""
+    assert all("Com_select" in values for _, values in readings)
