@@ -49,6 +49,8 @@ BUCKETS = [
         ],
     ),
     ("append raw log", ["_write_log sink.py", "update query.py@flush sink.py"]),
+    # Since the heartbeat's writes became one statement: samples, readings, log and beats.
+    ("store with the heartbeat (one statement)", ["run_write sink.py"]),
     (
         "publish live (Redis)",
         ["publish_sample live.py", "publish_lines live.py", "publish sink.py", "publish live.py"],

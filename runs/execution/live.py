@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from functools import cache
@@ -87,9 +88,11 @@ def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
 
 
 class _Sender(threading.local):
-    """A thread's own connection for live events, and how many of its answers are unread."""
+    """A thread's own connection for live events, and how many of its answers are unread.
+    A forked process (a prefork worker) opens its own."""
 
     connection: redis.connection.ConnectionInterface | None = None
+    pid = 0
     unread = 0
 
 
@@ -105,8 +108,9 @@ def _send(commands: list[tuple[str | int, ...]]) -> None:
     published all the same. No MULTI: a partial failure costs a viewer a refresh, never a
     sample (the database has it)."""
     connection = _sender.connection
-    if connection is None:
+    if connection is None or _sender.pid != os.getpid():
         connection = _sender.connection = _client().connection_pool.make_connection()
+        _sender.pid, _sender.unread = os.getpid(), 0
     try:
         for _ in range(_sender.unread):
             connection.read_response()

@@ -8,11 +8,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 import requests
 from django.db import connection
+from django.utils import timezone
 
 from runs.models import Target
 from tests.processes import AsgiServer
@@ -23,24 +25,29 @@ WORKERS, POOL_SIZE, CLIENTS, SECONDS = 2, 4, 40, 4
 
 
 @pytest.fixture
-def production_web(transactional_db: None, tmp_path: Path) -> Iterator[AsgiServer]:
+def production_web(transactional_db: None, tmp_path: Path) -> Iterator[tuple[AsgiServer, datetime]]:
+    """The server, and when it started."""
     env = {"DJANGO_SETTINGS_MODULE": "benchdash.settings", "BENCHDASH_DB_POOL_SIZE": str(POOL_SIZE)}
+    started = timezone.now()
     server = AsgiServer(tmp_path / "uvicorn.log", env=env, workers=WORKERS)
-    yield server
+    yield server, started
     server.stop()
 
 
-def web_connections() -> int:
-    """Connections to the test database but this test's own."""
+def web_connections(since: datetime) -> int:
+    """Connections to the test database opened since the web server started, but this
+    test's own (one left open by an earlier test is not the web server's)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND pid <> pg_backend_pid()"
+            "AND pid <> pg_backend_pid() AND backend_start >= %s",
+            [since],
         )
         return int(cursor.fetchone()[0])
 
 
 def test_many_concurrent_requests_hold_and_leave_few_connections(production_web, session_cookie):
+    web, started = production_web
     for i in range(20):
         Target.objects.create(name=f"db-{i}", host="127.0.0.1", port=3306, user="bench")
     statuses: list[int] = []
@@ -50,21 +57,19 @@ def test_many_concurrent_requests_hold_and_leave_few_connections(production_web,
         with requests.Session() as session:
             session.cookies.update(session_cookie)
             while time.monotonic() < stop:
-                statuses.append(
-                    session.get(f"{production_web.url}/targets/", timeout=60).status_code
-                )
+                statuses.append(session.get(f"{web.url}/targets/", timeout=60).status_code)
 
     clients = [threading.Thread(target=client) for _ in range(CLIENTS)]
     for thread in clients:
         thread.start()
     peak = 0
     while any(thread.is_alive() for thread in clients):
-        peak = max(peak, web_connections())
+        peak = max(peak, web_connections(started))
         time.sleep(0.1)
     for thread in clients:
         thread.join()
     time.sleep(1)
-    after = web_connections()
+    after = web_connections(started)
 
     assert len(statuses) > CLIENTS and set(statuses) == {200}
     assert peak <= WORKERS * POOL_SIZE, f"{peak} connections at the peak"
