@@ -14,7 +14,6 @@ before the replay is in the list, anything after it arrives on the channel.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -22,6 +21,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+import orjson
 import redis
 from django.conf import settings
 
@@ -67,11 +67,11 @@ def _client() -> redis.Redis:
     )
 
 
-def _publish(run_id: int, messages: list[str], recent: list[str]) -> None:
+def _publish(run_id: int, messages: list[bytes], recent: list[bytes]) -> None:
     """Messages (JSON) to the run's channel, in one write; `recent` (samples among them)
     first to the run's recent list."""
     name = channel(run_id)
-    commands: list[tuple[str | int, ...]] = []
+    commands: list[tuple[str | int | bytes, ...]] = []
     if recent:
         key = recent_key(run_id)
         commands += [
@@ -99,7 +99,7 @@ class _Sender(threading.local):
 _sender = _Sender()
 
 
-def _send(commands: list[tuple[str | int, ...]]) -> None:
+def _send(commands: list[tuple[str | int | bytes, ...]]) -> None:
     """Commands to Redis in one write, without waiting for the answers: they are read at
     the thread's next send, by when they have long arrived. A worker that wakes once a
     second for a line would otherwise sleep on Redis and wake up once more, which costs
@@ -128,13 +128,13 @@ def _send(commands: list[tuple[str | int, ...]]) -> None:
 
 def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
     """Lines just read and the samples parsed from them: one write to Redis, with one
-    message for the lines and one for the samples (each sample encoded once, for the
-    recent list and for the message)."""
-    encoded = [json.dumps(sample_payload(s)) for s in samples]
-    recent = ['{"type": "sample", "sample": ' + e + "}" for e in encoded]
-    messages = [json.dumps({"type": "lines", "lines": lines})] if lines else []
+    message for the lines and one for the samples (each sample encoded once, by orjson,
+    for the recent list and for the message)."""
+    encoded = [orjson.dumps(sample_payload(s)) for s in samples]
+    recent = [b'{"type":"sample","sample":' + e + b"}" for e in encoded]
+    messages = [orjson.dumps({"type": "lines", "lines": lines})] if lines else []
     if encoded:
-        messages.append('{"type": "samples", "samples": [' + ", ".join(encoded) + "]}")
+        messages.append(b'{"type":"samples","samples":[' + b",".join(encoded) + b"]}")
     if messages:
         _publish(run_id, messages, recent)
 
@@ -150,7 +150,7 @@ def recent_samples(run_id: int) -> list[dict[str, Any]]:
     except redis.RedisError as e:
         logger.warning("run %s: recent samples not read: %s", run_id, e)
         return []
-    return [json.loads(item)["sample"] for item in raw]
+    return [orjson.loads(item)["sample"] for item in raw]
 
 
 def publish_start(run: Run) -> None:
@@ -163,7 +163,7 @@ def publish_start(run: Run) -> None:
 
 
 def publish_status(run: Run) -> None:
-    _publish(run.pk, [json.dumps({"type": "status", **status_payload(run)})], [])
+    _publish(run.pk, [orjson.dumps({"type": "status", **status_payload(run)})], [])
 
 
 def status_payload(run: Run) -> dict[str, Any]:
@@ -180,7 +180,7 @@ def publish_host(run_id: int, index: int, host: str, samples: list[dict[str, Any
     """One load host's own samples of a cell driven from several hosts, for the charts
     that show each host beside the sum (the sum goes out as the run's samples)."""
     messages = [
-        json.dumps({"type": "host_sample", "index": index, "host": host, "sample": sample})
+        orjson.dumps({"type": "host_sample", "index": index, "host": host, "sample": sample})
         for sample in samples
     ]
     if messages:
