@@ -136,6 +136,7 @@ def main() -> None:
     # A web worker's start-up, once the data is made: every view imported, and what is
     # loaded left out of the garbage collector's full collections.
     import benchdash.asgi  # noqa: F401
+
     before = os.getloadavg()
     print(f"load average before: {before[0]:.2f} / {before[1]:.2f} / {before[2]:.2f}")
     print("| page | server ms min / median / max | body | sent | queries |")
