@@ -2,7 +2,7 @@
 Events (runs/web/events.py) subscribe.
 
 Each batch of lines is published the moment it is read, with the samples parsed from it,
-in one pipeline, before any of it is written to the database (that follows with the
+in one write, before any of it is written to the database (that follows with the
 run's heartbeat, every few seconds). To let a client join at any moment without a gap or
 a duplicate, each sample is also pushed to a short per-run list before it is published.
 That list is also what the sweeper stores when a worker died before it wrote its last

@@ -60,11 +60,11 @@ class SampleSink:
     """Collects a run's samples, counter readings and raw lines.
 
     Each batch of lines read from sysbench is published at once, with the samples parsed
-    from it, in one round trip to Redis (`publish`): viewers see a line within
-    milliseconds. Storing waits for the heartbeat (`flush`, every
-    BENCHDASH_HEARTBEAT_SECONDS): a few statements every few seconds instead of several
-    per line. A crash of the worker between two flushes loses at most that much raw log;
-    its samples are in the run's recent list in Redis, which the sweeper stores.
+    from it, in one write to Redis (`publish`): viewers see a line within milliseconds.
+    Storing waits for the heartbeat (`flush`, every BENCHDASH_HEARTBEAT_SECONDS): one
+    statement every few seconds, with the batch's beat, instead of several per line. A
+    crash of the worker between two flushes loses at most that much raw log; its samples
+    are in the run's recent list in Redis, which the sweeper stores.
 
     Every write can be repeated without doubling anything (samples and readings are unique
     per run and sequence number, the raw log is written as "the first N characters
