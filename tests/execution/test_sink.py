@@ -131,7 +131,7 @@ def test_the_write_tells_whether_the_batch_was_cancelled(run):
     assert run.batch.heartbeat_at is not None
 
 
-def test_a_burst_goes_by_copy_with_the_log_and_queue_figures(run, settings):
+def test_a_burst_goes_by_copy_and_a_later_queue_line_still_reaches_its_sample(run, settings):
     settings.BENCHDASH_HEARTBEAT_SECONDS = 3600
     sink = SampleSink(run, warmup_s=0)
     parser = OutputParser()
