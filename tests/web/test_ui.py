@@ -202,5 +202,8 @@ def test_a_users_day_in_the_browser(
     ]:
         b.open(path)
         b.shot(name)
+    # the last page, a finished run's, replays its samples and shows its last lines
+    assert chart_points(b.page, "run-chart") > 0
+    expect(b.page.locator("#run-lines")).not_to_be_empty()
 
     assert b.errors == []
