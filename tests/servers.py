@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,23 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def start_on_a_free_port(
+    start: Callable[[], None], log: Path, *, on_taken: Callable[[], None] | None = None
+) -> None:
+    """Start a server on the free port it picks, again (at most 3 times) when another
+    program took that port between free_port() and the server's bind: the log says so.
+    `on_taken` runs before each new try (a server that keeps its port forgets it there)."""
+    for attempt in range(3):
+        try:
+            start()
+            return
+        except ServerError:
+            if attempt == 2 or "already in use" not in _tail(log):
+                raise
+            if on_taken is not None:
+                on_taken()
 
 
 def find_program(name: str, *patterns: str) -> str:
@@ -149,14 +167,7 @@ class PrivateMariaDB:
     def start(self) -> PrivateMariaDB:
         os_user = pwd.getpwuid(os.getuid()).pw_name
         self._install(os_user)
-        for attempt in range(3):
-            try:
-                self._start_server(os_user)
-                break
-            except ServerError:
-                # Another program may have taken the free port in the meantime.
-                if attempt == 2 or "already in use" not in _tail(self.error_log):
-                    raise
+        start_on_a_free_port(lambda: self._start_server(os_user), self.error_log)
         self._create_user()
         return self
 
@@ -336,14 +347,7 @@ class PrivatePostgres:
             "--no-locale",
             "--no-sync",
         )
-        for attempt in range(3):
-            try:
-                self._start_server()
-                break
-            except ServerError:
-                # Another program may have taken the free port in the meantime.
-                if attempt == 2 or "already in use" not in _tail(self.log):
-                    raise
+        start_on_a_free_port(self._start_server, self.log)
         return self
 
     def _start_server(self, port: int = 0) -> None:
@@ -436,15 +440,11 @@ class PrivateRedis:
 
     def start(self) -> PrivateRedis:
         """Start it, on the port it had if it ran before (clients keep their URL)."""
-        for attempt in range(3):
-            try:
-                self._start_server()
-                break
-            except ServerError:
-                if attempt == 2 or "Address already in use" not in _tail(self.log):
-                    raise
-                self.port = 0  # another program took the free port: pick another one
+        start_on_a_free_port(self._start_server, self.log, on_taken=self._forget_port)
         return self
+
+    def _forget_port(self) -> None:
+        self.port = 0  # another program took it: the next start picks another one
 
     def _start_server(self) -> None:
         self.port = self.port or free_port()
@@ -563,14 +563,7 @@ class PrivateSSHD:
     def start(self) -> PrivateSSHD:
         if os.getuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-        for attempt in range(3):
-            try:
-                self._start_server()
-                break
-            except ServerError:
-                # Another program may have taken the free port in the meantime.
-                if attempt == 2 or "Address already in use" not in _tail(self.log):
-                    raise
+        start_on_a_free_port(self._start_server, self.log)
         return self
 
     def _start_server(self) -> None:

@@ -151,16 +151,16 @@ def test_the_migrate_step_runs_commands_that_exist(compose):
 
 def test_every_benchdash_variable_in_compose_is_read_by_the_settings(compose):
     # What the containers get; a variable compose itself reads into a command (the number
-    # of web workers) is documented in the README instead.
+    # of web workers) is documented in docs/configuration.md instead.
     passed = {
         v for s in strings(compose["x-benchdash"]["environment"]) for v in VARIABLE.findall(s)
     }
     assert passed, "compose passes no BENCHDASH_* variable at all"
     assert passed <= settings_variables(), passed - settings_variables()
     commands = [" ".join(argv(service)) for service in services(compose).values()]
-    readme = (ROOT / "README.md").read_text()
+    documented = (ROOT / "docs" / "configuration.md").read_text()
     for variable in {v for c in commands for v in VARIABLE.findall(c)}:
-        assert f"`{variable}`" in readme, variable
+        assert f"`{variable}`" in documented, variable
 
 
 def test_web_runs_several_worker_processes_counted_from_the_environment(compose):

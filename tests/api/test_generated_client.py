@@ -1,5 +1,5 @@
 """A client generated from the schema works: openapi-python-client generates a package from
-/api/v1/schema/, every module of it imports, and examples/client_tour.py (the README's
+/api/v1/schema/, every module of it imports, and examples/client_tour.py (docs/api.md's
 scripting example) drives the test server with it through a real worker: it creates a
 plan, launches it twice, waits for each batch, reads the runs and their samples, and
 compares the two batches."""

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from django.utils import timezone
+from playwright.sync_api import Page, Route, expect, sync_playwright
 
-from runs.models import Batch, LoadHost
+from runs.models import Batch, LoadHost, Run, Sample
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -202,5 +203,62 @@ def test_a_users_day_in_the_browser(
     ]:
         b.open(path)
         b.shot(name)
+    # the last page, a finished run's, replays its samples and shows its last lines
+    assert chart_points(b.page, "run-chart") > 0
+    expect(b.page.locator("#run-lines")).not_to_be_empty()
 
     assert b.errors == []
+
+
+def finished_run(samples: int) -> Run:
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    batch = Batch.objects.create(
+        load_host=local, params={}, seed=1, status="done", launched_by="ui"
+    )
+    run = Run.objects.create(
+        batch=batch, position=0, round=0, cell_key="c", threads=1, status="done",
+        started_at=timezone.now(),
+    )  # fmt: skip
+    Sample.objects.bulk_create(
+        Sample(run=run, seq=seq, time_s=seq, threads=1, tps=100.0 + seq, received_at=timezone.now())
+        for seq in range(1, samples + 1)
+    )
+    return run
+
+
+def test_the_live_follower_resumes_after_the_last_sample_when_its_stream_fails(
+    browser, session_cookie
+):
+    # The stream is cut after three samples (the browser reconnects by itself), then the
+    # web server answers 502 as a proxy does while it restarts (the browser gives up): the
+    # follower opens the stream again after the last sample, and draws each sample once.
+    run = finished_run(samples=12)
+    b = browser
+    b.page.context.add_cookies(
+        [{"name": "sessionid", "value": session_cookie["sessionid"], "url": b.base}]
+    )
+    asked: list[str] = []
+
+    def stream(route: Route) -> None:
+        asked.append(route.request.url)
+        if len(asked) == 1:
+            events = route.fetch().text().split("\n\n")
+            cut = [e for e in events if "event: status" in e] + [
+                e for e in events if "event: sample" in e
+            ][:3]
+            route.fulfill(
+                status=200, content_type="text/event-stream", body="\n\n".join(cut) + "\n\n"
+            )
+        elif len(asked) == 2:
+            route.fulfill(status=502, body="bad gateway")
+        else:
+            route.continue_()
+
+    b.page.route("**/events*", stream)
+    b.open(f"/runs/{run.pk}/")
+    b.page.wait_for_function("() => Chart.getChart('run-chart').data.datasets[0].data.length >= 12")
+    xs = b.page.evaluate("Chart.getChart('run-chart').data.datasets[0].data.map((p) => p.x)")
+    assert xs == list(range(1, 13))
+    assert asked[2].endswith(f"/runs/{run.pk}/events?after=3")
+    # The only error is the browser's own, about the 502 answer.
+    assert len(b.errors) == 1 and "502 (Bad Gateway)" in b.errors[0], b.errors
