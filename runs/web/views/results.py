@@ -8,10 +8,11 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from runs.analysis import charts, comparison, results
+from runs.analysis import charts, results
 from runs.models import Batch, Run
 from runs.services import exports, reports, selectors
 from runs.services import results as result_service
+from runs.services.compare import MAX_SIDES, sides_compare
 from runs.web.responses import streamed
 
 
@@ -107,27 +108,19 @@ def compare(request: HttpRequest) -> HttpResponse:
     """Any batches and runs side by side: `?s=b12&s=b13&s=r345`, the first the baseline."""
     given = [k.strip() for k in request.GET.getlist("s")]
     given = [f"r{k}" if k.isdigit() else k for k in given]  # a bare number is a run id
-    keys = list(dict.fromkeys(k for k in given if k[:1] in ("b", "r") and k[1:].isdigit()))[:8]
-    found = selectors.compare_sides(keys)
-    sides = [found[k] for k in keys if k in found]
-    pairs = [(side, comparison.compare_sides(sides[0], side)) for side in sides[1:]]
-    chart = []
-    for index, side in enumerate(sides):
-        colour = results.PALETTE[index % len(results.PALETTE)]
-        for s in charts.scaling_chart(results.group_series(side.runs)):
-            s["label"] = f"{side.key} · {s['label']}"
-            s["colour"] = colour
-            chart.append(s)
+    keys = [k for k in given if k[:1] in ("b", "r") and k[1:].isdigit()]
+    keys = list(dict.fromkeys(keys))[:MAX_SIDES]
+    found = sides_compare(keys=keys)
     return render(
         request,
         "runs/compare.html",
         {
-            "sides": sides,
-            "pairs": pairs,
+            "sides": found.sides,
+            "pairs": found.pairs,
             "keys": keys,
-            "chart": {"series": chart, "unit": "tps", "reference": None},
+            "chart": {"series": found.chart, "unit": "tps", "reference": None},
             "recent": selectors.batches_counted()[:30],
-            "colours": [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))],
+            "colours": found.colours,
         },
     )
 
