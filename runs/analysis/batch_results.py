@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from runs.analysis import auto, charts, modes, verdicts, why
+from runs.analysis import charts, verdicts, why
+from runs.analysis.auto import settings as auto_settings
+from runs.analysis.auto import steps as auto_steps
 from runs.analysis.results import (
     FINISHED_WELL,
     PALETTE,
@@ -32,7 +34,7 @@ from runs.analysis.results import (
 )
 from runs.analysis.verdicts import Verdict
 
-RATE = auto.RATE
+RATE = auto_steps.RATE
 MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one sentence
 
 
@@ -119,8 +121,8 @@ def build(
 
 
 def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
-    settings = modes.auto_from_dict(params.get("auto"))
-    return auto.conclusions(settings, runs) if settings.any else []
+    settings = auto_settings.auto_from_dict(params.get("auto"))
+    return auto_steps.conclusions(settings, runs) if settings.any else []
 
 
 def _extra_runs(runs: Sequence[RunFigures], reasons: Mapping[int, str]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from runs.analysis import search
+from runs.analysis.auto import rate as rate_search
 from runs.models import Plan, Status, Target
 from runs.services import batches
 from runs.services.results import batch_results
@@ -142,5 +142,5 @@ def test_a_rate_search_finds_a_finite_sustainable_rate(celery_worker, local_host
     assert [p["offered"] for p in found.rate_chart[0]["points"]] == sorted(
         r for r, run in zip(rates, runs, strict=True) if run.status == Status.DONE
     )
-    assert search.QUEUE_FULL not in batch.error
+    assert rate_search.QUEUE_FULL not in batch.error
     print(conclusion)
