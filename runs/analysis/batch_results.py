@@ -2,8 +2,8 @@
 every cell against the baseline, the peak of each series, what the auto modes found and
 why each extra run ran, the "why" of each difference, the open-loop charts (achieved and
 p95 against the offered rate), the table, the percentiles and the counters of each run.
-One plain structure (BatchResults) that the results page, the report, the API and the
-compare page render.
+One plain structure (BatchResults) that the results page, the report and the API render
+(the compare page sets batches and runs side by side with comparison.py instead).
 
 Pure: no Django, no I/O.
 """
@@ -41,9 +41,9 @@ MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one
 @dataclass
 class BatchResults:
     """A batch's results, as plain data (primitives, lists, dicts): what the results page,
-    the report, the API and the compare page render, built once by
-    runs/services/results.py. `to_json()`/`from_json()` round-trip it, so that it can be
-    stored once a batch is finished."""
+    the report and the API render, built once by runs/services/results.py.
+    `to_json()`/`from_json()` round-trip it, so that it can be stored once a batch is
+    finished."""
 
     unit: str  # tps, events/s or MiB/s
     baseline: str  # the baseline series' key
@@ -189,14 +189,22 @@ def _counters(run: RunFigures) -> dict[str, Any]:
     }
 
 
+def shown_runs(
+    runs: Sequence[RunFigures], series: Sequence[Series], selected: Sequence[int]
+) -> list[int]:
+    """The runs asked for that exist (up to the most a chart shows), else the default:
+    each series' first repeat at its peak."""
+    known = {r.id for r in runs}
+    chosen = [i for i in selected if i in known][: charts.MAX_SELECTED_RUNS]
+    return chosen or charts.default_selection(series)
+
+
 def _add_latency(
     found: BatchResults, runs: Sequence[RunFigures], series: Sequence[Series], latency: Latency
 ) -> None:
     """The percentiles and CDF of the runs chosen (by default each series' first repeat at
     its peak)."""
-    known = {r.id for r in runs}
-    chosen = [i for i in latency.selected if i in known][: charts.MAX_SELECTED_RUNS]
-    found.selected = chosen or charts.default_selection(series)
+    found.selected = shown_runs(runs, series, latency.selected)
     colours = charts.run_colours(runs, series)
     picked = [r for r in runs if r.id in found.selected]
     rows, found.cdf = charts.latency_chart(picked, latency.histograms, colours)

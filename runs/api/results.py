@@ -110,7 +110,6 @@ class BatchResultsView(APIView):
             "batch": batch.pk,
             "series": [s["label"] for s in found.series],
             "baseline": found.baseline_label,
-            "auto": found.auto,
             "report": request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk])),
         }
         return Response(BatchResultsSerializer(body).data)

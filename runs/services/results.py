@@ -1,6 +1,6 @@
 """A batch's results: the one place they are built (runs/analysis/batch_results.py does the
-arithmetic), for the results page, the report (runs/services/reports.py), the API
-(runs/api/results.py) and the compare page to render."""
+arithmetic), for the results page, the report (runs/services/reports.py) and the API
+(runs/api/results.py) to render."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def batch_results(
     given) and the shown runs' histograms (one)."""
     read = read or batch_results_runs(batch=batch)
     key = baseline_key(read.series, baseline)
-    chosen = list(selected) or charts.default_selection(read.series)
+    chosen = pure.shown_runs(read.figures, read.series, selected)
     latency = pure.Latency(selectors.run_histograms(chosen), chosen)
     reasons = {r.pk: r.reason for r in read.runs if r.reason}
     return pure.build(

@@ -74,3 +74,11 @@ def test_the_results_round_trip_through_json(make_batch):
     stored = json.loads(json.dumps(found.to_json()))
     assert BatchResults.from_json(stored) == found
     assert found.percentiles and found.counters and found.table and found.verdicts
+
+
+def test_runs_asked_for_that_do_not_exist_fall_back_to_the_peaks_percentiles(make_batch):
+    batch = make_batch(threads=(1, 2), repeats=1, samples=3)
+
+    found = batch_results(batch=batch, selected=[987654321])
+
+    assert len(found.selected) == 2 and len(found.percentiles) == 2

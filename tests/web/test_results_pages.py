@@ -148,7 +148,7 @@ def test_compare_of_runs_by_their_ids(client_in, make_batch):
 
 def test_two_single_runs_get_an_answer_from_their_interval_samples(client_in, make_batch):
     # Recorded: two 12 s oltp_point_select runs of the same cell, their batch means of the
-    # interval tps (tests/fixtures/answers/point_long_*.txt).
+    # interval tps (tests/fixtures/recorded/point_long_*.txt).
     batch = make_batch(threads=(1,), repeats=1, samples=3)
     a, b = batch.runs.order_by("position")
     Run.objects.filter(pk=a.pk).update(
