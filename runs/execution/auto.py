@@ -1,6 +1,7 @@
-"""The auto modes of a running batch: once every queued run has run, ask the searches
-(runs/analysis/auto/steps.py) which runs to add, and queue them as ordinary runs, each with the
-reason it runs. The runner loops until nothing is added.
+"""The automatic modes of a running batch (repeats auto, threads search, rate search):
+once every queued run has run, ask runs/analysis/auto/steps.py which runs to add, and
+queue them as ordinary runs, each with the reason it runs. The runner loops until
+nothing is added.
 
 The searches read only the stored runs, so a batch resumed after a crash goes on from
 where it was. The new runs of one step are shuffled with the batch's seed, so that the
