@@ -5,13 +5,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
 
 from benchdash.celery import app
-from runs.models import LoadHost, Plan, Target
-from tests import servers
+from runs.models import Batch, LoadHost, Plan, Target
+from tests import servers, stored
 from tests.processes import AsgiServer, WorkerProcess
 from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateRedis, PrivateSSHD, SSHKey
 
@@ -253,3 +254,30 @@ def mariadb_nobinlog_server() -> Iterator[servers.PrivateMariaDB]:
 @pytest.fixture
 def free_port() -> int:
     return servers.free_port()
+
+
+# --- stored batches (tests/stored.py) ------------------------------------------------------
+
+
+@pytest.fixture
+def make_batch(request: pytest.FixtureRequest, db: None) -> Callable[..., Batch]:
+    """A batch of `plan` (tests/web's stored plan when none is given): with `threads`, a
+    finished batch of stored runs (threads x flush 1/2 x `repeats`, each run with
+    `samples` interval samples, a histogram and counters); without, the row a launch
+    leaves, with `fields` set."""
+
+    def make(
+        plan: Plan | None = None,
+        *,
+        threads: tuple[int, ...] | None = None,
+        repeats: int = 4,
+        samples: int = 120,
+        spike_at: int | None = None,
+        **fields: Any,
+    ) -> Batch:
+        plan = plan or request.getfixturevalue("stored_plan")
+        if threads is None:
+            return stored.bare_batch(plan, **fields)
+        return stored.finished_batch(plan, threads, repeats, samples, spike_at)
+
+    return make

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
+from dataclasses import fields
 from functools import cache
 from pathlib import Path
 
 import pytest
+
+from runs.analysis.auto.settings import Auto
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "runs"
@@ -200,3 +203,35 @@ def test_modules_stay_short_enough_to_read() -> None:
         and module not in LONG_FOR_A_REASON
     }
     assert long == {}, f"split these modules, or give the reason in LONG_FOR_A_REASON: {long}"
+
+
+# One word per feature in every layer: a batch's results from the pure module to the JS,
+# and each automatic mode by the name the plan's `auto` field gives it.
+RESULTS_FEATURE = (
+    "runs/analysis/batch_results.py",
+    "runs/services/results.py",
+    "runs/api/results.py",
+    "runs/web/views/results.py",
+    "templates/runs/batch_results.html",
+    "static/js/batch_results.js",
+)
+
+
+def test_a_batchs_results_keep_one_name_in_every_layer() -> None:
+    assert [p for p in RESULTS_FEATURE if not (ROOT / p).exists()] == []
+    defined = [
+        path
+        for path in APP.rglob("*.py")
+        if any(
+            isinstance(node, ast.ClassDef) and node.name == "BatchResults"
+            for node in ast.walk(ast.parse(path.read_text()))
+        )
+    ]
+    assert defined == [APP / "analysis" / "batch_results.py"]
+
+
+def test_each_automatic_mode_has_the_module_of_its_name() -> None:
+    modes = [f.name for f in fields(Auto)]  # the keys of a plan's `auto` field
+    assert modes == ["repeats", "threads", "rate"]
+    assert [m for m in modes if not (APP / "analysis" / "auto" / f"{m}.py").exists()] == []
+    assert (APP / "execution" / "auto.py").exists()

@@ -92,8 +92,8 @@ class Why:
     def to_dict(self) -> dict[str, Any]:
         return {
             "threads": self.threads,
-            "base": self.base.__dict__,
-            "other": self.other.__dict__,
+            "base": {**self.base.__dict__, "fsyncs": self.base.fsyncs},
+            "other": {**self.other.__dict__, "fsyncs": self.other.fsyncs},
             "fsync_latency_ms": self.latency_ms,
             "predicted_ratio": self.predicted,
             "measured_ratio": self.measured,

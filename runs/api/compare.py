@@ -130,7 +130,7 @@ class Compare(APIView):
         query = CompareQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         keys = compare_keys(query.validated_data)
-        sides = compare_sides(keys)
+        sides = _sides_or_404(keys)
         base = sides[0][0] if sides else None
         pairs = [
             {
@@ -166,9 +166,9 @@ def _split(ids: str | None) -> list[str]:
     return ids.split(",") if ids else []
 
 
-def compare_sides(keys: list[str]) -> list[tuple[comparison.Side, int]]:
+def _sides_or_404(keys: list[str]) -> list[tuple[comparison.Side, int]]:
     """Each side with the id it stands for, in the order asked; 404 for one that is not."""
-    found = selectors.compare_sides(keys)
+    found = selectors.comparison_sides(keys)
     for key in keys:
         if key not in found:
             kind = "batch" if key[0] == "b" else "run"

@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from runs.api import answers, batches, compare, history, imports, loadhosts, plans, targets, tokens
+from runs.api import batches, compare, history, imports, loadhosts, plans, results, targets, tokens
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -36,8 +36,8 @@ urlpatterns = [
     path("batches/<int:pk>", batches.BatchDetail.as_view(), name="api-batch"),
     path("batches/<int:pk>/cancel", batches.BatchCancel.as_view(), name="api-batch-cancel"),
     path("batches/<int:pk>/runs", batches.BatchRuns.as_view(), name="api-batch-runs"),
-    path("batches/<int:pk>/results", answers.BatchResults.as_view(), name="api-batch-results"),
-    path("batches/<int:pk>/report", answers.BatchReport.as_view(), name="api-batch-report"),
+    path("batches/<int:pk>/results", results.BatchResultsView.as_view(), name="api-batch-results"),
+    path("batches/<int:pk>/report", results.BatchReport.as_view(), name="api-batch-report"),
     path("runs/<int:pk>", batches.RunDetail.as_view(), name="api-run"),
     path("runs/<int:pk>/samples", batches.RunSamples.as_view(), name="api-run-samples"),
     path("imports", imports.LogImport.as_view(), name="api-imports"),

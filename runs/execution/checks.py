@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from runs import loadhosts, targets
-from runs.analysis import matrix, modes
+from runs.analysis import matrix
+from runs.analysis.auto import settings as auto_settings
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
 from runs.sysbench.options import ValidationError, is_sql_test
 
@@ -89,9 +90,9 @@ def plan_check(
     return check
 
 
-def _auto_modes(plan: Plan, options: dict[str, object]) -> modes.Auto:
+def _auto_modes(plan: Plan, options: dict[str, object]) -> auto_settings.Auto:
     """The plan's auto modes, checked against its matrix."""
-    auto = modes.auto_from_dict(plan.auto)
+    auto = auto_settings.auto_from_dict(plan.auto)
     if auto.threads is not None and list(plan.threads) != [1]:
         raise ValidationError(
             "threads",
@@ -104,7 +105,7 @@ def _auto_modes(plan: Plan, options: dict[str, object]) -> modes.Auto:
 
 
 def _check_load_hosts(
-    plan: Plan, extra: Sequence[LoadHost], cells: Sequence[matrix.Cell], auto: modes.Auto
+    plan: Plan, extra: Sequence[LoadHost], cells: Sequence[matrix.Cell], auto: auto_settings.Auto
 ) -> None:
     """More load hosts drive each cell together: SSH hosts only (`local` is whichever
     worker's machine), each once, and enough threads (and rate) to give each one some."""

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
+from runs.execution import auto, datasets, live, locks, preflight, server_settings, steps
 from runs.execution.cell_hosts import (
     Dispatch,
     HostsFollowed,
@@ -100,7 +100,7 @@ class BatchRunner:
             while True:
                 for group in steps.pending_groups(self.batch):
                     self._run_group(group)
-                if not adaptive.batch_extend(batch=self.batch):  # auto modes add runs
+                if not auto.batch_extend(batch=self.batch):  # auto modes add runs
                     break
         except BatchStopped as e:
             stopped = e

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from runs import targets
-from runs.analysis import modes
+from runs.analysis.auto import settings as auto_settings
 from runs.execution import drive, locks, runner
 from runs.execution.checks import PlanCheck, plan_check
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
@@ -94,7 +94,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         "server_settings": check.settings,
         "option_axes": dict(plan.option_axes),
         "repeats": plan.repeats,
-        "auto": modes.auto_from_dict(plan.auto).to_dict(),
+        "auto": auto_settings.auto_from_dict(plan.auto).to_dict(),
         "warmup_s": plan.warmup_s,
         "order_policy": plan.order_policy,
         "dataset_policy": plan.dataset_policy,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from runs import loadhosts, targets
-from runs.analysis import modes
+from runs.analysis.auto import settings as auto_settings
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
 from runs.services import notifications, webhooks
@@ -120,7 +120,9 @@ def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None)
     if plan.notify_webhook.strip():
         webhooks.webhook_check(plan.notify_webhook)
     check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
-    plan.auto = modes.auto_from_dict(plan.auto).to_dict()  # checked: stored with its defaults
+    plan.auto = auto_settings.auto_from_dict(
+        plan.auto
+    ).to_dict()  # checked: stored with its defaults
     plan.full_clean()
     with transaction.atomic():
         plan.save()

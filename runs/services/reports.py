@@ -1,11 +1,10 @@
-"""What a batch answers (verdicts, summary, auto modes, the why), for the results page and
-the API; and the batch's report to share: one HTML file, readable offline in any browser
-without benchdash, its charts drawn by Chart.js inlined with the data."""
+"""A batch's report to share: its results (runs/services/results.py) rendered as one HTML
+file, readable offline in any browser without benchdash, its charts drawn by Chart.js
+inlined with the data. The same tables as the results page."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,80 +12,28 @@ from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from runs.analysis import answers, charts, results
-from runs.analysis.results import RunFigures, Series
 from runs.models import Batch, Run
-from runs.services import selectors
+from runs.services.results import batch_results
 
 # Inlined into the report, in this order: nothing is fetched when it is opened.
 REPORT_SCRIPTS = (
     "vendor/chart.js/dist/chart.umd.js",
     "js/charts.js",
-    "js/answers.js",
+    "js/batch_results_rate.js",
     "js/report.js",
 )
-REPORT_STYLES = ("css/benchdash.css", "css/answers.css")
-
-
-@dataclass(frozen=True)
-class BatchAnswers:
-    figures: list[RunFigures]
-    series: list[Series]
-    baseline: str  # the baseline series' key
-    answers: answers.BatchAnswers
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.answers.to_dict(self.series)
-
-
-def baseline_key(series: list[Series], index: str | int | None) -> str:
-    """The series chosen as baseline by its index (the pages' ?baseline=), else the first."""
-    text = str(index if index is not None else "0")
-    if text.isdigit() and int(text) < len(series):
-        return series[int(text)].key
-    return series[0].key if series else ""
-
-
-def answers_of(
-    batch: Batch, runs: list[Run], figures: list[RunFigures], baseline: str
-) -> answers.BatchAnswers:
-    """The answers of runs already read (the results page reads them once for all)."""
-    reasons = {r.pk: r.reason for r in runs if r.reason}
-    return answers.batch_answers(figures, baseline, batch.params or {}, reasons)
-
-
-def batch_answers(*, batch: Batch, baseline: str | int | None = None) -> BatchAnswers:
-    runs = selectors.results_runs(batch)
-    figures = [RunFigures.of(r) for r in runs]
-    series = results.group_series(figures)
-    key = baseline_key(series, baseline)
-    return BatchAnswers(figures, series, key, answers_of(batch, runs, figures, key))
-
-
-# --- the report to share -------------------------------------------------------------------
+REPORT_STYLES = ("css/benchdash.css", "css/batch_results.css")
 
 
 def batch_report_html(*, batch: Batch, baseline: str | int | None = None) -> str:
-    found = batch_answers(batch=batch, baseline=baseline)
-    unit = results.throughput_unit(found.figures)
-    table = results.report_table(found.series, found.baseline)
-    data = {
-        "unit": unit,
-        "series": charts.scaling_chart(found.series),
-        "rate": found.answers.rate_chart,
-    }
+    found = batch_results(batch=batch, baseline=baseline)
     context = {
         "batch": batch,
-        "found": found.answers,
-        "baseline": next((s.label for s in found.series if s.key == found.baseline), ""),
-        "table": table,
-        "verdicts": found.answers.verdicts,
-        "unit": unit,
-        "runs": found.figures,
+        "results": found,
         "environment": _environment(batch),
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
-        "data": data,
-        "answers_data": {"rate": found.answers.rate_chart},
+        "data": {"unit": found.unit, "series": found.scaling_chart, "rate": found.rate_chart},
+        "rate_data": {"rate": found.rate_chart},
         "scripts": [_asset(name) for name in REPORT_SCRIPTS],
         "styles": [_asset(name) for name in REPORT_STYLES],
         "made_at": timezone.now(),

@@ -229,7 +229,7 @@ def run_log_tail(batch: Batch, run_id: int, *, lines: int = 40, chars: int = 800
     return (text or "").splitlines()[-lines:]
 
 
-def compare_sides(keys: list[str]) -> dict[str, comparison.Side]:
+def comparison_sides(keys: list[str]) -> dict[str, comparison.Side]:
     """The sides of a comparison by key ("b12" a batch, "r345" a run), in three queries;
     keys of batches or runs that do not exist are left out."""
     batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]

@@ -168,7 +168,7 @@ class _Normalises(Protocol):
     def normalise(self, value: object) -> str: ...
 
 
-def validate_settings(
+def check_allow_list(
     axes: Mapping[str, Iterable[object]],
     *,
     allowed: Mapping[str, _Normalises],

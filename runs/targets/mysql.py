@@ -24,10 +24,10 @@ from runs.targets.base import (
     ServerInfo,
     SettingNotApplied,
     TargetError,
+    check_allow_list,
     marker_from_row,
     marker_row,
     sbtest_names,
-    validate_settings,
 )
 
 
@@ -102,7 +102,7 @@ NEEDS_RESTART = frozenset(
 
 
 def validate_mysql_settings(axes: Mapping[str, Iterable[object]]) -> dict[str, list[str]]:
-    return validate_settings(
+    return check_allow_list(
         axes, allowed=MYSQL_SETTINGS, needs_restart=NEEDS_RESTART, kind="dynamic"
     )
 

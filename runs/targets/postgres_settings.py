@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from runs.sysbench.options import ValidationError
 from runs.targets.base import (
-    validate_settings,
+    check_allow_list,
 )
 
 # Units as PostgreSQL writes them, in milliseconds and in kilobytes.
@@ -132,6 +132,6 @@ POSTGRES_NEEDS_RESTART = frozenset(
 
 
 def validate_postgres_settings(axes: Mapping[str, Iterable[object]]) -> dict[str, list[str]]:
-    return validate_settings(
+    return check_allow_list(
         axes, allowed=POSTGRES_SETTINGS, needs_restart=POSTGRES_NEEDS_RESTART, kind="reloadable"
     )

@@ -207,7 +207,7 @@ class PlanForm(forms.Form):
     history_nights = forms.IntegerField(
         required=False, min_value=5, max_value=365, initial=7, label="Baseline nights"
     )
-    # The auto modes (runs/analysis/modes.py): each adds runs until its answer is clear.
+    # The auto modes (runs/analysis/auto/): each adds runs until its answer is clear.
     repeats_auto = forms.BooleanField(
         required=False,
         label="Repeats: auto",

@@ -1,4 +1,4 @@
-"""Runs recorded on a private MariaDB (tests/fixtures/answers/, sysbench 1.0.20 on a busy
+"""Runs recorded on a private MariaDB (tests/fixtures/recorded/, sysbench 1.0.20 on a busy
 2-core machine), read back through the real parser and summary as the pages see them.
 
 oltp_insert, 3 s, 1/2/4 threads x innodb_flush_log_at_trx_commit 0/1 x 3 repeats,
@@ -14,7 +14,7 @@ from runs.analysis.results import RunFigures
 from runs.analysis.summary import summarise
 from runs.sysbench.parser import parse_text
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "answers"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "recorded"
 _ids = iter(range(1, 100_000))
 
 

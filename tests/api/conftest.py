@@ -4,13 +4,12 @@ that keeps every response body so a test can look for secrets that must never co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import requests
 
-from runs.models import Batch, Plan, Target
+from runs.models import Target
 from runs.services import tokens
 
 
@@ -103,21 +102,3 @@ def offline_target(transactional_db: None, owner: Any) -> Target:
         name="offline", host="127.0.0.1", port=1, database="sbtest", user="bench",
         created_by=owner,
     )  # fmt: skip
-
-
-@pytest.fixture
-def make_batch(transactional_db: None) -> Callable[..., Batch]:
-    """A batch row as a launch leaves it, without a worker to run it."""
-
-    def make(plan: Plan, **fields: Any) -> Batch:
-        values: dict[str, Any] = {
-            "plan": plan,
-            "target": plan.target,
-            "load_host": plan.load_host,
-            "params": {},
-            "seed": 1,
-            "launched_by": "api",
-        }
-        return Batch.objects.create(**(values | fields))
-
-    return make

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from runs.analysis import search
+from runs.analysis.auto import rate as rate_search
 from runs.models import Plan, Status, Target
-from runs.services import batches, reports
+from runs.services import batches
+from runs.services.results import batch_results
 from tests import servers
 from tests.helpers import wait_for_batch
 
@@ -81,26 +82,28 @@ def test_threads_and_repeats_auto_find_flush_0_faster_with_its_interval(
     assert [r.position for r in runs] == list(range(len(runs)))
 
     # flush=1 as the baseline (series 1): flush=0 is faster, with its interval
-    found = reports.batch_answers(batch=batch, baseline=1)
-    at_one: Any = found.answers.verdicts[found.series[0].key][1]
-    assert at_one.verdict == "faster", at_one
-    assert 1 < at_one.low <= at_one.ratio <= at_one.high
-    assert at_one.basis == "repeats" and at_one.n_base >= 3 and at_one.n_other >= 3
-    sentence = found.answers.summary[0]
+    found = batch_results(batch=batch, baseline=1)
+    at_one: Any = next(
+        v for v in found.verdicts if v["series_key"] == found.series[0]["key"] and v["threads"] == 1
+    )
+    assert at_one["verdict"] == "faster", at_one
+    assert 1 < at_one["ratio_low"] <= at_one["ratio"] <= at_one["ratio_high"]
+    assert at_one["basis"] == "repeats" and at_one["n_base"] >= 3 and at_one["n_other"] >= 3
+    sentence = found.summary[0]
     assert (
         sentence.startswith("flush=0 is ")
         and " faster than flush=1 at 1 thread (95 % CI " in sentence
     )
-    assert any(line.startswith("flush=0: peak ") for line in found.answers.found)
-    assert any(line.startswith("repeats: ") for line in found.answers.found)
-    print("\n".join(["", *found.answers.summary, *found.answers.found]))
+    assert any(line.startswith("flush=0: peak ") for line in found.auto)
+    assert any(line.startswith("repeats: ") for line in found.auto)
+    print("\n".join(["", *found.summary, *found.auto]))
 
     # the why panel reads the counters sampled, performance_schema's file timers included
-    why = found.answers.explanations[0]
-    assert why.base.fsyncs is not None and why.other.fsyncs is not None
-    assert why.base.fsyncs > why.other.fsyncs  # flush=1 syncs the log at every commit
-    assert "model predicts" in why.text or "fsync latency was not measured" in why.text
-    print(why.text)
+    why = found.why[0]
+    assert why["base"]["fsyncs"] is not None and why["other"]["fsyncs"] is not None
+    assert why["base"]["fsyncs"] > why["other"]["fsyncs"]  # flush=1 syncs the log at every commit
+    assert "model predicts" in why["text"] or "fsync latency was not measured" in why["text"]
+    print(why["text"])
     with_timers = [r for r in runs if "pfs_data_file_sync_ps" in r.counters.get("deltas", {})]
     assert with_timers, "performance_schema's file timers are sampled"
 
@@ -130,14 +133,14 @@ def test_a_rate_search_finds_a_finite_sustainable_rate(celery_worker, local_host
             merged = [s.queue_length for s in samples if s.queue_length is not None]
             assert len(merged) == run.raw_log.count("queue length:") >= max(1, len(samples) - 1)
             assert run.summary["queue_length_max"] == max(merged)
-    found = reports.batch_answers(batch=batch)
-    (conclusion,) = found.answers.found
+    found = batch_results(batch=batch)
+    (conclusion,) = found.auto
     assert conclusion.startswith("all runs, 2 threads: highest sustainable rate ")
     assert " was not sustained (" in conclusion  # the search found where it stops
     best = int(conclusion.split("highest sustainable rate ")[1].split(" tps")[0].replace(",", ""))
     assert 2000 <= best < max(rates) <= 2_000_000
-    assert [p["offered"] for p in found.answers.rate_chart[0]["points"]] == sorted(
+    assert [p["offered"] for p in found.rate_chart[0]["points"]] == sorted(
         r for r, run in zip(rates, runs, strict=True) if run.status == Status.DONE
     )
-    assert search.QUEUE_FULL not in batch.error
+    assert rate_search.QUEUE_FULL not in batch.error
     print(conclusion)

@@ -25,7 +25,7 @@ def page_data(response, element_id):
 def test_the_results_page_of_40_runs_of_120_samples_reads_a_bounded_number_of_queries(
     client_in, make_batch, django_assert_max_num_queries
 ):
-    batch = make_batch()
+    batch = make_batch(threads=(1, 2, 4, 8, 16))
     assert batch.runs.count() == 40
 
     with django_assert_max_num_queries(8):
@@ -108,7 +108,7 @@ def test_a_long_series_is_downsampled_keeping_its_peak(client_in, make_batch):
 def test_the_live_page_and_its_progress_read_a_bounded_number_of_queries(
     client_in, make_batch, django_assert_max_num_queries
 ):
-    batch = make_batch()
+    batch = make_batch(threads=(1, 2, 4, 8, 16))
     with django_assert_max_num_queries(8):
         page = client_in.get(f"/batches/{batch.pk}/")
     assert page.status_code == 200 and b'id="matrix-grid"' in page.content
@@ -148,7 +148,7 @@ def test_compare_of_runs_by_their_ids(client_in, make_batch):
 
 def test_two_single_runs_get_an_answer_from_their_interval_samples(client_in, make_batch):
     # Recorded: two 12 s oltp_point_select runs of the same cell, their batch means of the
-    # interval tps (tests/fixtures/answers/point_long_*.txt).
+    # interval tps (tests/fixtures/recorded/point_long_*.txt).
     batch = make_batch(threads=(1,), repeats=1, samples=3)
     a, b = batch.runs.order_by("position")
     Run.objects.filter(pk=a.pk).update(

@@ -1,5 +1,5 @@
-"""The answer pages: a batch's results, comparisons, and exports. Every view keeps its
-state in the query string, so its URL can be shared."""
+"""The results pages: a batch's results and its report, comparisons, and exports. Every
+view keeps its state in the query string, so its URL can be shared."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from runs.analysis import answers, charts, comparison, results
+from runs.analysis import charts, results
 from runs.models import Batch, Run
-from runs.services import exports, reports, selectors, timeseries
+from runs.services import exports, reports, selectors
+from runs.services import results as result_service
+from runs.services.compare import MAX_SIDES, sides_compare
 from runs.web.responses import streamed
 
 
@@ -20,74 +22,47 @@ def _ids(text: str) -> list[int]:
 
 def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
-    return render(request, "runs/batch_results.html", results_context(request, batch))
+    return render(request, "runs/batch_results.html", _results_page(request, batch))
 
 
-def results_context(request: HttpRequest, batch: Batch) -> dict[str, Any]:
-    """Everything the results page shows, in a bounded number of queries and chart points
-    whatever the size of the batch: the runs (one query), the timeline and the chosen
-    runs' series bucketed in the database (two), their histograms (one), and the counter
-    asked for (one)."""
-    runs = selectors.results_runs(batch)
-    figures = [results.RunFigures.of(r) for r in runs]
-    series = results.group_series(figures)
-    colours = charts.run_colours(figures, series)
-    baseline = _baseline(request, series)
-    selected = _selected(request, figures, series)
-    chosen = [f for f in figures if f.id in selected]
-    counter_names, gauges = charts.counter_names(figures)
+def _results_page(request: HttpRequest, batch: Batch) -> dict[str, Any]:
+    """The batch's results (runs/services/results.py) and what only the page draws: the
+    runs over time, with the counter asked for."""
+    read = result_service.batch_results_runs(batch=batch)
+    found = result_service.batch_results(
+        batch=batch,
+        baseline=request.GET.get("baseline"),
+        selected=_ids(",".join(request.GET.getlist("runs"))),
+        read=read,
+    )
+    counter_names, gauges = charts.counter_names(read.figures)
     counter = request.GET.get("counter", "")
     counter = counter if counter in counter_names else ""
-    reference, reference_text = results.reference_threads(
-        batch.environment or {},
-        batch.target.cpu_cores if batch.target else None,
-        batch.target.disk_count if batch.target else None,
+    time_charts = result_service.batch_time_charts(
+        batch=batch, read=read, found=found, counter=counter, gauge=counter in gauges
     )
-    latency_rows, cdf = charts.latency_chart(chosen, selectors.run_histograms(selected), colours)
-    unit = results.throughput_unit(figures)
-    table = results.report_table(series, baseline)
-    chart = {
-        "unit": unit,
-        "reference": {"threads": reference, "text": reference_text} if reference else None,
-        "series": charts.scaling_chart(series),
-        **_time_charts(batch, figures, chosen, colours, counter, gauge=counter in gauges),
-        "counter": counter,
-        "cdf": cdf,
-    }
-    verified = [r.verified_settings for r in runs if r.verified_settings]
-    found = reports.answers_of(batch, runs, figures, baseline)
     return {
-        **_answers_context(found, series, baseline),
         "batch": batch,
-        "runs": runs,
-        "figures": figures,
-        "series": series,
-        "colours": colours,
-        "baseline": baseline,
-        "table": table,
-        "table_tsv": results.table_tsv(table, unit),
-        "unit": unit,
-        "selected": selected,
+        "results": found,
+        "runs": read.runs,
+        "figures": read.figures,
+        "series": found.series,
+        "colours": charts.run_colours(read.figures, read.series),
+        "baseline": found.baseline,
+        "unit": found.unit,
+        "selected": found.selected,
         "counter": counter,
         "counter_names": counter_names,
-        "latency_rows": latency_rows,
-        "reference": reference,
-        "reference_text": reference_text,
-        "differing": results.differing_keys(verified),
-        "environment": _environment(batch, runs),
-        "chart": chart,
-    }
-
-
-def _answers_context(
-    found: answers.BatchAnswers, series: list[results.Series], baseline: str
-) -> dict[str, Any]:
-    """The page's answers: summary, verdicts, why, extra runs and the open-loop charts."""
-    return {
-        "found": found,
-        "verdicts": found.verdicts,
-        "baseline_label": next((s.label for s in series if s.key == baseline), ""),
-        "answers_data": {"rate": found.rate_chart},
+        "environment": _environment(batch, read.runs),
+        "chart": {
+            "unit": found.unit,
+            "reference": found.reference,
+            "series": found.scaling_chart,
+            **time_charts,
+            "counter": counter,
+            "cdf": found.cdf,
+        },
+        "rate_data": {"rate": found.rate_chart},
     }
 
 
@@ -98,52 +73,6 @@ def batch_report(request: HttpRequest, batch_id: int) -> HttpResponse:
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
     return response
-
-
-def _time_charts(
-    batch: Batch,
-    figures: list[results.RunFigures],
-    chosen: list[results.RunFigures],
-    colours: dict[int, str],
-    counter: str,
-    *,
-    gauge: bool,
-) -> dict[str, Any]:
-    """The charts drawn from samples: every run on the batch's clock, and the chosen runs
-    over time (with the counter asked for)."""
-    started = [f.id for f in figures if f.started_at is not None]
-    timeline = timeseries.sample_series(
-        started, buckets=charts.timeline_buckets(len(started)), metrics=("tps",)
-    )
-    chosen_ids = [f.id for f in chosen]
-    lines = timeseries.sample_series(chosen_ids, buckets=charts.SERIES_BUCKETS)
-    counters = (
-        timeseries.counter_series(chosen_ids, counter, gauge=gauge, buckets=charts.SERIES_BUCKETS)
-        if counter
-        else None
-    )
-    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
-    return {
-        "timeseries": charts.timeseries_chart(
-            chosen, lines, colours, warmup_s=warmup_s, counters=counters
-        ),
-        "timeline": charts.timeline_chart(figures, timeline, colours, batch.started_at),
-    }
-
-
-def _baseline(request: HttpRequest, series: list[results.Series]) -> str:
-    index = request.GET.get("baseline", "0")
-    if index.isdigit() and int(index) < len(series):
-        return series[int(index)].key
-    return series[0].key if series else ""
-
-
-def _selected(
-    request: HttpRequest, figures: list[results.RunFigures], series: list[results.Series]
-) -> list[int]:
-    known = {f.id for f in figures}
-    chosen = [i for i in _ids(",".join(request.GET.getlist("runs"))) if i in known]
-    return chosen[: charts.MAX_SELECTED_RUNS] or charts.default_selection(series)
 
 
 def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
@@ -179,27 +108,19 @@ def compare(request: HttpRequest) -> HttpResponse:
     """Any batches and runs side by side: `?s=b12&s=b13&s=r345`, the first the baseline."""
     given = [k.strip() for k in request.GET.getlist("s")]
     given = [f"r{k}" if k.isdigit() else k for k in given]  # a bare number is a run id
-    keys = list(dict.fromkeys(k for k in given if k[:1] in ("b", "r") and k[1:].isdigit()))[:8]
-    found = selectors.compare_sides(keys)
-    sides = [found[k] for k in keys if k in found]
-    pairs = [(side, comparison.compare_sides(sides[0], side)) for side in sides[1:]]
-    chart = []
-    for index, side in enumerate(sides):
-        colour = results.PALETTE[index % len(results.PALETTE)]
-        for s in charts.scaling_chart(results.group_series(side.runs)):
-            s["label"] = f"{side.key} · {s['label']}"
-            s["colour"] = colour
-            chart.append(s)
+    keys = [k for k in given if k[:1] in ("b", "r") and k[1:].isdigit()]
+    keys = list(dict.fromkeys(keys))[:MAX_SIDES]
+    found = sides_compare(keys=keys)
     return render(
         request,
         "runs/compare.html",
         {
-            "sides": sides,
-            "pairs": pairs,
+            "sides": found.sides,
+            "pairs": found.pairs,
             "keys": keys,
-            "chart": {"series": chart, "unit": "tps", "reference": None},
+            "chart": {"series": found.chart, "unit": "tps", "reference": None},
             "recent": selectors.batches_counted()[:30],
-            "colours": [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))],
+            "colours": found.colours,
         },
     )
 

@@ -1,6 +1,6 @@
-"""The auto modes a plan may ask for, with their defaults, read from the plan's `auto`
-field and checked: repeats until the answer is clear, the knee of the threads curve, the
-highest sustainable open-loop rate (the searches are in search.py).
+"""The automatic modes a plan may ask for, with their defaults, read from the plan's
+`auto` field and checked: repeats until the answer is clear (repeats.py), the knee of
+the threads curve (threads.py), the highest sustainable open-loop rate (rate.py).
 
 Pure: no Django, no I/O.
 """

@@ -1,8 +1,8 @@
-# ruff: noqa: RUF001  (the help texts show the times sign and dashes the answers use)
-"""What a batch answers, for scripts: GET /api/v1/batches/{id}/results (the summary, a
+# ruff: noqa: RUF001  (the help texts show the times sign and dashes the results use)
+"""A batch's results, for scripts: GET /api/v1/batches/{id}/results (the summary, a
 verdict with its 95 % interval for every cell against the baseline, what the auto modes
 found, why each extra run ran, the why model) and /report (the HTML report to share).
-The same code as the results page's (runs/services/reports.py)."""
+Both render the results the results page renders (runs/services/results.py)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.analysis import results
 from runs.api.common import QueryParameters
 from runs.services import reports, selectors
+from runs.services.results import batch_results
 
 
 class BaselineQuery(QueryParameters):
@@ -98,18 +98,18 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
     report = serializers.URLField(help_text="The HTML report of the batch.")
 
 
-class BatchResults(APIView):
-    """What the batch answers: the same as its results page, in JSON."""
+class BatchResultsView(APIView):
+    """The batch's results: the same as its results page, in JSON."""
 
     @extend_schema(parameters=[BaselineQuery], responses={200: BatchResultsSerializer})
     def get(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
-        found = reports.batch_answers(batch=batch, baseline=_baseline(request))
+        found = batch_results(batch=batch, baseline=_baseline(request))
         body = {
+            **found.to_json(),
             "batch": batch.pk,
-            "unit": results.throughput_unit(found.figures),
-            "series": [s.label for s in found.series],
-            **found.to_dict(),
+            "series": [s["label"] for s in found.series],
+            "baseline": found.baseline_label,
             "report": request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk])),
         }
         return Response(BatchResultsSerializer(body).data)

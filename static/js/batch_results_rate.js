@@ -1,9 +1,9 @@
-// The open-loop charts of a batch's answers: achieved rate and p95 against the offered
+// The open-loop charts of a batch's results: achieved rate and p95 against the offered
 // rate (--rate), one line per series and thread count; the dashed diagonal is "achieved =
 // offered". Used by the results page and, inlined, by the shared HTML report.
 (function () {
   "use strict";
-  const data = Benchdash.readJson("answers-data");
+  const data = Benchdash.readJson("results-rate-data");
   if (!data || !data.rate || !data.rate.length) return;
   const B = Benchdash;
   const decades = { callback: B.decadeTicks, autoSkip: false, maxRotation: 0 }; // 1-2-5 only

@@ -1,12 +1,12 @@
 # ruff: noqa: RUF001  (the times sign is what people read in verdicts)
-"""What a batch answers, assembled from recorded runs: the summary, the verdicts, what the
+"""A batch's results, assembled from recorded runs: the summary, the verdicts, what the
 auto modes found, why each extra run ran, and the open-loop chart."""
 
 from __future__ import annotations
 
 import pytest
 
-from runs.analysis import answers
+from runs.analysis import batch_results
 from runs.analysis.results import group_series
 from tests.analysis.recorded import RATES, insert_cell, point_select_at
 
@@ -16,17 +16,17 @@ def test_the_summary_says_how_much_faster_at_each_thread_count():
     series = group_series(runs)
     flush_1 = next(s for s in series if s.label == "flush=1")
 
-    found = answers.batch_answers(runs, flush_1.key, {})
+    found = batch_results.build(runs, flush_1.key, {})
 
     assert len(found.summary) == 2
     assert found.summary[0].startswith("flush=0 is ")
     assert " faster than flush=1 at 1 thread (95 % CI " in found.summary[0]
     assert found.summary[1].endswith("at 4 threads (95 % CI 1.4–6.1×, 3 repeats each)")
-    assert found.found == [] and found.reasons == []
+    assert found.auto == [] and found.extra_runs == []
     flush_0 = next(s for s in series if s.label == "flush=0")
-    assert set(found.verdicts[flush_0.key]) == {1, 4}
-    body = found.to_dict(series)
-    assert body["baseline"] == "flush=1" and body["verdicts"][0]["verdict"] == "faster"
+    assert {v["threads"] for v in found.verdicts if v["series_key"] == flush_0.key} == {1, 4}
+    body = found.to_json()
+    assert body["baseline_label"] == "flush=1" and body["verdicts"][0]["verdict"] == "faster"
 
 
 def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
@@ -34,11 +34,11 @@ def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
     params = {"auto": {"rate": {"start": 1000, "slo_p95_ms": 50}}}
     reasons = {r.id: f"rate search: {r.axis_options['rate']} tps" for r in runs[1:]}
 
-    found = answers.batch_answers(runs, group_series(runs)[0].key, params, reasons)
+    found = batch_results.build(runs, group_series(runs)[0].key, params, reasons)
 
     assert found.summary == []  # rates are not set against each other in sentences
-    assert found.found[0].startswith("all runs, 2 threads: highest sustainable rate 16,000 tps")
-    assert [r.reason for r in found.reasons][:2] == [
+    assert found.auto[0].startswith("all runs, 2 threads: highest sustainable rate 16,000 tps")
+    assert [r["reason"] for r in found.extra_runs][:2] == [
         "rate search: 2000 tps",
         "rate search: 4000 tps",
     ]

@@ -1,5 +1,6 @@
-"""A batch's auto modes applied to its runs so far: the cells to add next, each with the
-reason it runs, and what each search found, in words (the steps are in search.py).
+"""A batch's automatic modes applied to its runs so far: the cells to add next, each with
+the reason it runs, and what each mode found, in words (each mode's own step is in
+repeats.py, threads.py and rate.py).
 
 Repeats come first: a search reads medians, so it waits until the cells it would read
 are clear enough (or at their maximum of repeats). Then each line of the matrix (its
@@ -13,10 +14,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runs.analysis import search
-from runs.analysis.modes import Auto, RepeatsAuto
+from runs.analysis.auto import rate as rate_search
+from runs.analysis.auto import repeats as repeats_auto
+from runs.analysis.auto import threads as threads_search
+from runs.analysis.auto.cells import (
+    CellFigures,
+    Step,
+    cell_figures,
+    half_width_pct,
+    line_label,
+    threads_text,
+)
+from runs.analysis.auto.settings import Auto, RepeatsAuto
 from runs.analysis.results import RunFigures, series_key, series_label, throughput_unit
-from runs.analysis.search import CellFigures, cell_figures
 
 RATE = "rate"
 
@@ -58,7 +68,7 @@ def _more_repeats(auto: RepeatsAuto, runs: Sequence[RunFigures]) -> list[NewCell
     more = []
     for members in _cells(runs).values():
         first = members[0]
-        reason = search.repeat_step(cell_figures(members), auto, cell_label(first))
+        reason = repeats_auto.repeat_step(cell_figures(members), auto, cell_label(first))
         if reason:
             more.append(
                 NewCell(dict(first.settings), dict(first.axis_options), first.threads, 1, reason)
@@ -72,11 +82,11 @@ def conclusions(auto: Auto, runs: Sequence[RunFigures]) -> list[str]:
     if auto.threads is not None:
         unit = throughput_unit(runs)
         for line in _lines(runs, auto).values():
-            knee = search.knee_conclusion(line.points, auto.threads, unit)
+            knee = threads_search.knee_conclusion(line.points, auto.threads, unit)
             found.append(f"{line.label}: {knee}")
     if auto.rate is not None:
         for line in _lines(runs, auto).values():
-            found.append(f"{line.label}: {search.rate_conclusion(line.points, auto.rate)}")
+            found.append(f"{line.label}: {rate_search.rate_conclusion(line.points, auto.rate)}")
     if auto.repeats is not None:
         found += _noise_conclusions(auto.repeats, runs)
     return found
@@ -86,21 +96,17 @@ def _noise_conclusions(auto: RepeatsAuto, runs: Sequence[RunFigures]) -> list[st
     noisy, clear = [], 0
     for members in _cells(runs).values():
         cell = cell_figures(members)
-        noise = search.half_width_pct(cell.values)
+        noise = half_width_pct(cell.values)
         if noise is not None and noise <= auto.target_pct:
             clear += 1
         else:
-            noisy.append(f"{cell_label(members[0])} {search.repeats_conclusion(cell, auto)}")
+            noisy.append(f"{cell_label(members[0])} {repeats_auto.repeats_conclusion(cell, auto)}")
     text = f"repeats: {clear} of {clear + len(noisy)} cells within ±{auto.target_pct:g} %"
     return [text, *noisy]
 
 
 def cell_label(run: RunFigures) -> str:
-    return f"{series_label(run.settings, run.axis_options)} at {_threads(run.threads)}"
-
-
-def _threads(count: int) -> str:
-    return "1 thread" if count == 1 else f"{count} threads"
+    return f"{series_label(run.settings, run.axis_options)} at {threads_text(run.threads)}"
 
 
 # --- grouping ------------------------------------------------------------------------------
@@ -136,7 +142,7 @@ def _lines(runs: Sequence[RunFigures], auto: Auto) -> dict[str, _Line]:
     lines = {
         key: _Line(
             first=firsts[key],
-            label=search.line_label(firsts[key], searched),
+            label=line_label(firsts[key], searched),
             points={value: cell_figures(group) for value, group in by_value.items()},
         )
         for key, by_value in members.items()
@@ -169,8 +175,8 @@ def _rate(run: RunFigures) -> int | None:
     return int(value) if value is not None and str(value).isdigit() else None
 
 
-def _step(auto: Auto, points: dict[int, CellFigures]) -> search.Step:
+def _step(auto: Auto, points: dict[int, CellFigures]) -> Step:
     if auto.threads is not None:
-        return search.threads_step(points, auto.threads)
+        return threads_search.threads_step(points, auto.threads)
     assert auto.rate is not None
-    return search.rate_step(points, auto.rate)
+    return rate_search.rate_step(points, auto.rate)

@@ -1,13 +1,17 @@
-"""The auto modes on recorded runs: repeats until a cell's mean is clear, the knee of the
-threads curve, the highest sustainable open-loop rate; and the plan's settings of them."""
+"""The automatic modes (runs/analysis/auto/) on recorded runs: repeats until a cell's mean
+is clear, the knee of the threads curve, the highest sustainable open-loop rate; and the
+plan's settings of them."""
 
 from __future__ import annotations
 
 import pytest
 
-from runs.analysis import auto, modes, search
-from runs.analysis.modes import Auto, RateAuto, RepeatsAuto, ThreadsAuto
-from runs.analysis.search import CellFigures, cell_figures
+from runs.analysis.auto import rate as rate_search
+from runs.analysis.auto import repeats as repeats_auto
+from runs.analysis.auto import steps
+from runs.analysis.auto import threads as threads_search
+from runs.analysis.auto.cells import CellFigures, Step, cell_figures, half_width_pct
+from runs.analysis.auto.settings import Auto, RateAuto, RepeatsAuto, ThreadsAuto, auto_from_dict
 from runs.sysbench.options import ValidationError
 from tests.analysis.recorded import RATES, insert, insert_cell, point_select_at
 
@@ -21,10 +25,12 @@ def cell(median, p95=None, attempts=3):
 
 def test_a_noisy_cell_gets_one_more_repeat_and_says_why():
     noisy = cell_figures(insert_cell(1, 1))  # 661, 756, 478 tps
-    noise = search.half_width_pct(noisy.values)
+    noise = half_width_pct(noisy.values)
     assert noise is not None and noise > 2
 
-    reason = search.repeat_step(noisy, RepeatsAuto(target_pct=2, max=5), "flush=1 at 1 thread")
+    reason = repeats_auto.repeat_step(
+        noisy, RepeatsAuto(target_pct=2, max=5), "flush=1 at 1 thread"
+    )
 
     assert reason == f"repeat 4 of flush=1 at 1 thread: ±{noise:.1f} % > target ±2 %"
 
@@ -34,9 +40,9 @@ def test_at_the_maximum_the_cell_is_honestly_still_noisy():
     at_max = cell_figures(runs)
     settings = RepeatsAuto(target_pct=2, max=5)
 
-    assert search.repeat_step(at_max, settings, "x") is None
-    noise = search.half_width_pct(at_max.values)
-    assert search.repeats_conclusion(at_max, settings) == (
+    assert repeats_auto.repeat_step(at_max, settings, "x") is None
+    noise = half_width_pct(at_max.values)
+    assert repeats_auto.repeats_conclusion(at_max, settings) == (
         f"still noisy (±{noise:.1f} %) after 5 repeats"
     )
 
@@ -44,8 +50,8 @@ def test_at_the_maximum_the_cell_is_honestly_still_noisy():
 def test_a_quiet_cell_needs_no_more_repeats():
     quiet = CellFigures(3, (1000.0, 1001.0, 999.0), None, None, None, None, "")
     settings = RepeatsAuto(target_pct=2, max=5)
-    assert search.repeat_step(quiet, settings, "x") is None
-    assert search.repeats_conclusion(quiet, settings) == "±0.2 % after 3 repeats"
+    assert repeats_auto.repeat_step(quiet, settings, "x") is None
+    assert repeats_auto.repeats_conclusion(quiet, settings) == "±0.2 % after 3 repeats"
 
 
 def test_failed_repeats_count_towards_the_maximum():
@@ -53,7 +59,7 @@ def test_failed_repeats_count_towards_the_maximum():
         insert(1, 1, 2).__class__(**{**insert(1, 1, 2).__dict__, "status": "failed"})
         for _ in range(4)
     ]
-    assert search.repeat_step(cell_figures(runs), RepeatsAuto(max=5), "x") is None
+    assert repeats_auto.repeat_step(cell_figures(runs), RepeatsAuto(max=5), "x") is None
 
 
 # --- threads ---------------------------------------------------------------------------------
@@ -65,23 +71,21 @@ def points(flush, counts):
 
 def test_the_threads_search_doubles_from_one():
     settings = ThreadsAuto(max=4)
-    assert search.threads_step({}, settings) == search.Step(1, "threads search: start at 1 thread")
-    step = search.threads_step(points(1, [1]), settings)
-    assert step == search.Step(2, "threads search: 2 threads, doubling from 1 thread")
+    assert threads_search.threads_step({}, settings) == Step(1, "threads search: start at 1 thread")
+    step = threads_search.threads_step(points(1, [1]), settings)
+    assert step == Step(2, "threads search: 2 threads, doubling from 1 thread")
     rise = points(1, [1, 2])
-    step = search.threads_step(rise, settings)
+    step = threads_search.threads_step(rise, settings)
     gain = (rise[2].median / rise[1].median - 1) * 100
-    assert step == search.Step(
-        4, f"threads search: 4 threads, since 1 → 2 threads rose {gain:+.0f} %"
-    )
+    assert step == Step(4, f"threads search: 4 threads, since 1 → 2 threads rose {gain:+.0f} %")
 
 
 def test_flush_1_still_rises_at_the_upper_bound():
     measured = points(1, [1, 2, 4])
     settings = ThreadsAuto(max=4)
 
-    assert search.threads_step(measured, settings).value is None
-    assert search.knee_conclusion(measured, settings, "tps") == (
+    assert threads_search.threads_step(measured, settings).value is None
+    assert threads_search.knee_conclusion(measured, settings, "tps") == (
         f"peak {measured[4].median:,.0f} tps at 4 threads (p95 {measured[4].p95:.2f} ms); "
         "still rising at the upper bound of 4 threads"
     )
@@ -91,8 +95,8 @@ def test_flush_0_stops_where_throughput_stops_rising():
     measured = points(0, [1, 2])  # median 6,890 at 1 thread, 6,328 at 2
     settings = ThreadsAuto(max=64)
 
-    assert search.threads_step(measured, settings).value is None  # 1 and 2: nothing between
-    assert search.knee_conclusion(measured, settings, "tps").startswith(
+    assert threads_search.threads_step(measured, settings).value is None  # 1 and 2: nothing between
+    assert threads_search.knee_conclusion(measured, settings, "tps").startswith(
         "peak 6,890 tps at 1 thread"
     )
 
@@ -102,14 +106,14 @@ def test_the_search_refines_between_the_last_two_points_under_the_slo():
     measured = {1: cell(6000, 0.3), 2: cell(11000, 0.4), 4: cell(21050, 0.8), 8: cell(21500, 1.6)}
     settings = ThreadsAuto(max=64, slo_p95_ms=1)
 
-    assert search.threads_step(measured, settings) == search.Step(
+    assert threads_search.threads_step(measured, settings) == Step(
         6, "threads search: refining between 4 and 8 threads"
     )
     measured[6] = cell(21300, 1.2)
-    assert search.threads_step(measured, settings).value == 5
+    assert threads_search.threads_step(measured, settings).value == 5
     measured[5] = cell(21100, 0.95)  # within the SLO, but not 5 % above 4 threads
-    assert search.threads_step(measured, settings).value is None
-    assert search.knee_conclusion(measured, settings, "tps") == (
+    assert threads_search.threads_step(measured, settings).value is None
+    assert threads_search.knee_conclusion(measured, settings, "tps") == (
         "peak 21,100 tps at 5 threads; p95 ≤ 1 ms up to 5 threads"
     )
 
@@ -117,8 +121,11 @@ def test_the_search_refines_between_the_last_two_points_under_the_slo():
 def test_a_p95_over_the_slo_at_one_thread_ends_the_search():
     measured = {1: cell(500, 30.0)}
     settings = ThreadsAuto(max=64, slo_p95_ms=10)
-    assert search.threads_step(measured, settings).value is None
-    assert search.knee_conclusion(measured, settings, "tps") == "p95 above 10 ms from 1 thread on"
+    assert threads_search.threads_step(measured, settings).value is None
+    assert (
+        threads_search.knee_conclusion(measured, settings, "tps")
+        == "p95 above 10 ms from 1 thread on"
+    )
 
 
 # --- rate ----------------------------------------------------------------------------------
@@ -133,7 +140,7 @@ def test_the_rate_search_doubles_then_bisects_on_recorded_runs():
     measured: dict = {}
     steps = []
     for _ in range(10):
-        step = search.rate_step(measured, settings)
+        step = rate_search.rate_step(measured, settings)
         if step.value is None or step.value not in RATES:
             break
         steps.append(step.value)
@@ -141,7 +148,7 @@ def test_the_rate_search_doubles_then_bisects_on_recorded_runs():
 
     # 32,000 and 24,000 missed the 50 ms SLO; next it asks for 20,000, not recorded
     assert steps == [1000, 2000, 4000, 8000, 16000, 32000, 24000]
-    assert step == search.Step(
+    assert step == Step(
         20000, "rate search: 20,000 tps, between 16,000 (sustained) and 24,000 (not)"
     )
 
@@ -149,27 +156,30 @@ def test_the_rate_search_doubles_then_bisects_on_recorded_runs():
 def test_what_says_a_rate_was_not_sustained():
     settings = RateAuto()
     overloaded = cell_figures([point_select_at(28000)])  # 19,838 achieved, queue 16,402
-    ok, why = search.sustained(28000, overloaded, settings)
+    ok, why = rate_search.sustained(28000, overloaded, settings)
     assert not ok and why == "achieved 19,838 of 28,000 tps"
     growing = cell_figures([point_select_at(32000)])  # queue 244 then 1,050
-    ok, why = search.sustained(32000, growing, settings)
+    ok, why = rate_search.sustained(32000, growing, settings)
     assert not ok and why == "the queue was still growing at the end (1,050)"
     drained = cell_figures([point_select_at(16000)])  # queue 411 then 2
-    assert search.sustained(16000, drained, settings)[0]
+    assert rate_search.sustained(16000, drained, settings)[0]
     full = CellFigures(1, (), None, None, None, None, "FATAL: The event queue is full. This...")
-    assert search.sustained(64000, full, settings) == (False, "sysbench's event queue overflowed")
+    assert rate_search.sustained(64000, full, settings) == (
+        False,
+        "sysbench's event queue overflowed",
+    )
 
 
 def test_the_rate_conclusion_names_the_highest_sustained_and_the_first_not():
     settings = RateAuto(start=1000, slo_p95_ms=50)
-    text = search.rate_conclusion(rate_points(RATES), settings)
+    text = rate_search.rate_conclusion(rate_points(RATES), settings)
     assert text.startswith("highest sustainable rate 16,000 tps (achieved 16,076 tps, queue ≤ 411")
     assert "; 24,000 tps was not sustained (p95 82.96 ms > SLO 50 ms)" in text
 
 
 def test_a_rate_never_sustained_halves_down():
     settings = RateAuto(start=28000)
-    assert search.rate_step(rate_points([28000]), settings).value == 14000
+    assert rate_search.rate_step(rate_points([28000]), settings).value == 14000
 
 
 # --- a batch's next cells --------------------------------------------------------------------
@@ -179,22 +189,22 @@ def test_repeats_come_before_the_searches():
     runs = insert_cell(1, 1) + insert_cell(0, 1)
     both = Auto(repeats=RepeatsAuto(target_pct=2, max=5), threads=ThreadsAuto(max=4))
 
-    cells = auto.next_cells(both, runs, plan_repeats=1)
+    cells = steps.next_cells(both, runs, plan_repeats=1)
 
     assert {(c.threads, c.repeats) for c in cells} == {(1, 1)}
     assert {c.settings["innodb_flush_log_at_trx_commit"] for c in cells} == {"0", "1"}
     assert all(c.reason.startswith("repeat 4 of flush=") for c in cells)
 
     settled = Auto(repeats=RepeatsAuto(target_pct=100, max=5), threads=ThreadsAuto(max=4))
-    cells = auto.next_cells(settled, runs, plan_repeats=1)
+    cells = steps.next_cells(settled, runs, plan_repeats=1)
     assert [(c.threads, c.repeats) for c in cells] == [(2, 3), (2, 3)]  # 3: enough for a verdict
 
 
 def test_the_rate_search_adds_rate_as_an_option_of_the_cell():
     runs = [point_select_at(r) for r in (1000, 2000)]
-    cells = auto.next_cells(Auto(rate=RateAuto(start=1000)), runs, plan_repeats=1)
+    cells = steps.next_cells(Auto(rate=RateAuto(start=1000)), runs, plan_repeats=1)
     assert [(c.threads, c.options, c.repeats) for c in cells] == [(2, {"rate": "4000"}, 1)]
-    found = auto.conclusions(Auto(rate=RateAuto(start=1000, slo_p95_ms=50)), runs)
+    found = steps.conclusions(Auto(rate=RateAuto(start=1000, slo_p95_ms=50)), runs)
     assert found == ["all runs, 2 threads: highest sustainable rate 2,000 tps "
                      "(achieved 1,966 tps, queue ≤ 1, p95 0.26 ms)"]  # fmt: skip
 
@@ -203,11 +213,11 @@ def test_the_rate_search_adds_rate_as_an_option_of_the_cell():
 
 
 def test_auto_settings_take_defaults_and_refuse_nonsense():
-    parsed = modes.auto_from_dict({"repeats": True, "threads": {"max": 16, "slo_p95_ms": 5}})
+    parsed = auto_from_dict({"repeats": True, "threads": {"max": 16, "slo_p95_ms": 5}})
     assert parsed.repeats == RepeatsAuto(target_pct=2.0, max=5)
     assert parsed.threads == ThreadsAuto(max=16, slo_p95_ms=5.0, rise_pct=5.0)
     assert parsed.to_dict()["threads"]["max"] == 16
-    assert modes.auto_from_dict({}).any is False
+    assert auto_from_dict({}).any is False
     assert parsed.start_repeats(1) == 3 and Auto().start_repeats(1) == 1
 
 
@@ -226,5 +236,5 @@ def test_auto_settings_take_defaults_and_refuse_nonsense():
 )
 def test_bad_auto_settings_name_their_field(given, field, words):
     with pytest.raises(ValidationError) as caught:
-        modes.auto_from_dict(given)
+        auto_from_dict(given)
     assert caught.value.field == field and words in str(caught.value)

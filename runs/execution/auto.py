@@ -1,6 +1,7 @@
-"""The auto modes of a running batch: once every queued run has run, ask the searches
-(analysis/auto.py) which runs to add, and queue them as ordinary runs, each with the
-reason it runs. The runner loops until nothing is added.
+"""The automatic modes of a running batch (repeats auto, threads search, rate search):
+once every queued run has run, ask runs/analysis/auto/steps.py which runs to add, and
+queue them as ordinary runs, each with the reason it runs. The runner loops until
+nothing is added.
 
 The searches read only the stored runs, so a batch resumed after a crash goes on from
 where it was. The new runs of one step are shuffled with the batch's seed, so that the
@@ -16,7 +17,9 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
-from runs.analysis import auto, matrix, modes
+from runs.analysis import matrix
+from runs.analysis.auto import settings as auto_settings
+from runs.analysis.auto import steps
 from runs.analysis.results import RunFigures
 from runs.models import Batch, Run
 from runs.sysbench.command import expected_duration_s
@@ -27,12 +30,12 @@ logger = logging.getLogger(__name__)
 def batch_extend(*, batch: Batch) -> int:
     """Queue the runs the batch's auto modes ask for next; how many were added (0: the
     batch has its answers, or asks for none)."""
-    settings = modes.auto_from_dict(batch.params.get("auto"))
+    settings = auto_settings.auto_from_dict(batch.params.get("auto"))
     if not settings.any:
         return 0
     runs = list(batch.runs.order_by("position").defer("raw_log", "reports", "histogram"))
     figures = [RunFigures.of(run) for run in runs]
-    cells = auto.next_cells(settings, figures, int(batch.params.get("repeats") or 1))
+    cells = steps.next_cells(settings, figures, int(batch.params.get("repeats") or 1))
     if not cells:
         return 0
     if len(runs) + sum(c.repeats for c in cells) > matrix.MAX_RUNS:
@@ -44,7 +47,7 @@ def batch_extend(*, batch: Batch) -> int:
 
 
 @transaction.atomic
-def _queue(batch: Batch, cells: list[auto.NewCell], *, seed: int) -> int:
+def _queue(batch: Batch, cells: list[steps.NewCell], *, seed: int) -> int:
     planned = [(cell, one) for cell in cells for one in _expand(batch, cell)]
     # A seeded, replayable shuffle is the point here; nothing depends on it being secret.
     random.Random(seed).shuffle(planned)  # noqa: S311
@@ -74,7 +77,7 @@ def _queue(batch: Batch, cells: list[auto.NewCell], *, seed: int) -> int:
     return len(new_runs)
 
 
-def _expand(batch: Batch, cell: auto.NewCell) -> list[matrix.Cell]:
+def _expand(batch: Batch, cell: steps.NewCell) -> list[matrix.Cell]:
     """The cell's runs, its options checked and keyed as the plan's own cells are."""
     params: dict[str, Any] = batch.params
     return matrix.expand(

@@ -1,0 +1,107 @@
+"""What the runs of one cell so far say, as every automatic mode reads them (CellFigures),
+and what the modes share: the next step of a search, the line a search walks along.
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scipy import stats as scipy_stats
+
+from runs.analysis.results import FINISHED_WELL, NOT_RUN, RunFigures, series_label
+
+
+@dataclass(frozen=True)
+class CellFigures:
+    """The repeats of one cell reduced to what the searches read."""
+
+    attempts: int  # runs of the cell, finished or not, failed ones too
+    values: tuple[float, ...]  # throughput of the repeats that finished well
+    p95: float | None  # median p95 latency, ms
+    achieved: float | None  # median steady interval throughput (what --rate achieved)
+    queue_max: int | None
+    queue_growing: int | None  # a queue at least twice as long at the end as early on
+    failure: str  # the error of a failed repeat, "" when none failed
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def pending(self) -> bool:
+        return self.attempts > len(self.values) and not self.failure
+
+
+def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
+    good = [r for r in runs if r.status in FINISHED_WELL and r.throughput is not None]
+    failed = [r for r in runs if r.status not in FINISHED_WELL and r.status not in NOT_RUN]
+    p95 = [v for r in good if (v := r.latency_ms) is not None]
+    achieved = [v for r in good if (v := _interval_median(r)) is not None]
+    queues = [int(r.summary["queue_length_max"]) for r in good if "queue_length_max" in r.summary]
+    growing = [n for r in good if (n := _queue_growing(r.summary)) is not None]
+    return CellFigures(
+        attempts=len(runs),
+        values=tuple(float(r.throughput or 0) for r in good),
+        p95=statistics.median(p95) if p95 else None,
+        achieved=statistics.median(achieved) if achieved else None,
+        queue_max=max(queues) if queues else None,
+        queue_growing=max(growing) if growing else None,
+        failure=(failed[0].error or failed[0].status) if failed else "",
+    )
+
+
+def _queue_growing(summary: Mapping[str, Any]) -> int | None:
+    last, early = summary.get("queue_length_last"), summary.get("queue_length_early_max")
+    if last is None or early is None or last <= 2 * early:
+        return None
+    return int(last)
+
+
+def _interval_median(run: RunFigures) -> float | None:
+    interval = run.summary.get("interval_tps") or {}
+    value = interval.get("median")
+    return float(value) if value is not None else run.throughput
+
+
+def half_width_pct(values: Sequence[float]) -> float | None:
+    """The half-width of the 95 % confidence interval of the mean, in % of the mean."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    if mean == 0:
+        return None
+    t = float(scipy_stats.t.ppf(0.975, len(values) - 1))
+    return t * statistics.stdev(values) / math.sqrt(len(values)) / mean * 100
+
+
+@dataclass(frozen=True)
+class Step:
+    """The next value to measure (threads or rate) and why; value None: the search is over."""
+
+    value: int | None
+    reason: str
+
+
+def usable(cell: CellFigures) -> bool:
+    return cell.median is not None and not cell.failure
+
+
+def within_slo(cell: CellFigures, slo: float | None) -> bool:
+    return slo is None or (cell.p95 is not None and cell.p95 <= slo)
+
+
+def threads_text(count: int) -> str:
+    return "1 thread" if count == 1 else f"{count} threads"
+
+
+def line_label(run: RunFigures, without: str) -> str:
+    """A search line's name: the cell's settings and option values but the searched one."""
+    options = {k: v for k, v in run.axis_options.items() if k != without}
+    label = series_label(run.settings, options)
+    return label if without == "threads" else f"{label}, {threads_text(run.threads)}"

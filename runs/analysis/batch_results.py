@@ -1,0 +1,301 @@
+"""A batch's results, in the order people ask: a summary in sentences, a verdict for
+every cell against the baseline, the peak of each series, what the auto modes found and
+why each extra run ran, the "why" of each difference, the open-loop charts (achieved and
+p95 against the offered rate), the table, the percentiles and the counters of each run.
+One plain structure (BatchResults) that the results page, the report and the API render
+(the compare page sets batches and runs side by side with comparison.py instead).
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from runs.analysis import charts, verdicts, why
+from runs.analysis.auto import settings as auto_settings
+from runs.analysis.auto import steps as auto_steps
+from runs.analysis.results import (
+    FINISHED_WELL,
+    PALETTE,
+    RunFigures,
+    Series,
+    TableRow,
+    group_series,
+    report_table,
+    series_key,
+    series_label,
+    table_tsv,
+    throughput_unit,
+)
+from runs.analysis.verdicts import Verdict
+
+RATE = auto_steps.RATE
+MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one sentence
+
+
+@dataclass
+class BatchResults:
+    """A batch's results, as plain data (primitives, lists, dicts): what the results page,
+    the report and the API render, built once by runs/services/results.py.
+    `to_json()`/`from_json()` round-trip it, so that it can be stored once a batch is
+    finished."""
+
+    unit: str  # tps, events/s or MiB/s
+    baseline: str  # the baseline series' key
+    baseline_label: str
+    # each series: key, label, colour, settings, options, peak (threads, value,
+    # last_threads, falloff_pct) or None
+    series: list[dict[str, Any]] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)  # the verdicts in sentences
+    auto: list[str] = field(default_factory=list)  # what the auto modes found
+    extra_runs: list[dict[str, Any]] = field(default_factory=list)  # why each extra run ran
+    # each cell against the baseline: series (label), series_key, threads, and the verdict
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    # by thread count, then series: threads, series, point, ratio, verdict, is_baseline, ...
+    table: list[dict[str, Any]] = field(default_factory=list)
+    table_tsv: str = ""
+    why: list[dict[str, Any]] = field(default_factory=list)
+    rate_chart: list[dict[str, Any]] = field(default_factory=list)
+    scaling_chart: list[dict[str, Any]] = field(default_factory=list)
+    reference: dict[str, Any] | None = None  # cores x 2 + disks: threads, text
+    selected: list[int] = field(default_factory=list)  # the runs whose percentiles show
+    percentiles: list[dict[str, Any]] = field(default_factory=list)  # p50 ... p99.9 a run
+    cdf: list[dict[str, Any]] = field(default_factory=list)
+    counters: list[dict[str, Any]] = field(default_factory=list)  # derived counters a run
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BatchResults:
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+@dataclass(frozen=True)
+class Latency:
+    """The runs' latency histograms (run id -> histogram) and which runs to show."""
+
+    histograms: Mapping[int, Sequence[Sequence[float]]]
+    selected: Sequence[int]
+
+
+def build(
+    runs: Sequence[RunFigures],
+    baseline_key: str,
+    params: Mapping[str, Any],
+    reasons: Mapping[int, str] | None = None,
+    *,
+    latency: Latency | None = None,
+    reference: tuple[int | None, str] = (None, ""),
+) -> BatchResults:
+    """Everything a batch's results say. `reasons`: run id -> why an auto mode added it."""
+    series = group_series(runs)
+    cell_verdicts = verdicts.cell_verdicts(runs, baseline_key)
+    labels = {s.key: s.label for s in series}
+    found = BatchResults(
+        unit=throughput_unit(runs),
+        baseline=baseline_key,
+        baseline_label=labels.get(baseline_key, ""),
+        series=[_series(s) for s in series],
+        summary=summary_sentences(series, baseline_key, cell_verdicts),
+        auto=_auto_found(params, runs),
+        extra_runs=_extra_runs(runs, reasons or {}),
+        verdicts=_verdicts(cell_verdicts, labels),
+        why=[w.to_dict() for w in why.pairs(_cells(runs), labels, baseline_key)],
+        rate_chart=rate_chart(runs),
+        scaling_chart=charts.scaling_chart(series),
+        reference={"threads": reference[0], "text": reference[1]} if reference[0] else None,
+        counters=[_counters(r) for r in runs],
+    )
+    table = report_table(series, baseline_key)
+    found.table = [_row(row, cell_verdicts) for row in table]
+    found.table_tsv = table_tsv(table, found.unit)
+    if latency is not None:
+        _add_latency(found, runs, series, latency)
+    return found
+
+
+def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
+    settings = auto_settings.auto_from_dict(params.get("auto"))
+    return auto_steps.conclusions(settings, runs) if settings.any else []
+
+
+def _extra_runs(runs: Sequence[RunFigures], reasons: Mapping[int, str]) -> list[dict[str, Any]]:
+    return [
+        {"position": r.position, "label": r.label, "status": r.status, "reason": reasons[r.id]}
+        for r in runs
+        if reasons.get(r.id)
+    ]
+
+
+def _verdicts(
+    cell_verdicts: Mapping[str, Mapping[int, Verdict]], labels: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    return [
+        {"series": labels.get(key, key), "series_key": key, "threads": threads, **v.to_dict()}
+        for key, by_threads in cell_verdicts.items()
+        for threads, v in sorted(by_threads.items())
+    ]
+
+
+def _series(s: Series) -> dict[str, Any]:
+    peak = s.peak
+    return {
+        "key": s.key,
+        "label": s.label,
+        "colour": s.colour,
+        "settings": dict(s.settings),
+        "options": dict(s.options),
+        "peak": None
+        if peak is None
+        else {
+            "threads": peak.threads,
+            "value": peak.value,
+            "last_threads": peak.last_threads,
+            "falloff_pct": peak.falloff_pct,
+        },
+    }
+
+
+def _row(row: TableRow, cell_verdicts: Mapping[str, Mapping[int, Verdict]]) -> dict[str, Any]:
+    p = row.point
+    verdict = (cell_verdicts.get(row.series.key) or {}).get(row.threads)
+    return {
+        "threads": row.threads,
+        "series": {"key": row.series.key, "label": row.series.label, "colour": row.series.colour},
+        "point": {
+            "median": p.median, "low": p.low, "high": p.high, "n": p.n, "qps": p.qps,
+            "latency_ms": p.latency_ms, "errors": p.errors, "failed": p.failed,
+        },
+        "ratio": row.ratio,
+        "verdict": verdict.to_dict() if verdict else None,
+        "is_baseline": row.is_baseline,
+        "first_of_threads": row.first_of_threads,
+        "rows_for_threads": row.rows_for_threads,
+    }  # fmt: skip
+
+
+def _counters(run: RunFigures) -> dict[str, Any]:
+    return {
+        "position": run.position,
+        "label": run.label,
+        "status": run.status,
+        "derived": dict(run.counters.get("derived") or {}),
+    }
+
+
+def shown_runs(
+    runs: Sequence[RunFigures], series: Sequence[Series], selected: Sequence[int]
+) -> list[int]:
+    """The runs asked for that exist (up to the most a chart shows), else the default:
+    each series' first repeat at its peak."""
+    known = {r.id for r in runs}
+    chosen = [i for i in selected if i in known][: charts.MAX_SELECTED_RUNS]
+    return chosen or charts.default_selection(series)
+
+
+def _add_latency(
+    found: BatchResults, runs: Sequence[RunFigures], series: Sequence[Series], latency: Latency
+) -> None:
+    """The percentiles and CDF of the runs chosen (by default each series' first repeat at
+    its peak)."""
+    found.selected = shown_runs(runs, series, latency.selected)
+    colours = charts.run_colours(runs, series)
+    picked = [r for r in runs if r.id in found.selected]
+    rows, found.cdf = charts.latency_chart(picked, latency.histograms, colours)
+    found.percentiles = [{**row, "colour": colours.get(row["run"], "")} for row in rows]
+
+
+def summary_sentences(
+    series: Sequence[Series], baseline_key: str, cell_verdicts: Mapping[str, Mapping[int, Verdict]]
+) -> list[str]:
+    baseline = next((s for s in series if s.key == baseline_key), None)
+    if baseline is None:
+        return []
+    sentences = []
+    for s in series:
+        found = cell_verdicts.get(s.key)
+        if s.key == baseline_key or not found or _only_rate_differs(s, baseline):
+            continue
+        if len(found) <= MANY_THREADS:
+            sentences += [
+                verdicts.sentence(s.label, baseline.label, t, v) for t, v in sorted(found.items())
+            ]
+        else:
+            sentences.append(_summed_up(s.label, baseline.label, found))
+    return sentences
+
+
+def _only_rate_differs(series: Series, baseline: Series) -> bool:
+    # Offered rates are compared in the rate charts and the search's conclusion, not here.
+    without = {k: v for k, v in series.options.items() if k != RATE}
+    base = {k: v for k, v in baseline.options.items() if k != RATE}
+    return series.settings == baseline.settings and without == base
+
+
+def _summed_up(label: str, base: str, found: Mapping[int, Verdict]) -> str:
+    """One sentence for a long series: its largest significant difference, and a tally."""
+    significant = {t: v for t, v in found.items() if v.significant and v.ratio}
+    tally = _tally(found)
+    if not significant:
+        return f"{label} against {base}: {tally}"
+    threads = max(significant, key=lambda t: abs(math.log(significant[t].ratio or 1)))
+    return f"{verdicts.sentence(label, base, threads, significant[threads])}; {tally}"
+
+
+def _tally(found: Mapping[int, Verdict]) -> str:
+    counts: dict[str, int] = {}
+    for verdict in found.values():
+        counts[verdict.verdict] = counts.get(verdict.verdict, 0) + 1
+    parts = [f"{word} at {n} of {len(found)} thread counts" for word, n in counts.items()]
+    return ", ".join(parts)
+
+
+def _cells(runs: Sequence[RunFigures]) -> dict[str, dict[int, list[RunFigures]]]:
+    cells: dict[str, dict[int, list[RunFigures]]] = {}
+    for run in runs:
+        cells.setdefault(run.series_key, {}).setdefault(run.threads, []).append(run)
+    return cells
+
+
+# --- open loop: achieved and p95 against the offered rate ------------------------------------
+
+
+def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
+    """One line per series and thread count with a rate axis: for each offered rate, the
+    median achieved interval rate, p95 and the longest queue; empty without a rate axis."""
+    lines: dict[tuple[str, int], dict[int, list[RunFigures]]] = {}
+    labels: dict[tuple[str, int], str] = {}
+    for run in runs:
+        rate = run.axis_options.get(RATE, "")
+        if not rate.isdigit() or run.status not in FINISHED_WELL:
+            continue
+        options = {k: v for k, v in run.axis_options.items() if k != RATE}
+        key = (series_key(run.settings, options), run.threads)
+        labels[key] = f"{series_label(run.settings, options)}, {run.threads} thr"
+        lines.setdefault(key, {}).setdefault(int(rate), []).append(run)
+    return [
+        {
+            "label": labels[key],
+            "colour": PALETTE[index % len(PALETTE)],
+            "points": [_rate_point(rate, members) for rate, members in sorted(by_rate.items())],
+        }
+        for index, (key, by_rate) in enumerate(sorted(lines.items()))
+    ]
+
+
+def _rate_point(rate: int, runs: list[RunFigures]) -> dict[str, Any]:
+    achieved = [v for r in runs if (v := (r.summary.get("interval_tps") or {}).get("median"))]
+    p95 = [v for r in runs if (v := r.latency_ms) is not None]
+    queues = [int(r.summary["queue_length_max"]) for r in runs if "queue_length_max" in r.summary]
+    return {
+        "offered": rate,
+        "achieved": statistics.median(achieved) if achieved else None,
+        "p95": statistics.median(p95) if p95 else None,
+        "queue": max(queues) if queues else None,
+    }

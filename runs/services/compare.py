@@ -1,0 +1,37 @@
+"""Batches and runs side by side (the compare page): the sides read by key, each other
+side compared cell by cell with the first (runs/analysis/comparison.py), and one scaling
+chart with a colour per side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runs.analysis import charts, comparison, results
+from runs.services import selectors
+
+MAX_SIDES = 8
+
+
+@dataclass(frozen=True)
+class Comparison:
+    sides: list[comparison.Side]  # the first is the baseline
+    pairs: list[tuple[comparison.Side, list[comparison.PairRow]]]
+    chart: list[dict[str, Any]]  # the scaling chart's lines, a colour per side
+    colours: list[str]
+
+
+def sides_compare(*, keys: list[str]) -> Comparison:
+    """The sides asked for ("b12" a batch, "r345" a run; missing ones left out), each
+    against the first."""
+    found = selectors.comparison_sides(keys[:MAX_SIDES])
+    sides = [found[k] for k in keys if k in found]
+    pairs = [(side, comparison.compare_sides(sides[0], side)) for side in sides[1:]]
+    colours = [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))]
+    chart = [line for side, c in zip(sides, colours, strict=True) for line in _lines(side, c)]
+    return Comparison(sides, pairs, chart, colours)
+
+
+def _lines(side: comparison.Side, colour: str) -> list[dict[str, Any]]:
+    lines = charts.scaling_chart(results.group_series(side.runs))
+    return [line | {"label": f"{side.key} · {line['label']}", "colour": colour} for line in lines]

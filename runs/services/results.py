@@ -1,0 +1,97 @@
+"""A batch's results: the one place they are built (runs/analysis/batch_results.py does the
+arithmetic), for the results page, the report (runs/services/reports.py) and the API
+(runs/api/results.py) to render."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runs.analysis import batch_results as pure
+from runs.analysis import charts, results
+from runs.analysis.batch_results import BatchResults
+from runs.analysis.results import RunFigures, Series
+from runs.models import Batch, Run
+from runs.services import selectors, timeseries
+
+
+@dataclass(frozen=True)
+class ResultsRuns:
+    """The runs a batch's results are built from, read once (the results page also draws
+    their time series from them)."""
+
+    runs: list[Run]
+    figures: list[RunFigures]
+    series: list[Series]
+
+
+def batch_results_runs(*, batch: Batch) -> ResultsRuns:
+    runs = selectors.results_runs(batch)
+    figures = [RunFigures.of(r) for r in runs]
+    return ResultsRuns(runs, figures, results.group_series(figures))
+
+
+def batch_results(
+    *,
+    batch: Batch,
+    baseline: str | int | None = None,
+    selected: Sequence[int] = (),
+    read: ResultsRuns | None = None,
+) -> BatchResults:
+    """Everything a batch's results say, against the series chosen as `baseline` by its
+    index (the pages' ?baseline=; the first by default), with the latency percentiles of
+    the runs `selected` (by default each series' first repeat at its peak). In a bounded
+    number of queries whatever the size of the batch: the runs (one, unless `read` is
+    given) and the shown runs' histograms (one)."""
+    read = read or batch_results_runs(batch=batch)
+    key = baseline_key(read.series, baseline)
+    chosen = pure.shown_runs(read.figures, read.series, selected)
+    latency = pure.Latency(selectors.run_histograms(chosen), chosen)
+    reasons = {r.pk: r.reason for r in read.runs if r.reason}
+    return pure.build(
+        read.figures, key, batch.params or {}, reasons, latency=latency, reference=_reference(batch)
+    )
+
+
+def baseline_key(series: list[Series], index: str | int | None) -> str:
+    """The series chosen as baseline by its index (the pages' ?baseline=), else the first."""
+    text = str(index if index is not None else "0")
+    if text.isdigit() and int(text) < len(series):
+        return series[int(text)].key
+    return series[0].key if series else ""
+
+
+def _reference(batch: Batch) -> tuple[int | None, str]:
+    return results.reference_threads(
+        batch.environment or {},
+        batch.target.cpu_cores if batch.target else None,
+        batch.target.disk_count if batch.target else None,
+    )
+
+
+def batch_time_charts(
+    *, batch: Batch, read: ResultsRuns, found: BatchResults, counter: str, gauge: bool
+) -> dict[str, Any]:
+    """The charts drawn from samples: every run on the batch's clock, and the shown runs
+    over time (with the counter asked for)."""
+    colours = charts.run_colours(read.figures, read.series)
+    chosen = [f for f in read.figures if f.id in found.selected]
+    started = [f.id for f in read.figures if f.started_at is not None]
+    timeline = timeseries.sample_series(
+        started, buckets=charts.timeline_buckets(len(started)), metrics=("tps",)
+    )
+    chosen_ids = [f.id for f in chosen]
+    lines = timeseries.sample_series(chosen_ids, buckets=charts.SERIES_BUCKETS)
+    counters = (
+        timeseries.counter_series(chosen_ids, counter, gauge=gauge, buckets=charts.SERIES_BUCKETS)
+        if counter
+        else None
+    )
+    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
+    return {
+        "timeseries": charts.timeseries_chart(
+            chosen, lines, colours, warmup_s=warmup_s, counters=counters
+        ),
+        "timeline": charts.timeline_chart(read.figures, timeline, colours, batch.started_at),
+    }

@@ -1,0 +1,84 @@
+"""A batch's results are built once (runs/services/results.py) and rendered four ways: the
+results page, the report to share, the API and the compare page. The report shows the
+page's tables (the per-setting peaks, the percentiles, the server counters), and every
+rendering carries the same verdict figures."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from runs.analysis.batch_results import BatchResults
+from runs.services import tokens
+from runs.services.results import batch_results
+
+
+def section(html: str, start: str, end: str) -> str:
+    """The part of the page from `start` to the first `end` after it."""
+    begin = html.index(start)
+    return html[begin : html.index(end, begin) + len(end)]
+
+
+def test_the_report_shows_the_peaks_percentiles_and_counters_the_page_shows(client_in, make_batch):
+    batch = make_batch(threads=(1, 2, 4), repeats=3, samples=5)
+
+    page = client_in.get(f"/batches/{batch.pk}/results").content.decode()
+    report = client_in.get(f"/batches/{batch.pk}/report.html").content.decode()
+
+    peaks = section(page, '<section class="panel" id="findings">', "</section>")
+    assert "flush=2</strong>:\n      peaks at <strong>4</strong> threads" in peaks
+    assert "still rising at the largest thread count" in peaks
+    assert peaks in report
+    percentiles = section(page, '<table class="table" id="latency-table">', "</table>")
+    assert percentiles.count("<tr>") == 1 + 2  # the header, and each series' run at its peak
+    assert percentiles in report
+    counters = section(page, '<table class="table" id="counters-table">', "</table>")
+    assert counters.count("<tr>") == 1 + 18  # the header, and every run
+    assert "0.98" in counters  # log fsyncs per transaction (tests/stored.py)
+    assert counters in report
+
+
+def test_the_page_the_report_and_the_api_render_the_same_results(client_in, make_batch, user):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    token = tokens.token_create(user=user, name="tests", expires_in=None)[1]
+
+    found = batch_results(batch=batch, baseline=1)
+    page = client_in.get(f"/batches/{batch.pk}/results?baseline=1").content.decode()
+    report = client_in.get(f"/batches/{batch.pk}/report.html?baseline=1").content.decode()
+    api = client_in.get(
+        f"/api/v1/batches/{batch.pk}/results?baseline=1", HTTP_AUTHORIZATION=f"Token {token}"
+    ).json()
+
+    assert found.baseline_label == "flush=2" and len(found.verdicts) == 2
+    assert [v["difference"] for v in api["verdicts"]] == [v["difference"] for v in found.verdicts]
+    assert [v["ratio"] for v in api["verdicts"]] == [v["ratio"] for v in found.verdicts]
+    assert api["summary"] == found.summary and api["baseline"] == found.baseline_label
+    page_table = section(page, '<table class="table" id="report-table">', "</table>")
+    report_table = section(report, '<table class="table" id="report-verdicts">', "</table>")
+    assert _cells(page_table) == _cells(report_table)
+    for verdict in found.verdicts:
+        assert verdict["difference"] and verdict["difference"] in page_table
+    for sentence in found.summary:
+        assert sentence in page and sentence in report
+
+
+def _cells(table: str) -> list[str]:
+    return re.findall(r"<td[^>]*>(.*?)</td>", table, flags=re.S)
+
+
+def test_the_results_round_trip_through_json(make_batch):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+
+    found = batch_results(batch=batch)
+
+    stored = json.loads(json.dumps(found.to_json()))
+    assert BatchResults.from_json(stored) == found
+    assert found.percentiles and found.counters and found.table and found.verdicts
+
+
+def test_runs_asked_for_that_do_not_exist_fall_back_to_the_peaks_percentiles(make_batch):
+    batch = make_batch(threads=(1, 2), repeats=1, samples=3)
+
+    found = batch_results(batch=batch, selected=[987654321])
+
+    assert len(found.selected) == 2 and len(found.percentiles) == 2
