@@ -279,7 +279,19 @@ class Plan(models.Model):
         blank=True,
         help_text="Auto modes that add runs until the answer is clear: "
         '{"repeats": {"target_pct": 2, "max": 5}, "threads": {"max": 64, "slo_p95_ms": 50}, '
-        '"rate": {"start": 100, "max": 100000}} (runs/analysis/search.py).',
+        '"rate": {"start": 100, "max": 100000}} (runs/analysis/auto/).',
+    )
+    quiet_wait_s = models.PositiveIntegerField(
+        default=0,
+        help_text="Before each cell, wait up to this many seconds for the server host and "
+        "the load hosts to be quiet (no other process using the CPU); 0 does not wait. A "
+        "cell that starts on a busy host is flagged either way.",
+    )
+    seed = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Seed of the interleaved order: the same seed replays the same order. "
+        "Empty: a new seed at each launch, recorded on the batch.",
     )
     schedule = models.OneToOneField(
         "django_celery_beat.PeriodicTask",
@@ -422,6 +434,19 @@ class Run(models.Model):
         max_length=300,
         blank=True,
         help_text="Why an auto mode added this run; empty for the runs of the plan's matrix.",
+    )
+    host_summary = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What each machine did over the run's steady state, per host: CPU %, "
+        "iowait %, IOPS, MB/s, context switches and server CPU per transaction; or why a "
+        "host's figures are missing.",
+    )
+    bottleneck = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What limited this run (load host CPU, server CPU, I/O, fsync, waiting, "
+        "network), with its evidence.",
     )
     config_dir = models.CharField(
         max_length=500,
@@ -580,6 +605,42 @@ class CounterSample(models.Model):
 
     def __str__(self) -> str:
         return f"counters of run {self.run_id} at {self.time_s:g}s"
+
+
+class HostMetrics(models.Model):
+    """What one machine did during one interval of a run, read from /proc on sysbench's
+    interval clock: the target's server host and each load host of the cell."""
+
+    class Role(models.TextChoices):
+        SERVER = "server"
+        LOAD = "load"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="host_metrics")
+    role = models.CharField(max_length=6, choices=Role.choices)
+    host = models.CharField(max_length=100, help_text="The machine's name in benchdash.")
+    seq = models.PositiveIntegerField()
+    time_s = models.FloatField(help_text="Seconds since sysbench started, like Sample.time_s.")
+    values = models.JSONField(
+        help_text="Rates over the interval: cpu (user, system, iowait, steal, idle %), per "
+        "core, run queue, context switches and interrupts per second, per disk IOPS, MB/s, "
+        "await and utilisation, per interface KB/s, memory, and the database process's own "
+        "CPU and context switches (server host only)."
+    )
+
+    class Meta:
+        ordering = ["run", "role", "host", "seq"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "role", "host", "seq"], name="hostmetrics_unique_seq"
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=["server", "load"]), name="hostmetrics_role_valid"
+            ),
+        ]
+        verbose_name_plural = "host metrics"
+
+    def __str__(self) -> str:
+        return f"{self.role} {self.host} of run {self.run_id} at {self.time_s:g}s"
 
 
 class ResourceLock(models.Model):
