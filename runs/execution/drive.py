@@ -20,12 +20,13 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis.summary import summarise
+from runs.errors import InvalidInput
 from runs.execution import live
 from runs.execution.barrier import CellBarrier
 from runs.loadhosts import ExecutorError, StagedStart, SysbenchProcess, executor_for
 from runs.models import HostSample, RunHost, Status
 from runs.sysbench.command import build_command
-from runs.sysbench.options import ValidationError, is_sql_test
+from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ def _stage(part: RunHost, barrier: CellBarrier) -> StagedStart | None:
     try:
         executor = executor_for(part.load_host, settings.BENCHDASH_SYSBENCH)
         staged = executor.stage(lambda path: _command(part, path, executor.sysbench))
-    except (ExecutorError, ValidationError) as e:
+    except (ExecutorError, InvalidInput) as e:
         message = f"load host {part.load_host.name}: {e}"
         _end(part, barrier, Status.FAILED, message, kind="executor")
         barrier.ready(part.index, ok=False, message=message)

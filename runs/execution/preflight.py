@@ -15,12 +15,13 @@ from typing import Any
 from django.conf import settings
 
 from runs import targets
+from runs.errors import InvalidInput
 from runs.execution import checks
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts, server_host_facts
 from runs.models import Batch, LoadHost, Plan, Target
 from runs.sysbench.command import build_command
-from runs.sysbench.options import OPTIONS, ValidationError, is_sql_test, size_in_bytes
+from runs.sysbench.options import OPTIONS, is_sql_test, size_in_bytes
 from runs.sysbench.parser import OutputParser
 
 OK, WARNING, FAILED = "ok", "warning", "failed"
@@ -96,7 +97,7 @@ def plan_preflight(
     *, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
 ) -> PreflightReport:
     """Check a plan against its load hosts and target, without running it. A stored value
-    no connection can use is refused (ValidationError) rather than reported as a step.
+    no connection can use is refused (InvalidInput) rather than reported as a step.
     `extra_load_hosts` are those of a plan being edited, else those stored."""
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
@@ -105,7 +106,7 @@ def plan_preflight(
         check = checks.plan_check(
             plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts
         )
-    except ValidationError as e:
+    except InvalidInput as e:
         report = PreflightReport()
         report.add(plan.name, "plan", FAILED, str(e))
         return report
@@ -306,7 +307,7 @@ def _sysbench_login(subject: Subject, target: Target, executor: Executor) -> str
 
     try:
         process = executor.start(make, files={TARGET_CHECK_NAME: TARGET_CHECK_LUA})
-    except (ExecutorError, ValidationError) as e:
+    except (ExecutorError, InvalidInput) as e:
         return str(e)
     parser = OutputParser()
     for line in process.lines(0.5):
@@ -348,7 +349,7 @@ def _check_limits(
 ) -> None:
     try:
         warnings = checks.server_warnings(server, subject.server_settings, subject.max_threads)
-    except ValidationError as e:
+    except InvalidInput as e:
         step = "max_connections" if e.field == "threads" else e.field
         report.add(target.name, step, FAILED, e.message)
         return

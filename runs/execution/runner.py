@@ -22,6 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from runs import targets
+from runs.errors import InvalidInput
 from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
 from runs.execution.cell_hosts import (
     Dispatch,
@@ -45,7 +46,7 @@ from runs.loadhosts import Executor, executor_for
 from runs.models import Batch, LoadSplit, Run, Status
 from runs.sysbench.command import has_dataset
 from runs.sysbench.errors import error_code
-from runs.sysbench.options import ValidationError, is_sql_test
+from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import SysbenchError
 from runs.targets import counters
 
@@ -106,7 +107,7 @@ class BatchRunner:
             stopped = e
         except ResultsUnreachable as e:
             self.results_lost = e
-        except (BatchAborted, TargetGone, targets.TargetError, ValidationError) as e:
+        except (BatchAborted, TargetGone, targets.TargetError, InvalidInput) as e:
             self._abort(str(e) if not isinstance(e, targets.TargetError) else target_error_text(e))
         except Exception as e:
             logger.exception("batch %s failed", self.batch.pk)

@@ -8,7 +8,7 @@ import pytest
 from runs.analysis import auto, modes, search
 from runs.analysis.modes import Auto, RateAuto, RepeatsAuto, ThreadsAuto
 from runs.analysis.search import CellFigures, cell_figures
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 from tests.analysis.recorded import RATES, insert, insert_cell, point_select_at
 
 
@@ -225,6 +225,6 @@ def test_auto_settings_take_defaults_and_refuse_nonsense():
     ],
 )
 def test_bad_auto_settings_name_their_field(given, field, words):
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInput) as caught:
         modes.auto_from_dict(given)
     assert caught.value.field == field and words in str(caught.value)
