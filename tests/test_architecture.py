@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "secrets": 0,  # the encrypted model field
     "apps": 0,
     "errors": 0,  # the application's own errors, raised from every room
+    "frozen": 0,  # a batch's frozen plan, read from its params
     "sysbench": 1,
     "analysis": 1,
     "targets": 1,
@@ -41,7 +42,7 @@ LAYERS: dict[str, int] = {
 }
 PURE = {"sysbench", "analysis"}
 # Bottom modules that import nothing of runs, no Django and no I/O: pure code may use them.
-PURE_BOTTOM = {"errors"}
+PURE_BOTTOM = {"errors", "frozen"}
 # Within the middle layer, the pure packages stand below the I/O boundaries.
 SIDEWAYS_FORBIDDEN = {
     ("targets", "loadhosts"),

@@ -25,6 +25,7 @@ from runs.analysis.results import (
     series_label,
 )
 from runs.analysis.verdicts import Verdict
+from runs.frozen import FrozenPlan
 
 RATE = auto.RATE
 MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one sentence
@@ -74,7 +75,7 @@ def batch_answers(
     """Everything a batch answers. `reasons`: run id → why an auto mode added it."""
     series = group_series(runs)
     cell_verdicts = verdicts.cell_verdicts(runs, baseline_key)
-    settings = modes.auto_from_dict(params.get("auto"))
+    settings = modes.auto_from_dict(FrozenPlan.from_params(params).auto)
     answers = BatchAnswers(baseline_key=baseline_key, verdicts=cell_verdicts)
     answers.summary = summary_sentences(series, baseline_key, cell_verdicts)
     answers.found = auto.conclusions(settings, runs) if settings.any else []

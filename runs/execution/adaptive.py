@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
 
 from runs.analysis import auto, matrix, modes
 from runs.analysis.results import RunFigures
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.sysbench.command import expected_duration_s
 
@@ -27,12 +27,13 @@ logger = logging.getLogger(__name__)
 def batch_extend(*, batch: Batch) -> int:
     """Queue the runs the batch's auto modes ask for next; how many were added (0: the
     batch has its answers, or asks for none)."""
-    settings = modes.auto_from_dict(batch.params.get("auto"))
+    plan = FrozenPlan.from_params(batch.params)
+    settings = modes.auto_from_dict(plan.auto)
     if not settings.any:
         return 0
     runs = list(batch.runs.order_by("position").defer("raw_log", "reports", "histogram"))
     figures = [RunFigures.of(run) for run in runs]
-    cells = auto.next_cells(settings, figures, int(batch.params.get("repeats") or 1))
+    cells = auto.next_cells(settings, figures, plan.repeats or 1)
     if not cells:
         return 0
     if len(runs) + sum(c.repeats for c in cells) > matrix.MAX_RUNS:
@@ -76,10 +77,10 @@ def _queue(batch: Batch, cells: list[auto.NewCell], *, seed: int) -> int:
 
 def _expand(batch: Batch, cell: auto.NewCell) -> list[matrix.Cell]:
     """The cell's runs, its options checked and keyed as the plan's own cells are."""
-    params: dict[str, Any] = batch.params
+    plan = FrozenPlan.from_params(batch.params)
     return matrix.expand(
-        test=params["test"],
-        fixed_options=params["options"],
+        test=plan.test,
+        fixed_options=plan.options,
         axes=matrix.Axes(
             threads=[cell.threads],
             server_settings={k: [v] for k, v in cell.settings.items()},
@@ -88,7 +89,7 @@ def _expand(batch: Batch, cell: auto.NewCell) -> list[matrix.Cell]:
         repeats=cell.repeats,
         order="ramp",
         seed=batch.seed,
-        dataset_policy="fresh" if params.get("dataset_policy") == "fresh" else "shared",
+        dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
     )
 
 

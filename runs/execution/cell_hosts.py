@@ -26,6 +26,7 @@ from runs.execution.barrier import CellBarrier
 from runs.execution.pulse import Pulse
 from runs.execution.sink import SampleSink
 from runs.execution.watch import BatchStopped, Watch
+from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, executor_for
 from runs.models import Batch, LoadHost, LoadSplit, Run, RunHost, Status
 from runs.sysbench.output import IntervalSample, ParseResult, QueueSample
@@ -40,7 +41,7 @@ Dispatch = Callable[[list[int]], None]
 def batch_load_hosts(batch: Batch) -> list[LoadHost]:
     """The batch's load hosts in the plan's order: its own, then the extra ones."""
     assert batch.load_host is not None
-    extra_ids = batch.params.get("extra_load_hosts") or []
+    extra_ids = FrozenPlan.from_params(batch.params).extra_load_hosts
     extra = {h.pk: h for h in LoadHost.objects.filter(pk__in=extra_ids)}
     return [batch.load_host, *(extra[i] for i in extra_ids if i in extra)]
 

@@ -19,6 +19,7 @@ from typing import Any
 from django.utils import timezone
 
 from runs import targets
+from runs.frozen import FrozenPlan
 from runs.models import Batch
 from runs.sysbench.command import dataset_key, dataset_reusable, family
 from runs.sysbench.options import OPTIONS, SINGLE_TABLE_TESTS, is_sql_test
@@ -115,7 +116,8 @@ def dataset_prepared(
 
 def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
     """Whether a batch's cell may reuse the data set on its target, or what to clean."""
-    test = batch.params["test"]
+    plan = FrozenPlan.from_params(batch.params)
+    test = plan.test
     if not is_sql_test(test) or batch.target is None:
         return Decision(reuse=False, reason="")  # fileio: a fresh workspace
     with targets.connect_to(batch.target) as db:
@@ -124,17 +126,18 @@ def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
             test=test,
             options=options,
             sysbench_version=_sysbench_version(batch),
-            reuse_allowed=batch.params["dataset_policy"] == "shared",
+            reuse_allowed=plan.dataset_policy == "shared",
         )
 
 
 def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any]) -> None:
     """Mark the data set a batch just prepared on its target."""
-    if is_sql_test(batch.params["test"]) and batch.target is not None:
+    test = FrozenPlan.from_params(batch.params).test
+    if is_sql_test(test) and batch.target is not None:
         with targets.connect_to(batch.target) as db:
             dataset_prepared(
                 db=db,
-                test=batch.params["test"],
+                test=test,
                 options=options,
                 sysbench_version=_sysbench_version(batch),
                 batch_id=batch.pk,

@@ -12,6 +12,7 @@ from typing import Any
 
 from runs import targets
 from runs.execution import checks
+from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
 from runs.loadhosts.facts import server_host_facts, server_reference
 from runs.models import Batch, Target
@@ -23,7 +24,8 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
         return  # a resumed batch keeps what was recorded before its first change
     environment: dict[str, Any] = {**batch.environment, "load_host": executor.facts()}
     originals: dict[str, str] | None = None
-    if is_sql_test(batch.params["test"]) and batch.target is not None:
+    plan = FrozenPlan.from_params(batch.params)
+    if is_sql_test(plan.test) and batch.target is not None:
         with targets.connect_to(batch.target) as db:
             server = db.server_info()
             environment["server"] = {
@@ -32,7 +34,7 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
                 **server.details,  # PostgreSQL: every pg_settings row
             }
             batch.warnings = [*batch.warnings, *_server_warnings(batch, server)]
-            originals = db.originals(batch.params["server_settings"])
+            originals = db.originals(plan.server_settings)
     if batch.target is not None:
         environment.update(_server_host_environment(batch, batch.target))
     batch.environment = environment
@@ -54,7 +56,9 @@ def _server_host_environment(batch: Batch, target: Target) -> dict[str, Any]:
 
 def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:
     max_threads = max(batch.runs.values_list("threads", flat=True))
-    warnings = checks.server_warnings(server, batch.params["server_settings"], max_threads)
+    warnings = checks.server_warnings(
+        server, FrozenPlan.from_params(batch.params).server_settings, max_threads
+    )
     return [w for w in warnings if w not in batch.warnings]
 
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from runs import targets
 from runs.errors import InvalidInput
 from runs.execution import checks
+from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts, server_host_facts
 from runs.models import Batch, LoadHost, Plan, Target
@@ -127,17 +128,17 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
     """The first step of a batch: the same checks, on the batch's frozen parameters."""
     assert batch.load_host is not None, "only imported batches have no load host"
     runs = list(batch.runs.values_list("threads", "options"))
-    params = batch.params
+    frozen = FrozenPlan.from_params(batch.params)
     subject = Subject(
         load_host=batch.load_host,
         target=batch.target,
-        test=params["test"],
-        has_script=bool(params.get("script")),
+        test=frozen.test,
+        has_script=frozen.script is not None,
         max_threads=max(threads for threads, _ in runs),
-        server_settings=params["server_settings"],
-        fileio_bytes=_fileio_bytes(params["test"], [options for _, options in runs]),
+        server_settings=frozen.server_settings,
+        fileio_bytes=_fileio_bytes(frozen.test, [options for _, options in runs]),
         extra_load_hosts=tuple(
-            LoadHost.objects.filter(pk__in=params.get("extra_load_hosts") or []).order_by("name")
+            LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
     )
     return run_preflight(subject, executor)

@@ -42,8 +42,9 @@ from runs.execution.starting import BatchAborted, Starter
 from runs.execution.steps import Group
 from runs.execution.target_wait import TargetGone, failure_kind, target_wait, unreachable
 from runs.execution.watch import BatchStopped
+from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, executor_for
-from runs.models import Batch, LoadSplit, Run, Status
+from runs.models import Batch, Run, Status
 from runs.sysbench.command import has_dataset
 from runs.sysbench.errors import error_code
 from runs.sysbench.options import is_sql_test
@@ -83,8 +84,8 @@ class BatchRunner:
         self.hosts = batch_load_hosts(batch)  # more than one: each cell from all of them
         self.dispatch = dispatch
         self.starter = Starter(batch, executor)
-        self.params: dict[str, Any] = batch.params
-        self.test: str = self.params["test"]
+        self.plan = FrozenPlan.from_params(batch.params)
+        self.test = self.plan.test
         self.sql = is_sql_test(self.test)
         self.store = ResultsStore()
         self.pulse = Pulse(batch.pk, self.store)
@@ -132,7 +133,7 @@ class BatchRunner:
             raise BatchAborted("preflight failed: " + "\n".join(report.failures))
 
     def _run_group(self, group: Group) -> None:
-        owns_data = has_dataset(self.test) and self.params["dataset_policy"] != "existing"
+        owns_data = has_dataset(self.test) and self.plan.dataset_policy != "existing"
         if owns_data and not self._prepare(group):
             return
         try:
@@ -144,17 +145,14 @@ class BatchRunner:
         except BatchStopped as e:
             # A cancelled batch still drops its data set; a stopping worker leaves it for
             # the batch to go on with when it resumes.
-            if e.status == Status.CANCELLED and owns_data and self.params["cleanup"]:
+            if e.status == Status.CANCELLED and owns_data and self.plan.cleanup:
                 self._cleanup(group)
             raise
-        if owns_data and self.params["cleanup"]:
+        if owns_data and self.plan.cleanup:
             self._cleanup(group)
 
     def _prepare(self, group: Group) -> bool:
-        if (
-            steps.step_done(self.batch, "prepare", group)
-            and self.params["dataset_policy"] == "shared"
-        ):
+        if steps.step_done(self.batch, "prepare", group) and self.plan.dataset_policy == "shared":
             return True  # prepared before a crash; the data set is still there
         options = group.runs[0].options
         decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
@@ -264,7 +262,7 @@ class BatchRunner:
         """The cell from every load host at once (runs/execution/cell_hosts.py)."""
         assert self.dispatch is not None, "a cell from several hosts needs its drivers"
         dispatch = self.dispatch
-        parts = cell_parts(run, self.hosts, self.params.get("load_split", LoadSplit.DIVIDE))
+        parts = cell_parts(run, self.hosts, self.plan.load_split)
         sampler = counters.sampler_start(run=run, batch=self.batch)
         try:
             self.store.ensure(lambda: run.save(update_fields=["verified_settings", "environment"]))
@@ -313,7 +311,7 @@ class BatchRunner:
         sampler: counters.CounterSampler | None,
     ) -> None:
         """Follow the running cell to its end through `follow`, then store its result."""
-        warmup_s = float(self.params["warmup_s"])
+        warmup_s = float(self.plan.warmup_s)
         sink = SampleSink(run, warmup_s=warmup_s, store=self.store)
         followed = follow(sink)
         stop = followed.stop

@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from runs import targets
+from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess
 from runs.models import Batch, Status
 from runs.sysbench.command import build_command
@@ -26,8 +27,8 @@ class Starter:
     def __init__(self, batch: Batch, executor: Executor) -> None:
         self.batch = batch
         self.executor = executor
-        self.params: dict[str, Any] = batch.params
-        self.test: str = self.params["test"]
+        self.plan = FrozenPlan.from_params(batch.params)
+        self.test = self.plan.test
         self.sql = is_sql_test(self.test)
 
     def start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
@@ -35,7 +36,7 @@ class Starter:
         connection = (
             targets.connection_of(self.batch.target) if self.sql and self.batch.target else None
         )
-        script = self.params.get("script")  # a custom Lua script, frozen at launch
+        script = self.plan.script  # a custom Lua script, frozen at launch
 
         def make(config_path: str) -> Any:
             return build_command(
@@ -50,7 +51,7 @@ class Starter:
             )
 
         try:
-            files = {SCRIPT_NAME: script["content"]} if script else None
+            files = {SCRIPT_NAME: script.content} if script else None
             workspace = self.workspace()
             if workspace:
                 return self.executor.start(make, files=files, cwd=workspace)  # type: ignore[call-arg]

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Status
 from runs.sysbench.command import dataset_key
 
@@ -25,8 +26,9 @@ class Group:
 def pending_groups(batch: Batch) -> list[Group]:
     """The groups of the batch that still have a queued run, in execution order."""
     groups: list[Group] = []
-    test = batch.params["test"]
-    fresh = batch.params["dataset_policy"] == "fresh"
+    plan = FrozenPlan.from_params(batch.params)
+    test = plan.test
+    fresh = plan.dataset_policy == "fresh"
     for run in batch.runs.order_by("position"):
         key = dataset_key(test, run.options)
         if fresh or not groups or groups[-1].dataset != key:

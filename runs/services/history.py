@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from runs.analysis import regressions
 from runs.analysis.regressions import CellNight
+from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import notifications, queue
 
@@ -94,8 +95,7 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
 
 def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
     """What one batch measured, cell by cell (cells keyed by their frozen parameters)."""
-    params = batch.params or {}
-    script = params.get("script") or {}
+    plan = FrozenPlan.from_params(batch.params)
     return regressions.night_cells(
         (
             regressions.RunResult(
@@ -108,9 +108,9 @@ def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
             )
             for run in runs
         ),
-        test=str(params.get("test", "")),
-        target=params.get("target"),
-        script=script.get("content") if isinstance(script, dict) else None,
+        test=plan.test,
+        target=plan.target,
+        script=plan.script.content if plan.script else None,
         ok_status=Status.DONE,
     )
 

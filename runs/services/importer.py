@@ -24,6 +24,7 @@ from django.utils import timezone
 from runs.analysis import charts
 from runs.analysis.summary import summary_of
 from runs.errors import InvalidInput
+from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
 from runs.services import timeseries
 from runs.services.import_store import ImportStore, log_lines
@@ -270,7 +271,7 @@ def _store_run(imported: ImportResult, run: Run, threads: int) -> None:
     primary = result.primary_error
     run.cell_key = f"import threads={threads}"
     run.threads = threads
-    run.options = imported.params["options"]
+    run.options = FrozenPlan.from_params(imported.params).options
     run.status = imported.status
     run.summary = imported.summary
     run.reports = [r.to_dict() for r in result.reports]

@@ -68,8 +68,7 @@ def _describe(imported: ImportResult) -> str:
         f"run {imported.run.pk if imported.run else '?'}"
     )
     lines = [
-        f"{imported.status}: {imported.test}, sysbench {imported.params['version'] or '?'} "
-        f"({where})",
+        f"{imported.status}: {imported.test}, sysbench {imported.result.version or '?'} ({where})",
         f"samples: {imported.sample_count}, unrecognised lines: {imported.unrecognised_lines}",
     ]
     figures = [f"{k}={summary[k]}" for k in ("tps", "qps", "eps", "latency_pct_ms") if k in summary]

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from runs.analysis import answers, charts, comparison, results
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services import exports, reports, selectors, timeseries
 from runs.web.responses import streamed
@@ -122,7 +123,7 @@ def _time_charts(
         if counter
         else None
     )
-    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
+    warmup_s = float(FrozenPlan.from_params(batch.params).warmup_s or 0)
     return {
         "timeseries": charts.timeseries_chart(
             chosen, lines, colours, warmup_s=warmup_s, counters=counters
@@ -153,7 +154,7 @@ def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
     verified = [r.verified_settings for r in runs if r.verified_settings]
     differing = set(results.differing_keys(verified))
     settings_names = sorted(
-        {k for v in verified for k in v} | set(batch.params.get("server_settings") or {})
+        {k for v in verified for k in v} | set(FrozenPlan.from_params(batch.params).server_settings)
     )
     return {
         "version": server.get("version", ""),
