@@ -78,7 +78,7 @@ def test_the_round_trip_keeps_the_plan() -> None:
 
 
 def test_the_plan_shares_nothing_with_the_row_it_was_read_from() -> None:
-    params = {"test": "oltp_insert", "threads": [1], "options": {"time": 2}}
+    params: dict[str, Any] = {"test": "oltp_insert", "threads": [1], "options": {"time": 2}}
     plan = FrozenPlan.from_params(params)
     plan.to_params()["threads"].append(4)
     params["options"]["time"] = 9

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from runs.columns import BatchEnvironment
+
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
 PALETTE = (
@@ -315,7 +317,7 @@ def reference_threads(
     environment: Mapping[str, Any], cpu_cores: int | None, disk_count: int | None
 ) -> tuple[int | None, str]:
     """The cores x 2 + disks thread count, and where its figures come from."""
-    reference = environment.get("reference") or {}
+    reference = BatchEnvironment.load(environment).reference
     if reference.get("threads"):
         cores, disks = reference.get("cpu_cores"), reference.get("disk_count")
         return int(reference["threads"]), f"{cores} cores x 2 + {disks} disks"

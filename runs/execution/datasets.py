@@ -19,6 +19,7 @@ from typing import Any
 from django.utils import timezone
 
 from runs import targets
+from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch
 from runs.sysbench.command import dataset_key, dataset_reusable, family
@@ -145,8 +146,7 @@ def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any]) -> None:
 
 
 def _sysbench_version(batch: Batch) -> str:
-    load_host = batch.environment.get("load_host") or {}
-    return str(load_host.get("sysbench_version") or "unknown")
+    return BatchEnvironment.load(batch.environment).sysbench_version
 
 
 def dataset_removed(*, db: ServerTarget) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from runs import targets
+from runs.columns import BatchEnvironment
 from runs.execution import checks
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
@@ -66,7 +67,7 @@ def run_server_changes(*, batch: Batch, variables: Mapping[str, str]) -> dict[st
     """What differs from the batch's snapshot in the server variables read back when a
     run's settings were applied: {"server": {"variables": {...}}}, or {} when nothing does.
     Variables that move on their own (the binary log's position) are left out."""
-    before = (batch.environment.get("server") or {}).get("variables") or {}
+    before = BatchEnvironment.load(batch.environment).server_variables
     changed = {
         name: value
         for name, value in variables.items()
