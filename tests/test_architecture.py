@@ -205,3 +205,13 @@ def test_modules_stay_short_enough_to_read() -> None:
         and module not in LONG_FOR_A_REASON
     }
     assert long == {}, f"split these modules, or give the reason in LONG_FOR_A_REASON: {long}"
+
+
+def test_the_execution_map_names_every_module_of_execution() -> None:
+    """runs/execution/__init__.py opens with the map of its room, a line per module: a
+    module added or renamed without its line in the map fails here."""
+    room = APP / "execution"
+    doc = ast.get_docstring(ast.parse((room / "__init__.py").read_text())) or ""
+    mapped = {line.split()[0] for line in doc.splitlines() if line.startswith("    ")}
+    modules_here = {path.name for path in room.glob("*.py")} - {"__init__.py"}
+    assert sorted(modules_here - mapped) == [], "give these modules their line in the map"

@@ -3,7 +3,7 @@
 A server with many cores is not saturated from one load host: sysbench, the network stack
 and the client's CPU run out first. The plan names more load hosts; each cell then splits
 its threads (and `--rate`) between them or runs them on each (runs/analysis/multihost.py),
-and a Celery group starts one driver per host (runs/execution/drive.py). Every host is
+and a Celery group starts one driver per host (runs/execution/host_driver.py). Every host is
 connected and staged before any starts: the barrier records how long that took and how
 far apart the hosts started (the skew). The runner sums the hosts' interval samples tick
 by tick into the cell's samples, live and stored like any run's; the cell's result comes
@@ -23,9 +23,8 @@ from django.conf import settings
 
 from runs.analysis import multihost
 from runs.execution.barrier import CellBarrier
-from runs.execution.pulse import Pulse
+from runs.execution.heartbeat import BatchStopped, Pulse, Watch
 from runs.execution.sink import SampleSink
-from runs.execution.watch import BatchStopped, Watch
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, executor_for
 from runs.models import Batch, LoadHost, LoadSplit, Run, RunHost, Status

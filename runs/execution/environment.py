@@ -2,13 +2,15 @@
 load host's facts, the server's version and variables (PostgreSQL: every pg_settings
 row), the database server's own host, and the server's original settings to restore.
 Each run then records the server variables it saw differ from that snapshot once its own
-settings were applied.
+settings were applied. After the batch, the original settings are put back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from django.utils import timezone
 
 from runs import targets
 from runs.columns import BatchEnvironment
@@ -74,3 +76,20 @@ def run_server_changes(*, batch: Batch, variables: Mapping[str, str]) -> dict[st
         if before.get(name) != value and name not in targets.MOVING_VARIABLES
     }
     return {"server": {"variables": changed}} if changed else {}
+
+
+def batch_restore_settings(*, batch: Batch) -> None:
+    """Put the server's original settings back. Safe to call more than once."""
+    if settings_put_back(batch=batch):
+        batch.settings_restored_at = timezone.now()
+        batch.save(update_fields=["settings_restored_at"])
+
+
+def settings_put_back(*, batch: Batch) -> bool:
+    """The server's original settings back on the target, from the batch as it is in
+    memory (the results database may be away); whether there was anything to restore."""
+    if not batch.original_settings or batch.target is None:
+        return False
+    with targets.connect_to(batch.target) as db:
+        db.restore(batch.original_settings)
+    return True

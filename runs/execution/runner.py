@@ -6,7 +6,7 @@ settings before the first change, then runs the queued cells in their recorded o
 Every line sysbench prints is parsed and published live as it arrives; samples, counter
 readings and raw log reach the database in bulk with the heartbeat, which tells the
 sweeper a live worker from a dead one and asks whether the batch was cancelled
-(runs/execution/pulse.py). The results database may go away for a while
+(heartbeat.py). The results database may go away for a while
 (results_store.py), and so may the target (target_wait.py): the batch waits for them,
 bounded.
 """
@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import adaptive, datasets, live, locks, preflight, server_settings, steps
+from runs.execution import adaptive, datasets, environment, live, locks, preflight
 from runs.execution.cell_hosts import (
     Dispatch,
     HostsFollowed,
@@ -32,16 +32,21 @@ from runs.execution.cell_hosts import (
     follow_hosts,
     hosts_set_result,
 )
+from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment, run_server_changes
-from runs.execution.follow import Followed, follow_run, follow_step, supervised
-from runs.execution.pulse import Pulse
+from runs.execution.heartbeat import BatchStopped, Pulse
 from runs.execution.results_store import ResultsStore, ResultsUnreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result, target_error_text
 from runs.execution.sink import SampleSink
-from runs.execution.starting import BatchAborted, Starter
-from runs.execution.steps import Group
+from runs.execution.sysbench_process import (
+    BatchAborted,
+    Followed,
+    Starter,
+    follow_run,
+    follow_step,
+    supervised,
+)
 from runs.execution.target_wait import TargetGone, failure_kind, target_wait, unreachable
-from runs.execution.watch import BatchStopped
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, executor_for
 from runs.models import Batch, Run, Status
@@ -100,7 +105,7 @@ class BatchRunner:
             self._preflight()
             batch_record_environment(batch=self.batch, executor=self.executor)
             while True:
-                for group in steps.pending_groups(self.batch):
+                for group in datasets.pending_groups(self.batch):
                     self._run_group(group)
                 if not adaptive.batch_extend(batch=self.batch):  # auto modes add runs
                     break
@@ -152,12 +157,15 @@ class BatchRunner:
             self._cleanup(group)
 
     def _prepare(self, group: Group) -> bool:
-        if steps.step_done(self.batch, "prepare", group) and self.plan.dataset_policy == "shared":
+        if (
+            datasets.step_done(self.batch, "prepare", group)
+            and self.plan.dataset_policy == "shared"
+        ):
             return True  # prepared before a crash; the data set is still there
         options = group.runs[0].options
         decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
         if decision.reuse:
-            steps.step_skipped(self.batch, "prepare", group, reason=decision.reason)
+            datasets.step_skipped(self.batch, "prepare", group, reason=decision.reason)
             return True
         if decision.cleanup_options is not None:
             self._sysbench_step("cleanup", group, decision.cleanup_options, reason=decision.reason)
@@ -204,7 +212,7 @@ class BatchRunner:
                 SysbenchError("other", f"sysbench {phase} exited with code {exit_code}", "", None)
             )
         self.store.ensure(
-            lambda: steps.step_record(
+            lambda: datasets.step_record(
                 self.batch,
                 phase,
                 group,
@@ -370,7 +378,7 @@ class BatchRunner:
         (they are in memory); recorded with the batch's end."""
         self.store.attempt(lambda: self.batch.refresh_from_db(fields=["original_settings"]))
         try:
-            if server_settings.settings_put_back(batch=self.batch):
+            if environment.settings_put_back(batch=self.batch):
                 self.batch.settings_restored_at = timezone.now()
         except targets.TargetError as e:
             originals = self.batch.original_settings

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis import modes
-from runs.execution import drive, locks, runner
+from runs.execution import host_driver, locks, runner
 from runs.execution.checks import PlanCheck, plan_check
 from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
@@ -152,7 +152,7 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
 
 def host_drive(*, run_host_id: int) -> None:
     """One load host's part of a cell run from several hosts (a driver task)."""
-    drive.host_drive(run_host_id=run_host_id)
+    host_driver.host_drive(run_host_id=run_host_id)
 
 
 def batch_release_locks(*, batch: Batch) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import checks, server_settings
+from runs.execution import checks, environment
 from runs.models import Batch, CounterSample, Status, Target
 from runs.services import batches
 from tests.helpers import wait_for_batch
@@ -150,7 +150,7 @@ def test_the_sweeper_restores_the_settings_of_a_batch_whose_worker_died(
         original_settings=originals,
     )
 
-    server_settings.batch_restore_settings(batch=batch)
+    environment.batch_restore_settings(batch=batch)
 
     assert show(postgres_server, "synchronous_commit") == "on"
     assert auto_conf(postgres_server) == {}
