@@ -1,5 +1,5 @@
 """Typed readers of the JSON columns that code reads by key, besides a batch's params
-(runs/frozen.py): a batch's environment, its nightly check, a run's counters.
+(runs/frozen.py): a run's summary and counters, a batch's environment, its nightly check.
 
 Each is parsed once where code reaches the row (`BatchEnvironment.load(batch.environment)`)
 and read by attribute after, so a key's name and its default for older or partial rows
@@ -21,9 +21,70 @@ def _dict(data: Mapping[str, Any], key: str) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
+def _number(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
 def _list(data: Mapping[str, Any], key: str) -> list[Any]:
     value = data.get(key)
     return list(value) if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """`Run.summary` (and a load host's part of a cell): the figures of sysbench's steady
+    report (runs/analysis/summary.py) as numbers, None where the test has none."""
+
+    tps: float | None = None
+    qps: float | None = None
+    eps: float | None = None  # events/s: cpu, threads, mutex
+    errors: float | None = None  # ignored errors
+    latency_pct: float | None = None  # which percentile, e.g. 95
+    latency_pct_ms: float | None = None
+    latency_avg_ms: float | None = None
+    mib_per_s: float | None = None  # memory
+    read_mib_per_s: float | None = None  # fileio
+    written_mib_per_s: float | None = None
+    interval_batch_means: list[float] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any] | None) -> RunSummary:
+        data = data or {}
+        numbers = {name: _number(data, name) for name in _FIGURES if data.get(name) is not None}
+        means = [float(v) for v in _list(data, "interval_batch_means")]
+        return cls(**numbers, interval_batch_means=means)
+
+    @property
+    def throughput(self) -> tuple[float | None, str]:
+        """The headline rate and its unit: tps for SQL tests, events/s for cpu, threads
+        and mutex, MiB/s for memory and fileio."""
+        if self.tps is not None:
+            return self.tps, "tps"
+        if self.mib_per_s is not None:
+            return self.mib_per_s, "MiB/s"
+        if self.read_mib_per_s is not None or self.written_mib_per_s is not None:
+            return (self.read_mib_per_s or 0) + (self.written_mib_per_s or 0), "MiB/s"
+        if self.eps is not None:
+            return self.eps, "events/s"
+        return None, "tps"
+
+
+# The summary's figures read as numbers, each a field of RunSummary.
+_FIGURES = (
+    "tps",
+    "qps",
+    "eps",
+    "errors",
+    "latency_pct",
+    "latency_pct_ms",
+    "latency_avg_ms",
+    "mib_per_s",
+    "read_mib_per_s",
+    "written_mib_per_s",
+)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,51 @@
-"""The typed readers of a batch's environment, a night's check and a run's counters read
-what the worker and the nightly check store, and read older or partial rows as empty."""
+"""The typed readers of a run's summary and counters, a batch's environment and a night's
+check read what the worker and the nightly check store, and read older or partial rows as
+empty."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from runs.columns import BatchEnvironment, NightCheck, RunCounters
+import pytest
+
+from runs.analysis.summary import summarise
+from runs.columns import BatchEnvironment, NightCheck, RunCounters, RunSummary
+from tests.sysbench.test_parser import parse
+
+
+@pytest.mark.parametrize(
+    ("fixture", "throughput"),
+    [
+        ("oltp_read_write", (561.24, "tps")),
+        ("fileio", (564.73 + 376.48, "MiB/s")),
+        ("memory", (4718.06, "MiB/s")),
+        ("cpu", (30063.84, "events/s")),
+    ],
+)
+def test_a_summary_of_real_output_reads_its_headline_rate(
+    fixture: str, throughput: tuple[float, str]
+) -> None:
+    figures = RunSummary.load(summarise(parse(fixture), warmup_s=0))
+    assert figures.throughput == pytest.approx(throughput)
+    assert figures.latency_pct == 95.0
+
+
+def test_a_summary_reads_the_sql_figures_as_numbers() -> None:
+    figures = RunSummary.load(summarise(parse("oltp_read_write"), warmup_s=0))
+    assert (figures.tps, figures.qps, figures.errors) == (561.24, 11295.64, 13.0)
+    assert (figures.latency_pct_ms, figures.latency_avg_ms) == (5.28, 3.56)
+    assert figures.eps is None
+    assert len(figures.interval_batch_means) == 1
+
+
+def test_a_summary_without_a_report_reads_as_no_figures() -> None:
+    for data in (None, {}, {"outcome": "error", "warmup_s": 0, "interval_tps": None}):
+        figures = RunSummary.load(data)
+        assert figures.throughput == (None, "tps")
+        assert figures.latency_pct_ms is None
+        assert figures.interval_batch_means == []
+    assert RunSummary.load({"tps": True, "qps": "12"}).tps is None  # not numbers: none
+
 
 # A batch's environment as runs/execution/environment.py and the preflight record it.
 ENVIRONMENT: dict[str, Any] = {

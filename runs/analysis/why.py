@@ -123,9 +123,9 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
 
 def _time_ms(run: RunFigures) -> float:
     # The average latency is the time per transaction; without it, threads / tps.
-    average = run.summary.get("latency_avg_ms")
+    average = run.figures.latency_avg_ms
     if average:
-        return float(average)
+        return average
     return run.threads / float(run.throughput or 1) * 1000
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from runs.analysis import multihost
+from runs.columns import RunSummary
 from runs.execution.barrier import CellBarrier
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
 from runs.execution.sink import SampleSink
@@ -222,8 +223,8 @@ def _coordination(parts: list[RunHost], staged_s: float) -> dict[str, Any]:
                 "rate": p.rate,
                 "status": p.status,
                 "started_at": p.started_at.isoformat() if p.started_at else None,
-                "tps": p.summary.get("tps"),
-                "latency_pct_ms": p.summary.get("latency_pct_ms"),
+                "tps": RunSummary.load(p.summary).tps,
+                "latency_pct_ms": RunSummary.load(p.summary).latency_pct_ms,
                 "error": p.error,
             }
             for p in parts
