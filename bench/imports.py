@@ -84,14 +84,14 @@ def target() -> Any:
 def child(path: str) -> None:
     """One import in this process: its time, samples, and memory above the start."""
     django.setup()
+    from runs.errors import InvalidInput
     from runs.services.importer import log_import
-    from runs.sysbench.options import ValidationError
 
     before = _status_kb("VmRSS")
     began = time.perf_counter()
     try:
         samples = _import(path, log_import)
-    except ValidationError as e:
+    except InvalidInput as e:
         print(json.dumps({"refused": str(e)}))
         return
     elapsed = time.perf_counter() - began

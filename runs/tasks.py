@@ -9,7 +9,7 @@ from typing import Any
 from celery import Task, shared_task
 from celery.signals import worker_ready, worker_shutting_down
 
-from runs.execution.watch import WORKER_STOPPING
+from runs.execution.heartbeat import WORKER_STOPPING
 from runs.models import Batch
 from runs.services import batches, history, recovery, schedules
 

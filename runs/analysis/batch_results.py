@@ -33,6 +33,7 @@ from runs.analysis.results import (
     throughput_unit,
 )
 from runs.analysis.verdicts import Verdict
+from runs.frozen import FrozenPlan
 
 RATE = auto_steps.RATE
 MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one sentence
@@ -121,7 +122,7 @@ def build(
 
 
 def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
-    settings = auto_settings.auto_from_dict(params.get("auto"))
+    settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
     return auto_steps.conclusions(settings, runs) if settings.any else []
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from runs.analysis import stats
 from runs.analysis.results import PALETTE, RunFigures, Series, group_series, thread_counts
+from runs.columns import RunCounters
 
 LATENCY_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 
@@ -196,8 +197,9 @@ def counter_names(runs: Iterable[RunFigures]) -> tuple[list[str], set[str]]:
     names: set[str] = set()
     gauges: set[str] = set()
     for run in runs:
-        names.update((run.counters.get("deltas") or {}).keys())
-        gauges.update((run.counters.get("gauges") or {}).keys())
+        counters = RunCounters.load(run.counters)
+        names.update(counters.deltas)
+        gauges.update(counters.gauges)
     return sorted(names | gauges), gauges
 
 

@@ -21,10 +21,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from runs.errors import InvalidInput
 from runs.sysbench.command import clean_run_options, dataset_key, dataset_reusable
 from runs.sysbench.options import (
     OptionValue,
-    ValidationError,
     clean_option,
     clean_options,
     render_value,
@@ -101,7 +101,7 @@ def expand(
     seed: int,
     dataset_policy: str,
 ) -> list[Cell]:
-    """Every run of a batch, in the order they are to run; raises ValidationError.
+    """Every run of a batch, in the order they are to run; raises InvalidInput.
 
     With the "shared" policy, cells sharing a data set are kept together so that one
     prepare serves them all: for each data set (in order of first appearance), every
@@ -154,13 +154,13 @@ def cleanup_points(cells: Sequence[Cell], dataset_policy: str) -> list[int]:
 
 def _check_policies(test: str, repeats: int, order: str, seed: int, policy: str) -> None:
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValidationError("repeats", f"must be a whole number of at least 1, not {repeats!r}")
+        raise InvalidInput("repeats", f"must be a whole number of at least 1, not {repeats!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValidationError("seed", f"must be a whole number, not {seed!r}")
+        raise InvalidInput("seed", f"must be a whole number, not {seed!r}")
     _check_choice("order", order, ORDERS)
     _check_choice("dataset_policy", policy, DATASET_POLICIES)
     if policy == "shared" and not dataset_reusable(test):
-        raise ValidationError(
+        raise InvalidInput(
             "dataset_policy",
             f"{test} inserts the same ids on every run, so it needs a fresh data set "
             "for each: choose 'fresh'",
@@ -169,18 +169,18 @@ def _check_policies(test: str, repeats: int, order: str, seed: int, policy: str)
 
 def _check_choice(field_name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ValidationError(field_name, f"{value!r} is not one of {', '.join(choices)}")
+        raise InvalidInput(field_name, f"{value!r} is not one of {', '.join(choices)}")
 
 
 def _fixed_options(test: str, fixed_options: Mapping[str, object]) -> dict[str, OptionValue]:
     if "threads" in fixed_options:
-        raise ValidationError("threads", "threads is an axis: list its values there")
+        raise InvalidInput("threads", "threads is an axis: list its values there")
     return clean_options(test, fixed_options)
 
 
 def _threads_axis(test: str, values: Sequence[object]) -> list[int]:
     if not isinstance(values, list | tuple) or not values:
-        raise ValidationError("threads", "give at least one thread count")
+        raise InvalidInput("threads", "give at least one thread count")
     cleaned = [int(clean_option(test, "threads", value)) for value in values]
     _no_duplicates("threads", cleaned)
     return sorted(cleaned)  # ascending: the ramp order, and a stable base to shuffle
@@ -194,9 +194,9 @@ def _settings_axes(axes: Mapping[str, Sequence[object]]) -> dict[str, list[str]]
 
 def _setting_values(name: str, values: Sequence[object]) -> list[str]:
     if not isinstance(name, str) or not _SETTING_NAME_RE.fullmatch(name):
-        raise ValidationError("server_settings", f"{name!r} is not a server variable name")
+        raise InvalidInput("server_settings", f"{name!r} is not a server variable name")
     if not isinstance(values, list | tuple) or not values:
-        raise ValidationError(name, "give at least one value")
+        raise InvalidInput(name, "give at least one value")
     cleaned = [_setting_value(name, value) for value in values]
     _no_duplicates(name, cleaned)
     return cleaned
@@ -206,7 +206,7 @@ def _setting_value(name: str, value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not _SETTING_VALUE_RE.fullmatch(value):
-        raise ValidationError(name, f"{value!r} is not allowed as a server setting value")
+        raise InvalidInput(name, f"{value!r} is not allowed as a server setting value")
     return value
 
 
@@ -216,12 +216,12 @@ def _option_axes(
     result = {}
     for name in sorted(axes):
         if name == "threads":
-            raise ValidationError("threads", "threads has its own axis")
+            raise InvalidInput("threads", "threads has its own axis")
         if name in fixed:
-            raise ValidationError(name, "is both a fixed option and an axis")
+            raise InvalidInput(name, "is both a fixed option and an axis")
         values = axes[name]
         if not isinstance(values, list | tuple) or not values:
-            raise ValidationError(name, "give at least one value")
+            raise InvalidInput(name, "give at least one value")
         result[name] = [clean_option(test, name, value) for value in values]
         _no_duplicates(name, result[name])
     return result
@@ -231,7 +231,7 @@ def _no_duplicates(field_name: str, values: Sequence[object]) -> None:
     seen: list[object] = []
     for value in values:
         if value in seen:
-            raise ValidationError(field_name, f"duplicate value {_render(value)}")
+            raise InvalidInput(field_name, f"duplicate value {_render(value)}")
         seen.append(value)
 
 
@@ -244,7 +244,7 @@ def _check_size(
     lengths = [len(v) for v in settings.values()] + [len(v) for v in options.values()]
     cells = threads * math.prod(lengths)
     if cells * repeats > MAX_RUNS:
-        raise ValidationError(
+        raise InvalidInput(
             "matrix",
             f"{cells} cells x {repeats} repeats = {cells * repeats} runs, "
             f"more than the limit of {MAX_RUNS}: drop some axis values or repeats",

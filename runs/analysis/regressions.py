@@ -25,6 +25,7 @@ from typing import Any
 
 from runs.analysis import stats
 from runs.analysis.results import axis_options, series_label, throughput
+from runs.columns import RunSummary
 
 MIN_NIGHTS = 5  # fewer nights than this say little about the noise: no verdict
 NOISE_SIGMAS = 3.0
@@ -145,10 +146,9 @@ def _cell_night(identity: str, runs: list[RunResult], ok_status: str) -> CellNig
     ok = [r for r in runs if r.status == ok_status]
     rates = [throughput(r.summary) for r in ok]
     values = [v for v, _ in rates if v is not None]
-    latencies = [
-        float(r.summary["latency_pct_ms"]) for r in ok if _number(r.summary, "latency_pct_ms")
-    ]
-    pct = next((r.summary.get("latency_pct") for r in ok if r.summary.get("latency_pct")), None)
+    figures = [RunSummary.load(r.summary) for r in ok]
+    latencies = [v for f in figures if (v := f.latency_pct_ms) is not None]
+    pct = next((f.latency_pct for f in figures if f.latency_pct), None)
     axes = axis_options(first.cell_key)
     settings = {str(k): str(v) for k, v in first.settings.items()}
     label = f"threads={first.threads}"
@@ -164,12 +164,8 @@ def _cell_night(identity: str, runs: list[RunResult], ok_status: str) -> CellNig
         throughput=statistics.median(values) if values else None,
         throughput_unit=next((u for v, u in rates if v is not None), "tps"),
         latency_ms=statistics.median(latencies) if latencies else None,
-        latency_pct=float(pct) if pct is not None else None,
+        latency_pct=pct,
     )
-
-
-def _number(summary: Mapping[str, Any], key: str) -> bool:
-    return isinstance(summary.get(key), int | float) and not isinstance(summary.get(key), bool)
 
 
 # --- the verdict -------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from runs.columns import BatchEnvironment, RunSummary
+
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
 PALETTE = (
@@ -89,9 +91,13 @@ class RunFigures:
         return throughput(self.summary)[0]
 
     @property
+    def figures(self) -> RunSummary:
+        """The summary's figures, as numbers."""
+        return RunSummary.load(self.summary)
+
+    @property
     def latency_ms(self) -> float | None:
-        value = self.summary.get("latency_pct_ms")
-        return float(value) if value is not None else None
+        return self.figures.latency_pct_ms
 
     @property
     def label(self) -> str:
@@ -113,18 +119,7 @@ def axis_options(cell_key: str) -> dict[str, str]:
 def throughput(summary: Mapping[str, Any]) -> tuple[float | None, str]:
     """The headline rate of a run and its unit: tps for SQL tests, events/s for cpu,
     threads and mutex, MiB/s for memory and fileio."""
-    if summary.get("tps") is not None:
-        return float(summary["tps"]), "tps"
-    if summary.get("mib_per_s") is not None:
-        return float(summary["mib_per_s"]), "MiB/s"
-    if summary.get("read_mib_per_s") is not None or summary.get("written_mib_per_s") is not None:
-        total = float(summary.get("read_mib_per_s") or 0) + float(
-            summary.get("written_mib_per_s") or 0
-        )
-        return total, "MiB/s"
-    if summary.get("eps") is not None:
-        return float(summary["eps"]), "events/s"
-    return None, "tps"
+    return RunSummary.load(summary).throughput
 
 
 def throughput_unit(runs: Iterable[RunFigures]) -> str:
@@ -277,9 +272,9 @@ def _points(runs: list[RunFigures]) -> list[Point]:
 def _point(threads: int, runs: list[RunFigures]) -> Point:
     good = [r for r in sorted(runs, key=lambda r: r.round) if r.status in FINISHED_WELL]
     values = tuple(v for r in good if (v := r.throughput) is not None)
-    qps = [float(r.summary["qps"]) for r in good if r.summary.get("qps") is not None]
+    qps = [v for r in good if (v := r.figures.qps) is not None]
     latencies = [v for r in good if (v := r.latency_ms) is not None]
-    errors = [float(r.summary["errors"]) for r in good if r.summary.get("errors") is not None]
+    errors = [v for r in good if (v := r.figures.errors) is not None]
     return Point(
         threads=threads,
         run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
@@ -315,7 +310,7 @@ def reference_threads(
     environment: Mapping[str, Any], cpu_cores: int | None, disk_count: int | None
 ) -> tuple[int | None, str]:
     """The cores x 2 + disks thread count, and where its figures come from."""
-    reference = environment.get("reference") or {}
+    reference = BatchEnvironment.load(environment).reference
     if reference.get("threads"):
         cores, disks = reference.get("cpu_cores"), reference.get("disk_count")
         return int(reference["threads"]), f"{cores} cores x 2 + {disks} disks"

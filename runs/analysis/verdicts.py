@@ -235,7 +235,7 @@ def batch_means(values: Sequence[float], max_batches: int = MAX_BATCHES) -> list
 
 
 def run_batch_means(run: RunFigures) -> list[float]:
-    return [float(v) for v in run.summary.get("interval_batch_means") or []]
+    return run.figures.interval_batch_means
 
 
 def lag1_autocorrelation(values: Sequence[float]) -> float | None:

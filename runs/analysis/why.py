@@ -28,6 +28,7 @@ from typing import Any
 
 from runs.analysis.results import FINISHED_WELL, RunFigures
 from runs.analysis.verdicts import TIMES, magnitude
+from runs.columns import RunCounters
 
 EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
 PS_PER_MS = 1e9
@@ -116,21 +117,21 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         binlog_fsyncs=_median(_per_trx(r, BINLOG_FSYNCS) for r in good),
         log_bytes=_median(_per_trx(r, LOG_BYTES) for r in good),
         binlog_bytes=_median(_per_trx(r, BINLOG_BYTES) for r in good),
-        fsync_ms=_median(_fsync_latency(r.counters.get("deltas") or {}) for r in good),
+        fsync_ms=_median(_fsync_latency(RunCounters.load(r.counters).deltas) for r in good),
     )
 
 
 def _time_ms(run: RunFigures) -> float:
     # The average latency is the time per transaction; without it, threads / tps.
-    average = run.summary.get("latency_avg_ms")
+    average = run.figures.latency_avg_ms
     if average:
-        return float(average)
+        return average
     return run.threads / float(run.throughput or 1) * 1000
 
 
 def _per_trx(run: RunFigures, names: Sequence[str]) -> float | None:
-    deltas: Mapping[str, float] = run.counters.get("deltas") or {}
-    transactions = float((run.counters.get("derived") or {}).get("transactions") or 0)
+    counters = RunCounters.load(run.counters)
+    deltas, transactions = counters.deltas, counters.transactions
     name = next((n for n in names if n in deltas), None)
     if name is None or transactions <= 0:
         return None

@@ -18,8 +18,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from runs.errors import InvalidInput
 from runs.loadhosts import ExecutorError
-from runs.sysbench.options import ValidationError
 from runs.targets import TargetError
 
 
@@ -58,7 +58,7 @@ def _answer_in_json(request: Request | None) -> None:
 
 
 def _as_api_exception(exc: Exception) -> Exception:
-    if isinstance(exc, ValidationError):
+    if isinstance(exc, InvalidInput):
         return exceptions.ValidationError({exc.field: [exc.message]})
     if isinstance(exc, DjangoValidationError):
         return exceptions.ValidationError(_django_errors(exc))

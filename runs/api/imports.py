@@ -11,12 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.errors import InvalidInput
 from runs.models import (
     Status,
     Target,
 )
 from runs.services import importer
-from runs.sysbench.options import ValidationError
 from runs.web.uploads import LogTooLarge
 
 
@@ -88,8 +88,8 @@ class LogImport(APIView):
                 user=request.user,
                 dry_run=values["dry_run"],
             )
-        except ValidationError as e:  # the log's faults are the `log` field's here
-            raise ValidationError("log" if e.field == "file" else e.field, e.message) from None
+        except InvalidInput as e:  # the log's faults are the `log` field's here
+            raise InvalidInput("log" if e.field == "file" else e.field, e.message) from None
         code = status.HTTP_200_OK if imported.dry_run else status.HTTP_201_CREATED
         return Response({**imported.to_dict(), **_links(request, imported)}, status=code)
 

@@ -1,0 +1,49 @@
+"""Running one batch on a worker: from the claim to the restored settings.
+
+The modules, in the order a batch meets them:
+
+    checks.py            what a plan would run, checked completely before anything runs
+    preflight.py         what would break a batch, found before anything runs (hosts, target)
+    locks.py             claiming a batch; one benchmark per server and per load host at a time
+    runner.py            executing a batch: groups, cells, steps, settings, the end (the entry)
+    environment.py       the environment recorded before the first change; settings put back
+    datasets.py          the runs sharing a data set (a group), their prepare and cleanup
+                         steps, and reusing a data set left on the target
+    sysbench_process.py  starting sysbench on the load host and following it to its end
+    heartbeat.py         the worker's loop between two lines (Pulse): the heartbeat, and
+                         when a running benchmark must stop (Watch, BatchStopped)
+    sink.py              where a running cell's output goes: live at once, stored in bulk
+    live.py              live events of a run over Redis, for the pages' Server-Sent Events
+    results_store.py     the worker's writes while the results database may be away
+    run_results.py       what a run ends with: its result or its failure, stored and announced
+    target_wait.py       a target gone away is waited for; an error no retry cures stops
+    auto.py              the auto modes (runs/analysis/auto/): the runs they add once the
+                         queued ones have run
+    cell_hosts.py        a cell from several load hosts, on the runner's side
+    host_driver.py       one load host's part of such a cell (a Celery task per host)
+    barrier.py           where the runner and the hosts' drivers meet, in Redis
+
+One sample, from sysbench's line to the browser and the database:
+
+1. sysbench prints `[ 3s ] thds: 4 tps: 812.33 qps: ...` on the load host; the executor
+   (runs/loadhosts/) hands the worker the lines read so far (`SysbenchProcess.read`).
+2. `sysbench_process.follow_run` feeds each line to the parser (runs/sysbench/parser.py),
+   which yields an `IntervalSample`; `SampleSink.add` (sink.py) turns it into a
+   `LiveSample` with its sequence number.
+3. At once, `SampleSink.publish` sends the batch of lines and its samples to Redis in one
+   write (`live.publish`): each sample pushed to the run's short recent list, then
+   published on the run's channel. The page's Server-Sent Events (runs/web/events.py,
+   /runs/<id>/events) subscribe, replay the stored samples and the recent list, and
+   follow the channel; the browser draws it (static/js/).
+4. On the heartbeat (`heartbeat.Pulse.tick`, every BENCHDASH_HEARTBEAT_SECONDS),
+   `SampleSink.flush` stores what it holds: samples, counter readings, raw log and the
+   batch's heartbeat in one statement (`sink.run_write`), or by COPY for a burst;
+   `results_store.ResultsStore` retries while the results database is away.
+5. When sysbench ends, `run_results.run_set_result` puts the run's summary, parsed from
+   the final report (runs/analysis/summary.py), on the run; the runner stores it with the
+   last samples and announces the run's status live (`live.publish_status`).
+
+A cell from several load hosts takes the same path with one step more: each
+`host_driver.host_drive` sends its host's samples through Redis (barrier.py), and
+`cell_hosts` sums them tick by tick into the cell's samples before step 2's sink.
+"""

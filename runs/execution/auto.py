@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -21,6 +20,7 @@ from runs.analysis import matrix
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps
 from runs.analysis.results import RunFigures
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.sysbench.command import expected_duration_s
 
@@ -30,12 +30,13 @@ logger = logging.getLogger(__name__)
 def batch_extend(*, batch: Batch) -> int:
     """Queue the runs the batch's auto modes ask for next; how many were added (0: the
     batch has its answers, or asks for none)."""
-    settings = auto_settings.auto_from_dict(batch.params.get("auto"))
+    plan = FrozenPlan.from_params(batch.params)
+    settings = auto_settings.auto_from_dict(plan.auto)
     if not settings.any:
         return 0
     runs = list(batch.runs.order_by("position").defer("raw_log", "reports", "histogram"))
     figures = [RunFigures.of(run) for run in runs]
-    cells = steps.next_cells(settings, figures, int(batch.params.get("repeats") or 1))
+    cells = steps.next_cells(settings, figures, plan.repeats or 1)
     if not cells:
         return 0
     if len(runs) + sum(c.repeats for c in cells) > matrix.MAX_RUNS:
@@ -79,10 +80,10 @@ def _queue(batch: Batch, cells: list[steps.NewCell], *, seed: int) -> int:
 
 def _expand(batch: Batch, cell: steps.NewCell) -> list[matrix.Cell]:
     """The cell's runs, its options checked and keyed as the plan's own cells are."""
-    params: dict[str, Any] = batch.params
+    plan = FrozenPlan.from_params(batch.params)
     return matrix.expand(
-        test=params["test"],
-        fixed_options=params["options"],
+        test=plan.test,
+        fixed_options=plan.options,
         axes=matrix.Axes(
             threads=[cell.threads],
             server_settings={k: [v] for k, v in cell.settings.items()},
@@ -91,7 +92,7 @@ def _expand(batch: Batch, cell: steps.NewCell) -> list[matrix.Cell]:
         repeats=cell.repeats,
         order="ramp",
         seed=batch.seed,
-        dataset_policy="fresh" if params.get("dataset_policy") == "fresh" else "shared",
+        dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
     )
 
 

@@ -3,7 +3,7 @@
 A server with many cores is not saturated from one load host: sysbench, the network stack
 and the client's CPU run out first. The plan names more load hosts; each cell then splits
 its threads (and `--rate`) between them or runs them on each (runs/analysis/multihost.py),
-and a Celery group starts one driver per host (runs/execution/drive.py). Every host is
+and a Celery group starts one driver per host (runs/execution/host_driver.py). Every host is
 connected and staged before any starts: the barrier records how long that took and how
 far apart the hosts started (the skew). The runner sums the hosts' interval samples tick
 by tick into the cell's samples, live and stored like any run's; the cell's result comes
@@ -22,10 +22,11 @@ from typing import Any
 from django.conf import settings
 
 from runs.analysis import multihost
+from runs.columns import RunSummary
 from runs.execution.barrier import CellBarrier
-from runs.execution.pulse import Pulse
+from runs.execution.heartbeat import BatchStopped, Pulse, Watch
 from runs.execution.sink import SampleSink
-from runs.execution.watch import BatchStopped, Watch
+from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, executor_for
 from runs.models import Batch, LoadHost, LoadSplit, Run, RunHost, Status
 from runs.sysbench.output import IntervalSample, ParseResult, QueueSample
@@ -40,7 +41,7 @@ Dispatch = Callable[[list[int]], None]
 def batch_load_hosts(batch: Batch) -> list[LoadHost]:
     """The batch's load hosts in the plan's order: its own, then the extra ones."""
     assert batch.load_host is not None
-    extra_ids = batch.params.get("extra_load_hosts") or []
+    extra_ids = FrozenPlan.from_params(batch.params).extra_load_hosts
     extra = {h.pk: h for h in LoadHost.objects.filter(pk__in=extra_ids)}
     return [batch.load_host, *(extra[i] for i in extra_ids if i in extra)]
 
@@ -222,8 +223,8 @@ def _coordination(parts: list[RunHost], staged_s: float) -> dict[str, Any]:
                 "rate": p.rate,
                 "status": p.status,
                 "started_at": p.started_at.isoformat() if p.started_at else None,
-                "tps": p.summary.get("tps"),
-                "latency_pct_ms": p.summary.get("latency_pct_ms"),
+                "tps": RunSummary.load(p.summary).tps,
+                "latency_pct_ms": RunSummary.load(p.summary).latency_pct_ms,
                 "error": p.error,
             }
             for p in parts

@@ -12,8 +12,9 @@ from django.conf import settings
 from runs import loadhosts, targets
 from runs.analysis import matrix
 from runs.analysis.auto import settings as auto_settings
+from runs.errors import InvalidInput
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
-from runs.sysbench.options import ValidationError, is_sql_test
+from runs.sysbench.options import is_sql_test
 
 DEFAULT_OPTIONS: dict[str, object] = {"report-interval": 1, "histogram": "on"}
 
@@ -50,7 +51,7 @@ def plan_check(
     contact_server: bool = True,
     extra_load_hosts: Sequence[LoadHost] | None = None,
 ) -> PlanCheck:
-    """Validate a plan completely; raises ValidationError naming the field at fault.
+    """Validate a plan completely; raises InvalidInput naming the field at fault.
 
     With contact_server, the target is asked for its variables: a thread count above
     max_connections is refused, and a sync_binlog axis without binary logging is a warning.
@@ -94,13 +95,13 @@ def _auto_modes(plan: Plan, options: dict[str, object]) -> auto_settings.Auto:
     """The plan's auto modes, checked against its matrix."""
     auto = auto_settings.auto_from_dict(plan.auto)
     if auto.threads is not None and list(plan.threads) != [1]:
-        raise ValidationError(
+        raise InvalidInput(
             "threads",
             "with threads auto the search starts at 1 thread and doubles up to its maximum: "
             "give the threads [1]",
         )
     if auto.rate is not None and ("rate" in options or "rate" in plan.option_axes):
-        raise ValidationError("rate", "with rate auto the search sets the rate: leave it out")
+        raise InvalidInput("rate", "with rate auto the search sets the rate: leave it out")
     return auto
 
 
@@ -113,20 +114,20 @@ def _check_load_hosts(
         return
     hosts = [plan.load_host, *extra]
     if len({h.pk for h in hosts}) < len(hosts):
-        raise ValidationError("extra_load_hosts", "name each load host once")
+        raise InvalidInput("extra_load_hosts", "name each load host once")
     local = [h.name for h in hosts if h.kind != LoadHost.Kind.SSH]
     if local:
-        raise ValidationError(
+        raise InvalidInput(
             "extra_load_hosts",
             f"a cell from several load hosts needs SSH load hosts; {', '.join(local)} is the "
             "machine of whichever worker takes the batch",
         )
     if plan.script_id is not None:
-        raise ValidationError("extra_load_hosts", "custom Lua scripts run from one load host")
+        raise InvalidInput("extra_load_hosts", "custom Lua scripts run from one load host")
     if plan.load_split != LoadSplit.DIVIDE:
         return
     if auto.threads is not None:
-        raise ValidationError(
+        raise InvalidInput(
             "load_split",
             f"threads auto starts at 1 thread, which cannot be divided between {len(hosts)} "
             "load hosts: run the threads on each host instead",
@@ -134,7 +135,7 @@ def _check_load_hosts(
     for cell in cells:
         rate = int(str(cell.options.get("rate") or 0))
         if cell.threads < len(hosts) or 0 < rate < len(hosts):
-            raise ValidationError(
+            raise InvalidInput(
                 "threads" if cell.threads < len(hosts) else "rate",
                 f"{cell.label} cannot be divided between {len(hosts)} load hosts: give "
                 "each host at least one thread (and one transaction per second)",
@@ -147,12 +148,12 @@ def plan_connections_check(*, plan: Plan) -> None:
     refusal names the field, e.g. load_host.address."""
     try:
         loadhosts.loadhost_check(plan.load_host)
-    except ValidationError as e:
+    except InvalidInput as e:
         raise e.within("load_host") from None
     if plan.target is not None and is_sql_test(plan.test):
         try:
             targets.target_check(plan.target)
-        except ValidationError as e:
+        except InvalidInput as e:
             raise e.within("target") from None
 
 
@@ -160,7 +161,7 @@ def _check_script_host(plan: Plan) -> None:
     # A custom Lua script is arbitrary code: never on the worker's machine, next to the
     # worker's secrets (its database passwords, the encryption keys).
     if plan.script_id is not None and plan.load_host.kind != LoadHost.Kind.SSH:
-        raise ValidationError(
+        raise InvalidInput(
             "load_host",
             "custom Lua scripts run on SSH load hosts only, not on the local host, which "
             "shares the worker's secrets",
@@ -170,7 +171,7 @@ def _check_script_host(plan: Plan) -> None:
 def _check_target_fits(plan: Plan) -> None:
     if is_sql_test(plan.test):
         if plan.target is None:
-            raise ValidationError("target", f"{plan.test} is a database test: choose a target")
+            raise InvalidInput("target", f"{plan.test} is a database test: choose a target")
         target_validate(target=plan.target)
 
 
@@ -178,9 +179,9 @@ def _validate_settings(plan: Plan) -> dict[str, list[str]]:
     if not plan.server_settings:
         return {}
     if plan.target is None:
-        raise ValidationError("server_settings", "server settings need a target")
+        raise InvalidInput("server_settings", "server settings need a target")
     if _on_results_server(plan.target):
-        raise ValidationError(
+        raise InvalidInput(
             "server_settings",
             "this PostgreSQL server holds benchdash's own results: its settings are never "
             "changed; benchmark another server",
@@ -212,7 +213,7 @@ def target_validate(*, target: Target) -> None:
         and str(target.port or 5432) == str(store["PORT"] or 5432)
     )
     if same_store:
-        raise ValidationError("database", "this is benchdash's own results database")
+        raise InvalidInput("database", "this is benchdash's own results database")
 
 
 def target_inspect(*, target: Target) -> targets.ServerInfo:
@@ -232,7 +233,7 @@ def server_warnings(
             if server_settings.get("max_connections")
             else " on the server"
         )
-        raise ValidationError(
+        raise InvalidInput(
             "threads",
             f"threads={max_threads} needs {max_threads + 1} connections (one per sysbench "
             f"thread, one for benchdash) but max_connections is {allowed}{where}; raise "
@@ -266,7 +267,7 @@ def _superuser_warnings(
         return []
     names = ", ".join(sorted(server_settings))
     if int(server.variables.get("server_version_num", "0") or 0) < 150000:
-        raise ValidationError(
+        raise InvalidInput(
             "server_settings",
             f"the target's PostgreSQL account is not a superuser: it cannot change {names} "
             "with ALTER SYSTEM; connect the target as a superuser",

@@ -7,19 +7,26 @@ same shape checks that the tables are still whole (every table there, every row 
 right) and skips prepare; a changed shape, a damaged set, or tables without a marker are
 cleaned up and prepared again. A plan with `cleanup` off keeps its tables for the next
 batch; cleanup drops the marker with the tables.
+
+A batch's prepare and cleanup steps follow its data sets: the runs that share one form a
+group (one prepare before, one cleanup after), and each step leaves its record on the
+batch, so that a batch resumed after a crash knows what is done.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 
 from runs import targets
-from runs.models import Batch
+from runs.columns import BatchEnvironment
+from runs.frozen import FrozenPlan
+from runs.models import Batch, Run, Status
 from runs.sysbench.command import dataset_key, dataset_reusable, family
 from runs.sysbench.options import OPTIONS, SINGLE_TABLE_TESTS, is_sql_test
 from runs.targets import ServerTarget
@@ -115,7 +122,8 @@ def dataset_prepared(
 
 def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
     """Whether a batch's cell may reuse the data set on its target, or what to clean."""
-    test = batch.params["test"]
+    plan = FrozenPlan.from_params(batch.params)
+    test = plan.test
     if not is_sql_test(test) or batch.target is None:
         return Decision(reuse=False, reason="")  # fileio: a fresh workspace
     with targets.connect_to(batch.target) as db:
@@ -124,17 +132,18 @@ def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
             test=test,
             options=options,
             sysbench_version=_sysbench_version(batch),
-            reuse_allowed=batch.params["dataset_policy"] == "shared",
+            reuse_allowed=plan.dataset_policy == "shared",
         )
 
 
 def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any]) -> None:
     """Mark the data set a batch just prepared on its target."""
-    if is_sql_test(batch.params["test"]) and batch.target is not None:
+    test = FrozenPlan.from_params(batch.params).test
+    if is_sql_test(test) and batch.target is not None:
         with targets.connect_to(batch.target) as db:
             dataset_prepared(
                 db=db,
-                test=batch.params["test"],
+                test=test,
                 options=options,
                 sysbench_version=_sysbench_version(batch),
                 batch_id=batch.pk,
@@ -142,8 +151,7 @@ def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any]) -> None:
 
 
 def _sysbench_version(batch: Batch) -> str:
-    load_host = batch.environment.get("load_host") or {}
-    return str(load_host.get("sysbench_version") or "unknown")
+    return BatchEnvironment.load(batch.environment).sysbench_version
 
 
 def dataset_removed(*, db: ServerTarget) -> None:
@@ -198,3 +206,98 @@ def _cleanup_options(test: str, options: Mapping[str, Any], tables: list[str]) -
 def _number(table: str) -> int:
     m = _NUMBER.search(table)
     return int(m[1]) if m else 0
+
+
+@dataclass
+class Group:
+    """Consecutive runs sharing one data set: one prepare before, one cleanup after."""
+
+    first_position: int
+    dataset: tuple[Any, ...]
+    runs: list[Run] = field(default_factory=list)
+
+
+def pending_groups(batch: Batch) -> list[Group]:
+    """The groups of the batch that still have a queued run, in execution order."""
+    groups: list[Group] = []
+    plan = FrozenPlan.from_params(batch.params)
+    test = plan.test
+    fresh = plan.dataset_policy == "fresh"
+    for run in batch.runs.order_by("position"):
+        key = dataset_key(test, run.options)
+        if fresh or not groups or groups[-1].dataset != key:
+            groups.append(Group(first_position=run.position, dataset=key))
+        groups[-1].runs.append(run)
+    return [g for g in groups if any(r.status == Status.QUEUED for r in g.runs)]
+
+
+def step_done(batch: Batch, kind: str, group: Group) -> bool:
+    """Whether the group's step is done and still holds: a prepare is undone by a later
+    cleanup (a group that an auto mode extended is prepared again)."""
+    done = False
+    for s in batch.steps:
+        if s["group"] != group.first_position or not s["ok"]:
+            continue
+        if s["kind"] == kind:
+            done = True
+        elif kind == "prepare" and s["kind"] == "cleanup":
+            done = False
+    return done
+
+
+def step_record(
+    batch: Batch,
+    kind: str,
+    group: Group,
+    *,
+    reason: str,
+    started_at: datetime,
+    exit_code: int | None,
+    error: str,
+    output: list[str],
+) -> None:
+    """Keep what a prepare or cleanup did, with the last lines it printed."""
+    _append(
+        batch,
+        {
+            "kind": kind,
+            "group": group.first_position,
+            "dataset": list(group.dataset),
+            "reason": reason,
+            "started_at": started_at.isoformat(),
+            "finished_at": timezone.now().isoformat(),
+            "exit_code": exit_code,
+            "ok": not error,
+            "error": error,
+            "output": "\n".join(output),
+        },
+    )
+
+
+def step_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None:
+    """A step that did not need to run (a data set reused), and why."""
+    now = timezone.now().isoformat()
+    _append(
+        batch,
+        {
+            "kind": kind,
+            "group": group.first_position,
+            "dataset": list(group.dataset),
+            "reason": reason,
+            "started_at": now,
+            "finished_at": now,
+            "exit_code": None,
+            "ok": True,
+            "skipped": True,
+            "error": "",
+            "output": "",
+        },
+    )
+
+
+def _append(batch: Batch, step: dict[str, Any]) -> None:
+    # Written again after a lost answer from the results database: never twice.
+    key = (step["kind"], step["group"], step["started_at"])
+    kept = [s for s in batch.steps if (s["kind"], s["group"], s["started_at"]) != key]
+    batch.steps = [*kept, step]
+    batch.save(update_fields=["steps"])

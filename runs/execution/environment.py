@@ -2,7 +2,7 @@
 load host's facts, the server's version and variables (PostgreSQL: every pg_settings
 row), the database server's own host, and the server's original settings to restore.
 Each run then records the server variables it saw differ from that snapshot once its own
-settings were applied.
+settings were applied. After the batch, the original settings are put back.
 """
 
 from __future__ import annotations
@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils import timezone
+
 from runs import targets
+from runs.columns import BatchEnvironment
 from runs.execution import checks
+from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
 from runs.loadhosts.facts import server_host_facts, server_reference
 from runs.models import Batch, Target
@@ -23,7 +27,8 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
         return  # a resumed batch keeps what was recorded before its first change
     environment: dict[str, Any] = {**batch.environment, "load_host": executor.facts()}
     originals: dict[str, str] | None = None
-    if is_sql_test(batch.params["test"]) and batch.target is not None:
+    plan = FrozenPlan.from_params(batch.params)
+    if is_sql_test(plan.test) and batch.target is not None:
         with targets.connect_to(batch.target) as db:
             server = db.server_info()
             environment["server"] = {
@@ -32,7 +37,7 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
                 **server.details,  # PostgreSQL: every pg_settings row
             }
             batch.warnings = [*batch.warnings, *_server_warnings(batch, server)]
-            originals = db.originals(batch.params["server_settings"])
+            originals = db.originals(plan.server_settings)
     if batch.target is not None:
         environment.update(_server_host_environment(batch, batch.target))
     batch.environment = environment
@@ -54,7 +59,9 @@ def _server_host_environment(batch: Batch, target: Target) -> dict[str, Any]:
 
 def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:
     max_threads = max(batch.runs.values_list("threads", flat=True))
-    warnings = checks.server_warnings(server, batch.params["server_settings"], max_threads)
+    warnings = checks.server_warnings(
+        server, FrozenPlan.from_params(batch.params).server_settings, max_threads
+    )
     return [w for w in warnings if w not in batch.warnings]
 
 
@@ -62,10 +69,27 @@ def run_server_changes(*, batch: Batch, variables: Mapping[str, str]) -> dict[st
     """What differs from the batch's snapshot in the server variables read back when a
     run's settings were applied: {"server": {"variables": {...}}}, or {} when nothing does.
     Variables that move on their own (the binary log's position) are left out."""
-    before = (batch.environment.get("server") or {}).get("variables") or {}
+    before = BatchEnvironment.load(batch.environment).server_variables
     changed = {
         name: value
         for name, value in variables.items()
         if before.get(name) != value and name not in targets.MOVING_VARIABLES
     }
     return {"server": {"variables": changed}} if changed else {}
+
+
+def batch_restore_settings(*, batch: Batch) -> None:
+    """Put the server's original settings back. Safe to call more than once."""
+    if settings_put_back(batch=batch):
+        batch.settings_restored_at = timezone.now()
+        batch.save(update_fields=["settings_restored_at"])
+
+
+def settings_put_back(*, batch: Batch) -> bool:
+    """The server's original settings back on the target, from the batch as it is in
+    memory (the results database may be away); whether there was anything to restore."""
+    if not batch.original_settings or batch.target is None:
+        return False
+    with targets.connect_to(batch.target) as db:
+        db.restore(batch.original_settings)
+    return True

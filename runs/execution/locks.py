@@ -14,6 +14,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from runs.frozen import FrozenPlan
 from runs.models import Batch, LoadHost, ResourceLock, Status
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ def _resources(batch: Batch) -> list[str]:
     if batch.load_host_id is not None:
         names.append(f"loadhost:{batch.load_host_id}")
     # A cell from several load hosts holds every one of them.
-    names += [f"loadhost:{i}" for i in batch.params.get("extra_load_hosts") or []]
+    names += [f"loadhost:{i}" for i in FrozenPlan.from_params(batch.params).extra_load_hosts]
     return names
 
 

@@ -15,12 +15,14 @@ from typing import Any
 from django.conf import settings
 
 from runs import targets
+from runs.errors import InvalidInput
 from runs.execution import checks
+from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts, server_host_facts
 from runs.models import Batch, LoadHost, Plan, Target
 from runs.sysbench.command import build_command
-from runs.sysbench.options import OPTIONS, ValidationError, is_sql_test, size_in_bytes
+from runs.sysbench.options import OPTIONS, is_sql_test, size_in_bytes
 from runs.sysbench.parser import OutputParser
 
 OK, WARNING, FAILED = "ok", "warning", "failed"
@@ -96,7 +98,7 @@ def plan_preflight(
     *, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
 ) -> PreflightReport:
     """Check a plan against its load hosts and target, without running it. A stored value
-    no connection can use is refused (ValidationError) rather than reported as a step.
+    no connection can use is refused (InvalidInput) rather than reported as a step.
     `extra_load_hosts` are those of a plan being edited, else those stored."""
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
@@ -105,7 +107,7 @@ def plan_preflight(
         check = checks.plan_check(
             plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts
         )
-    except ValidationError as e:
+    except InvalidInput as e:
         report = PreflightReport()
         report.add(plan.name, "plan", FAILED, str(e))
         return report
@@ -126,17 +128,17 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
     """The first step of a batch: the same checks, on the batch's frozen parameters."""
     assert batch.load_host is not None, "only imported batches have no load host"
     runs = list(batch.runs.values_list("threads", "options"))
-    params = batch.params
+    frozen = FrozenPlan.from_params(batch.params)
     subject = Subject(
         load_host=batch.load_host,
         target=batch.target,
-        test=params["test"],
-        has_script=bool(params.get("script")),
+        test=frozen.test,
+        has_script=frozen.script is not None,
         max_threads=max(threads for threads, _ in runs),
-        server_settings=params["server_settings"],
-        fileio_bytes=_fileio_bytes(params["test"], [options for _, options in runs]),
+        server_settings=frozen.server_settings,
+        fileio_bytes=_fileio_bytes(frozen.test, [options for _, options in runs]),
         extra_load_hosts=tuple(
-            LoadHost.objects.filter(pk__in=params.get("extra_load_hosts") or []).order_by("name")
+            LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
     )
     return run_preflight(subject, executor)
@@ -306,7 +308,7 @@ def _sysbench_login(subject: Subject, target: Target, executor: Executor) -> str
 
     try:
         process = executor.start(make, files={TARGET_CHECK_NAME: TARGET_CHECK_LUA})
-    except (ExecutorError, ValidationError) as e:
+    except (ExecutorError, InvalidInput) as e:
         return str(e)
     parser = OutputParser()
     for line in process.lines(0.5):
@@ -348,7 +350,7 @@ def _check_limits(
 ) -> None:
     try:
         warnings = checks.server_warnings(server, subject.server_settings, subject.max_threads)
-    except ValidationError as e:
+    except InvalidInput as e:
         step = "max_connections" if e.field == "threads" else e.field
         report.add(target.name, step, FAILED, e.message)
         return

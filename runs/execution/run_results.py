@@ -8,7 +8,7 @@ from django.utils import timezone
 from runs import targets
 from runs.analysis.summary import summarise
 from runs.execution import live
-from runs.execution.watch import BatchStopped
+from runs.execution.heartbeat import BatchStopped
 from runs.models import Run, Status
 from runs.sysbench.parser import (
     ParseResult,

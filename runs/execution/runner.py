@@ -6,7 +6,7 @@ settings before the first change, then runs the queued cells in their recorded o
 Every line sysbench prints is parsed and published live as it arrives; samples, counter
 readings and raw log reach the database in bulk with the heartbeat, which tells the
 sweeper a live worker from a dead one and asks whether the batch was cancelled
-(runs/execution/pulse.py). The results database may go away for a while
+(heartbeat.py). The results database may go away for a while
 (results_store.py), and so may the target (target_wait.py): the batch waits for them,
 bounded.
 """
@@ -22,7 +22,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import auto, datasets, live, locks, preflight, server_settings, steps
+from runs.errors import InvalidInput
+from runs.execution import auto, datasets, environment, live, locks, preflight
 from runs.execution.cell_hosts import (
     Dispatch,
     HostsFollowed,
@@ -31,21 +32,27 @@ from runs.execution.cell_hosts import (
     follow_hosts,
     hosts_set_result,
 )
+from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment, run_server_changes
-from runs.execution.follow import Followed, follow_run, follow_step, supervised
-from runs.execution.pulse import Pulse
+from runs.execution.heartbeat import BatchStopped, Pulse
 from runs.execution.results_store import ResultsStore, ResultsUnreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result, target_error_text
 from runs.execution.sink import SampleSink
-from runs.execution.starting import BatchAborted, Starter
-from runs.execution.steps import Group
+from runs.execution.sysbench_process import (
+    BatchAborted,
+    Followed,
+    Starter,
+    follow_run,
+    follow_step,
+    supervised,
+)
 from runs.execution.target_wait import TargetGone, failure_kind, target_wait, unreachable
-from runs.execution.watch import BatchStopped
+from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, executor_for
-from runs.models import Batch, LoadSplit, Run, Status
+from runs.models import Batch, Run, Status
 from runs.sysbench.command import has_dataset
 from runs.sysbench.errors import error_code
-from runs.sysbench.options import ValidationError, is_sql_test
+from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import SysbenchError
 from runs.targets import counters
 
@@ -82,8 +89,8 @@ class BatchRunner:
         self.hosts = batch_load_hosts(batch)  # more than one: each cell from all of them
         self.dispatch = dispatch
         self.starter = Starter(batch, executor)
-        self.params: dict[str, Any] = batch.params
-        self.test: str = self.params["test"]
+        self.plan = FrozenPlan.from_params(batch.params)
+        self.test = self.plan.test
         self.sql = is_sql_test(self.test)
         self.store = ResultsStore()
         self.pulse = Pulse(batch.pk, self.store)
@@ -98,7 +105,7 @@ class BatchRunner:
             self._preflight()
             batch_record_environment(batch=self.batch, executor=self.executor)
             while True:
-                for group in steps.pending_groups(self.batch):
+                for group in datasets.pending_groups(self.batch):
                     self._run_group(group)
                 if not auto.batch_extend(batch=self.batch):  # auto modes add runs
                     break
@@ -106,7 +113,7 @@ class BatchRunner:
             stopped = e
         except ResultsUnreachable as e:
             self.results_lost = e
-        except (BatchAborted, TargetGone, targets.TargetError, ValidationError) as e:
+        except (BatchAborted, TargetGone, targets.TargetError, InvalidInput) as e:
             self._abort(str(e) if not isinstance(e, targets.TargetError) else target_error_text(e))
         except Exception as e:
             logger.exception("batch %s failed", self.batch.pk)
@@ -131,7 +138,7 @@ class BatchRunner:
             raise BatchAborted("preflight failed: " + "\n".join(report.failures))
 
     def _run_group(self, group: Group) -> None:
-        owns_data = has_dataset(self.test) and self.params["dataset_policy"] != "existing"
+        owns_data = has_dataset(self.test) and self.plan.dataset_policy != "existing"
         if owns_data and not self._prepare(group):
             return
         try:
@@ -143,22 +150,22 @@ class BatchRunner:
         except BatchStopped as e:
             # A cancelled batch still drops its data set; a stopping worker leaves it for
             # the batch to go on with when it resumes.
-            if e.status == Status.CANCELLED and owns_data and self.params["cleanup"]:
+            if e.status == Status.CANCELLED and owns_data and self.plan.cleanup:
                 self._cleanup(group)
             raise
-        if owns_data and self.params["cleanup"]:
+        if owns_data and self.plan.cleanup:
             self._cleanup(group)
 
     def _prepare(self, group: Group) -> bool:
         if (
-            steps.step_done(self.batch, "prepare", group)
-            and self.params["dataset_policy"] == "shared"
+            datasets.step_done(self.batch, "prepare", group)
+            and self.plan.dataset_policy == "shared"
         ):
             return True  # prepared before a crash; the data set is still there
         options = group.runs[0].options
         decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
         if decision.reuse:
-            steps.step_skipped(self.batch, "prepare", group, reason=decision.reason)
+            datasets.step_skipped(self.batch, "prepare", group, reason=decision.reason)
             return True
         if decision.cleanup_options is not None:
             self._sysbench_step("cleanup", group, decision.cleanup_options, reason=decision.reason)
@@ -205,7 +212,7 @@ class BatchRunner:
                 SysbenchError("other", f"sysbench {phase} exited with code {exit_code}", "", None)
             )
         self.store.ensure(
-            lambda: steps.step_record(
+            lambda: datasets.step_record(
                 self.batch,
                 phase,
                 group,
@@ -263,7 +270,7 @@ class BatchRunner:
         """The cell from every load host at once (runs/execution/cell_hosts.py)."""
         assert self.dispatch is not None, "a cell from several hosts needs its drivers"
         dispatch = self.dispatch
-        parts = cell_parts(run, self.hosts, self.params.get("load_split", LoadSplit.DIVIDE))
+        parts = cell_parts(run, self.hosts, self.plan.load_split)
         sampler = counters.sampler_start(run=run, batch=self.batch)
         try:
             self.store.ensure(lambda: run.save(update_fields=["verified_settings", "environment"]))
@@ -312,7 +319,7 @@ class BatchRunner:
         sampler: counters.CounterSampler | None,
     ) -> None:
         """Follow the running cell to its end through `follow`, then store its result."""
-        warmup_s = float(self.params["warmup_s"])
+        warmup_s = float(self.plan.warmup_s)
         sink = SampleSink(run, warmup_s=warmup_s, store=self.store)
         followed = follow(sink)
         stop = followed.stop
@@ -371,7 +378,7 @@ class BatchRunner:
         (they are in memory); recorded with the batch's end."""
         self.store.attempt(lambda: self.batch.refresh_from_db(fields=["original_settings"]))
         try:
-            if server_settings.settings_put_back(batch=self.batch):
+            if environment.settings_put_back(batch=self.batch):
                 self.batch.settings_restored_at = timezone.now()
         except targets.TargetError as e:
             originals = self.batch.original_settings

@@ -17,8 +17,7 @@ from django.utils import timezone
 
 from runs.execution import live
 from runs.execution.results_store import ResultsStore
-from runs.execution.watch import BATCH_BEAT
-from runs.models import SAMPLE_FIGURES, CounterSample, Run, Sample, sample_figures
+from runs.models import SAMPLE_FIGURES, Batch, CounterSample, Run, Sample, sample_figures
 from runs.sysbench.parser import (
     IntervalSample,
     QueueSample,
@@ -29,6 +28,15 @@ SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
 COUNTER_COLUMNS = ("run_id", "seq", "time_s", "values")
 # Up to this many rows a write is one statement; a larger one goes by COPY.
 STATEMENT_ROWS = 500
+
+
+# The batch's heartbeat, which also answers whether a user cancelled it; parameters: the
+# time, the batch's id. A running cell sends it with the run's own writes (run_write below);
+# the worker's loop sends it alone between them (heartbeat.py).
+BATCH_BEAT = (
+    f"UPDATE {Batch._meta.db_table} SET heartbeat_at = %s WHERE id = %s "  # noqa: S608 - the model's own table
+    "RETURNING cancel_requested_at IS NOT NULL"
+)
 
 
 @dataclass(slots=True, eq=False)  # one sample is itself: compared by identity

@@ -10,8 +10,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from runs import targets
-from runs.execution.pulse import Pulse
-from runs.execution.watch import Watch
+from runs.execution.heartbeat import Pulse, Watch
 from runs.models import Batch
 
 POLL_S = 2.0  # how often an unreachable target is tried again

@@ -45,6 +45,6 @@ def executor_for(load_host: LoadHost, sysbench: str = "sysbench") -> Executor:
 
 def loadhost_check(load_host: LoadHost) -> None:
     """Refuse what the SSH layer cannot use (an address that is not a host name, a port
-    out of range), naming the field: ValidationError."""
+    out of range), naming the field: InvalidInput."""
     if load_host.kind == LoadHost.Kind.SSH:
         ssh.SSHHost.from_load_host(load_host).check()

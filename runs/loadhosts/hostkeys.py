@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from runs.errors import InvalidInput
 from runs.loadhosts import ExecutorError, ssh
 from runs.models import LoadHost
-from runs.sysbench.options import ValidationError
 
 
 def loadhost_scan(*, load_host: LoadHost) -> str:
@@ -20,7 +20,7 @@ def loadhost_scan(*, load_host: LoadHost) -> str:
     """
     _require_ssh(load_host)
     host = _ssh_host(load_host)
-    host.check()  # a stored address no connection can use: ValidationError, naming it
+    host.check()  # a stored address no connection can use: InvalidInput, naming it
     try:
         presented = ssh.scan(host)
     except ssh.SSHError as e:
@@ -34,13 +34,13 @@ def loadhost_confirm_host_key(*, load_host: LoadHost, fingerprint: str) -> LoadH
     """Pin the key last seen by a scan, if `fingerprint` is its fingerprint."""
     _require_ssh(load_host)
     if not load_host.seen_host_key:
-        raise ValidationError("fingerprint", f"scan {load_host.name} first: no key seen yet")
+        raise InvalidInput("fingerprint", f"scan {load_host.name} first: no key seen yet")
     seen = ssh.fingerprint(load_host.seen_host_key)
     given = fingerprint.strip()
     if not given.startswith("SHA256:"):
         given = f"SHA256:{given}"
     if given != seen:
-        raise ValidationError(
+        raise InvalidInput(
             "fingerprint",
             f"{fingerprint.strip()!r} is not the fingerprint of the key {load_host.name} "
             f"presented ({seen}); scan again, and compare with `ssh-keygen -lf` of the "
@@ -53,7 +53,7 @@ def loadhost_confirm_host_key(*, load_host: LoadHost, fingerprint: str) -> LoadH
 
 def _require_ssh(load_host: LoadHost) -> None:
     if load_host.kind != LoadHost.Kind.SSH:
-        raise ValidationError("kind", f"{load_host.name} is not an SSH host: it has no host key")
+        raise InvalidInput("kind", f"{load_host.name} is not an SSH host: it has no host key")
 
 
 def _ssh_host(load_host: LoadHost) -> ssh.SSHHost:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import paramiko
 
+from runs.errors import InvalidInput
 from runs.sysbench.command import checked_host, checked_port
-from runs.sysbench.options import ValidationError
 
 if TYPE_CHECKING:
     from runs.models import LoadHost
@@ -150,7 +150,7 @@ def _open_socket(host: SSHHost) -> socket.socket:
     where = f"{host.address}:{host.port}"
     try:
         host.check()
-    except ValidationError as e:
+    except InvalidInput as e:
         raise SSHError(f"cannot reach {host.name}: {e}") from None
     try:
         return socket.create_connection((host.address, host.port), timeout=host.timeout)

@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis.auto import settings as auto_settings
-from runs.execution import drive, locks, runner
+from runs.execution import host_driver, locks, runner
 from runs.execution.checks import PlanCheck, plan_check
+from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import history, queue
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
@@ -87,28 +88,28 @@ def _hand_over(batch_id: int) -> None:
 
 
 def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
-    return {
-        "test": plan.test,
-        "options": check.options,
-        "threads": list(plan.threads),
-        "server_settings": check.settings,
-        "option_axes": dict(plan.option_axes),
-        "repeats": plan.repeats,
-        "auto": auto_settings.auto_from_dict(plan.auto).to_dict(),
-        "warmup_s": plan.warmup_s,
-        "order_policy": plan.order_policy,
-        "dataset_policy": plan.dataset_policy,
-        "cleanup": plan.cleanup,
-        "seed": seed,
-        "target": plan.target.describe() if plan.target else None,
-        "load_host": plan.load_host.name,
-        "extra_load_hosts": [h.pk for h in plan.extra_load_hosts.order_by("name")],
-        "load_split": plan.load_split,
+    return FrozenPlan(
+        test=plan.test,
+        options=check.options,
+        threads=list(plan.threads),
+        server_settings=check.settings,
+        option_axes=dict(plan.option_axes),
+        repeats=plan.repeats,
+        auto=auto_settings.auto_from_dict(plan.auto).to_dict(),
+        warmup_s=plan.warmup_s,
+        order_policy=plan.order_policy,
+        dataset_policy=plan.dataset_policy,
+        cleanup=plan.cleanup,
+        seed=seed,
+        target=plan.target.describe() if plan.target else None,
+        load_host=plan.load_host.name,
+        extra_load_hosts=[h.pk for h in plan.extra_load_hosts.order_by("name")],
+        load_split=plan.load_split,
         # The script as it was at launch: what ran is recorded with the batch.
-        "script": {"name": plan.script.name, "content": plan.script.content}
+        script=FrozenScript(name=plan.script.name, content=plan.script.content)
         if plan.script
         else None,
-    }
+    ).to_params()
 
 
 @transaction.atomic
@@ -151,7 +152,7 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
 
 def host_drive(*, run_host_id: int) -> None:
     """One load host's part of a cell run from several hosts (a driver task)."""
-    drive.host_drive(run_host_id=run_host_id)
+    host_driver.host_drive(run_host_id=run_host_id)
 
 
 def batch_release_locks(*, batch: Batch) -> None:

@@ -16,11 +16,11 @@ from django.db import transaction
 
 from runs import loadhosts, targets
 from runs.analysis.auto import settings as auto_settings
+from runs.errors import InvalidInput
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
 from runs.services import notifications, webhooks
 from runs.sysbench.command import build_command
-from runs.sysbench.options import ValidationError
 
 # Where a target's password is sent, and where a load host's key logs in: when one of these
 # changes, the stored secret is cleared unless a new one comes with the change, so that
@@ -41,7 +41,7 @@ def target_save(*, target: Target, password: str | None = None) -> Target:
     now points elsewhere (TARGET_ADDRESS changed): then it is cleared."""
     target.password = _secret(target, TARGET_ADDRESS, "password", password)
     if not target.host and not target.socket:
-        raise ValidationError("host", "give a host name or a socket path")
+        raise InvalidInput("host", "give a host name or a socket path")
     if target.host:
         _check_host("host", target.host)
     if target.port is not None:
@@ -66,13 +66,13 @@ def loadhost_save(*, load_host: LoadHost, private_key: str | None = None) -> Loa
     load_host.private_key = _secret(load_host, LOADHOST_ADDRESS, "private_key", private_key)
     if load_host.kind == LoadHost.Kind.SSH:
         if not load_host.address:
-            raise ValidationError("address", "an SSH load host needs an address")
+            raise InvalidInput("address", "an SSH load host needs an address")
         _check_host("address", load_host.address)
         _check_port("port", load_host.port)
         if load_host.user and not _SSH_USER.fullmatch(load_host.user):
-            raise ValidationError("user", f"{load_host.user!r} is not a user name")
+            raise InvalidInput("user", f"{load_host.user!r} is not a user name")
         if load_host.key_path and not _KEY_PATH.fullmatch(load_host.key_path):
-            raise ValidationError(
+            raise InvalidInput(
                 "key_path", f"{load_host.key_path!r} is not an absolute path (letters, _ . / -)"
             )
         loadhosts.loadhost_check(load_host)  # what the SSH layer itself would refuse
@@ -99,22 +99,22 @@ def _check_host(field: str, value: str) -> None:
         ipaddress.ip_address(value)
     except ValueError:
         if not _HOST_NAME.fullmatch(value):
-            raise ValidationError(field, f"{value!r} is not a host name or an IP address") from None
+            raise InvalidInput(field, f"{value!r} is not a host name or an IP address") from None
 
 
 def _check_port(field: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
-        raise ValidationError(field, f"{value!r} is not a port number (1-65535)")
+        raise InvalidInput(field, f"{value!r} is not a port number (1-65535)")
 
 
 def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None) -> PlanCheck:
     """Store a plan that passes every check but the server's own (that is the preflight);
     with `extra_load_hosts`, those are its extra load hosts from now on."""
     if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
-        raise ValidationError("script", "custom Lua scripts run on SSH load hosts only")
+        raise InvalidInput("script", "custom Lua scripts run on SSH load hosts only")
     _, not_emails = notifications.plan_recipients(plan)
     if not_emails:
-        raise ValidationError(
+        raise InvalidInput(
             "notify_emails", f"{not_emails[0]!r} is not an email address (one address a line)"
         )
     if plan.notify_webhook.strip():

@@ -19,6 +19,8 @@ from django.utils import timezone
 
 from runs.analysis import regressions
 from runs.analysis.regressions import CellNight
+from runs.columns import NightCheck
+from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import notifications, queue
 
@@ -94,8 +96,7 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
 
 def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
     """What one batch measured, cell by cell (cells keyed by their frozen parameters)."""
-    params = batch.params or {}
-    script = params.get("script") or {}
+    plan = FrozenPlan.from_params(batch.params)
     return regressions.night_cells(
         (
             regressions.RunResult(
@@ -108,9 +109,9 @@ def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
             )
             for run in runs
         ),
-        test=str(params.get("test", "")),
-        target=params.get("target"),
-        script=script.get("content") if isinstance(script, dict) else None,
+        test=plan.test,
+        target=plan.target,
+        script=plan.script.content if plan.script else None,
         ok_status=Status.DONE,
     )
 
@@ -154,16 +155,21 @@ class Night:
         return self.batch.analysis or {}
 
     @property
+    def check(self) -> NightCheck:
+        """The night's verdict, read from its analysis."""
+        return NightCheck.load(self.batch.analysis)
+
+    @property
     def checks(self) -> dict[str, dict[str, Any]]:
         """The check of each cell, by identity."""
-        return {c["identity"]: c for c in self.analysis.get("cells", []) if "identity" in c}
+        return {c["identity"]: c for c in self.check.cells if "identity" in c}
 
     @property
     def flags(self) -> list[str]:
         """The flag texts of the cells that regressed that night."""
         return [
             f"{cell['label']}: {check['text']}"
-            for cell in self.analysis.get("cells", [])
+            for cell in self.check.cells
             for check in cell.get("checks", [])
             if check.get("verdict") == regressions.REGRESSION
         ]
@@ -208,7 +214,7 @@ class PlanHistory:
     def latest_judged(self) -> Night | None:
         """The last night whose check got to a verdict, for the summary table."""
         for night in reversed(self.nights):
-            if night.analysis.get("cells"):
+            if night.check.cells:
                 return night
         return None
 
@@ -272,8 +278,8 @@ def _night_row(night: Night, rows: Sequence[CellRow]) -> dict[str, Any]:
         "created_at": night.batch.created_at,
         "status": night.batch.status,
         "error": night.batch.error,
-        "verdict": night.analysis.get("status"),
-        "summary": night.analysis.get("summary", ""),
+        "verdict": night.check.status,
+        "summary": night.check.summary or "",
         "flags": night.flags,
         "notified": night.notified,
         "cells": [

@@ -15,9 +15,9 @@ from django.db import connection
 from django.db.models import Aggregate, Avg, Count, FloatField, Max, Min, StdDev
 
 from runs.analysis import stats
+from runs.errors import InvalidInput
 from runs.models import Run, Sample
 from runs.sysbench.commandline import redact_secrets
-from runs.sysbench.options import ValidationError
 from runs.sysbench.output import IntervalSample, QueueSample
 
 FLUSH_LINES = 5000  # lines (and at most as many samples) held before they are written
@@ -51,18 +51,18 @@ def log_lines(log: BinaryIO) -> Iterator[str]:
 
     Old logs are not always UTF-8 and may hold binary splinters: a stray byte becomes
     U+FFFD and NUL (which PostgreSQL cannot store in text) too; neither stops the
-    import. Raises ValidationError as soon as the log is larger than the limit, or at
+    import. Raises InvalidInput as soon as the log is larger than the limit, or at
     its end when it holds nothing but blank lines."""
     limit, read, blank = max_log_bytes(), 0, True
     while chunk := log.readline(MAX_LINE_BYTES):
         read += len(chunk)
         if read > limit:
-            raise ValidationError("file", log_too_large())
+            raise InvalidInput("file", log_too_large())
         line = chunk.decode("utf-8", errors="replace").rstrip("\r\n").replace("\x00", "\ufffd")
         blank = blank and not line.strip()
         yield redact_secrets(line)
     if blank:
-        raise ValidationError("file", "the log is empty")
+        raise InvalidInput("file", "the log is empty")
 
 
 class ImportStore:

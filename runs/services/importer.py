@@ -23,10 +23,11 @@ from django.utils import timezone
 
 from runs.analysis import charts
 from runs.analysis.summary import summary_of
+from runs.errors import InvalidInput
+from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
 from runs.services import timeseries
 from runs.services.import_store import ImportStore, log_lines
-from runs.sysbench.options import ValidationError
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
 _TEST_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -96,7 +97,7 @@ def log_import(
     """Read a sysbench log (a binary file, read line by line) and, unless dry_run, store
     it as an imported batch of one run.
 
-    Raises ValidationError for input that cannot be a log at all (empty, too large) or a
+    Raises InvalidInput for input that cannot be a log at all (empty, too large) or a
     test name that is not a name; anything inside the log is the parser's business.
     """
     given_test = _check_test_name(test)
@@ -188,7 +189,7 @@ def _preview(imported: ImportResult) -> dict[str, list[list[float]]]:
 
 def _check_test_name(given: str | None) -> str | None:
     if given and not _TEST_NAME.fullmatch(given):
-        raise ValidationError("test", f"{given!r} is not a test name")
+        raise InvalidInput("test", f"{given!r} is not a test name")
     return given or None
 
 
@@ -270,7 +271,7 @@ def _store_run(imported: ImportResult, run: Run, threads: int) -> None:
     primary = result.primary_error
     run.cell_key = f"import threads={threads}"
     run.threads = threads
-    run.options = imported.params["options"]
+    run.options = FrozenPlan.from_params(imported.params).options
     run.status = imported.status
     run.summary = imported.summary
     run.reports = [r.to_dict() for r in result.reports]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 
+from runs.errors import InvalidInput
 from runs.models import LuaScript
-from runs.sysbench.options import ValidationError
 
 PERMISSION = "runs.upload_luascript"
 MAX_SCRIPT_BYTES = 1_000_000
@@ -21,9 +21,9 @@ def luascript_upload(
         raise PermissionDenied("uploading Lua scripts needs the permission runs.upload_luascript")
     name = name.strip()
     if not name or len(name) > LuaScript._meta.get_field("name").max_length:  # type: ignore[operator]
-        raise ValidationError("name", "give the script a name of 1 to 100 characters")
+        raise InvalidInput("name", "give the script a name of 1 to 100 characters")
     if LuaScript.objects.filter(name=name).exists():
-        raise ValidationError("name", f"a script named {name!r} exists already")
+        raise InvalidInput("name", f"a script named {name!r} exists already")
     _check_content(content)
     return LuaScript.objects.create(
         name=name, content=content, uploaded_by=user if isinstance(user, User) else None
@@ -32,8 +32,8 @@ def luascript_upload(
 
 def _check_content(content: str) -> None:
     if not content.strip():
-        raise ValidationError("content", "the script is empty")
+        raise InvalidInput("content", "the script is empty")
     if len(content.encode()) > MAX_SCRIPT_BYTES:
-        raise ValidationError("content", f"the script is larger than {MAX_SCRIPT_BYTES} bytes")
+        raise InvalidInput("content", f"the script is larger than {MAX_SCRIPT_BYTES} bytes")
     if "\0" in content:
-        raise ValidationError("content", "the script holds a NUL byte: is it a text file?")
+        raise InvalidInput("content", "the script holds a NUL byte: is it a text file?")

@@ -27,6 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from runs.analysis import regressions
+from runs.columns import NightCheck
 from runs.models import Batch, Plan, Status
 from runs.services import webhooks
 
@@ -71,14 +72,14 @@ def batch_news(batch: Batch) -> News | None:
     plan = batch.plan
     if plan is None:
         return None
-    analysis = batch.analysis or {}
-    flagged = [c for c in analysis.get("cells", []) if c.get("flagged")]
+    check = NightCheck.load(batch.analysis)
+    flagged = [c for c in check.cells if c.get("flagged")]
     if batch.status in LOST_NIGHT:
         event = f"batch_{batch.status}"
         headline = f"nightly batch {batch.pk} {_lost(batch.status)}"
     elif flagged:
         event = "regression"
-        headline = f"{len(flagged)} of {len(analysis.get('cells', []))} cells slower"
+        headline = f"{len(flagged)} of {len(check.cells)} cells slower"
     else:
         return None
     subject = f"[benchdash] {plan.name}: {headline}"
@@ -93,7 +94,7 @@ def _lost(status: str) -> str:
 def _payload(
     batch: Batch, plan: Plan, event: str, headline: str, flagged: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    analysis = batch.analysis or {}
+    check = NightCheck.load(batch.analysis)
     return {
         "event": event,
         "text": f"{plan.name}: {headline}",
@@ -115,9 +116,9 @@ def _payload(
             "results_url": absolute_url(reverse("batch_results", args=[batch.pk])),
         },
         "analysis": {
-            "status": analysis.get("status"),
-            "summary": analysis.get("summary"),
-            "rule": analysis.get("rule"),
+            "status": check.status,
+            "summary": check.summary,
+            "rule": check.rule,
         },
         "flagged": [_flagged_cell(cell) for cell in flagged],
     }

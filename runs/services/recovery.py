@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from runs.execution.barrier import CellBarrier
-from runs.execution.server_settings import batch_restore_settings
+from runs.execution.environment import batch_restore_settings
 from runs.execution.sink import run_store_recent_samples
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
 from runs.models import Batch, LoadHost, Run, Status

@@ -12,6 +12,7 @@ from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services.results import batch_results
 
@@ -73,25 +74,24 @@ def _environment(batch: Batch) -> dict[str, Any]:
 def _replay(batch: Batch) -> dict[str, Any]:
     """The plan to run the same again, as POST /api/v1/plans takes it (the target and
     load host by the names they had)."""
-    params = dict(batch.params or {})
-    script = params.pop("script", None)
+    plan = FrozenPlan.from_params(batch.params)
     replay = {
         "name": f"re-run of batch {batch.pk}",
-        "test": params.get("test"),
-        "options": params.get("options", {}),
-        "threads": params.get("threads", []),
-        "server_settings": params.get("server_settings", {}),
-        "option_axes": params.get("option_axes", {}),
-        "repeats": params.get("repeats", 1),
-        "auto": params.get("auto", {}),
-        "warmup_s": params.get("warmup_s", 0),
-        "order_policy": params.get("order_policy"),
-        "dataset_policy": params.get("dataset_policy"),
-        "cleanup": params.get("cleanup", True),
+        "test": plan.test,
+        "options": plan.options,
+        "threads": plan.threads,
+        "server_settings": plan.server_settings,
+        "option_axes": plan.option_axes,
+        "repeats": plan.repeats,
+        "auto": plan.auto,
+        "warmup_s": plan.warmup_s,
+        "order_policy": plan.order_policy,
+        "dataset_policy": plan.dataset_policy,
+        "cleanup": plan.cleanup,
         "seed": batch.seed,
-        "target": (params.get("target") or {}).get("name"),
-        "load_host": params.get("load_host"),
+        "target": plan.target_name,
+        "load_host": plan.load_host,
     }
-    if script:
-        replay["script"] = script.get("name")
+    if plan.script:
+        replay["script"] = plan.script.name
     return replay

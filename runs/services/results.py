@@ -12,6 +12,7 @@ from runs.analysis import batch_results as pure
 from runs.analysis import charts, results
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures, Series
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services import selectors, timeseries
 
@@ -88,7 +89,7 @@ def batch_time_charts(
         if counter
         else None
     )
-    warmup_s = float((batch.params or {}).get("warmup_s") or 0)
+    warmup_s = float(FrozenPlan.from_params(batch.params).warmup_s or 0)
     return {
         "timeseries": charts.timeseries_chart(
             chosen, lines, colours, warmup_s=warmup_s, counters=counters

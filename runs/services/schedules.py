@@ -25,9 +25,9 @@ from django_celery_beat.models import (
     PeriodicTask,
 )
 
+from runs.errors import InvalidInput
 from runs.models import ACTIVE_STATUSES, Batch, LaunchedBy, Plan, Status
 from runs.services import batches, history
-from runs.sysbench.options import ValidationError
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def plan_schedule_set(
     kinds = {"cron": cron, "interval_s": interval_s, "clocked_at": clocked_at}
     given = [name for name, value in kinds.items() if value is not None]
     if len(given) != 1:
-        raise ValidationError(
+        raise InvalidInput(
             given[1] if given else "cron", "give exactly one of cron, interval_s, clocked_at"
         )
     task = plan.schedule or PeriodicTask(name=f"benchdash plan {plan.pk}", task=TASK)
@@ -171,7 +171,7 @@ def plan_launch_scheduled(*, plan_id: int, fired_at: datetime | None = None) -> 
         )
     try:
         return batches.batch_launch(plan=plan, launched_by=LaunchedBy.SCHEDULE)
-    except ValidationError as e:
+    except InvalidInput as e:
         # The plan no longer passes its checks: a nightly launch still leaves a record.
         return batch_record_unlaunched(
             plan=plan,
@@ -207,14 +207,14 @@ def _zones() -> frozenset[str]:
 
 def _zone(name: str) -> zoneinfo.ZoneInfo:
     if name not in _zones():
-        raise ValidationError("timezone", f"{name!r} is not a time zone name such as Europe/Paris")
+        raise InvalidInput("timezone", f"{name!r} is not a time zone name such as Europe/Paris")
     return zoneinfo.ZoneInfo(name)
 
 
 def _check_ahead(clocked_at: datetime, tz: zoneinfo.ZoneInfo, run_now: bool) -> None:
     now = dj_timezone.now()
     if clocked_at < now and not run_now:
-        raise ValidationError(
+        raise InvalidInput(
             "clocked_at",
             f"{clocked_at.astimezone(tz):%Y-%m-%d %H:%M:%S %Z} is in the past (it is now "
             f"{now.astimezone(tz):%Y-%m-%d %H:%M:%S %Z}): give a later time, or ask to run "
@@ -225,19 +225,17 @@ def _check_ahead(clocked_at: datetime, tz: zoneinfo.ZoneInfo, run_now: bool) -> 
 def _crontab(cron: str, tz: zoneinfo.ZoneInfo) -> CrontabSchedule:
     fields = cron.split()
     if len(fields) != len(CRON_FIELDS):
-        raise ValidationError(
-            "cron", "give five fields: minute hour day-of-month month day-of-week"
-        )
+        raise InvalidInput("cron", "give five fields: minute hour day-of-month month day-of-week")
     values = dict(zip(CRON_FIELDS, fields, strict=True))
     try:
         CrontabSchedule(**values, timezone=tz).full_clean()
     except DjangoValidationError as e:
         reasons = "; ".join(e.messages)
-        raise ValidationError("cron", f"{cron!r} is not a valid cron expression: {reasons}") from e
+        raise InvalidInput("cron", f"{cron!r} is not a valid cron expression: {reasons}") from e
     return CrontabSchedule.objects.get_or_create(**values, timezone=tz)[0]
 
 
 def _interval(seconds: int) -> IntervalSchedule:
     if seconds < 1:
-        raise ValidationError("interval_s", "must be at least 1 second")
+        raise InvalidInput("interval_s", "must be at least 1 second")
     return IntervalSchedule.objects.get_or_create(every=seconds, period=IntervalSchedule.SECONDS)[0]

@@ -10,6 +10,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Right
 
 from runs.analysis import comparison, regressions, results
+from runs.columns import BatchEnvironment
 from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -121,9 +122,9 @@ def run_environment(run: Run) -> dict[str, Any]:
     changed = run_changed_variables(run)
     if not changed:
         return environment
-    server = environment.get("server") or {}
-    variables = {**(server.get("variables") or {}), **changed}
-    return {**environment, "server": {**server, "variables": variables}}
+    recorded = BatchEnvironment.load(environment)
+    variables = {**recorded.server_variables, **changed}
+    return {**environment, "server": {**recorded.server, "variables": variables}}
 
 
 def run_changed_variables(run: Run) -> dict[str, str]:

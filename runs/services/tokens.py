@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from knox.models import AuthToken, get_token_model
 
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 
 
 def _token_model() -> type[AuthToken]:
@@ -55,7 +55,7 @@ def token_create_for(
     user = users.filter(username=username).first()
     if user is None:
         if not create_user:
-            raise ValidationError(
+            raise InvalidInput(
                 "user", f"no user named {username!r}; create it first, or ask to create it"
             )
         user = users.create_user(username=username, password=None)  # an unusable password

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -41,11 +41,11 @@ class Destination:
 
 
 def webhook_check(url: str) -> None:
-    """At save: a ValidationError on notify_webhook when the URL could not be sent to."""
+    """At save: an InvalidInput on notify_webhook when the URL could not be sent to."""
     try:
         destination(url)
     except WebhookError as e:
-        raise ValidationError("notify_webhook", str(e)) from e
+        raise InvalidInput("notify_webhook", str(e)) from e
 
 
 def webhook_post(url: str, body: bytes, *, timeout: float) -> tuple[int, str]:

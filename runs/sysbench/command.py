@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runs.errors import InvalidInput
 from runs.sysbench.options import (
     OLTP_TESTS,
     OPTIONS,
     Kind,
     OptionValue,
-    ValidationError,
     clean_options,
     is_sql_test,
     render_value,
@@ -130,10 +130,10 @@ def clean_run_options(test: str, options: Mapping[str, object]) -> dict[str, Opt
     """Check options for a run, including the rules that span several options."""
     cleaned = clean_options(test, options)
     if test == "fileio" and "file-test-mode" not in cleaned:
-        raise ValidationError("file-test-mode", "fileio needs a test mode to run")
+        raise InvalidInput("file-test-mode", "fileio needs a test mode to run")
     time = cleaned.get("time", OPTIONS["time"].default)
     if time == 0 and cleaned.get("events", 0) == 0:
-        raise ValidationError("time", "time and events cannot both be 0: the run would not stop")
+        raise InvalidInput("time", "time and events cannot both be 0: the run would not stop")
     return cleaned
 
 
@@ -147,7 +147,7 @@ def build_command(
     executable: str = "sysbench",
     script_path: str | None = None,
 ) -> SysbenchCommand:
-    """The argv and config file for one sysbench phase; raises ValidationError.
+    """The argv and config file for one sysbench phase; raises InvalidInput.
 
     prepare and cleanup get only the options that shape the data set, so the options of
     a whole cell can be passed for every phase. A custom Lua script (`script_path`, a
@@ -175,11 +175,9 @@ def build_command(
 
 def _check_phase(test: str, phase: str) -> None:
     if phase not in PHASES:
-        raise ValidationError(
-            "phase", f"unknown phase {phase!r}; choose one of {', '.join(PHASES)}"
-        )
+        raise InvalidInput("phase", f"unknown phase {phase!r}; choose one of {', '.join(PHASES)}")
     if phase != "run" and not has_dataset(test):
-        raise ValidationError("phase", f"{test} has no data set: it has no {phase} phase")
+        raise InvalidInput("phase", f"{test} has no data set: it has no {phase} phase")
 
 
 def _phase_options(
@@ -208,19 +206,19 @@ def _check_engine_options(engine: str, cleaned: Mapping[str, OptionValue]) -> No
         return
     for name in cleaned:
         if OPTIONS[name].mysql_only:
-            raise ValidationError(name, "applies only to MySQL and MariaDB targets")
+            raise InvalidInput(name, "applies only to MySQL and MariaDB targets")
 
 
 def _checked_script(path: str) -> str:
     # sysbench takes a name without ".lua" for one of its own tests: keep the suffix.
     if not path.endswith(".lua"):
-        raise ValidationError("script_path", f"{path!r} is not a .lua file")
+        raise InvalidInput("script_path", f"{path!r} is not a .lua file")
     return _checked_path("script_path", path)
 
 
 def _checked_path(field: str, path: str) -> str:
     if not isinstance(path, str) or not _PATH_RE.fullmatch(path):
-        raise ValidationError(field, f"{path!r} is not a plain path (letters, digits, _ . / -)")
+        raise InvalidInput(field, f"{path!r} is not a plain path (letters, digits, _ . / -)")
     return path
 
 
@@ -231,12 +229,12 @@ def _config_text(test: str, connection: Connection | None) -> str:
     if not is_sql_test(test):
         return ""  # nothing to connect to; an empty file is valid
     if connection is None:
-        raise ValidationError("target", f"{test} is a database test: it needs a target")
+        raise InvalidInput("target", f"{test} is a database test: it needs a target")
     lines = []
     for field, name, value in _config_entries(connection):
         line = f"{name}={value}"
         if len(line.encode()) > _CONFIG_LINE_MAX:
-            raise ValidationError(field, "is too long for a sysbench config file")
+            raise InvalidInput(field, "is too long for a sysbench config file")
         lines.append(f"{line}\n")
     return "".join(lines)
 
@@ -245,7 +243,7 @@ def _config_entries(connection: Connection) -> list[tuple[str, str, str]]:
     """(field, config name, value) triples; the field names the culprit of an error."""
     driver = ENGINES.get(connection.engine)
     if driver is None:
-        raise ValidationError("engine", f"unknown engine {connection.engine!r}")
+        raise InvalidInput("engine", f"unknown engine {connection.engine!r}")
     user = _checked(connection.user, "user", _USER_RE)
     database = _checked(connection.database, "database", _NAME_RE)
     return [
@@ -259,13 +257,13 @@ def _config_entries(connection: Connection) -> list[tuple[str, str, str]]:
 
 def _address(driver: str, connection: Connection) -> list[tuple[str, str, str]]:
     if connection.socket and connection.host:
-        raise ValidationError("socket", "give a host or a socket, not both")
+        raise InvalidInput("socket", "give a host or a socket, not both")
     if connection.socket:
         socket = _quoted("socket", _checked(connection.socket, "socket", _SOCKET_RE))
         # libpq takes a socket directory as its host; the mysql driver has its own option.
         return [("socket", f"{driver}-socket" if driver == "mysql" else "pgsql-host", socket)]
     if not connection.host:
-        raise ValidationError("host", "a host or a socket is required")
+        raise InvalidInput("host", "a host or a socket is required")
     host = _quoted("host", checked_host("host", connection.host))
     entries = [("host", f"{driver}-host", host)]
     if connection.port is not None:
@@ -283,16 +281,16 @@ def checked_host(field: str, host: object) -> str:
     """A host name or an IP address, as the resolvers take it: `bad..host` is refused here
     rather than deep in a driver (whose IDNA codec raises UnicodeError on it)."""
     if not isinstance(host, str) or not host:
-        raise ValidationError(field, "give a host name or an IP address")
+        raise InvalidInput(field, "give a host name or an IP address")
     if ":" in host:  # only an IPv6 address has colons
         try:
             ipaddress.IPv6Address(host)
         except ValueError:
-            raise ValidationError(field, f"{host!r} is not an IPv6 address") from None
+            raise InvalidInput(field, f"{host!r} is not an IPv6 address") from None
         return host
     labels = host.removesuffix(".").split(".")
     if len(host) > 253 or not all(_LABEL_RE.fullmatch(label) for label in labels):
-        raise ValidationError(
+        raise InvalidInput(
             field,
             f"{host!r} is not a host name or an IP address: a name is labels of 1 to 63 "
             "letters, digits, - and _ joined by single dots, e.g. db1.example.com",
@@ -302,13 +300,13 @@ def checked_host(field: str, host: object) -> str:
 
 def _checked(value: str, field: str, pattern: re.Pattern[str]) -> str:
     if not isinstance(value, str) or not pattern.fullmatch(value):
-        raise ValidationError(field, f"{value!r} contains characters that are not allowed")
+        raise InvalidInput(field, f"{value!r} contains characters that are not allowed")
     return value
 
 
 def checked_port(field: str, port: object) -> int:
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ValidationError(field, f"{port!r} is not a port number (1-65535)")
+        raise InvalidInput(field, f"{port!r} is not a port number (1-65535)")
     return port
 
 
@@ -316,7 +314,7 @@ def _checked_password(connection: Connection) -> str:
     # Unlike the other fields, the value itself is never repeated in a message.
     password = connection.password
     if not isinstance(password, str) or _CONTROL_RE.search(password):
-        raise ValidationError("password", "must not contain control characters such as newlines")
+        raise InvalidInput("password", "must not contain control characters such as newlines")
     return password
 
 
@@ -326,9 +324,7 @@ def _quoted(field: str, value: str) -> str:
     for quote in ('"', "'"):
         if quote not in value:
             return f"{quote}{value}{quote}"
-    raise ValidationError(
-        field, "cannot hold both ' and \" (sysbench config files have no escapes)"
-    )
+    raise InvalidInput(field, "cannot hold both ' and \" (sysbench config files have no escapes)")
 
 
 def expected_duration_s(options: dict[str, Any]) -> float | None:

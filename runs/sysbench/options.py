@@ -16,20 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from runs.errors import InvalidInput
+
 OptionValue = int | float | bool | str
-
-
-class ValidationError(ValueError):
-    """A refused input, naming the field at fault so forms and the API can show it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-    def within(self, parent: str) -> ValidationError:
-        """The same refusal with its field named inside `parent`: load_host.address."""
-        return ValidationError(f"{parent}.{self.field}", self.message)
 
 
 # --- tests ------------------------------------------------------------------------------
@@ -62,9 +51,7 @@ def is_sql_test(name: str) -> bool:
 
 def validate_test(name: object) -> str:
     if not isinstance(name, str) or name not in ALL_TESTS:
-        raise ValidationError(
-            "test", f"unknown test {_show(name)}; choose one of {_join(ALL_TESTS)}"
-        )
+        raise InvalidInput("test", f"unknown test {_show(name)}; choose one of {_join(ALL_TESTS)}")
     return name
 
 
@@ -279,12 +266,12 @@ def options_for(test: str) -> list[OptionSpec]:
 def option_spec(test: str, name: object) -> OptionSpec:
     validate_test(test)
     if not isinstance(name, str):
-        raise ValidationError("options", f"option names are strings, not {_show(name)}")
+        raise InvalidInput("options", f"option names are strings, not {_show(name)}")
     spec = OPTIONS.get(name)
     if spec is None:
-        raise ValidationError(name, f"unknown option {_show(name)}{_did_you_mean(name)}")
+        raise InvalidInput(name, f"unknown option {_show(name)}{_did_you_mean(name)}")
     if test not in spec.tests:
-        raise ValidationError(name, f"not an option of test {test}")
+        raise InvalidInput(name, f"not an option of test {test}")
     return spec
 
 
@@ -305,7 +292,7 @@ def clean_option(test: str, name: object, value: object) -> OptionValue:
     spec = option_spec(test, name)
     cleaned = _CLEANERS[spec.kind](spec, value)
     if spec.name == "tables" and test in SINGLE_TABLE_TESTS and cleaned != 1:
-        raise ValidationError("tables", f"{test} works on a single table: tables must be 1")
+        raise InvalidInput("tables", f"{test} works on a single table: tables must be 1")
     return cleaned
 
 
@@ -347,7 +334,7 @@ def _whole_number(spec: OptionSpec, value: object) -> int:
     if isinstance(value, str) and _INT_RE.fullmatch(value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(spec.name, f"{_show(value)} is not a whole number")
+        raise InvalidInput(spec.name, f"{_show(value)} is not a whole number")
     _check_range(spec, value)
     return value
 
@@ -356,7 +343,7 @@ def _clean_float(spec: OptionSpec, value: object) -> OptionValue:
     if isinstance(value, str) and _FLOAT_RE.fullmatch(value):
         value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValidationError(spec.name, f"{_show(value)} is not a number")
+        raise InvalidInput(spec.name, f"{_show(value)} is not a number")
     _check_range(spec, value)
     return float(value)
 
@@ -366,13 +353,13 @@ def _clean_bool(spec: OptionSpec, value: object) -> OptionValue:
         return value
     if value in ("on", "off"):
         return value == "on"
-    raise ValidationError(spec.name, f"{_show(value)} is not on or off")
+    raise InvalidInput(spec.name, f"{_show(value)} is not on or off")
 
 
 def _clean_choice(spec: OptionSpec, value: object) -> OptionValue:
     if isinstance(value, str) and value in spec.choices:
         return value
-    raise ValidationError(spec.name, f"{_show(value)} is not one of {_join(spec.choices)}")
+    raise InvalidInput(spec.name, f"{_show(value)} is not one of {_join(spec.choices)}")
 
 
 def _clean_size(spec: OptionSpec, value: object) -> OptionValue:
@@ -380,7 +367,7 @@ def _clean_size(spec: OptionSpec, value: object) -> OptionValue:
         value = str(value)
     match = _SIZE_RE.fullmatch(value) if isinstance(value, str) else None
     if match is None:
-        raise ValidationError(
+        raise InvalidInput(
             spec.name, f"{_show(value)} is not a size (a number with an optional K, M, G or T)"
         )
     canonical = f"{int(match[1])}{match[2].upper()}"
@@ -410,7 +397,7 @@ def _list_items(spec: OptionSpec, value: object) -> list[object]:
         items = []
     if not items or any(item in ("", *spec.words) for item in items):
         words = f", or one of {_join(spec.words)} alone" if spec.words else ""
-        raise ValidationError(spec.name, f"{_show(value)} is not a comma-separated list{words}")
+        raise InvalidInput(spec.name, f"{_show(value)} is not a comma-separated list{words}")
     return items
 
 
@@ -419,7 +406,7 @@ def _clean_text(spec: OptionSpec, value: object) -> OptionValue:
         value = str(value)
     if isinstance(value, str) and re.fullmatch(spec.pattern, value):
         return value
-    raise ValidationError(spec.name, f"{_show(value)} is not allowed: expected {spec.expected}")
+    raise InvalidInput(spec.name, f"{_show(value)} is not allowed: expected {spec.expected}")
 
 
 _CLEANERS: dict[Kind, Callable[[OptionSpec, object], OptionValue]] = {
@@ -435,9 +422,9 @@ _CLEANERS: dict[Kind, Callable[[OptionSpec, object], OptionValue]] = {
 
 def _check_range(spec: OptionSpec, number: float, unit: str = "") -> None:
     if spec.minimum is not None and number < spec.minimum:
-        raise ValidationError(spec.name, f"must be at least {spec.minimum}{unit}, not {number}")
+        raise InvalidInput(spec.name, f"must be at least {spec.minimum}{unit}, not {number}")
     if spec.maximum is not None and number > spec.maximum:
-        raise ValidationError(spec.name, f"must be at most {spec.maximum}{unit}, not {number}")
+        raise InvalidInput(spec.name, f"must be at most {spec.maximum}{unit}, not {number}")
 
 
 def _show(value: object) -> str:

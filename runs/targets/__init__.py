@@ -17,9 +17,9 @@ from contextlib import AbstractContextManager, contextmanager
 
 from django.conf import settings
 
+from runs.errors import InvalidInput
 from runs.models import Target
 from runs.sysbench.command import Connection, check_connection
-from runs.sysbench.options import ValidationError
 from runs.targets.base import (
     MARKER_TABLE,
     MOVING_VARIABLES,
@@ -94,7 +94,7 @@ def connect_to(target: Target) -> AbstractContextManager[ServerTarget]:
 
 def target_check(target: Target) -> None:
     """Refuse what sysbench or the drivers cannot use (a host that is not a host name, a
-    port out of range...), naming the field: ValidationError."""
+    port out of range...), naming the field: InvalidInput."""
     check_connection(connection_of(target))
 
 
@@ -103,7 +103,7 @@ def connect(connection: Connection, *, timeout: int = 10) -> Iterator[ServerTarg
     """Open a connection to a target of any engine, with explicit timeouts."""
     try:
         check_connection(connection)
-    except ValidationError as e:
+    except InvalidInput as e:
         raise TargetError(f"cannot connect: {e}", "correct it on the target's page") from None
     if connection.engine == "postgresql":
         with connect_postgres(connection, timeout=timeout) as pg:

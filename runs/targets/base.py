@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 
 SYSTEM_SCHEMAS = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 SBTEST_TABLE = re.compile(r"sbtest[1-9][0-9]{0,6}")
@@ -126,7 +126,7 @@ class ServerTarget(Protocol):
 def check_database_name(database: str, engine: str) -> None:
     """Refuse the system schemas: sysbench's prepare and cleanup must never touch them."""
     if engine != "postgresql" and database.lower() in SYSTEM_SCHEMAS:
-        raise ValidationError(
+        raise InvalidInput(
             "database", f"{database} is a system schema; use a database of its own, e.g. sbtest"
         )
 
@@ -186,6 +186,6 @@ def check_allow_list(
                 message = f"{name} needs a server restart; a benchmark can change only: {names}"
             else:
                 message = f"{name} is not on the allow-list of {kind} settings; allowed: {names}"
-            raise ValidationError("server_settings", message)
+            raise InvalidInput("server_settings", message)
         normalised[name] = [setting.normalise(v) for v in values]
     return normalised

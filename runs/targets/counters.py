@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from runs import targets
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.sysbench.command import Connection
 from runs.sysbench.options import is_sql_test
@@ -125,15 +126,15 @@ class CounterSampler:
 def sampler_start(*, run: Run, batch: Batch) -> CounterSampler | None:
     """Start sampling for a run that just started; None when there is nothing to sample
     (no target, a test that is not a database test, or sampling turned off)."""
-    params = batch.params
+    plan = FrozenPlan.from_params(batch.params)
     if not settings.BENCHDASH_COUNTERS or batch.target is None:
         return None
-    if not is_sql_test(params.get("test", "")):
+    if not is_sql_test(plan.test):
         return None
     return CounterSampler(
         run_id=run.pk,
         connection=targets.connection_of(batch.target),
-        interval_s=_interval(run, params),
+        interval_s=_interval(run, plan),
     ).start()
 
 
@@ -151,8 +152,8 @@ def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
         run.counters = counters_summary(sampler.readings, run.reports, error=sampler.error)
 
 
-def _interval(run: Run, params: Mapping[str, Any]) -> float:
-    value = run.options.get("report-interval", params.get("options", {}).get("report-interval"))
+def _interval(run: Run, plan: FrozenPlan) -> float:
+    value = run.options.get("report-interval", plan.report_interval)
     try:
         interval = float(value or 0)
     except (TypeError, ValueError):

@@ -11,8 +11,8 @@ from typing import Any
 import MySQLdb
 
 from runs.analysis.innodb import parse_semaphores
+from runs.errors import InvalidInput
 from runs.sysbench.command import Connection
-from runs.sysbench.options import ValidationError
 from runs.targets.base import (
     MARKER_DDL,
     MARKER_DELETE,
@@ -41,16 +41,16 @@ class Setting:
     high: float = math.inf
 
     def normalise(self, value: object) -> str:
-        """The canonical text of a value, or ValidationError naming the setting."""
+        """The canonical text of a value, or InvalidInput naming the setting."""
         text = str(value).strip()
         if self.kind == "bool":
             return self._bool(text)
         try:
             number = float(text) if self.kind == "float" else int(text)
         except ValueError:
-            raise ValidationError(self.name, f"{text!r} is not a number") from None
+            raise InvalidInput(self.name, f"{text!r} is not a number") from None
         if not self.low <= number <= self.high:
-            raise ValidationError(self.name, f"{text} is outside {self.low:g}..{self.high:g}")
+            raise InvalidInput(self.name, f"{text} is outside {self.low:g}..{self.high:g}")
         return f"{number:g}" if self.kind == "float" else str(number)
 
     def _bool(self, text: str) -> str:
@@ -59,7 +59,7 @@ class Setting:
             return "ON"
         if lowered in {"0", "off", "false"}:
             return "OFF"
-        raise ValidationError(self.name, f"{text!r} is not ON or OFF")
+        raise InvalidInput(self.name, f"{text!r} is not ON or OFF")
 
     def sql_value(self, canonical: str) -> int | float | str:
         if self.kind == "int":

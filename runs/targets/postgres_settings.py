@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 from runs.targets.base import (
     check_allow_list,
 )
@@ -46,7 +46,7 @@ class PgSetting:
     choices: tuple[str, ...] = ()
 
     def normalise(self, value: object) -> str:
-        """The canonical text of a value ("on", "300s", "1024MB"), or ValidationError."""
+        """The canonical text of a value ("on", "300s", "1024MB"), or InvalidInput."""
         text = str(value).strip()
         if self.kind == "bool":
             return self._choice(text.lower(), _BOOLEANS)
@@ -54,7 +54,7 @@ class PgSetting:
             return self._choice(text.lower(), {c: c for c in self.choices})
         if self.kind == "int":
             if not re.fullmatch(r"-?[0-9]{1,15}", text):
-                raise ValidationError(self.name, f"{text!r} is not a whole number")
+                raise InvalidInput(self.name, f"{text!r} is not a whole number")
             return str(self._in_range(int(text)))
         return self._quantity(text)
 
@@ -72,7 +72,7 @@ class PgSetting:
     def _choice(self, text: str, allowed: Mapping[str, str]) -> str:
         if text not in allowed:
             names = ", ".join(sorted(set(allowed.values())))
-            raise ValidationError(self.name, f"{text!r} is not one of {names}")
+            raise InvalidInput(self.name, f"{text!r} is not one of {names}")
         return allowed[text]
 
     def _quantity(self, text: str) -> str:
@@ -81,16 +81,16 @@ class PgSetting:
         unit = (m[2] or self.unit) if m else ""
         if m is None or unit not in scale:
             units = ", ".join(scale)
-            raise ValidationError(self.name, f"{text!r} is not a number with a unit ({units})")
+            raise InvalidInput(self.name, f"{text!r} is not a number with a unit ({units})")
         amount = float(m[1]) * scale[unit] / scale[self.unit]
         if abs(amount - round(amount)) > 1e-9:
-            raise ValidationError(self.name, f"{text} is not a whole number of {self.unit}")
+            raise InvalidInput(self.name, f"{text} is not a whole number of {self.unit}")
         return f"{self._in_range(round(amount))}{self.unit}"
 
     def _in_range(self, number: int) -> int:
         if not self.low <= number <= self.high:
             unit = self.unit
-            raise ValidationError(
+            raise InvalidInput(
                 self.name, f"{number}{unit} is outside {self.low:g}{unit}..{self.high:g}{unit}"
             )
         return number

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runs.analysis.matrix import Cell, prepare_points
-from runs.sysbench.options import OPTIONS, Kind, OptionSpec, ValidationError
+from runs.errors import InvalidInput
+from runs.sysbench.options import OPTIONS, Kind, OptionSpec
 
 THREAD_PRESETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 EXTRA_ROWS = 3  # empty rows of other settings and option axes the editor offers
@@ -79,15 +80,15 @@ def parse_threads(text: str) -> list[int]:
     values = []
     for part in split_list(text):
         if not part.isdigit():
-            raise ValidationError("threads", f"{part!r} is not a whole number of threads")
+            raise InvalidInput("threads", f"{part!r} is not a whole number of threads")
         values.append(int(part))
     if not values:
-        raise ValidationError("threads", "give at least one thread count, e.g. 1,2,4")
+        raise InvalidInput("threads", "give at least one thread count, e.g. 1,2,4")
     return values
 
 
 def matrix_from_form(data: FormData) -> Matrix:
-    """The matrix fields of a posted editor; raises ValidationError naming the field."""
+    """The matrix fields of a posted editor; raises InvalidInput naming the field."""
     matrix = Matrix(threads=parse_threads(str(data.get("threads", "") or "")))
     for name, spec in OPTIONS.items():
         if name == "threads":
@@ -103,21 +104,21 @@ def matrix_from_form(data: FormData) -> Matrix:
         name = str(data.get(f"setting_name_{i}", "") or "").strip()
         values = split_list(str(data.get(f"setting_values_{i}", "") or ""))
         if name and not values:
-            raise ValidationError(name, "give the values to try, e.g. 100,200")
+            raise InvalidInput(name, "give the values to try, e.g. 100,200")
         if name:
             if name in matrix.server_settings:
-                raise ValidationError(name, "is given twice")
+                raise InvalidInput(name, "is given twice")
             matrix.server_settings[name] = values
     for i in range(_row_count(data, "axis_name_")):
         name = str(data.get(f"axis_name_{i}", "") or "").strip()
         values = split_list(str(data.get(f"axis_values_{i}", "") or ""))
         if name and not values:
-            raise ValidationError(name, "give the values of the axis, e.g. 1,4")
+            raise InvalidInput(name, "give the values of the axis, e.g. 1,4")
         if name:
             if name in matrix.option_axes:
-                raise ValidationError(name, "is an axis twice")
+                raise InvalidInput(name, "is an axis twice")
             if name in matrix.options:
-                raise ValidationError(name, "is both a fixed option and an axis")
+                raise InvalidInput(name, "is both a fixed option and an axis")
             matrix.option_axes[name] = [_option_value(OPTIONS.get(name), v) for v in values]
     return matrix
 

@@ -12,7 +12,7 @@ from runs.analysis.auto import steps
 from runs.analysis.auto import threads as threads_search
 from runs.analysis.auto.cells import CellFigures, Step, cell_figures, half_width_pct
 from runs.analysis.auto.settings import Auto, RateAuto, RepeatsAuto, ThreadsAuto, auto_from_dict
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 from tests.analysis.recorded import RATES, insert, insert_cell, point_select_at
 
 
@@ -235,6 +235,6 @@ def test_auto_settings_take_defaults_and_refuse_nonsense():
     ],
 )
 def test_bad_auto_settings_name_their_field(given, field, words):
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInput) as caught:
         auto_from_dict(given)
     assert caught.value.field == field and words in str(caught.value)

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from runs.analysis.matrix import MAX_RUNS, Axes, cleanup_points, expand, prepare_points
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 
 DURABILITY = {"innodb_flush_log_at_trx_commit": ["1", "2"], "sync_binlog": ["0", "1"]}
 
@@ -35,7 +35,7 @@ def cells_for(
 
 
 def refused(field):
-    return pytest.raises(ValidationError, match=rf"^{field}: ")
+    return pytest.raises(InvalidInput, match=rf"^{field}: ")
 
 
 # --- order --------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def test_tests_without_a_data_set_need_no_prepare():
 
 
 def test_bulk_insert_needs_a_fresh_data_set():
-    with pytest.raises(ValidationError, match=r"^dataset_policy: bulk_insert inserts the same"):
+    with pytest.raises(InvalidInput, match=r"^dataset_policy: bulk_insert inserts the same"):
         cells_for(test="bulk_insert")
     cells = cells_for(test="bulk_insert", policy="fresh", repeats=1)
     assert sorted(c.dataset for c in cells) == [
@@ -189,23 +189,23 @@ def test_threads_is_only_an_axis():
 
 
 def test_duplicate_axis_values_are_refused():
-    with pytest.raises(ValidationError, match=r"^sync_binlog: duplicate value 1$"):
+    with pytest.raises(InvalidInput, match=r"^sync_binlog: duplicate value 1$"):
         cells_for(settings={"sync_binlog": ["1", 1]})
-    with pytest.raises(ValidationError, match=r"^table-size: duplicate value 1000$"):
+    with pytest.raises(InvalidInput, match=r"^table-size: duplicate value 1000$"):
         cells_for(options={"table-size": [1000, "1000"]})
 
 
 def test_axis_values_go_through_the_option_whitelist():
     with refused("table-size"):
         cells_for(options={"table-size": [0]})
-    with pytest.raises(ValidationError, match=r"^cpu-max-prime: not an option of test oltp_insert"):
+    with pytest.raises(InvalidInput, match=r"^cpu-max-prime: not an option of test oltp_insert"):
         cells_for(options={"cpu-max-prime": [10000]})
     with refused("rate"):
         cells_for(options={"rate": []})
 
 
 def test_an_option_cannot_be_both_fixed_and_an_axis():
-    with pytest.raises(ValidationError, match=r"^table-size: is both a fixed option and an axis"):
+    with pytest.raises(InvalidInput, match=r"^table-size: is both a fixed option and an axis"):
         cells_for(fixed={"table-size": 100}, options={"table-size": [1000]})
 
 
@@ -243,7 +243,7 @@ def test_cross_option_rules_are_checked_for_every_cell():
 
 
 def test_the_number_of_runs_is_capped():
-    with pytest.raises(ValidationError) as error:
+    with pytest.raises(InvalidInput) as error:
         cells_for(threads=range(1, 101), options={"rate": list(range(1, 11))}, repeats=11)
     assert error.value.field == "matrix"
     assert error.value.message.startswith(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from runs.errors import InvalidInput
 from runs.execution import checks
 from runs.models import Sample, Status, Target
 from runs.services import batches
-from runs.sysbench.options import ValidationError
 from tests.helpers import wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -119,7 +119,7 @@ def test_an_error_mid_run_keeps_the_samples_already_received(
 def test_invalid_plans_are_refused_naming_the_field(make_plan, fields, field):
     plan = make_plan(**fields)
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         batches.batch_launch(plan=plan)
 
     assert refused.value.field == field
@@ -129,14 +129,14 @@ def test_invalid_plans_are_refused_naming_the_field(make_plan, fields, field):
 def test_a_variable_that_needs_a_restart_says_so(make_plan):
     plan = make_plan(server_settings={"innodb_log_file_size": ["1000"]})
 
-    with pytest.raises(ValidationError, match="needs a server restart"):
+    with pytest.raises(InvalidInput, match="needs a server restart"):
         checks.plan_check(plan=plan)
 
 
 def test_threads_above_max_connections_are_refused(make_plan, mariadb_server):
     plan = make_plan(threads=[1, mariadb_server.max_connections])
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         batches.batch_launch(plan=plan)
 
     assert refused.value.field == "threads"
@@ -152,7 +152,7 @@ def test_a_max_connections_axis_counts_instead_of_the_servers_current_value(
     assert checks.plan_check(plan=plan).run_count == 2
 
     plan.server_settings = {"max_connections": ["10", str(threads * 2)]}
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         checks.plan_check(plan=plan)
     assert refused.value.field == "threads"
     assert "max_connections is 10 in the cells that set it so" in refused.value.message

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from runs.errors import InvalidInput
 from runs.execution.checks import plan_check
 from runs.models import LoadHost, LoadSplit, Plan
-from runs.sysbench.options import ValidationError
 
 
 @pytest.fixture
@@ -23,8 +23,8 @@ def plan_on(hosts: list[LoadHost], **fields: object) -> Plan:
     return Plan(**values)
 
 
-def refusal(plan: Plan, extra: list[LoadHost]) -> ValidationError:
-    with pytest.raises(ValidationError) as e:
+def refusal(plan: Plan, extra: list[LoadHost]) -> InvalidInput:
+    with pytest.raises(InvalidInput) as e:
         plan_check(plan=plan, contact_server=False, extra_load_hosts=extra)
     return e.value
 

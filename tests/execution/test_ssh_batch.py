@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
+from runs.errors import InvalidInput
 from runs.models import Batch, Run, Sample, Status
 from runs.services import batches, luascripts, recovery
-from runs.sysbench.options import ValidationError
 from tests.helpers import global_variable, printed_transactions, wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
@@ -238,7 +238,7 @@ def test_a_lua_script_is_refused_on_the_local_host(make_plan, script_author):
     script = luascripts.luascript_upload(user=script_author, name="s", content="-- nothing\n")
     plan = make_plan(script=script)
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         batches.batch_launch(plan=plan)
 
     assert refused.value.field == "load_host"
@@ -261,7 +261,7 @@ def test_shell_metacharacters_in_a_plan_are_refused_before_any_ssh(
     options[option] = value
     plan = make_plan(load_host=ssh_host, options=options)
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         batches.batch_launch(plan=plan)
 
     assert refused.value.field == option

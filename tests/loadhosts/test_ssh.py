@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from runs.errors import InvalidInput
 from runs.loadhosts import (
     CommandFactory,
     ExecutorError,
@@ -22,7 +23,6 @@ from runs.loadhosts import (
 from runs.loadhosts.facts import loadhost_refresh_facts
 from runs.models import LoadHost
 from runs.sysbench.command import SysbenchCommand
-from runs.sysbench.options import ValidationError
 from tests.servers import SSHKey
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -110,7 +110,7 @@ def test_a_fingerprint_that_was_not_shown_is_not_confirmed(make_ssh_host):
     hostkeys.loadhost_scan(load_host=host)
     other = SSHKey.generate().public
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         hostkeys.loadhost_confirm_host_key(load_host=host, fingerprint=ssh.fingerprint(other))
 
     assert refused.value.field == "fingerprint"
@@ -121,7 +121,7 @@ def test_a_fingerprint_that_was_not_shown_is_not_confirmed(make_ssh_host):
 def test_confirming_before_any_scan_is_refused(make_ssh_host):
     host = make_ssh_host("loadhost-new", host_key="")
 
-    with pytest.raises(ValidationError, match="scan loadhost-new first"):
+    with pytest.raises(InvalidInput, match="scan loadhost-new first"):
         hostkeys.loadhost_confirm_host_key(load_host=host, fingerprint="SHA256:abc")
 
 

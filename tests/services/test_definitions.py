@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from runs.errors import InvalidInput
 from runs.models import LoadHost, Plan, Target
 from runs.services import definitions
-from runs.sysbench.options import ValidationError
 
 
 @pytest.fixture
@@ -89,14 +89,14 @@ def test_a_load_host_keeps_its_key_on_another_port_or_name(ssh_host):
 )
 def test_a_bad_connection_field_is_refused_at_save_naming_it(target, field, value):
     changes = {field: value, **({"host": ""} if field == "socket" else {})}
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         saved(target, **changes)
     assert refused.value.field == field
     assert Target.objects.get(pk=target.pk).host == "db.example.com"
 
 
 def test_a_password_with_a_newline_is_refused_and_never_repeated(target):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         definitions.target_save(target=target, password="pw\nmysql-host=evil")
     assert refused.value.field == "password" and "evil" not in str(refused.value)
 
@@ -113,7 +113,7 @@ def test_a_password_with_a_newline_is_refused_and_never_repeated(target):
     ],
 )
 def test_a_bad_load_host_field_is_refused_at_save_naming_it(ssh_host, field, value):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         saved(ssh_host, **{field: value})
     assert refused.value.field == field
 
@@ -129,7 +129,7 @@ def test_every_notify_address_must_be_an_email_address(db):
     local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
     plan = Plan(name="p", load_host=local, test="cpu", threads=[1])
     plan.notify_emails = "dba@example.com\nops@example.com $(reboot)"
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         definitions.plan_save(plan=plan)
     assert refused.value.field == "notify_emails"
     assert "'ops@example.com $(reboot)' is not an email address" in refused.value.message

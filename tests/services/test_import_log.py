@@ -12,9 +12,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from runs.analysis import stats
+from runs.errors import InvalidInput
 from runs.models import Batch, Run, Sample, Status, Target
 from runs.services.importer import log_import
-from runs.sysbench.options import ValidationError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysbench"
 
@@ -251,7 +251,7 @@ def test_a_long_log_is_stored_in_bulk_with_the_spread_of_its_samples(target):
 def test_a_log_larger_than_the_limit_is_refused_and_leaves_nothing(target, settings):
     settings.BENCHDASH_MAX_LOG_MB = 1
 
-    with pytest.raises(ValidationError, match="larger than 1 MB"):
+    with pytest.raises(InvalidInput, match="larger than 1 MB"):
         log_import(log=io.BytesIO(long_log(20_000)), target=target)
 
     assert not Batch.objects.exists() and not Sample.objects.exists()

@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Permission
 from django.core.exceptions import PermissionDenied
 
+from runs.errors import InvalidInput
 from runs.models import LuaScript
 from runs.services.luascripts import luascript_upload
-from runs.sysbench.options import ValidationError
 
 SCRIPT = "function event() end\n"
 
@@ -55,7 +55,7 @@ def test_an_anonymous_user_is_refused(db):
     ],
 )
 def test_bad_scripts_are_refused_naming_the_field(db, author, name, content, field):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         luascript_upload(user=author, name=name, content=content)
 
     assert refused.value.field == field
@@ -64,5 +64,5 @@ def test_bad_scripts_are_refused_naming_the_field(db, author, name, content, fie
 def test_names_are_unique(db, author):
     luascript_upload(user=author, name="mine", content=SCRIPT)
 
-    with pytest.raises(ValidationError, match="exists already"):
+    with pytest.raises(InvalidInput, match="exists already"):
         luascript_upload(user=author, name="mine", content=SCRIPT)

@@ -12,9 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.utils import timezone
 
+from runs.errors import InvalidInput
 from runs.models import LoadHost, Plan, Status
 from runs.services import definitions, notifications, schedules, webhooks
-from runs.sysbench.options import ValidationError
 from tests.services.test_history import Receiver
 
 
@@ -54,7 +54,7 @@ def test_a_webhook_to_a_non_public_address_is_refused_at_save(
     refuse_private, plan, listener, url, kind
 ):
     plan.notify_webhook = url.format(port=listener.server.server_port)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         definitions.plan_save(plan=plan)
     assert refused.value.field == "notify_webhook"
     assert f"{kind} address: webhooks go to public addresses only" in refused.value.message
@@ -64,7 +64,7 @@ def test_a_webhook_to_a_non_public_address_is_refused_at_save(
 
 def test_a_name_that_does_not_resolve_is_refused_at_save(refuse_private, plan):
     plan.notify_webhook = "https://no-such-host.invalid/hook"
-    with pytest.raises(ValidationError, match="does not resolve"):
+    with pytest.raises(InvalidInput, match="does not resolve"):
         definitions.plan_save(plan=plan)
 
 

@@ -4,6 +4,7 @@ import subprocess
 
 import pytest
 
+from runs.errors import InvalidInput
 from runs.sysbench.command import (
     Connection,
     build_command,
@@ -15,7 +16,6 @@ from runs.sysbench.command import (
 from runs.sysbench.options import (
     NON_SQL_TESTS,
     SQL_TESTS,
-    ValidationError,
     clean_option,
     clean_options,
     is_sql_test,
@@ -59,7 +59,7 @@ def connection(**changes):
 
 
 def refused(field):
-    return pytest.raises(ValidationError, match=rf"^{field}: ")
+    return pytest.raises(InvalidInput, match=rf"^{field}: ")
 
 
 # --- argv and config file ----------------------------------------------------------------
@@ -245,21 +245,21 @@ def test_threads_must_be_a_whole_number_of_at_least_one(threads):
 
 
 def test_unknown_options_are_refused_by_name():
-    with pytest.raises(ValidationError) as error:
+    with pytest.raises(InvalidInput) as error:
         build(options={"warmup-time": 10})
     assert error.value.field == "warmup-time"
     assert error.value.message == "unknown option 'warmup-time'"
 
 
 def test_old_spellings_get_a_hint():
-    with pytest.raises(ValidationError, match=r"did you mean 'table-size'"):
+    with pytest.raises(InvalidInput, match=r"did you mean 'table-size'"):
         build(options={"table_size": 10})
-    with pytest.raises(ValidationError, match=r"did you mean 'threads'"):
+    with pytest.raises(InvalidInput, match=r"did you mean 'threads'"):
         build(options={"num-threads": 10})
 
 
 def test_options_of_other_tests_are_refused():
-    with pytest.raises(ValidationError) as error:
+    with pytest.raises(InvalidInput) as error:
         build(options={"cpu-max-prime": 20000})
     assert str(error.value) == "cpu-max-prime: not an option of test oltp_insert"
     with refused("point-selects"):
@@ -272,7 +272,7 @@ def test_unknown_tests_are_refused():
 
 
 def test_values_are_checked_against_their_range():
-    with pytest.raises(ValidationError, match=r"^percentile: must be at most 100, not 101$"):
+    with pytest.raises(InvalidInput, match=r"^percentile: must be at most 100, not 101$"):
         clean_option("oltp_read_only", "percentile", 101)
     with refused("table-size"):
         clean_option("oltp_read_only", "table-size", 2**31)
@@ -313,7 +313,7 @@ def test_argv_does_not_depend_on_the_order_options_come_in():
 
 
 def test_select_random_tests_need_a_single_table():
-    with pytest.raises(ValidationError, match=r"^tables: select_random_ranges works on a single"):
+    with pytest.raises(InvalidInput, match=r"^tables: select_random_ranges works on a single"):
         clean_option("select_random_ranges", "tables", 2)
 
 
@@ -370,14 +370,14 @@ def test_sql_tests_need_a_target_and_others_ignore_it():
 
 
 def test_tests_without_a_data_set_have_no_prepare_phase():
-    with pytest.raises(ValidationError, match=r"^phase: cpu has no data set"):
+    with pytest.raises(InvalidInput, match=r"^phase: cpu has no data set"):
         build(test="cpu", phase="prepare", connection=None)
     with refused("phase"):
         build(phase="warmup")
 
 
 def test_a_run_must_be_able_to_stop():
-    with pytest.raises(ValidationError, match=r"^time: time and events cannot both be 0"):
+    with pytest.raises(InvalidInput, match=r"^time: time and events cannot both be 0"):
         build(options={"time": 0})
     assert build(options={"time": 0, "events": 1000}).argv[-3:] == [
         "--time=0",
@@ -478,6 +478,6 @@ def test_a_host_name_or_an_ip_address_is_taken(host):
     ],
 )
 def test_a_host_no_resolver_can_use_is_refused_naming_the_field(host, why):
-    with pytest.raises(ValidationError, match=why) as refused:
+    with pytest.raises(InvalidInput, match=why) as refused:
         checked_host("address", host)
     assert refused.value.field == "address"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runs import targets
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 
 SETTINGS = targets.POSTGRES_SETTINGS
 
@@ -51,7 +51,7 @@ def test_values_are_put_in_canonical_form(name, value, canonical):
     ],
 )
 def test_bad_values_are_refused_naming_the_setting(name, value):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         SETTINGS[name].normalise(value)
     assert refused.value.field == name
 
@@ -76,11 +76,11 @@ def test_a_setting_given_in_another_unit_compares_equal_to_the_server_s():
 
 
 def test_settings_outside_the_allow_list_are_refused_with_the_reason():
-    with pytest.raises(ValidationError, match="needs a server restart"):
+    with pytest.raises(InvalidInput, match="needs a server restart"):
         targets.validate_settings("postgresql", {"shared_buffers": ["1GB"]})
-    with pytest.raises(ValidationError, match="allow-list of reloadable settings"):
+    with pytest.raises(InvalidInput, match="allow-list of reloadable settings"):
         targets.validate_settings("postgresql", {"archive_command": ["rm -rf /"]})
-    with pytest.raises(ValidationError):  # a MySQL name on a PostgreSQL target
+    with pytest.raises(InvalidInput):  # a MySQL name on a PostgreSQL target
         targets.validate_settings("postgresql", {"innodb_flush_log_at_trx_commit": ["2"]})
 
 

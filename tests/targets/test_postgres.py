@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 
 from runs import targets
-from runs.execution import checks, server_settings
+from runs.errors import InvalidInput
+from runs.execution import checks, environment
 from runs.models import Batch, CounterSample, Status, Target
 from runs.services import batches
-from runs.sysbench.options import ValidationError
 from tests.helpers import wait_for_batch
 
 pytestmark = pytest.mark.timeout(400)
@@ -150,7 +150,7 @@ def test_the_sweeper_restores_the_settings_of_a_batch_whose_worker_died(
         original_settings=originals,
     )
 
-    server_settings.batch_restore_settings(batch=batch)
+    environment.batch_restore_settings(batch=batch)
 
     assert show(postgres_server, "synchronous_commit") == "on"
     assert auto_conf(postgres_server) == {}
@@ -171,7 +171,7 @@ def test_a_plan_may_not_change_the_results_store_server(local_host):
     )
     plan = _plan(target, local_host, server_settings={"synchronous_commit": ["off"]})
 
-    with pytest.raises(ValidationError, match="holds benchdash's own results"):
+    with pytest.raises(InvalidInput, match="holds benchdash's own results"):
         checks.plan_check(plan=plan, contact_server=False)
 
 

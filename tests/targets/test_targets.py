@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db import connection
 
 from runs import targets
+from runs.errors import InvalidInput
 from runs.execution import checks
 from runs.models import Target
-from runs.sysbench.options import ValidationError
 
 
 def stored_password(target: Target) -> str:
@@ -43,7 +43,7 @@ def test_an_empty_password_stays_empty():
 def test_system_schemas_are_refused(database):
     target = Target(name="t", engine="mariadb", host="db", port=3306, user="u", database=database)
 
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         checks.target_validate(target=target)
 
     assert refused.value.field == "database"
@@ -60,7 +60,7 @@ def test_the_results_store_is_refused_as_a_target():
         database=str(store["NAME"]),
     )
 
-    with pytest.raises(ValidationError, match="results database"):
+    with pytest.raises(InvalidInput, match="results database"):
         checks.target_validate(target=target)
 
 
@@ -74,7 +74,7 @@ def test_flush_values_are_normalised(value, canonical):
 
 @pytest.mark.parametrize("value", ["4", "-1", "two", "1; DROP TABLE x"])
 def test_flush_values_outside_the_range_are_refused(value):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidInput) as refused:
         targets.MYSQL_SETTINGS["innodb_flush_log_at_trx_commit"].normalise(value)
 
     assert refused.value.field == "innodb_flush_log_at_trx_commit"

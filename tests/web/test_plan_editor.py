@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runs.analysis.matrix import Axes, expand
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 from runs.web.plan_editor import duration_text, estimate, form_values, matrix_from_form
 
 
@@ -44,10 +44,10 @@ def test_the_editor_form_becomes_the_plan_matrix():
 
 
 def test_the_editor_names_the_field_at_fault():
-    with pytest.raises(ValidationError) as e:
+    with pytest.raises(InvalidInput) as e:
         matrix_from_form(Post(threads=["1,x"]))
     assert e.value.field == "threads"
-    with pytest.raises(ValidationError) as e:
+    with pytest.raises(InvalidInput) as e:
         matrix_from_form(
             Post(threads=["1"], opt_tables=["2"], axis_name_0=["tables"], axis_values_0=["1,4"])
         )

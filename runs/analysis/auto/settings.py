@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from runs.analysis.verdicts import MIN_REPEATS
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 
 MAX_THREADS = 100_000
 MAX_RATE = 100_000_000
@@ -69,15 +69,15 @@ class Auto:
 
 
 def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
-    """A plan's `auto` field, checked; raises ValidationError naming the field."""
+    """A plan's `auto` field, checked; raises InvalidInput naming the field."""
     data = data or {}
     if not isinstance(data, Mapping):
-        raise ValidationError("auto", 'must be an object such as {"repeats": {}}')
+        raise InvalidInput("auto", 'must be an object such as {"repeats": {}}')
     unknown = sorted(set(data) - {"repeats", "threads", "rate"})
     if unknown:
-        raise ValidationError("auto", f"unknown auto mode {unknown[0]!r}: repeats, threads, rate")
+        raise InvalidInput("auto", f"unknown auto mode {unknown[0]!r}: repeats, threads, rate")
     if data.get("threads") is not None and data.get("rate") is not None:
-        raise ValidationError("auto", "search threads or the rate, not both in one plan")
+        raise InvalidInput("auto", "search threads or the rate, not both in one plan")
     return Auto(
         repeats=_mode(data, "repeats", RepeatsAuto, {"target_pct": (0.1, 100), "max": (2, 100)}),
         threads=_mode(
@@ -101,15 +101,15 @@ def _mode(
     if given is True:
         given = {}
     if not isinstance(given, Mapping):
-        raise ValidationError(f"auto.{name}", "must be an object of settings, or true")
+        raise InvalidInput(f"auto.{name}", "must be an object of settings, or true")
     values: dict[str, Any] = {}
     for key, value in given.items():
         if key not in bounds:
-            raise ValidationError(f"auto.{name}", f"unknown setting {key!r}: {', '.join(bounds)}")
+            raise InvalidInput(f"auto.{name}", f"unknown setting {key!r}: {', '.join(bounds)}")
         values[key] = _number(f"auto.{name}.{key}", value, bounds[key], kind)
     mode = kind(**values)
     if name == "rate" and mode.start > mode.max:
-        raise ValidationError("auto.rate.start", f"{mode.start} is above the maximum {mode.max}")
+        raise InvalidInput("auto.rate.start", f"{mode.start} is above the maximum {mode.max}")
     return mode
 
 
@@ -118,10 +118,10 @@ def _number(field: str, value: Any, bounds: tuple[float, float], kind: Any) -> f
     if value is None and field.endswith("slo_p95_ms"):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(field, f"must be a number, not {value!r}")
+        raise InvalidInput(field, f"must be a number, not {value!r}")
     if whole and value != int(value):
-        raise ValidationError(field, f"must be a whole number, not {value!r}")
+        raise InvalidInput(field, f"must be a whole number, not {value!r}")
     low, high = bounds
     if not low <= value <= high:
-        raise ValidationError(field, f"must be between {low:g} and {high:g}, not {value:g}")
+        raise InvalidInput(field, f"must be between {low:g} and {high:g}, not {value:g}")
     return int(value) if whole else float(value)

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from runs.errors import InvalidInput
 from runs.services import tokens
-from runs.sysbench.options import ValidationError
 
 
 class Command(BaseCommand):
@@ -43,6 +43,6 @@ class Command(BaseCommand):
                 expires_in=None if days is None else timedelta(days=days),
                 create_user=options["create_user"],
             )
-        except ValidationError as e:
+        except InvalidInput as e:
             raise CommandError(str(e)) from None
         self.stdout.write(text)

@@ -9,9 +9,9 @@ from typing import Any, BinaryIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from runs.errors import InvalidInput
 from runs.models import Target
 from runs.services.importer import ImportResult, log_import
-from runs.sysbench.options import ValidationError
 
 
 class Command(BaseCommand):
@@ -42,7 +42,7 @@ class Command(BaseCommand):
                     label=options["label"],
                     dry_run=options["dry_run"],
                 )
-        except ValidationError as e:
+        except InvalidInput as e:
             raise CommandError(str(e)) from None
         if options["json"]:
             self.stdout.write(json.dumps(imported.to_dict(), indent=2, allow_nan=False))
@@ -68,8 +68,7 @@ def _describe(imported: ImportResult) -> str:
         f"run {imported.run.pk if imported.run else '?'}"
     )
     lines = [
-        f"{imported.status}: {imported.test}, sysbench {imported.params['version'] or '?'} "
-        f"({where})",
+        f"{imported.status}: {imported.test}, sysbench {imported.result.version or '?'} ({where})",
         f"samples: {imported.sample_count}, unrecognised lines: {imported.unrecognised_lines}",
     ]
     figures = [f"{k}={summary[k]}" for k in ("tps", "qps", "eps", "latency_pct_ms") if k in summary]

@@ -9,10 +9,10 @@ from django.db.models import ProtectedError
 from django.forms import BaseForm
 from django.http import HttpRequest
 
-from runs.sysbench.options import ValidationError
+from runs.errors import InvalidInput
 
 
-def show_refusal(form: BaseForm, error: ValidationError) -> None:
+def show_refusal(form: BaseForm, error: InvalidInput) -> None:
     """Show a service's refusal on the field it names (on load_host for load_host.address,
     saying which of its fields), or above the form."""
     if error.field in form.fields:

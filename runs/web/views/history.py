@@ -43,7 +43,7 @@ def plan_history(request: HttpRequest, plan_id: int) -> HttpResponse:
             "nights_asked": nights,
             "night_choices": NIGHT_CHOICES,
             "latest": latest,
-            "latest_cells": (latest.analysis.get("cells") or []) if latest else [],
+            "latest_cells": latest.check.cells if latest else [],
             "rows": list(reversed(past.nights)),  # the table reads newest first
             "window": max(plan.history_nights, regressions.MIN_NIGHTS),
             "min_nights": regressions.MIN_NIGHTS,

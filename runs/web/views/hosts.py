@@ -9,11 +9,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from runs.errors import InvalidInput
 from runs.loadhosts import ExecutorError, hostkeys, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts
 from runs.models import LoadHost
 from runs.services import definitions, permissions, selectors
-from runs.sysbench.options import ValidationError
 from runs.web.forms import (
     FingerprintForm,
     LoadHostForm,
@@ -43,7 +43,7 @@ def host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
             if saved.pk is None:
                 saved.created_by = request_user(request)
             saved = definitions.loadhost_save(load_host=saved, private_key=given)
-        except ValidationError as e:
+        except InvalidInput as e:
             show_refusal(form, e)
         except DjangoValidationError as e:
             show_model_errors(form, e)
@@ -99,7 +99,7 @@ def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
         seen = hostkeys.loadhost_scan(load_host=load_host)
-    except ValidationError as e:  # the host as stored cannot be scanned: fix it first
+    except InvalidInput as e:  # the host as stored cannot be scanned: fix it first
         return _host_page(request, load_host, problem=str(e), status=400)
     except ExecutorError as e:
         return _host_page(request, load_host, problem=str(e))
@@ -115,7 +115,7 @@ def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
             hostkeys.loadhost_confirm_host_key(
                 load_host=load_host, fingerprint=form.cleaned_data["fingerprint"]
             )
-        except ValidationError as e:
+        except InvalidInput as e:
             form.add_error("fingerprint", e.message)
         else:
             messages.success(request, f"The host key of {load_host.name} is pinned.")

@@ -9,8 +9,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from runs.errors import InvalidInput
 from runs.services import importer
-from runs.sysbench.options import ValidationError
 from runs.web.forms import ImportForm
 from runs.web.uploads import LogTooLarge
 from runs.web.views.common import show_refusal
@@ -41,7 +41,7 @@ def log_import(request: HttpRequest) -> HttpResponse:
                 user=request.user,
                 dry_run=not save,
             )
-        except ValidationError as e:
+        except InvalidInput as e:
             show_refusal(form, e)
         else:
             if save and imported.batch is not None:

@@ -18,11 +18,12 @@ from django.utils import timezone as dj_timezone
 from django.views.decorators.http import require_POST
 
 from runs import targets
+from runs.errors import InvalidInput
 from runs.execution import checks, preflight
 from runs.models import LaunchedBy, LoadHost, Plan, Target
 from runs.services import batches, definitions, permissions, schedules, selectors
 from runs.services.queue import BrokerUnavailable
-from runs.sysbench.options import OPTIONS, ValidationError
+from runs.sysbench.options import OPTIONS
 from runs.web import plan_editor
 from runs.web.forms import (
     PlanForm,
@@ -46,7 +47,7 @@ def _plan_from_post(
     matrix = None
     try:
         matrix = plan_editor.matrix_from_form(data)
-    except ValidationError as e:
+    except InvalidInput as e:
         show_refusal(form, e)
     if form.is_valid() and matrix is not None:
         for name, value in form.plan_fields().items():
@@ -97,7 +98,7 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
     except permissions.NotAllowed as e:
         form.add_error(e.field if e.field in form.fields else None, e.message)
         return None
-    except ValidationError as e:
+    except InvalidInput as e:
         show_refusal(form, e)
         return None
     except DjangoValidationError as e:
@@ -128,11 +129,11 @@ def _save_schedule(form: PlanForm, plan: Plan) -> None:
     minutes = data.get("schedule_interval_min") if kind == "interval" else None
     clocked_at = data.get("schedule_clocked_at") if kind == "clocked" else None
     if kind == "cron" and not cron:
-        raise ValidationError("schedule_cron", "give a cron expression, e.g. 0 2 * * *")
+        raise InvalidInput("schedule_cron", "give a cron expression, e.g. 0 2 * * *")
     if kind == "interval" and not minutes:
-        raise ValidationError("schedule_interval_min", "give the minutes between launches")
+        raise InvalidInput("schedule_interval_min", "give the minutes between launches")
     if kind == "clocked" and not clocked_at:
-        raise ValidationError("schedule_clocked_at", "give the date and time to launch at")
+        raise InvalidInput("schedule_clocked_at", "give the date and time to launch at")
     # The input has no zone: the time as typed, read in the schedule's zone.
     typed = dj_timezone.make_naive(clocked_at) if clocked_at else None
     zone = data.get("schedule_timezone") or "UTC"
@@ -149,8 +150,8 @@ def _save_schedule(form: PlanForm, plan: Plan) -> None:
             enabled=enabled,
             run_now=bool(data.get("schedule_run_now")),
         )
-    except ValidationError as e:
-        raise ValidationError(SCHEDULE_FIELDS.get(e.field, e.field), e.message) from None
+    except InvalidInput as e:
+        raise InvalidInput(SCHEDULE_FIELDS.get(e.field, e.field), e.message) from None
 
 
 def _same_clocked(plan: Plan, typed: datetime, zone: str, enabled: bool) -> bool:
@@ -198,7 +199,7 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     except targets.TargetError as e:
         check = checks.plan_check(plan=plan, contact_server=False, extra_load_hosts=extra)
         check.warnings.append(f"the target could not be asked: {e.message}")
-    except ValidationError as e:
+    except InvalidInput as e:
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
     estimate = plan_editor.estimate(check.cells, plan.dataset_policy)
     return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
@@ -213,7 +214,7 @@ def _named(request: HttpRequest) -> QueryDict:
 
 
 def _form_errors(form: Form) -> list[dict[str, str]]:
-    refusals: list[ValidationError] = form.__dict__.get("refusals", [])
+    refusals: list[InvalidInput] = form.__dict__.get("refusals", [])
     errors = [{"field": e.field, "message": str(e)} for e in refusals]
     for field, problems in form.errors.items():
         if field == "__all__" and refusals:
@@ -240,7 +241,7 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
         return json_response({"ok": False, "errors": [error], "steps": []})
     try:
         report = preflight.plan_preflight(plan=plan, extra_load_hosts=extra)
-    except ValidationError as e:  # a stored load host or target no connection can use
+    except InvalidInput as e:  # a stored load host or target no connection can use
         errors = [{"field": e.field, "message": str(e)}]
         return json_response({"ok": False, "errors": errors, "steps": []}, status=400)
     return json_response(report.to_dict())
@@ -258,7 +259,7 @@ def _launch(request: HttpRequest, plan: Plan) -> HttpResponse:
         batch = batches.batch_launch(
             plan=plan, launched_by=LaunchedBy.UI, user=request_user(request)
         )
-    except (ValidationError, BrokerUnavailable) as e:
+    except (InvalidInput, BrokerUnavailable) as e:
         messages.error(request, f"Plan {plan.name} cannot be launched: {e}")
         return redirect("plan_edit", plan_id=plan.pk)
     messages.success(request, f"Batch {batch.pk} of {plan.name} launched.")

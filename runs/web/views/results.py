@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from runs.analysis import charts, results
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services import exports, reports, selectors
 from runs.services import results as result_service
@@ -82,7 +83,7 @@ def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
     verified = [r.verified_settings for r in runs if r.verified_settings]
     differing = set(results.differing_keys(verified))
     settings_names = sorted(
-        {k for v in verified for k in v} | set(batch.params.get("server_settings") or {})
+        {k for v in verified for k in v} | set(FrozenPlan.from_params(batch.params).server_settings)
     )
     return {
         "version": server.get("version", ""),

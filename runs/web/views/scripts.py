@@ -7,9 +7,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from runs.errors import InvalidInput
 from runs.models import LuaScript
 from runs.services import luascripts
-from runs.sysbench.options import ValidationError
 from runs.web.forms import (
     ScriptForm,
 )
@@ -29,7 +29,7 @@ def scripts_list(request: HttpRequest) -> HttpResponse:
                     name=form.cleaned_data["name"],
                     content=form.cleaned_data["content"],
                 )
-            except ValidationError as e:
+            except InvalidInput as e:
                 show_refusal(form, e)
             else:
                 messages.success(request, f"Script {script.name} stored.")

@@ -9,9 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from runs import targets
+from runs.errors import InvalidInput
 from runs.models import Target
 from runs.services import definitions, permissions, selectors
-from runs.sysbench.options import ValidationError
 from runs.web.forms import (
     TargetForm,
 )
@@ -40,7 +40,7 @@ def target_edit(request: HttpRequest, target_id: int | None = None) -> HttpRespo
             if saved.pk is None:
                 saved.created_by = request_user(request)
             saved = definitions.target_save(target=saved, password=given)
-        except ValidationError as e:
+        except InvalidInput as e:
             show_refusal(form, e)
         except DjangoValidationError as e:
             show_model_errors(form, e)

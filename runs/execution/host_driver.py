@@ -20,12 +20,14 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis.summary import summarise
+from runs.errors import InvalidInput
 from runs.execution import live
 from runs.execution.barrier import CellBarrier
+from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, StagedStart, SysbenchProcess, executor_for
 from runs.models import HostSample, RunHost, Status
 from runs.sysbench.command import build_command
-from runs.sysbench.options import ValidationError, is_sql_test
+from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
 logger = logging.getLogger(__name__)
@@ -69,7 +71,7 @@ def _stage(part: RunHost, barrier: CellBarrier) -> StagedStart | None:
     try:
         executor = executor_for(part.load_host, settings.BENCHDASH_SYSBENCH)
         staged = executor.stage(lambda path: _command(part, path, executor.sysbench))
-    except (ExecutorError, ValidationError) as e:
+    except (ExecutorError, InvalidInput) as e:
         message = f"load host {part.load_host.name}: {e}"
         _end(part, barrier, Status.FAILED, message, kind="executor")
         barrier.ready(part.index, ok=False, message=message)
@@ -83,7 +85,7 @@ def _stage(part: RunHost, barrier: CellBarrier) -> StagedStart | None:
 
 def _command(part: RunHost, config_path: str, executable: str) -> Any:
     run, batch = part.run, part.run.batch
-    test = batch.params["test"]
+    test = FrozenPlan.from_params(batch.params).test
     options: dict[str, object] = {**run.options, "threads": part.threads}
     if part.rate is not None:
         options["rate"] = part.rate
@@ -148,7 +150,8 @@ def _host_sample(part: RunHost, seq: int, event: IntervalSample) -> HostSample:
 
 def _store_result(part: RunHost, result: ParseResult, *, stopped: bool) -> None:
     part.exit_code = result.exit_code
-    part.summary = summarise(result, warmup_s=float(part.run.batch.params["warmup_s"]))
+    warmup_s = FrozenPlan.from_params(part.run.batch.params).warmup_s
+    part.summary = summarise(result, warmup_s=float(warmup_s))
     part.histogram = [list(row) for row in (result.final.histogram if result.final else [])]
     part.finished_at = timezone.now()
     part.config_dir = ""  # the executor removed it when sysbench ended

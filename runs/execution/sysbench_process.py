@@ -1,0 +1,184 @@
+"""Starting sysbench for a batch on its load host, and following it to its end.
+
+`Starter` builds the command of each phase with the target's connection in its config
+file, puts the plan's custom Lua script beside that file, and keeps fileio's working
+directory, which lives from prepare through the runs to cleanup. `follow_run` and
+`follow_step` then follow the process: a run (its samples, live and stored) or a prepare
+or cleanup step (its lines and errors). The worker blocks on sysbench's output until a
+line comes or something is due (the heartbeat, the time limit: heartbeat.py), and
+sysbench's private directory, which holds the target's password, is recorded while it
+exists and removed on every path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from runs import targets
+from runs.execution.heartbeat import BatchStopped, Pulse, Watch
+from runs.execution.results_store import ResultsStore
+from runs.execution.sink import SampleSink
+from runs.frozen import FrozenPlan
+from runs.loadhosts import Executor, ExecutorError, SysbenchProcess
+from runs.models import Batch, Run, Status
+from runs.sysbench.command import build_command
+from runs.sysbench.options import is_sql_test
+from runs.sysbench.parser import OutputParser, ParseResult, SysbenchError
+from runs.targets import counters
+
+SCRIPT_NAME = "script.lua"  # a plan's custom Lua script, in sysbench's private directory
+
+
+class BatchAborted(Exception):
+    """Nothing more of this batch can run (e.g. sysbench is missing); says why."""
+
+
+class Starter:
+    """How one batch starts sysbench on its load host."""
+
+    def __init__(self, batch: Batch, executor: Executor) -> None:
+        self.batch = batch
+        self.executor = executor
+        self.plan = FrozenPlan.from_params(batch.params)
+        self.test = self.plan.test
+        self.sql = is_sql_test(self.test)
+
+    def start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
+        """sysbench started for `phase` with these options; BatchAborted when it cannot."""
+        connection = (
+            targets.connection_of(self.batch.target) if self.sql and self.batch.target else None
+        )
+        script = self.plan.script  # a custom Lua script, frozen at launch
+
+        def make(config_path: str) -> Any:
+            return build_command(
+                test=self.test,
+                phase=phase,
+                # build_command keeps only the data-set options for prepare and cleanup
+                options=options,
+                connection=connection,
+                config_path=config_path,
+                executable=self.executor.sysbench,
+                script_path=_next_to(config_path, SCRIPT_NAME) if script else None,
+            )
+
+        try:
+            files = {SCRIPT_NAME: script.content} if script else None
+            workspace = self.workspace()
+            if workspace:
+                return self.executor.start(make, files=files, cwd=workspace)  # type: ignore[call-arg]
+            return self.executor.start(make, files=files)
+        except ExecutorError as e:
+            raise BatchAborted(str(e)) from None
+
+    def workspace(self) -> str | None:
+        """fileio's files live in a directory of the batch on the load host, from prepare
+        through the runs to cleanup; other tests run in sysbench's private directory."""
+        if self.test != "fileio":
+            return None
+        workspace = getattr(self.executor, "workspace", None)
+        if workspace is None:
+            raise BatchAborted(
+                f"fileio needs a working directory on load host '{self.executor.host_name}', "
+                "which this kind of load host does not offer yet"
+            )
+        return str(workspace(f"batch-{self.batch.pk}"))
+
+    def remove_workspace(self) -> None:
+        # A batch handed back to the queue keeps its files for when it resumes.
+        if self.test != "fileio" or self.batch.status == Status.QUEUED:
+            return
+        remove = getattr(self.executor, "remove_workspace", None)
+        if remove is not None:
+            remove(self.workspace())
+
+
+def _next_to(config_path: str, name: str) -> str:
+    """A file of the executor's private directory: next to the config file."""
+    return os.path.join(os.path.dirname(config_path), name)
+
+
+@contextmanager
+def supervised(
+    process: SysbenchProcess, holder: Run, store: ResultsStore
+) -> Iterator[SysbenchProcess]:
+    """sysbench's private directory is recorded on `holder` while it exists, for the
+    sweeper should this worker die, and removed on every path; a failure of the worker's
+    own stops sysbench."""
+    holder.config_dir = process.config_dir
+    store.attempt(lambda: Run.objects.filter(pk=holder.pk).update(config_dir=process.config_dir))
+    try:
+        yield process
+    except BaseException:
+        process.kill()
+        raise
+    finally:
+        process.wait()  # removes the directory
+        if holder.config_dir:
+            holder.config_dir = ""
+            store.attempt(lambda: Run.objects.filter(pk=holder.pk).update(config_dir=""))
+
+
+@dataclass
+class Followed:
+    """What a sysbench process left: its parsed output, and why it was stopped."""
+
+    result: ParseResult
+    stop: BatchStopped | None = None
+    lines: list[str] = field(default_factory=list)  # a step's output
+    errors: list[SysbenchError] = field(default_factory=list)  # a step's errors, as they came
+
+
+def follow_run(
+    *,
+    run: Run,
+    process: SysbenchProcess,
+    sink: SampleSink,
+    sampler: counters.CounterSampler | None,
+    pulse: Pulse,
+) -> Followed:
+    """Each batch of lines parsed and published at once; stored with the heartbeat."""
+    parser = OutputParser()
+    watch = Watch(run.batch_id, run.expected_duration_s)
+    stop: BatchStopped | None = None
+    while (lines := process.read(pulse.wait_s(watch))) is not None:
+        for line in lines:
+            sink.add_line(line)
+            for event in parser.feed(line):
+                sink.add(event)
+        if sink.publish() and sampler is not None:
+            sampler.nudge()  # the counters now, while the worker is awake anyway
+        stop = pulse.tick(watch, sink, sampler)
+        if stop is not None:
+            process.kill()
+            break
+    exit_code = process.wait()
+    sink.add_counters(counters.sampler_stop(sampler))
+    return Followed(parser.finish(exit_code), stop)
+
+
+def follow_step(
+    *, batch_id: int, process: SysbenchProcess, pulse: Pulse, stoppable: bool
+) -> Followed:
+    """A prepare (stoppable: a cancel ends it) or a cleanup (runs to its end, even in a
+    cancelled batch), beating all along."""
+    parser = OutputParser()
+    watch = Watch(batch_id)
+    output: list[str] = []
+    errors: list[SysbenchError] = []
+    stop: BatchStopped | None = None
+    while (lines := process.read(pulse.wait_s(watch))) is not None:
+        for line in lines:
+            output.append(line)
+            errors += [e for e in parser.feed(line) if isinstance(e, SysbenchError)]
+        stop = pulse.tick(watch)  # beats either way
+        if stop is not None and stoppable:
+            process.kill()
+            errors.append(SysbenchError("stopped", stop.reason, "", None))
+            break
+        stop = None
+    return Followed(parser.finish(process.wait()), stop, output, errors)
