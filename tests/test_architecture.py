@@ -242,10 +242,11 @@ def test_each_automatic_mode_has_the_module_of_its_name() -> None:
     assert (APP / "execution" / "auto.py").exists()
 
 
-def test_the_execution_map_names_every_module_of_execution() -> None:
-    """runs/execution/__init__.py opens with the map of its room, a line per module: a
-    module added or renamed without its line in the map fails here."""
-    room = APP / "execution"
+@pytest.mark.parametrize("room_name", ["execution", "analysis", "services"])
+def test_each_rooms_map_names_every_module_of_the_room(room_name: str) -> None:
+    """runs/execution/, runs/analysis/ and runs/services/ open with the map of their room,
+    a line per module: a module added or renamed without its line in the map fails here."""
+    room = APP / room_name
     doc = ast.get_docstring(ast.parse((room / "__init__.py").read_text())) or ""
     mapped = {line.split()[0] for line in doc.splitlines() if line.startswith("    ")}
     modules_here = {path.name for path in room.glob("*.py")} - {"__init__.py"}

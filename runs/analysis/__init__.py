@@ -1,0 +1,25 @@
+"""The arithmetic of benchdash's answers: pure functions over what runs measured.
+
+Pure: no Django, no I/O, nothing of runs but each other, runs/errors.py and the typed
+columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded runs.
+
+    matrix.py          a plan's parameter matrix expanded into the ordered runs of a batch
+    summary.py         one run's summary, from what sysbench printed
+    results.py         a batch's runs as figures, series and points; the report table
+    stats.py           spread and noise of repeated figures
+    verdicts.py        is one setting really faster than another, or is it noise?
+    why.py             why: the per-transaction time model from the server counters
+    batch_results.py   a batch's results, the one structure every page renders
+    charts.py          the shapes of the charts: scaling, time series, latency, timeline
+    comparison.py      two batches or two runs side by side, cell by cell
+    regressions.py     whether a night got slower than the nights before it
+    multihost.py       one cell from several load hosts: the split, and the merged output
+    innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
+    auto/              the automatic modes of a plan's `auto` field (its own map)
+
+A run's figures travel: the stored Run (summary, samples, counters) is read once as a
+`results.RunFigures`; `results.group_series` groups the figures into series of cells;
+`verdicts.cell_verdicts` judges each cell against the baseline's; `batch_results.build`
+puts the sentences, verdicts, peaks, why, charts and table into one `BatchResults`,
+which runs/services/results.py hands to the results page, the report and the API.
+"""

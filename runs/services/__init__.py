@@ -1,0 +1,32 @@
+"""What users ask benchdash for: the business rules, called by the pages, the API, the
+tasks and the admin, and calling execution, targets and load hosts below.
+
+Writes (services named <entity>_<action>, keyword-only):
+
+    definitions.py     targets, load hosts and plans, checked before they are stored
+    batches.py         launching a plan, running a batch on a worker, cancelling one
+    schedules.py       plans that launch on their own (django-celery-beat)
+    queue.py           handing work to the workers
+    recovery.py        the sweeper: batches of crashed workers resumed or ended
+    history.py         a nightly plan's regression check, and the history of its nights
+    notifications.py   news of a night by email and webhook
+    webhooks.py        posting to a plan's webhook, to public addresses only
+    importer.py        a sysbench log written elsewhere, imported as a batch
+    import_store.py    the import's bounded-memory reading and COPY writes
+    luascripts.py      custom Lua scripts, for permitted users only
+    tokens.py          API tokens for scripts
+
+Reads:
+
+    selectors.py       the queries pages and the API need, each in one place
+    permissions.py     who may do what: the one place pages and API ask
+    results.py         a batch's results, built once for the page, the report and the API
+    reports.py         the results rendered as one offline HTML file
+    compare.py         batches and runs side by side
+    timeseries.py      samples as chart series, bucketed in PostgreSQL
+    exports.py         CSV and JSON, streamed
+
+A batch's life: `batches.batch_launch` freezes the plan (runs/frozen.py) and hands the
+batch to a worker (queue.py); the worker's task calls `batches.batch_execute`, which runs it
+(runs/execution/); the pages then ask `results.batch_results` for what it says.
+"""
