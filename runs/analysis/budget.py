@@ -238,7 +238,8 @@ def _cpu(base: Budget, other: Budget) -> str:
     if not change:
         return f"server CPU per transaction unchanged {figures}"
     direction = "up" if change > 0 else "down"
-    return f"server CPU per transaction {direction} {abs(change) / base.cpu_us:.0%} {figures}"
+    percent = abs(change) / base.cpu_us * 100
+    return f"server CPU per transaction {direction} {percent:.0f} % {figures}"
 
 
 def _off_cpu(base: Budget, other: Budget) -> str:
@@ -246,7 +247,7 @@ def _off_cpu(base: Budget, other: Budget) -> str:
     if abs(gap) < SAME_TIME * base.time_us or base.off_cpu_us is None:
         return "time per transaction unchanged"
     share = ((other.off_cpu_us or 0.0) - base.off_cpu_us) / gap
-    return f"off-CPU time explains {share:.0%} of the difference".replace("%", " %")
+    return f"off-CPU time explains {share * 100:.0f} % of the difference"
 
 
 def _move(line: str, base: Budget, other: Budget) -> float:

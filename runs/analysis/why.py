@@ -143,7 +143,7 @@ def _untimed(runs: Iterable[RunFigures]) -> str:
     for run in runs:
         timing = run.counters.get("fsync_timing") or {}
         if timing.get("reason") and not timing.get("readable"):
-            fix = f" ({timing['fix']})" if timing.get("fix") else ""
+            fix = f"; {timing['fix']}" if timing.get("fix") else ""
             return f"{timing['reason']}{fix}"
     return ""
 

@@ -161,8 +161,8 @@ _FILE_TIMERS_SQL = (
     "FROM performance_schema.file_summary_by_event_name WHERE EVENT_NAME IN (%s, %s, %s)"
 )
 PS_OFF_FIX = (
-    "set performance_schema=ON in the server's configuration (the [mariadbd] or [mysqld] "
-    "section of my.cnf) and restart the server: it cannot be turned on at run time"
+    "set performance_schema=ON under [mariadbd] or [mysqld] in the server's my.cnf and "
+    "restart the server: it cannot be turned on at run time"
 )
 
 
