@@ -214,7 +214,8 @@ def moved(label: str, base: Budget, other: Budget) -> str:
 
 
 def _counted(label: str, base: Budget, other: Budget) -> str:
-    adds, removes = [], []
+    adds: list[str] = []
+    removes: list[str] = []
     for line, one, many in (
         ("fsyncs", "fsync", "fsyncs"),
         ("switches", "context switch", "context switches"),
