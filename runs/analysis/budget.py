@@ -206,7 +206,7 @@ def moved(label: str, base: Budget, other: Budget) -> str:
     """What moved from `base` to `other` (labelled `label`), in one sentence."""
     parts = [_counted(label, base, other)]
     if base.cpu_us is None or other.cpu_us is None:
-        parts.append((base.missing or other.missing).split(":")[0])
+        parts.append(base.missing or other.missing)
         return "; ".join(parts)
     parts.append(_cpu(base, other))
     parts.append(_off_cpu(base, other))
