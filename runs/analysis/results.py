@@ -63,6 +63,7 @@ class RunFigures:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     error: str = ""
+    host_summary: dict[str, Any] = field(default_factory=dict)  # the machines' telemetry
 
     @classmethod
     def of(cls, run: Any) -> RunFigures:
@@ -80,6 +81,7 @@ class RunFigures:
             started_at=run.started_at,
             finished_at=run.finished_at,
             error=run.error,
+            host_summary=dict(run.host_summary or {}),
         )
 
     @property
