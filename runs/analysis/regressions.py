@@ -23,16 +23,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runs.analysis import stats
+from runs.analysis import change_points, stats
 from runs.analysis.results import axis_options, series_label, throughput
 from runs.columns import RunSummary
 
 MIN_NIGHTS = 5  # fewer nights than this say little about the noise: no verdict
 NOISE_SIGMAS = 3.0
+STEP_NIGHTS = 60  # the nights whose series the steps are looked for in, tonight included
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 STEADY = "within noise"
+OUTLIER = "one night off"  # beyond the band, but no new step: shown, not alerted
 NOT_ENOUGH = "not enough history"
 NO_FIGURE = "no figure"
 
@@ -249,18 +251,30 @@ class CellCheck:
     axis_options: dict[str, str]
     repeats: int
     checks: list[Check]
+    steps: list[dict[str, Any]] = field(default_factory=list)  # see _step
 
     @property
     def verdict(self) -> str:
-        verdicts = [c.verdict for c in self.checks]
-        for verdict in (REGRESSION, IMPROVEMENT, STEADY, NOT_ENOUGH):
+        if self.flagged:
+            return REGRESSION
+        verdicts = [OUTLIER if c.verdict == REGRESSION else c.verdict for c in self.checks]
+        for verdict in (IMPROVEMENT, OUTLIER, STEADY, NOT_ENOUGH):
             if verdict in verdicts:
                 return verdict
         return NO_FIGURE
 
     @property
     def flagged(self) -> bool:
-        return any(c.flagged for c in self.checks)
+        """Alerted: a new step, slower, at least the plan's threshold."""
+        return any(s["alert"] for s in self.steps)
+
+    @property
+    def flags(self) -> list[str]:
+        """What an alerted cell says: its new slower steps, and tonight against the band."""
+        if not self.flagged:
+            return []
+        band = [c.text for c in self.checks if c.verdict == REGRESSION]
+        return band + [s["text"] for s in self.steps if s["alert"]]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -273,6 +287,7 @@ class CellCheck:
             "verdict": self.verdict,
             "flagged": self.flagged,
             "checks": [asdict(c) for c in self.checks],
+            "steps": self.steps,
         }
 
 
@@ -295,7 +310,10 @@ class Analysis:
             return REGRESSION
         if verdicts <= {NOT_ENOUGH, NO_FIGURE}:
             return NOT_ENOUGH if NOT_ENOUGH in verdicts else NO_FIGURE
-        return IMPROVEMENT if IMPROVEMENT in verdicts else STEADY
+        for verdict in (IMPROVEMENT, OUTLIER):
+            if verdict in verdicts:
+                return verdict
+        return STEADY
 
     @property
     def summary(self) -> str:
@@ -309,6 +327,9 @@ class Analysis:
         if self.status == IMPROVEMENT:
             better = sum(c.verdict == IMPROVEMENT for c in self.cells)
             return f"{better} of {total} cells improved beyond the noise; none regressed"
+        if self.status == OUTLIER:
+            off = sum(c.verdict == OUTLIER for c in self.cells)
+            return f"{off} of {total} cells one night off the band, with no new step: no alert"
         if self.status == STEADY:
             return f"all {total} cells within the noise"
         return "no figure to judge"
@@ -316,9 +337,14 @@ class Analysis:
     @property
     def rule(self) -> str:
         return (
-            f"a change worse than max({self.threshold_pct:g} %, {NOISE_SIGMAS:g} {TIMES} noise) "
-            f"against the median of the previous {self.window} successful nights "
-            f"(at least {MIN_NIGHTS}); noise = {stats.MAD_TO_SIGMA} {TIMES} MAD of those nights"
+            f"an alert is a new step (change point) in the slower direction of at least "
+            f"{self.threshold_pct:g} %, found by E-divisive at p < {change_points.MAX_PVALUE:g} "
+            f"over the last {STEP_NIGHTS} successful nights (at least {MIN_NIGHTS} before "
+            f"tonight); new = at tonight's night or not seen by the previous check. "
+            f"The band: a change worse than max({self.threshold_pct:g} %, "
+            f"{NOISE_SIGMAS:g} {TIMES} noise) against the median of the previous "
+            f"{self.window} successful nights; noise = {stats.MAD_TO_SIGMA} {TIMES} MAD of "
+            f"those nights; beyond it without a new step is {OUTLIER}, not alerted"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -331,10 +357,23 @@ class Analysis:
                 "noise_sigmas": NOISE_SIGMAS,
                 "window": self.window,
                 "min_nights": MIN_NIGHTS,
+                "step_nights": STEP_NIGHTS,
+                "step_max_pvalue": change_points.MAX_PVALUE,
+                "step_min_pct": change_points.MIN_MAGNITUDE * 100,
             },
             "flagged": [c.label for c in self.flagged],
             "cells": [c.to_dict() for c in self.cells],
         }
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the nightly check knows besides the figures: the batch of each night (tonight
+    first, then `previous` in order) and the steps the previous check recorded per cell
+    (None when it recorded none, so that only a step at tonight's night is new)."""
+
+    batches: Sequence[int | None] = ()
+    steps: Mapping[str, Sequence[Mapping[str, Any]]] | None = None
 
 
 def analyse(
@@ -343,26 +382,34 @@ def analyse(
     *,
     threshold_pct: float,
     history_nights: int,
+    seen: Seen | None = None,
 ) -> Analysis:
     """Every cell of `night` against the previous successful nights, most recent first.
 
     The baseline of a cell is made of the last `history_nights` nights that measured the
-    same cell (at least MIN_NIGHTS of them, whatever the plan says, to judge at all).
+    same cell (at least MIN_NIGHTS of them, whatever the plan says, to judge at all); its
+    steps are looked for over the last STEP_NIGHTS nights.
     """
     window = max(history_nights, MIN_NIGHTS)
+    seen = seen or Seen()
     cells = []
     for identity, cell in night.items():
-        checks = []
+        checks, steps = [], []
         for metric in (THROUGHPUT, LATENCY):
             history = _history(identity, metric, previous, window)
+            name = cell.metric_name(metric)
             checks.append(
                 judge(
                     metric,
-                    name=cell.metric_name(metric),
+                    name=name,
                     value=cell.value(metric),
                     history=history,
                     threshold_pct=threshold_pct,
                 )
+            )
+            series = _series(identity, metric, night, previous)
+            steps += night_steps(
+                series, metric, name=name, seen=seen, identity=identity, threshold_pct=threshold_pct
             )
         cells.append(
             CellCheck(
@@ -373,6 +420,7 @@ def analyse(
                 axis_options=cell.axis_options,
                 repeats=cell.repeats,
                 checks=checks,
+                steps=steps,
             )
         )
     cells.sort(key=lambda c: (c.label, c.identity))
@@ -391,6 +439,113 @@ def _history(
         if len(values) == window:
             break
     return values
+
+
+def _series(
+    identity: str,
+    metric: Metric,
+    night: Mapping[str, CellNight],
+    previous: Sequence[Mapping[str, CellNight]],
+) -> list[float | None]:
+    """The cell's figures, tonight last, over STEP_NIGHTS nights at most."""
+    nights = [*reversed(previous[: STEP_NIGHTS - 1]), night]
+    return [n[identity].value(metric) if identity in n else None for n in nights]
+
+
+# --- the steps --------------------------------------------------------------------------------
+
+
+def night_steps(
+    series: Sequence[float | None],
+    metric: Metric,
+    *,
+    name: str,
+    seen: Seen,
+    identity: str,
+    threshold_pct: float,
+) -> list[dict[str, Any]]:
+    """The steps of a cell's series ending tonight, each said new or not and alerted or not.
+    Nothing before MIN_NIGHTS earlier nights, as for the band."""
+    earlier = sum(v is not None for v in series[:-1])
+    if series[-1] is None or earlier < MIN_NIGHTS:
+        return []
+    batches = _batches(seen, len(series))
+    known = [
+        batches.index(s.get("batch")) if s.get("batch") in batches else None
+        for s in (seen.steps or {}).get(identity, [])
+        if s.get("metric") == metric.key
+    ]
+    steps = change_points.find_steps(series, higher_is_better=metric.higher_is_better)
+    return [
+        _step(step, metric, name, batches, known, seen.steps is None, threshold_pct)
+        for step in steps
+    ]
+
+
+def _batches(seen: Seen, count: int) -> list[int | None]:
+    """The batch of each night of a series of `count` nights, oldest first."""
+    ids = list(seen.batches[:count]) + [None] * max(0, count - len(seen.batches))
+    return ids[::-1]
+
+
+def _step(
+    step: change_points.Step,
+    metric: Metric,
+    name: str,
+    batches: list[int | None],
+    known: list[int | None],
+    first_check: bool,
+    threshold_pct: float,
+) -> dict[str, Any]:
+    tonight = step.index == len(batches) - 1
+    was_seen = any(k is not None and abs(k - step.index) <= 1 for k in known)
+    new = tonight or (not first_check and not was_seen)
+    alert = new and step.direction == change_points.SLOWER
+    return {
+        **described_step(step, metric, name=name, batches=batches),
+        "nights_ago": len(batches) - 1 - step.index,
+        "new": new,
+        "alert": alert and step_magnitude(step) >= threshold_pct,
+    }
+
+
+def series_steps(
+    series: Sequence[float | None], metric: Metric, *, name: str, batches: Sequence[int]
+) -> list[dict[str, Any]]:
+    """The steps of a cell's series over the nights of `batches` (oldest first), as the
+    history page and API mark them."""
+    steps = change_points.find_steps(series, higher_is_better=metric.higher_is_better)
+    return [described_step(s, metric, name=name, batches=batches) for s in steps]
+
+
+def described_step(
+    step: change_points.Step,
+    metric: Metric,
+    *,
+    name: str,
+    batches: Sequence[int | None],
+) -> dict[str, Any]:
+    """A step with its metric, the batch of its first night after, and its sentence."""
+    unit = "ms" if metric is LATENCY else ""
+    return {
+        **step.to_dict(),
+        "metric": metric.key,
+        "name": name,
+        "batch": batches[step.index],
+        "text": (
+            f"{name} stepped {step.direction}: {figure(step.before, unit)} to "
+            f"{figure(step.after, unit)} ({signed_pct(step.change_pct)}, 95 % interval "
+            f"{signed_pct(step.low_pct)} to {signed_pct(step.high_pct)})"
+        ),
+    }
+
+
+def step_magnitude(step: change_points.Step) -> float:
+    """The size of a step in percent, as Otava measures it: the larger of the change seen
+    from either side (a 5 % drop is a 5.3 % rise back)."""
+    if step.before <= 0 or step.after <= 0:
+        return abs(step.change_pct)
+    return max(abs(step.after / step.before - 1), abs(step.before / step.after - 1)) * 100
 
 
 # --- numbers as people read them -------------------------------------------------------------
