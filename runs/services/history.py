@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from runs.analysis import regressions
+from runs.analysis import nightly, regressions
 from runs.analysis.regressions import CellNight
 from runs.columns import NightCheck
 from runs.frozen import FrozenPlan
@@ -77,7 +77,7 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
     runs = Run.objects.filter(batch_id=batch.pk).only(*RUN_FIELDS)
     window = max(plan.history_nights, regressions.MIN_NIGHTS)
     previous = _previous_nights(batch, plan, window)
-    result = regressions.analyse(
+    result = nightly.analyse(
         batch_night(batch, runs),
         [batch_night(b, r) for b, r in previous],
         threshold_pct=plan.regression_threshold_pct,
@@ -97,12 +97,12 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
     return analysis
 
 
-def _seen(batch: Batch, previous: Sequence[Batch]) -> regressions.Seen:
+def _seen(batch: Batch, previous: Sequence[Batch]) -> nightly.Seen:
     """The nights' batches, and the steps the previous night's check recorded: a step it
     had seen is not new."""
     last = NightCheck.load(previous[0].analysis) if previous else NightCheck()
     recorded = {c["identity"]: c["steps"] for c in last.cells if "steps" in c}
-    return regressions.Seen(
+    return nightly.Seen(
         batches=[batch.pk, *(b.pk for b in previous)],
         steps=recorded if recorded or any("steps" in c for c in last.cells) else None,
     )
@@ -209,7 +209,7 @@ class PlanHistory:
             cell.identity: [
                 step
                 for metric in (regressions.THROUGHPUT, regressions.LATENCY)
-                for step in regressions.series_steps(
+                for step in nightly.series_steps(
                     self._series(cell.identity, metric),
                     metric,
                     name=self.unit if metric is regressions.THROUGHPUT else self.latency_name,

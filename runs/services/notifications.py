@@ -1,4 +1,5 @@
-"""Telling a plan's people about a night: cells that regressed, or a scheduled batch that
+"""Telling a plan's people about a night: cells alerted (a new slower step, with tonight
+against the band; runs/analysis/regressions.py), or a scheduled batch that
 failed, was skipped or cancelled. By email (Django's email backend) and to a webhook URL
 that receives the same news as JSON; both configured per plan.
 
@@ -131,6 +132,7 @@ def _flagged_cell(cell: dict[str, Any]) -> dict[str, Any]:
         "settings": cell.get("settings"),
         "options": cell.get("options"),
         "checks": [c for c in cell.get("checks", []) if c.get("verdict") == regressions.REGRESSION],
+        "steps": [s for s in cell.get("steps", []) if s.get("alert")],
     }
 
 
@@ -147,6 +149,7 @@ def _text(payload: dict[str, Any]) -> str:
         for check in cell["checks"]:
             lines.append(f"  {check['text']}")
             lines.append(f"  ({check['rule']})")
+        lines += [f"  {step['text']}" for step in cell["steps"]]
     if payload["flagged"]:
         lines += ["", f"Rule: {payload['analysis']['rule']['text']}.", ""]
     lines += [
