@@ -167,7 +167,7 @@ def _step(
         **described_step(step, metric, name=name, batches=batches),
         "nights_ago": len(batches) - 1 - step.index,
         "new": new,
-        "alert": alert and step_magnitude(step) >= threshold_pct,
+        "alert": alert and step.magnitude_pct >= threshold_pct,
     }
 
 
@@ -200,11 +200,3 @@ def described_step(
             f"{signed_pct(step.low_pct)} to {signed_pct(step.high_pct)})"
         ),
     }
-
-
-def step_magnitude(step: change_points.Step) -> float:
-    """The size of a step in percent, as Otava measures it: the larger of the change seen
-    from either side (a 5 % drop is a 5.3 % rise back)."""
-    if step.before <= 0 or step.after <= 0:
-        return abs(step.change_pct)
-    return max(abs(step.after / step.before - 1), abs(step.before / step.after - 1)) * 100
