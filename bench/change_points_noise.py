@@ -8,9 +8,11 @@ night after night as the nightly check does (runs/analysis/nightly.py), each che
 the steps the previous one saw. A replay with any alert is a false alarm. Counted on the
 same nights: the alerts at the plan's default 5 % threshold, the new slower steps of any
 size (threshold 0), and the nights the previous rule (one night beyond max(5 %, 3 x
-noise) of the median of the last 7) would have flagged. Then --replays series with a 5 %
-drop at night 30: how many nights after the drop the first alert came. Pure arithmetic,
-no database: writes bench/results/change_points_noise.json.
+noise) of the median of the last 7) would have flagged; and of the alerts, those whose step
+is at the newest night (one night after it: what a confirmation re-run would settle).
+Then --replays series with a 5 % drop at night 30: how many nights after the drop the
+first alert came. Pure arithmetic, no database: writes bench/results/change_points_noise.json
+(or _tails.json).
 """
 
 from __future__ import annotations
@@ -63,7 +65,12 @@ def replay(values: list[float]) -> dict[str, list[int]]:
     """The nights (indexes) alerted at 5 %, with a new slower step of any size, and flagged
     by the previous rule."""
     nights = [cell(v) for v in values]
-    alerted: dict[str, list[int]] = {"alert": [], "new_slower_step": [], "band": []}
+    alerted: dict[str, list[int]] = {
+        "alert": [],
+        "alert_of_one_night": [],
+        "new_slower_step": [],
+        "band": [],
+    }
     seen: dict[str, Any] | None = None
     for n in range(regressions.MIN_NIGHTS, len(values)):
         previous = nights[:n][::-1]
@@ -78,8 +85,13 @@ def replay(values: list[float]) -> dict[str, list[int]]:
         new = [s for s in judged.steps if s["new"] and s["direction"] == "slower"]
         if new:
             alerted["new_slower_step"].append(n)
-        if any(change_points.magnitude_pct(s["before"], s["after"]) >= THRESHOLD_PCT for s in new):
+        big = [
+            s for s in new if change_points.magnitude_pct(s["before"], s["after"]) >= THRESHOLD_PCT
+        ]
+        if big:
             alerted["alert"].append(n)
+        if any(s["nights_ago"] == 0 for s in big):
+            alerted["alert_of_one_night"].append(n)
         band = regressions.judge(
             regressions.THROUGHPUT,
             name="tps",
@@ -105,7 +117,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     ]
     checks = args.replays * (args.nights - regressions.MIN_NIGHTS)
     figures: dict[str, Any] = {"noise": {}, "step_5pct_at_night_30": {}}
-    for kind in ("alert", "new_slower_step", "band"):
+    for kind in ("alert", "alert_of_one_night", "new_slower_step", "band"):
         figures["noise"][kind] = {
             "replays_with_any": sum(bool(r[kind]) for r in quiet),
             "nights_flagged": sum(len(r[kind]) for r in quiet),
