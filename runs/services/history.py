@@ -2,9 +2,11 @@
 history its page shows.
 
 When a scheduled batch ends (done, failed, cancelled, or a launch recorded as skipped), a
-task compares each of its cells with the previous successful nights of the same plan
-(runs/analysis/regressions.py holds the rule), stores the verdict in Batch.analysis and tells the
-plan's recipients when a cell regressed or the night was lost (runs/services/notifications.py).
+task compares each of its cells with the previous successful nights of the same plan and
+looks for new steps in its series (runs/analysis/regressions.py holds the rule,
+runs/analysis/nightly.py applies it), stores the verdict in Batch.analysis and tells the
+plan's recipients when a cell was alerted or the night was lost
+(runs/services/notifications.py). The history also marks each cell's steps.
 """
 
 from __future__ import annotations
@@ -99,13 +101,10 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
 
 def _seen(batch: Batch, previous: Sequence[Batch]) -> nightly.Seen:
     """The nights' batches, and the steps the previous night's check recorded: a step it
-    had seen is not new."""
+    had seen is not new. A check made before steps were recorded gives None."""
     last = NightCheck.load(previous[0].analysis) if previous else NightCheck()
     recorded = {c["identity"]: c["steps"] for c in last.cells if "steps" in c}
-    return nightly.Seen(
-        batches=[batch.pk, *(b.pk for b in previous)],
-        steps=recorded if recorded or any("steps" in c for c in last.cells) else None,
-    )
+    return nightly.Seen(batches=[batch.pk, *(b.pk for b in previous)], steps=recorded or None)
 
 
 def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
