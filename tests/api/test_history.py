@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
@@ -58,7 +59,7 @@ def stored_night(plan: Plan, night: int, tps: float) -> Batch:
     return batch
 
 
-def test_a_5_percent_step_is_marked_at_its_night_and_alerted_once(api, local_host, webhook):
+def test_a_5_percent_step_is_marked_at_its_night_and_alerted_once(api, local_host, webhook, owner):
     plan = Plan.objects.create(
         name="nightly inserts",
         load_host=local_host,
@@ -113,6 +114,13 @@ def test_a_5_percent_step_is_marked_at_its_night_and_alerted_once(api, local_hos
     assert [s for s in row["steps"] if s["metric"] == "latency"] == []
     assert table["rule"]["step_max_pvalue"] == 1e-4 and table["rule"]["step_nights"] == 60
 
-    # The page's chart marks it at the night's place.
+    # The page lists it under the cell's chart, and its chart marks it at the night's place.
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/plans/{plan.pk}/history?nights={NIGHTS}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f'<a href="/batches/{nights[STEP_AT].pk}/results">' in html
+    assert marked["text"] in html
     (series,) = history.plan_history(plan=plan, nights=NIGHTS).chart()["cells"]
     assert [s["index"] for s in series["steps"]] == [STEP_AT]
