@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runs.analysis import change_points, nightly, regressions  # noqa: E402
+from runs.analysis import nightly, regressions  # noqa: E402
 from runs.analysis.regressions import CellNight  # noqa: E402
 
 LEVEL = 1000.0
@@ -85,9 +85,7 @@ def replay(values: list[float]) -> dict[str, list[int]]:
         new = [s for s in judged.steps if s["new"] and s["direction"] == "slower"]
         if new:
             alerted["new_slower_step"].append(n)
-        big = [
-            s for s in new if change_points.magnitude_pct(s["before"], s["after"]) >= THRESHOLD_PCT
-        ]
+        big = [s for s in new if abs(s["change_pct"]) >= THRESHOLD_PCT]
         if big:
             alerted["alert"].append(n)
         if any(s["nights_ago"] == 0 for s in big):

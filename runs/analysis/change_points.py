@@ -48,20 +48,8 @@ class Step:
     direction: str  # slower or faster
     pvalue: float
 
-    @property
-    def magnitude_pct(self) -> float:
-        return magnitude_pct(self.before, self.after)
-
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def magnitude_pct(before: float, after: float) -> float:
-    """The size of a step in percent, as Otava measures it: the larger of the change seen
-    from either side (a 5 % drop is a 5.3 % rise back)."""
-    if before <= 0 or after <= 0:
-        return abs(after - before) / abs(before) * 100 if before else math.inf
-    return max(abs(after / before - 1), abs(before / after - 1)) * 100
 
 
 def find_steps(values: Sequence[float | None], *, higher_is_better: bool) -> list[Step]:

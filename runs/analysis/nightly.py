@@ -167,7 +167,7 @@ def _step(
         **described_step(step, metric, name=name, batches=batches),
         "nights_ago": len(batches) - 1 - step.index,
         "new": new,
-        "alert": alert and step.magnitude_pct >= threshold_pct,
+        "alert": alert and abs(step.change_pct) >= threshold_pct,
     }
 
 

@@ -1,10 +1,18 @@
-"""Whether a nightly batch got slower than the nights before it, cell by cell.
+"""Whether a nightly batch got slower than the nights before it, cell by cell: the rule.
 
-A cell's figure for a night is the median over its repeats. Its baseline is the median of
-the same cell's figures over the previous successful nights, and the noise is how much
-those nights spread (1.4826 x MAD, so one wild night cannot inflate it). A change is
-flagged only when it is worse than both the plan's threshold and three times the noise:
-nobody is woken for noise. Improvements are reported but never alerted.
+A cell's figure for a night is the median over its repeats. Two things are said of it:
+
+- the band: against the median of the same cell's figures over the previous successful
+  nights, with the noise of those nights (1.4826 x MAD, so one wild night cannot inflate
+  it); a figure worse than both the plan's threshold and three times the noise is one
+  night off (OUTLIER): shown, never alerted on its own;
+- the steps: the change points of the cell's series, tonight included
+  (runs/analysis/change_points.py). The alert is a NEW step in the slower direction whose
+  size (relative to the level before it) is at least the plan's threshold: a step at
+  tonight's night, or one the previous check had not seen. A cell alerted is a
+  REGRESSION: nobody is woken for noise. Improvements are reported, never alerted.
+
+runs/analysis/nightly.py applies the rule night by night.
 
 A cell is the same cell from night to night only when everything that shapes its figures
 is identical: test, sysbench options (threads included), server settings, target server
