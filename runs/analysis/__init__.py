@@ -14,7 +14,9 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     comparison.py      two batches or two runs side by side, cell by cell
-    regressions.py     whether a night got slower than the nights before it
+    regressions.py     whether a night got slower than the nights before it: the rule
+    change_points.py   the nights a cell's figure stepped (Apache Otava's E-divisive)
+    nightly.py         the nightly check: the band and the new steps of each cell; the alert
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
     auto/              the automatic modes of a plan's `auto` field (its own map)
