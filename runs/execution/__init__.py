@@ -4,6 +4,7 @@ The modules, in the order a batch meets them:
 
     checks.py            what a plan would run, checked completely before anything runs
     preflight.py         what would break a batch, found before anything runs (hosts, target)
+    worker_limits.py     the benchmarks workers' open-file limits, reported at their start
     locks.py             claiming a batch; one benchmark per server and per load host at a time
     runner.py            executing a batch: groups, cells, steps, settings, the end (the entry)
     environment.py       the environment recorded before the first change; settings put back

@@ -237,12 +237,21 @@ def server_warnings(
             "threads",
             f"threads={max_threads} needs {max_threads + 1} connections (one per sysbench "
             f"thread, one for benchdash) but max_connections is {allowed}{where}; raise "
-            "max_connections or use fewer threads",
+            f"max_connections or use fewer threads{_max_connections_fix(server, max_threads)}",
         )
     warnings = _superuser_warnings(server, server_settings)
     if "sync_binlog" in server_settings and not server.log_bin:
         warnings.append("sync_binlog has no effect: binary logging is off (log_bin=OFF)")
     return warnings
+
+
+def _max_connections_fix(server: targets.ServerInfo, max_threads: int) -> str:
+    if "server_version_num" in server.variables:  # PostgreSQL reads it at start only
+        return " (PostgreSQL: in postgresql.conf, then restart the server)"
+    return (
+        f": the plan itself may set it (server settings: max_connections={max_threads + 1} "
+        "or more, applied before the runs and put back after the batch)"
+    )
 
 
 def connections_allowed(server: targets.ServerInfo, server_settings: dict[str, list[str]]) -> int:

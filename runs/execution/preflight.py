@@ -16,7 +16,7 @@ from django.conf import settings
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import checks
+from runs.execution import checks, worker_limits
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts, server_host_facts
@@ -24,6 +24,7 @@ from runs.models import Batch, LoadHost, Plan, Target
 from runs.sysbench.command import build_command
 from runs.sysbench.options import OPTIONS, is_sql_test, size_in_bytes
 from runs.sysbench.parser import OutputParser
+from runs.sysbench.statements import prepared_statements
 
 OK, WARNING, FAILED = "ok", "warning", "failed"
 
@@ -92,6 +93,7 @@ class Subject:
     server_settings: dict[str, list[str]]
     fileio_bytes: int | None  # the largest file-total-size, for fileio
     extra_load_hosts: tuple[LoadHost, ...] = ()  # each cell from these too
+    prepared_statements: int = 0  # the most any cell holds on the server at once
 
 
 def plan_preflight(
@@ -120,6 +122,9 @@ def plan_preflight(
         server_settings=check.settings,
         fileio_bytes=_fileio_bytes(plan.test, [cell.options for cell in check.cells]),
         extra_load_hosts=tuple(extra_load_hosts),
+        prepared_statements=_most_statements(
+            plan.test, [(cell.threads, cell.options) for cell in check.cells]
+        ),
     )
     return run_preflight(subject)
 
@@ -140,30 +145,40 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
         extra_load_hosts=tuple(
             LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
+        prepared_statements=_most_statements(frozen.test, runs),
     )
-    return run_preflight(subject, executor)
+    return run_preflight(subject, executor, on_worker=True)
 
 
-def run_preflight(subject: Subject, executor: Executor | None = None) -> PreflightReport:
+def run_preflight(
+    subject: Subject, executor: Executor | None = None, *, on_worker: bool = False
+) -> PreflightReport:
+    """`on_worker`: this process is the benchmarks worker that will run sysbench (a
+    batch's preflight); otherwise the local load host's limits are the workers' reports."""
     report = PreflightReport()
     executor = executor or executor_for(subject.load_host, settings.BENCHDASH_SYSBENCH)
     if subject.has_script and subject.load_host.kind != LoadHost.Kind.SSH:
         report.add(subject.load_host.name, "script", FAILED, _SCRIPT_ON_LOCAL)
-    _check_from(report, subject, executor)
+    _check_from(report, subject, executor, on_worker)
     for host in subject.extra_load_hosts:  # every host of a cell must log in and reach it
         extra = replace(subject, load_host=host, extra_load_hosts=())
-        _check_from(report, extra, executor_for(host, settings.BENCHDASH_SYSBENCH))
+        _check_from(report, extra, executor_for(host, settings.BENCHDASH_SYSBENCH), on_worker)
     _check_server(report, subject)
     _check_server_host(report, subject)
     return report
 
 
-def _check_from(report: PreflightReport, subject: Subject, executor: Executor) -> None:
+def _check_from(
+    report: PreflightReport, subject: Subject, executor: Executor, on_worker: bool
+) -> None:
     """The load host: logged in, sysbench there, enough open files and disk, and the
     target reached from it."""
     facts = _check_load_host(report, subject, executor)
     if facts is not None and facts.get("sysbench_version"):
-        _check_open_files(report, subject, facts)
+        if subject.load_host.kind == LoadHost.Kind.LOCAL and not on_worker:
+            _check_workers_open_files(report, subject)
+        else:
+            _check_open_files(report, subject, facts)
         _check_disk(report, subject, facts)
         _check_target_from_load_host(report, subject, executor)
 
@@ -172,6 +187,12 @@ _SCRIPT_ON_LOCAL = (
     "custom Lua scripts run on SSH load hosts only: the local host shares the worker's "
     "secrets; choose an SSH load host"
 )
+
+
+def _most_statements(test: str, cells: Sequence[tuple[int, dict[str, Any]]]) -> int:
+    return max(
+        (prepared_statements(test, threads, options) for threads, options in cells), default=0
+    )
 
 
 def _fileio_bytes(test: str, cell_options: list[dict[str, Any]]) -> int | None:
@@ -218,20 +239,24 @@ def _no_sysbench(executor: Executor) -> str:
     )
 
 
-def _check_open_files(report: PreflightReport, subject: Subject, facts: dict[str, Any]) -> None:
+def _check_open_files(
+    report: PreflightReport, subject: Subject, facts: dict[str, Any], *, where: str = ""
+) -> None:
+    """`where`: whose limit it is, when not the load host's own process (`on <host>`)."""
     name = subject.load_host.name
+    on = where or f"on {name}"
     limits = facts.get("ulimit_nofile") or {}
     hard = limits.get("hard")
     needed = subject.max_threads + OPEN_FILES_MARGIN
     wants = f"threads={subject.max_threads} needs at least {needed} open files"
     if hard is None or hard < 0:  # unlimited (or RLIM_INFINITY locally)
-        report.add(name, "open_files", OK, f"{wants}; the limit on {name} is unlimited")
+        report.add(name, "open_files", OK, f"{wants}; the limit {on} is unlimited")
     elif hard < needed:
         report.add(
             name,
             "open_files",
             FAILED,
-            f"{wants}; the hard limit on {name} is {hard}; raise it (nofile in "
+            f"{wants}; the hard limit {on} is {hard}; raise it (nofile in "
             "/etc/security/limits.conf, or LimitNOFILE= of the service) or use fewer threads",
         )
     else:
@@ -239,9 +264,33 @@ def _check_open_files(report: PreflightReport, subject: Subject, facts: dict[str
             name,
             "open_files",
             OK,
-            f"{wants}; the hard limit on {name} is {hard} (the soft limit, "
+            f"{wants}; the hard limit {on} is {hard} (the soft limit, "
             f"{limits.get('soft')}, is raised to it for each run)",
         )
+
+
+def _check_workers_open_files(report: PreflightReport, subject: Subject) -> None:
+    """The local load host is the benchmarks worker's process, not this one: its limit is
+    the one each worker reported at start (runs/execution/worker_limits.py)."""
+    reported = worker_limits.reported_open_files()
+    if not reported:
+        report.add(
+            subject.load_host.name,
+            "open_files",
+            WARNING,
+            "no benchmarks worker has reported its open-file limit (none is running?); the "
+            "batch checks it again on the worker before it runs",
+        )
+        return
+    worker = min(reported, key=lambda name: _hard_limit(reported[name]))
+    limits = reported[worker]
+    where = f"of the benchmarks worker {worker}"
+    _check_open_files(report, subject, {"ulimit_nofile": limits}, where=where)
+
+
+def _hard_limit(limits: dict[str, Any]) -> float:
+    hard = limits.get("hard")
+    return float("inf") if hard is None or hard < 0 else float(hard)
 
 
 def _check_disk(report: PreflightReport, subject: Subject, facts: dict[str, Any]) -> None:
@@ -343,6 +392,7 @@ def _check_server(report: PreflightReport, subject: Subject) -> None:
     if local:
         report.add(subject.load_host.name, "target", OK, f"logs in to {target.name}")
     _check_limits(report, subject, target, server)
+    _check_prepared_statements(report, subject, target, server)
 
 
 def _check_limits(
@@ -378,3 +428,44 @@ def _check_server_host(report: PreflightReport, subject: Subject) -> None:
         return
     disks = len(facts.get("disks") or [])  # type: ignore[arg-type]
     report.add(name, "server_host", OK, f"{facts.get('cpu_cores')} cores, {disks} disks")
+
+
+def _check_prepared_statements(
+    report: PreflightReport, subject: Subject, target: Target, server: targets.ServerInfo
+) -> None:
+    """Prepared-statement tests hold threads x tables x statements on the server; beyond
+    max_prepared_stmt_count the threads fail to start with error 1461. A warning: other
+    sessions' statements count too, and the server's own value may change before the run."""
+    allowed = _statements_allowed(server, subject.server_settings)
+    if not subject.prepared_statements or allowed is None:
+        return
+    needs = (
+        f"{subject.test} at threads={subject.max_threads} prepares up to "
+        f"{subject.prepared_statements} statements"
+    )
+    if subject.prepared_statements <= allowed:
+        if "max_prepared_stmt_count" in subject.server_settings:  # the plan's fix, confirmed
+            message = f"{needs}; max_prepared_stmt_count={allowed} holds them"
+            report.add(target.name, "prepared_statements", OK, message)
+        return
+    report.add(
+        target.name,
+        "prepared_statements",
+        WARNING,
+        f"{needs} but max_prepared_stmt_count is {allowed}: the runs would fail with error "
+        f"1461; set max_prepared_stmt_count={subject.prepared_statements} or more in the "
+        "plan's server settings (applied before the runs, put back after the batch), or "
+        "use --db-ps-mode=disable, fewer threads or fewer tables",
+    )
+
+
+def _statements_allowed(
+    server: targets.ServerInfo, server_settings: dict[str, list[str]]
+) -> int | None:
+    """The tightest limit of the batch: a plan's max_prepared_stmt_count axis meets every
+    thread count (the matrix is a cross product), so its smallest value counts."""
+    values = server_settings.get("max_prepared_stmt_count")
+    if values:
+        return min(int(v) for v in values)
+    current = server.variables.get("max_prepared_stmt_count")
+    return int(current) if current and current.isdigit() else None

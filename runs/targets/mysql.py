@@ -82,6 +82,8 @@ MYSQL_SETTINGS = {
         Setting("innodb_sync_spin_loops", "int", 0, 4294967295),
         Setting("innodb_adaptive_hash_index", "bool"),
         Setting("max_connections", "int", 10, 100000),
+        # Prepared-statement tests hold threads x tables x statements (error 1461 beyond).
+        Setting("max_prepared_stmt_count", "int", 0, 4194304),
     ]
 }
 
