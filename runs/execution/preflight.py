@@ -272,8 +272,8 @@ def _check_open_files(
 def _check_workers_open_files(report: PreflightReport, subject: Subject) -> None:
     """The local load host is the benchmarks worker's process, not this one: its limit is
     the one each worker reported at start (runs/execution/worker_limits.py)."""
-    reported = worker_limits.reported_open_files()
-    if not reported:
+    lowest = worker_limits.lowest_open_files()
+    if lowest is None:
         report.add(
             subject.load_host.name,
             "open_files",
@@ -282,15 +282,9 @@ def _check_workers_open_files(report: PreflightReport, subject: Subject) -> None
             "batch checks it again on the worker before it runs",
         )
         return
-    worker = min(reported, key=lambda name: _hard_limit(reported[name]))
-    limits = reported[worker]
+    worker, limits = lowest
     where = f"of the benchmarks worker {worker}"
     _check_open_files(report, subject, {"ulimit_nofile": limits}, where=where)
-
-
-def _hard_limit(limits: dict[str, Any]) -> float:
-    hard = limits.get("hard")
-    return float("inf") if hard is None or hard < 0 else float(hard)
 
 
 def _check_disk(report: PreflightReport, subject: Subject, facts: dict[str, Any]) -> None:
@@ -433,39 +427,12 @@ def _check_server_host(report: PreflightReport, subject: Subject) -> None:
 def _check_prepared_statements(
     report: PreflightReport, subject: Subject, target: Target, server: targets.ServerInfo
 ) -> None:
-    """Prepared-statement tests hold threads x tables x statements on the server; beyond
-    max_prepared_stmt_count the threads fail to start with error 1461. A warning: other
-    sessions' statements count too, and the server's own value may change before the run."""
-    allowed = _statements_allowed(server, subject.server_settings)
-    if not subject.prepared_statements or allowed is None:
-        return
-    needs = (
-        f"{subject.test} at threads={subject.max_threads} prepares up to "
-        f"{subject.prepared_statements} statements"
+    step = checks.prepared_statements_step(
+        server,
+        subject.server_settings,
+        test=subject.test,
+        max_threads=subject.max_threads,
+        statements=subject.prepared_statements,
     )
-    if subject.prepared_statements <= allowed:
-        if "max_prepared_stmt_count" in subject.server_settings:  # the plan's fix, confirmed
-            message = f"{needs}; max_prepared_stmt_count={allowed} holds them"
-            report.add(target.name, "prepared_statements", OK, message)
-        return
-    report.add(
-        target.name,
-        "prepared_statements",
-        WARNING,
-        f"{needs} but max_prepared_stmt_count is {allowed}: the runs would fail with error "
-        f"1461; set max_prepared_stmt_count={subject.prepared_statements} or more in the "
-        "plan's server settings (applied before the runs, put back after the batch), or "
-        "use --db-ps-mode=disable, fewer threads or fewer tables",
-    )
-
-
-def _statements_allowed(
-    server: targets.ServerInfo, server_settings: dict[str, list[str]]
-) -> int | None:
-    """The tightest limit of the batch: a plan's max_prepared_stmt_count axis meets every
-    thread count (the matrix is a cross product), so its smallest value counts."""
-    values = server_settings.get("max_prepared_stmt_count")
-    if values:
-        return min(int(v) for v in values)
-    current = server.variables.get("max_prepared_stmt_count")
-    return int(current) if current and current.isdigit() else None
+    if step is not None:
+        report.add(target.name, "prepared_statements", *step)

@@ -61,6 +61,21 @@ def reported_open_files() -> dict[str, dict[str, Any]]:
     return {name: report for name, report in reports.items() if not _gone(report)}
 
 
+def lowest_open_files() -> tuple[str, dict[str, Any]] | None:
+    """The reporting worker with the lowest hard limit (any of them may get the batch),
+    and its limits; None when none reported."""
+    reported = reported_open_files()
+    if not reported:
+        return None
+    worker = min(reported, key=lambda name: _hard(reported[name]))
+    return worker, reported[worker]
+
+
+def _hard(limits: dict[str, Any]) -> float:
+    hard = limits.get("hard")
+    return float("inf") if hard is None or hard < 0 else float(hard)
+
+
 def _gone(report: dict[str, Any]) -> bool:
     """A worker of this machine killed without its shutdown: its report is stale."""
     if report.get("machine") != socket.gethostname():
