@@ -172,6 +172,7 @@ def _row(row: TableRow, cell_verdicts: Mapping[str, Mapping[int, Verdict]]) -> d
         "point": {
             "median": p.median, "low": p.low, "high": p.high, "n": p.n, "qps": p.qps,
             "latency_ms": p.latency_ms, "errors": p.errors, "failed": p.failed,
+            "forced_shutdowns": p.forced_shutdowns, "unfinished": p.unfinished,
         },
         "ratio": row.ratio,
         "verdict": verdict.to_dict() if verdict else None,

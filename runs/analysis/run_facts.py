@@ -78,12 +78,16 @@ class RunFacts:
 
     @property
     def outcome_text(self) -> str:
-        """The outcome in words: "forced shutdown, 2 transactions unfinished"."""
-        text = OUTCOMES.get(self.outcome, "no result yet")
-        if self.outcome == "forced_shutdown" and self.unfinished_transactions is not None:
-            n = self.unfinished_transactions
-            text += f", {n} transaction{'s' if n != 1 else ''} unfinished"
-        return text
+        return outcome_text(self.outcome, self.unfinished_transactions)
+
+
+def outcome_text(outcome: str, unfinished_transactions: int | None) -> str:
+    """The outcome in words: "forced shutdown, 2 transactions unfinished"."""
+    text = OUTCOMES.get(outcome, "no result yet")
+    if outcome == "forced_shutdown" and unfinished_transactions is not None:
+        n = unfinished_transactions
+        text += f", {n} transaction{'s' if n != 1 else ''} unfinished"
+    return text
 
 
 def run_facts(
@@ -134,6 +138,35 @@ def _add_report(facts: RunFacts, report: Mapping[str, Any]) -> None:
     ]
     if not sql and "events_per_s" in general:
         facts.rates = [("events", general.get("total_events"), general["events_per_s"])]
+
+
+# The final report's figures beyond the run's summary, as the exports name them.
+REPORT_FIGURES = (
+    "queries_read",
+    "queries_write",
+    "queries_other",
+    "events_per_thread_avg",
+    "events_per_thread_stddev",
+    "time_per_thread_avg_s",
+    "time_per_thread_stddev_s",
+)
+_REPORT_KEYS = {
+    "queries_read": ("sql", "read"),
+    "queries_write": ("sql", "write"),
+    "queries_other": ("sql", "other"),
+    "events_per_thread_avg": ("fairness", "events_avg"),
+    "events_per_thread_stddev": ("fairness", "events_stddev"),
+    "time_per_thread_avg_s": ("fairness", "exec_time_avg"),
+    "time_per_thread_stddev_s": ("fairness", "exec_time_stddev"),
+}
+
+
+def report_figures(reports: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """REPORT_FIGURES of the final report (None where sysbench printed none)."""
+    final = _final(reports) or {}
+    return {
+        name: (final.get(section) or {}).get(key) for name, (section, key) in _REPORT_KEYS.items()
+    }
 
 
 def errors_by_code(raw_log: str) -> list[ErrorCount]:
