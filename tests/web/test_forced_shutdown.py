@@ -27,10 +27,8 @@ def saved(client_in) -> Batch:
 def test_the_import_preview_says_forced_shutdown_not_done(client_in):
     html = client_in.post("/import", {"text": FORCED, "action": "preview"}).content.decode()
 
-    assert (
-        '<dd id="import-outcome" class="status warning">forced shutdown, 2 transactions unfinished</dd>'
-        in html
-    )
+    outcome = "forced shutdown, 2 transactions unfinished"
+    assert f'<dd id="import-outcome" class="status warning">{outcome}</dd>' in html
     assert "1.02 / 3.21 / 7.22 ms" in html  # latency min / avg / max
 
 
