@@ -60,3 +60,12 @@ def test_the_exports_hold_the_outcome_min_latency_and_the_query_split(client_in)
     assert run["outcome"] == "forced_shutdown"
     assert run["summary"]["unfinished_transactions"] == 2
     assert run["reports"][0]["sql"]["read"] == 17444
+
+
+def test_the_results_latency_section_says_why_there_is_no_histogram(client_in):
+    batch = saved(client_in)
+
+    html = client_in.get(f"/batches/{batch.pk}/results").content.decode()
+
+    assert "sysbench prints no latency histogram on a forced shutdown" in html
+    assert "--histogram=on" not in html
