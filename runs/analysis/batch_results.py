@@ -206,8 +206,8 @@ def shown_runs(
 def _add_latency(
     found: BatchResults, runs: Sequence[RunFigures], series: Sequence[Series], latency: Latency
 ) -> None:
-    """The percentiles, CDF and histogram of the runs chosen (by default each series' first repeat at
-    its peak)."""
+    """The percentiles, CDF and histogram of the runs chosen (by default each series'
+    first repeat at its peak)."""
     found.selected = shown_runs(runs, series, latency.selected)
     colours = charts.run_colours(runs, series)
     picked = [r for r in runs if r.id in found.selected]
