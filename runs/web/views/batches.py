@@ -93,6 +93,9 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
             "finished": progress.finished,
             "total": progress.total,
             "remaining_s": progress.remaining_s,
+            "running_share": progress.running_share,
+            "counts": progress.counts,
+            "counts_text": progress.counts_text,
             "current": None
             if current is None
             else {
@@ -105,6 +108,8 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
                 "started_at": current.started_at,
             },
             "runs": dict(batch.runs.values_list("id", "status")),
+            # What a finished run's row shows, filled in without a reload.
+            "figures": selectors.batch_run_figures(batch),
             # The lines a run printed before the page followed it: `?tail=<run id>`.
             "tail": selectors.run_log_tail(batch, int(tail)) if tail.isdigit() else None,
         }
