@@ -190,6 +190,7 @@ def _counters(run: RunFigures) -> dict[str, Any]:
         "label": run.label,
         "status": run.status,
         "derived": dict(run.counters.get("derived") or {}),
+        "missing": list(run.counters.get("missing") or []),
     }
 
 

@@ -75,6 +75,7 @@ class RunFacts:
     histogram: list[list[float]] = field(default_factory=list)  # [ms, count, share %]
     no_histogram: str = ""  # why there is none, when there is none
     per_transaction: list[tuple[str, float]] = field(default_factory=list)
+    missing_counters: list[str] = field(default_factory=list)  # expected, not on this server
 
     @property
     def outcome_text(self) -> str:
@@ -110,6 +111,7 @@ def run_facts(
     if not facts.histogram:
         facts.no_histogram = no_histogram_reason(outcome, histogram_option)
     facts.per_transaction = _per_transaction(counters or {}, final)
+    facts.missing_counters = list((counters or {}).get("missing") or [])
     return facts
 
 

@@ -138,6 +138,21 @@ MYSQL_COUNTERS = (
 )
 
 
+# What the SEMAPHORES section of SHOW ENGINE INNODB STATUS gives, when a server prints it.
+SPIN_WAITS = "InnoDB spin waits (MariaDB 10.6 and later print no SEMAPHORES figures)"
+
+
+def mysql_missing_counters(reported: Iterable[str]) -> list[str]:
+    """The counters benchdash reads that this server did not report: its version or
+    build does not have them (MariaDB 10.8+ dropped Innodb_rows_read and
+    Innodb_os_log_fsyncs; MySQL has no Binlog_commits), or the account may not read them."""
+    names = set(reported)
+    missing = [name for name in MYSQL_COUNTERS if name not in names]
+    if not any(name.startswith("innodb_") and "spin" in name for name in names):
+        missing.append(SPIN_WAITS)
+    return missing
+
+
 # Written once: the names are benchdash's own (a reading a second costs no formatting).
 _STATUS_COUNTERS = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(
     ", ".join(f"'{name}'" for name in MYSQL_COUNTERS)

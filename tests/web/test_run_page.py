@@ -12,6 +12,7 @@ import pytest
 
 from runs.models import Run
 from runs.services.importer import log_import
+from runs.targets.mysql import SPIN_WAITS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
 
@@ -95,3 +96,17 @@ def test_a_long_log_shows_its_tail_first(client_in, monkeypatch):
     assert context["log_lines"] == lines[-5:]
     assert context["log_first"] == len(lines) - 4
     assert not context["log"].complete
+
+
+@pytest.mark.django_db
+def test_the_counters_this_server_does_not_report_are_named(client_in, make_batch):
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+    run = batch.runs.first()
+    run.counters = {**run.counters, "missing": ["Innodb_rows_read", SPIN_WAITS]}
+    run.outcome = "ok"
+    run.save(update_fields=["counters", "outcome"])
+
+    pages = [client_in.get(f"/runs/{run.pk}/"), client_in.get(f"/batches/{batch.pk}/results")]
+
+    for page in pages:
+        assert f"Innodb_rows_read, {SPIN_WAITS}." in page.content.decode()
