@@ -57,7 +57,7 @@ def reported_open_files() -> dict[str, dict[str, Any]]:
         raw = _client().hgetall(_key())
     except redis.RedisError:
         return {}
-    reports = {name.decode(): orjson.loads(value) for name, value in raw.items()}
+    reports = {_text(name): orjson.loads(value) for name, value in raw.items()}
     return {name: report for name, report in reports.items() if not _gone(report)}
 
 
@@ -74,6 +74,10 @@ def lowest_open_files() -> tuple[str, dict[str, Any]] | None:
 def _hard(limits: dict[str, Any]) -> float:
     hard = limits.get("hard")
     return float("inf") if hard is None or hard < 0 else float(hard)
+
+
+def _text(name: bytes | str) -> str:
+    return name.decode() if isinstance(name, bytes) else name
 
 
 def _gone(report: dict[str, Any]) -> bool:

@@ -3,6 +3,7 @@ running cell in the progress and the remaining time, a finished run's figures.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
@@ -13,7 +14,7 @@ from runs.models import Batch, Run, Status
 pytestmark = pytest.mark.django_db
 
 
-def runs_of(batch: Batch, statuses: list[str], **fields) -> list[Run]:
+def runs_of(batch: Batch, statuses: Sequence[str], **fields) -> list[Run]:
     return [
         Run.objects.create(
             batch=batch, position=i, round=0, cell_key=f"c{i}", threads=1, status=status,
