@@ -5,6 +5,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
 
     matrix.py          a plan's parameter matrix expanded into the ordered runs of a batch
     summary.py         one run's summary, from what sysbench printed
+    run_facts.py       everything sysbench printed for one run, as the pages say it: outcome,
+                       rates, latency, fairness, errors by code, histogram, its raw log
     results.py         a batch's runs as figures, series and points; the report table
     stats.py           spread and noise of repeated figures
     verdicts.py        is one setting really faster than another, or is it noise?

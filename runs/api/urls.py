@@ -40,6 +40,7 @@ urlpatterns = [
     path("batches/<int:pk>/report", results.BatchReport.as_view(), name="api-batch-report"),
     path("runs/<int:pk>", batches.RunDetail.as_view(), name="api-run"),
     path("runs/<int:pk>/samples", batches.RunSamples.as_view(), name="api-run-samples"),
+    path("runs/<int:pk>/log", batches.RunLog.as_view(), name="api-run-log"),
     path("imports", imports.LogImport.as_view(), name="api-imports"),
     path("compare", compare.Compare.as_view(), name="api-compare"),
 ]
