@@ -20,7 +20,7 @@ TARGET_FIELDS = {
     "database": "sbtest", "user": "bench",
 }  # fmt: skip
 HOST_FIELDS = {"name": "lg-9", "kind": "ssh", "address": "10.0.0.9", "port": "22",
-               "user": "bench", "key_path": ""}  # fmt: skip
+               "user": "bench"}  # fmt: skip
 PLAN_FIELDS = {
     "name": "owner's plan", "test": "oltp_read_only", "threads": "1", "repeats": "1",
     "warmup_s": "0", "order_policy": "interleaved", "dataset_policy": "shared",
