@@ -403,6 +403,8 @@ class BatchRunner:
                 statuses = set(batch.runs.values_list("status", flat=True))
                 failed = bool(batch.error) or Status.FAILED in statuses
                 batch.status = Status.FAILED if failed else Status.DONE
+                if failed and not batch.error:
+                    batch.error = _runs_failed(batch)
             batch.finished_at = timezone.now()
             fields.append("finished_at")
         self.store.ensure(lambda: batch.save(update_fields=fields))
@@ -420,3 +422,15 @@ class BatchRunner:
             lost,
             "restored" if self.batch.settings_restored_at else "not restored",
         )
+
+
+def _runs_failed(batch: Batch) -> str:
+    """Why a batch whose every step went through ends failed: its failed runs, named."""
+    runs = batch.runs.order_by("position")
+    failed = [r for r in runs if r.status == Status.FAILED]
+    first = failed[0]
+    line = (first.error.splitlines() or [first.error_kind or "failed"])[0]
+    return (
+        f"{len(failed)} of {len(runs)} runs failed; the first, run {first.position + 1} "
+        f"({first.error_kind or 'failed'}): {line}"
+    )

@@ -93,6 +93,10 @@ def test_a_target_that_restarts_mid_run_is_waited_for_and_the_batch_goes_on(
     assert second.samples.count() >= 5
     assert batch.waiting_for == ""
     assert global_variable(restartable, FLUSH) == original
+    # The ending names its cause: which run failed, and the target's absence.
+    assert batch.status == Status.FAILED
+    assert batch.error.startswith("1 of 2 runs failed; the first, run 1 (connect): "), batch.error
+    assert any("was unreachable from" in w and "came back" in w for w in batch.warnings)
 
 
 def test_a_target_that_stays_away_skips_the_remaining_cells_with_one_reason(
