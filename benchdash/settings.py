@@ -98,6 +98,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Reads a page's upload before the CSRF check does: a log too large is then refused in
+    # words (runs/web/middleware.py).
+    "runs.web.middleware.UploadLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
