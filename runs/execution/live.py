@@ -131,7 +131,15 @@ def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
     message for the lines and one for the samples (each sample encoded once, by orjson,
     for the recent list and for the message)."""
     encoded = [orjson.dumps(sample_payload(s)) for s in samples]
-    recent = [b'{"type":"sample","sample":' + e + b"}" for e in encoded]
+    # With its line: the sweeper adds it to the raw log should the worker die.
+    recent = [
+        b'{"type":"sample","sample":'
+        + e
+        + b',"line":'
+        + orjson.dumps(getattr(s, "line", ""))
+        + b"}"
+        for e, s in zip(encoded, samples, strict=True)
+    ]
     messages = [orjson.dumps({"type": "lines", "lines": lines})] if lines else []
     if encoded:
         messages.append(b'{"type":"samples","samples":[' + b",".join(encoded) + b"]}")
@@ -145,12 +153,18 @@ def publish_sample(run_id: int, sample: Sample) -> None:
 
 def recent_samples(run_id: int) -> list[dict[str, Any]]:
     """The samples published last (see RECENT_SAMPLES), oldest first; [] without Redis."""
+    return [sample for sample, _ in recent_entries(run_id)]
+
+
+def recent_entries(run_id: int) -> list[tuple[dict[str, Any], str]]:
+    """The samples published last, each with sysbench's line it came from."""
     try:
         raw = _client().lrange(recent_key(run_id), 0, -1)
     except redis.RedisError as e:
         logger.warning("run %s: recent samples not read: %s", run_id, e)
         return []
-    return [orjson.loads(item)["sample"] for item in raw]
+    entries = [orjson.loads(item) for item in raw]
+    return [(entry["sample"], entry.get("line", "")) for entry in entries]
 
 
 def publish_start(run: Run) -> None:

@@ -62,6 +62,7 @@ class LiveSample:
     received_at: datetime
     queue_length: int | None = None
     concurrency: int | None = None
+    line: str = ""  # sysbench's line it was parsed from: in the recent list with it
 
 
 class SampleSink:
@@ -136,6 +137,7 @@ class SampleSink:
             in_warmup=e.time_s <= self.warmup_s,
             extra=extra,
             received_at=timezone.now(),
+            line=self._lines[-1] if self._lines else "",
         )
 
     def _merge_queue(self, e: QueueSample) -> None:
@@ -336,18 +338,28 @@ def _copy(cursor: CursorWrapper, table: str, names: str, rows: list[tuple[object
 
 def run_store_recent_samples(*, run: Run) -> int:
     """Store the samples a dead worker published but had not stored yet, from the run's
-    recent list in Redis (runs/execution/live.py); how many were missing."""
+    recent list in Redis (runs/execution/live.py), their lines added to the raw log and
+    the run saying so; how many were missing."""
     stored = set(run.samples.values_list("seq", flat=True))
-    missing = [
-        _sample_of(run, payload)
-        for payload in live.recent_samples(run.pk)
-        if int(payload["seq"]) not in stored
-    ]
     # Read after the run started: a list left by a run of a recreated database, under the
     # same id, is not this run's.
     started = run.started_at.timestamp() if run.started_at else float("inf")
-    missing = [s for s in missing if s.received_at.timestamp() >= started]
-    Sample.objects.bulk_create(missing, batch_size=BULK, ignore_conflicts=True)
+    missing = [
+        (_sample_of(run, payload), line)
+        for payload, line in live.recent_entries(run.pk)
+        if int(payload["seq"]) not in stored and float(payload["received_at"]) >= started
+    ]
+    if not missing:
+        return 0
+    Sample.objects.bulk_create([s for s, _ in missing], batch_size=BULK, ignore_conflicts=True)
+    run.raw_log = (run.raw_log or "") + "".join(line + "\n" for _, line in missing if line)
+    first, last = missing[0][0].seq, missing[-1][0].seq
+    run.warnings = [
+        *run.warnings,
+        f"{len(missing)} samples (#{first} to #{last}) were stored from the live list in "
+        "Redis after the worker died; their lines were added to the raw log",
+    ]
+    run.save(update_fields=["raw_log", "warnings"])
     return len(missing)
 
 
