@@ -64,8 +64,26 @@ def batches_requeue_lost() -> list[int]:
     )
     for batch_id in lost:
         logger.info("batch %s still queued: handed to a worker again", batch_id)
+        _warn_once(batch_id, RESENT)
         enqueue_or_log(batch_id)
     return lost
+
+
+RESENT = (
+    "still queued {grace:g} s after its launch: its message to the workers was lost (a "
+    "Redis restart, or a worker that died holding it); handed to a worker again at {now} UTC"
+)
+
+
+def _warn_once(batch_id: int, warning: str) -> None:
+    """The batch says it was handed over again, once however many sweeps did."""
+    batch = Batch.objects.only("warnings").get(pk=batch_id)
+    if any("handed to a worker again" in w for w in batch.warnings):
+        return
+    text = warning.format(
+        grace=settings.BENCHDASH_QUEUED_GRACE_SECONDS, now=f"{timezone.now():%H:%M:%S}"
+    )
+    Batch.objects.filter(pk=batch_id).update(warnings=[*batch.warnings, text])
 
 
 @transaction.atomic
