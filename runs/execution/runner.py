@@ -330,10 +330,11 @@ class BatchRunner:
         if isinstance(followed, HostsFollowed):
             hosts_set_result(run, followed)
         counters.sampler_summary(sampler, run=run)
-        run.warnings = [*run.warnings, *(o.describe() for o in self.store.outages[outages:])]
         # Still away after that stop: wait for it a while longer, to say what happened.
         wait_s = 3 * self.store.limit_s if results_lost else None
         sink.flush(final=True, wait_s=wait_s)
+        # Told once the database is back, with the outage's real length.
+        run.warnings = [*run.warnings, *(o.describe() for o in self.store.outages[outages:])]
         self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
         live.publish_status(run)
         if results_lost:
