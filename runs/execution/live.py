@@ -67,9 +67,9 @@ def _client() -> redis.Redis:
     )
 
 
-def _publish(run_id: int, messages: list[bytes], recent: list[bytes]) -> None:
+def _publish(run_id: int, messages: list[bytes], recent: list[bytes]) -> str:
     """Messages (JSON) to the run's channel, in one write; `recent` (samples among them)
-    first to the run's recent list."""
+    first to the run's recent list. Why they did not go out, or "" when they did."""
     name = channel(run_id)
     commands: list[tuple[str | int | bytes, ...]] = []
     if recent:
@@ -85,6 +85,8 @@ def _publish(run_id: int, messages: list[bytes], recent: list[bytes]) -> None:
     except redis.RedisError as e:
         # Live display is a convenience; the database keeps every sample regardless.
         logger.warning("run %s: live events not published: %s", run_id, e)
+        return str(e) or type(e).__name__
+    return ""
 
 
 class _Sender(threading.local):
@@ -126,10 +128,10 @@ def _send(commands: list[tuple[str | int | bytes, ...]]) -> None:
     _sender.unread = len(commands)
 
 
-def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
+def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> str:
     """Lines just read and the samples parsed from them: one write to Redis, with one
     message for the lines and one for the samples (each sample encoded once, by orjson,
-    for the recent list and for the message)."""
+    for the recent list and for the message). Why they did not go out, or ""."""
     encoded = [orjson.dumps(sample_payload(s)) for s in samples]
     # With its line: the sweeper adds it to the raw log should the worker die.
     recent = [
@@ -143,8 +145,7 @@ def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
     messages = [orjson.dumps({"type": "lines", "lines": lines})] if lines else []
     if encoded:
         messages.append(b'{"type":"samples","samples":[' + b",".join(encoded) + b"]}")
-    if messages:
-        _publish(run_id, messages, recent)
+    return _publish(run_id, messages, recent) if messages else ""
 
 
 def publish_sample(run_id: int, sample: Sample) -> None:

@@ -334,7 +334,11 @@ class BatchRunner:
         wait_s = 3 * self.store.limit_s if results_lost else None
         sink.flush(final=True, wait_s=wait_s)
         # Told once the database is back, with the outage's real length.
-        run.warnings = [*run.warnings, *(o.describe() for o in self.store.outages[outages:])]
+        run.warnings = [
+            *run.warnings,
+            *(o.describe() for o in self.store.outages[outages:]),
+            *sink.warnings(),
+        ]
         self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
         live.publish_status(run)
         if results_lost:

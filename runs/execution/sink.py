@@ -65,6 +65,29 @@ class LiveSample:
     line: str = ""  # sysbench's line it was parsed from: in the recent list with it
 
 
+@dataclass
+class LiveLost:
+    """Live events Redis did not take (viewers were filled from the database)."""
+
+    writes: int = 0
+    samples: int = 0
+    first_error: str = ""
+
+    def note(self, samples: int, error: str) -> None:
+        self.writes += 1
+        self.samples += samples
+        self.first_error = self.first_error or error
+
+    def warnings(self) -> list[str]:
+        if not self.writes:
+            return []
+        return [
+            f"{self.writes} writes of live events ({self.samples} samples) were not published "
+            f"live (Redis: {self.first_error}); every sample is stored all the same, and "
+            "viewers got them from the database"
+        ]
+
+
 class SampleSink:
     """Collects a run's samples, counter readings and raw lines.
 
@@ -95,6 +118,7 @@ class SampleSink:
         self._log: list[str] = []  # not yet stored
         self._log_stored = len(run.raw_log or "")
         self._last: LiveSample | None = None
+        self._live_lost = LiveLost()
         self._seq = 0
         self._last_flush = time.monotonic()
 
@@ -156,10 +180,15 @@ class SampleSink:
         many samples went out."""
         published = len(self._fresh)
         if self._lines or self._fresh:
-            live.publish(self.run.pk, self._lines, self._fresh)
+            if error := live.publish(self.run.pk, self._lines, self._fresh):
+                self._live_lost.note(len(self._fresh), error)
             self._log += self._lines
             self._lines, self._fresh = [], []
         return published
+
+    def warnings(self) -> list[str]:
+        """What the run should say about its live events: those Redis did not take."""
+        return self._live_lost.warnings()
 
     def due(self) -> bool:
         return time.monotonic() - self._last_flush >= self.period_s

@@ -199,3 +199,31 @@ def test_a_gap_the_database_cannot_fill_is_told_to_the_viewer(
     kinds = [kind for kind, _ in events]
     assert kinds == ["status", "sample", "sample", "sample", "gap", "sample", "status", "end"]
     assert events[4][1] == {"after": 3, "before": 6, "missing": 2}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_live_events_lost_with_redis_are_told_on_the_run(
+    private_redis, on_private_redis, django_user_model
+):
+    owner = django_user_model.objects.create_user("owner", password="owner-pass-1")
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    plan = Plan.objects.create(
+        name="cpu", load_host=local, test="cpu", threads=[1], created_by=owner,
+        options={"time": 10, "report-interval": 1, "cpu-max-prime": 2000},
+    )  # fmt: skip
+    api = Api(on_private_redis.url, tokens.token_create(user=owner, name="t", expires_in=None)[1])
+    batch = Batch.objects.get(pk=api.post(f"/api/v1/plans/{plan.pk}/launch").json()["id"])
+    wait_until(lambda: Run.objects.filter(batch=batch, status=Status.RUNNING).exists(),
+               timeout=60, what="the run")  # fmt: skip
+    time.sleep(2)
+
+    private_redis.kill()
+    time.sleep(3)  # three samples published to no one
+    private_redis.start()
+    wait_until(lambda: Batch.objects.get(pk=batch.pk).finished_at is not None, 90, "the end")
+
+    run = batch.runs.get()
+    lost = [w for w in run.warnings if "not published live" in w]
+    assert len(lost) == 1, run.warnings
+    assert run.samples.count() >= 9  # the database has them all the same
