@@ -139,6 +139,11 @@ class BatchRunner:
 
     def _run_group(self, group: Group) -> None:
         owns_data = has_dataset(self.test) and self.plan.dataset_policy != "existing"
+        if not datasets.has_queued_run(group):
+            # Its last cell was interrupted by a stopping worker: only the cleanup is left.
+            if owns_data and self.plan.cleanup:
+                self._cleanup(group)
+            return
         if owns_data and not self._prepare(group):
             return
         try:

@@ -359,3 +359,23 @@ def test_a_cancel_is_acted_on_at_once_not_at_the_next_heartbeat(
     # Stopped before the next heartbeat (60 s) and before sysbench's own end (30 s).
     assert run.finished_at < batch.cancel_requested_at + timedelta(seconds=20)
     assert global_variable(mariadb_server, "innodb_flush_log_at_trx_commit") == original
+
+
+def test_a_batch_whose_last_cell_was_interrupted_still_drops_its_data_set(
+    worker_process, make_plan
+):
+    plan = make_plan(test="oltp_read_only", options={**SLOW_RUN, "time": 15}, threads=[1])
+    worker = worker_process()
+    batch = batches.batch_launch(plan=plan)
+    wait_for_samples(batch, 2)
+
+    assert worker.terminate() == 0  # `make stop` during the last (only) cell
+    batch.refresh_from_db()
+    assert batch.status == Status.QUEUED and [s["kind"] for s in batch.steps] == ["prepare"]
+
+    worker_process()
+    batch = wait_for_batch(batch, timeout=120)
+
+    assert batch.runs.get().status == Status.INTERRUPTED
+    assert [s["kind"] for s in batch.steps] == ["prepare", "cleanup"], batch.steps
+    assert any("the worker was asked to stop" in w for w in batch.warnings), batch.warnings
