@@ -53,7 +53,7 @@ class Handler(ASGIHandler):
         return request, error
 
 
-class _Body(tempfile.SpooledTemporaryFile):  # type: ignore[type-arg]
+class _Body(tempfile.SpooledTemporaryFile[bytes]):
     too_large = False
 
 
