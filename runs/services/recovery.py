@@ -86,8 +86,8 @@ def batches_restore_left_settings() -> list[int]:
 
 
 def _target_used_since(batch: Batch) -> bool:
-    later = Batch.objects.filter(target_id=batch.target_id, started_at__gt=batch.started_at)
-    busy = Batch.objects.filter(target_id=batch.target_id, status__in=ACTIVE_STATUSES)
+    later = Batch.objects.filter(target=batch.target, started_at__gt=batch.started_at)
+    busy = Batch.objects.filter(target=batch.target, status__in=ACTIVE_STATUSES)
     return later.exclude(pk=batch.pk).exists() or busy.exists()
 
 

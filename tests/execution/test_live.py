@@ -357,6 +357,7 @@ def test_a_cancel_is_acted_on_at_once_not_at_the_next_heartbeat(
     run.refresh_from_db()
     assert batch.status == Status.CANCELLED and run.status == Status.CANCELLED
     # Stopped before the next heartbeat (60 s) and before sysbench's own end (30 s).
+    assert run.finished_at is not None and batch.cancel_requested_at is not None
     assert run.finished_at < batch.cancel_requested_at + timedelta(seconds=20)
     assert global_variable(mariadb_server, "innodb_flush_log_at_trx_commit") == original
 

@@ -85,24 +85,17 @@ def test_no_admin_page_shows_a_secret(secrets_stored, django_user_model):
 
 def admin_form(obj: Target | LoadHost, **changes: object) -> dict[str, object]:
     """The admin change form's fields as stored, with `changes`."""
-    fields = {
-        Target: ["name", "engine", "host", "port", "socket", "database", "user", "cpu_cores",
-                 "disk_count", "server_host", "created_by"],
-        LoadHost: ["name", "kind", "address", "port", "user", "host_key", "seen_host_key",
-                   "facts", "facts_at_0", "facts_at_1", "created_by"],
-    }[type(obj)]  # fmt: skip
-    data: dict[str, object] = {}
-    for name in fields:
-        value = getattr(obj, name.split("_at_")[0] + ("_at" if "_at_" in name else ""), None)
-        if name == "facts":
-            value = "{}"
-        elif name.endswith("_at_0") or name.endswith("_at_1"):
-            value = ""
-        elif hasattr(value, "pk"):
-            value = value.pk
-        data[name] = "" if value is None else value
-    data.update(changes)
-    return data
+    data: dict[str, object]
+    if isinstance(obj, Target):
+        names = ["name", "engine", "host", "port", "socket", "database", "user", "cpu_cores",
+                 "disk_count"]  # fmt: skip
+        data = {name: getattr(obj, name) for name in names}
+        data |= {"server_host": obj.server_host_id, "created_by": obj.created_by_id}
+    else:
+        names = ["name", "kind", "address", "port", "user", "host_key", "seen_host_key"]
+        data = {name: getattr(obj, name) for name in names}
+        data |= {"facts": "{}", "facts_at_0": "", "facts_at_1": "", "created_by": obj.created_by_id}
+    return {**{k: "" if v is None else v for k, v in data.items()}, **changes}
 
 
 @pytest.fixture
