@@ -1,14 +1,63 @@
 import gc
 import os
+import tempfile
+from typing import Any
 
-from django.core.asgi import get_asgi_application
+import django
+from django.conf import settings
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler
 from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 # Tells the settings that requests run here, each in a thread of its own: database
 # connections then come from a bounded pool (see DATABASES in benchdash/settings.py).
 os.environ["BENCHDASH_WEB_SERVER"] = "asgi"
-application = get_asgi_application()
+django.setup(set_prefix=False)
+
+from runs.web.uploads import FORM_MARGIN, max_log_bytes  # noqa: E402
+
+
+class Handler(ASGIHandler):
+    """Django's, for bodies sent in chunks (Transfer-Encoding: chunked, no Content-Length):
+    such a body is given its length once read, so that an upload in chunks is read like
+    any other (Django takes a body without a length for an empty one: "No file was
+    submitted."), and what comes after a body passes the largest log is not kept; the
+    upload handler then refuses it as it refuses one that declares such a length
+    (runs/web/uploads.py, runs/web/middleware.py)."""
+
+    async def read_body(self, receive: Any) -> Any:
+        body = _Body(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")
+        limit = max_log_bytes() + FORM_MARGIN
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                body.close()
+                raise RequestAborted()
+            if not body.too_large:
+                body.write(message.get("body", b""))
+                # The rest is read but not kept: Django wants the whole body received.
+                body.too_large = body.tell() > limit
+            if not message.get("more_body", False):
+                break
+        body.seek(0)
+        return body
+
+    def create_request(self, scope: Any, body_file: Any) -> Any:
+        request, error = super().create_request(scope, body_file)
+        if request is not None and (body_file.too_large or not request.META.get("CONTENT_LENGTH")):
+            # Past the limit, the length read so far is past it too: the upload handler
+            # refuses it (LogTooLarge), and the page or the API says so in words.
+            request.META["CONTENT_LENGTH"] = str(body_file.seek(0, 2))
+            body_file.seek(0)
+        return request, error
+
+
+class _Body(tempfile.SpooledTemporaryFile[bytes]):
+    too_large = False
+
+
+application = Handler()
 
 # Every view imported now rather than at the first request, then what is loaded, which
 # lives as long as the process, is left out of the garbage collector's full collections:

@@ -98,6 +98,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Reads a page's upload before the CSRF check does: a log too large is then refused in
+    # words (runs/web/middleware.py).
+    "runs.web.middleware.UploadLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -241,9 +244,12 @@ FILE_UPLOAD_HANDLERS = [
 ]
 
 # --- notifications (regressions and lost nights of scheduled plans) ------------------------
-# Mail goes to the console unless an SMTP server is configured. An empty variable (as
+# Unless an SMTP server is configured, each mail is a private file (0600) in a private
+# directory (0700), EMAIL_FILE_PATH: never the console, whose output is the web server's log,
+# for a password reset link is a login (benchdash/mail.py). An empty variable (as
 # docker-compose passes an unset one) means the default.
-EMAIL_BACKEND = env("BENCHDASH_EMAIL_BACKEND") or "django.core.mail.backends.console.EmailBackend"
+EMAIL_BACKEND = env("BENCHDASH_EMAIL_BACKEND") or "benchdash.mail.PrivateFileBackend"
+EMAIL_FILE_PATH = env("BENCHDASH_EMAIL_FILE_PATH") or str(VAR_DIR / "mail")
 EMAIL_HOST = env("BENCHDASH_EMAIL_HOST") or "localhost"
 EMAIL_PORT = int(env("BENCHDASH_EMAIL_PORT") or "25")
 EMAIL_HOST_USER = env("BENCHDASH_EMAIL_USER")

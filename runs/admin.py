@@ -1,17 +1,25 @@
 """The Django admin, for staff. Secrets are write-only everywhere, here too: every
 encrypted field (a target's password, a load host's private key) is left out of every
-admin form and page, whatever the model."""
+admin form and page, whatever the model. Targets and load hosts are checked and stored by
+the same services as through the API and the pages (runs/services/definitions.py): a
+value the API refuses is refused here, naming the field, and a target or load host that
+now points elsewhere loses its stored password or key."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db import models as db_models
 from django.http import HttpRequest
 
 from runs import models
+from runs.errors import InvalidInput
 from runs.secrets import EncryptedTextField
+from runs.services import definitions
 
 
 def secret_fields(model: type[db_models.Model]) -> list[str]:
@@ -26,14 +34,42 @@ class NoSecrets(admin.ModelAdmin[Any]):
         return [*(super().get_exclude(request, obj) or []), *secret_fields(self.model)]
 
 
+def checked_form(check: Callable[[Any], None]) -> type[forms.ModelForm[Any]]:
+    """A model form whose instance goes through `check`, its service's, before it is
+    saved: the service's refusal is shown on the field it names."""
+
+    class CheckedForm(forms.ModelForm[Any]):
+        # After Django put the form's values on the instance: the service checks that.
+        def _post_clean(self) -> None:
+            super()._post_clean()  # type: ignore[misc]  # not in django-stubs
+            if self.errors:
+                return
+            try:
+                check(self.instance)
+            except InvalidInput as e:
+                self.add_error(e.field if e.field in self.fields else None, e.message)
+            except ValidationError as e:
+                self.add_error(None, e)
+
+    return CheckedForm
+
+
 @admin.register(models.Target)
 class TargetAdmin(NoSecrets):
+    form = checked_form(lambda target: definitions.target_check(target=target))
     list_display = ["name", "engine", "address", "database", "user", "created_by"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        definitions.target_save(target=obj)
 
 
 @admin.register(models.LoadHost)
 class LoadHostAdmin(NoSecrets):
+    form = checked_form(lambda load_host: definitions.loadhost_check(load_host=load_host))
     list_display = ["name", "kind", "address", "user", "created_by"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        definitions.loadhost_save(load_host=obj)
 
 
 @admin.register(models.Plan)

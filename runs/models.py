@@ -134,9 +134,6 @@ class LoadHost(models.Model):
     private_key = EncryptedTextField(
         blank=True, help_text="Private key (PEM/OpenSSH), stored encrypted; never shown again."
     )
-    key_path = models.CharField(
-        max_length=500, blank=True, help_text="Or the path of a key file on the worker."
-    )
     host_key = models.TextField(
         blank=True, help_text="The pinned host key: '<type> <base64>', set on confirmation."
     )

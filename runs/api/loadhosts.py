@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.shortcuts import get_object_or_404
@@ -19,6 +20,11 @@ from runs.models import (
     LoadHost,
 )
 from runs.services import definitions, permissions
+
+KEY_PATH_GONE = (
+    "key files on the worker are no longer used (any user could name another's key): "
+    "paste the private key in private_key; it is stored encrypted"
+)
 
 
 class LoadHostSerializer(JSONModelBody[LoadHost]):
@@ -44,7 +50,6 @@ class LoadHostSerializer(JSONModelBody[LoadHost]):
             "user",
             "private_key",
             "has_private_key",
-            "key_path",
             "host_key",
             "seen_host_key",
             "facts",
@@ -57,6 +62,13 @@ class LoadHostSerializer(JSONModelBody[LoadHost]):
 
     def get_has_private_key(self, load_host: LoadHost) -> bool:
         return bool(load_host.private_key)
+
+    def to_internal_value(self, data: Any) -> Any:
+        # Said rather than ignored: a script still sending a key file would otherwise
+        # get a load host that cannot log in, without knowing why.
+        if isinstance(data, Mapping) and "key_path" in data:
+            raise serializers.ValidationError({"key_path": [KEY_PATH_GONE]})
+        return super().to_internal_value(data)
 
 
 class HostKeyConfirmSerializer(JSONBody[Any]):

@@ -218,7 +218,8 @@ class Group:
 
 
 def pending_groups(batch: Batch) -> list[Group]:
-    """The groups of the batch that still have a queued run, in execution order."""
+    """The groups of the batch that still have a queued run, or a data set still to
+    clean up (its last cell was interrupted by a stopping worker), in execution order."""
     groups: list[Group] = []
     plan = FrozenPlan.from_params(batch.params)
     test = plan.test
@@ -228,7 +229,16 @@ def pending_groups(batch: Batch) -> list[Group]:
         if fresh or not groups or groups[-1].dataset != key:
             groups.append(Group(first_position=run.position, dataset=key))
         groups[-1].runs.append(run)
-    return [g for g in groups if any(r.status == Status.QUEUED for r in g.runs)]
+    return [g for g in groups if has_queued_run(g) or _left_behind(batch, plan, g)]
+
+
+def has_queued_run(group: Group) -> bool:
+    return any(r.status == Status.QUEUED for r in group.runs)
+
+
+def _left_behind(batch: Batch, plan: FrozenPlan, group: Group) -> bool:
+    """Prepared and not cleaned up since (step_done), and the plan wants it cleaned up."""
+    return plan.cleanup and step_done(batch, "prepare", group)
 
 
 def step_done(batch: Batch, kind: str, group: Group) -> bool:

@@ -40,12 +40,20 @@ class BatchStopped(Exception):
 
 class Watch:
     """Decides whether the running benchmark must stop, and why: the user cancelled the
-    batch (learnt from the heartbeat, see `batch_beat`), the run overran its expected
+    batch (heard at once through Redis, cancel.py, or learnt from the heartbeat, see
+    `batch_beat`), the run overran its expected
     duration, or the worker is stopping.
     """
 
-    def __init__(self, batch_id: int, expected_duration_s: float | None = None) -> None:
+    def __init__(
+        self,
+        batch_id: int,
+        expected_duration_s: float | None = None,
+        cancel_heard: threading.Event | None = None,
+    ) -> None:
         self.batch_id = batch_id
+        # Set by the batch's CancelListener (cancel.py) the moment a user cancels.
+        self.cancel_heard = cancel_heard or threading.Event()
         self.expected_s = expected_duration_s
         self.started = time.monotonic()
         self.limit_s = _time_limit(expected_duration_s)
@@ -69,7 +77,7 @@ class Watch:
                 f"timed out: still running {now - self.started:.0f} s after it started, "
                 f"expected {self.expected_s:g} s; sysbench was stopped",
             )
-        if cancelled:
+        if cancelled or self.cancel_heard.is_set():
             return BatchStopped(Status.CANCELLED, "the batch was cancelled")
         return None
 

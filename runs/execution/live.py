@@ -67,9 +67,9 @@ def _client() -> redis.Redis:
     )
 
 
-def _publish(run_id: int, messages: list[bytes], recent: list[bytes]) -> None:
+def _publish(run_id: int, messages: list[bytes], recent: list[bytes]) -> str:
     """Messages (JSON) to the run's channel, in one write; `recent` (samples among them)
-    first to the run's recent list."""
+    first to the run's recent list. Why they did not go out, or "" when they did."""
     name = channel(run_id)
     commands: list[tuple[str | int | bytes, ...]] = []
     if recent:
@@ -85,6 +85,8 @@ def _publish(run_id: int, messages: list[bytes], recent: list[bytes]) -> None:
     except redis.RedisError as e:
         # Live display is a convenience; the database keeps every sample regardless.
         logger.warning("run %s: live events not published: %s", run_id, e)
+        return str(e) or type(e).__name__
+    return ""
 
 
 class _Sender(threading.local):
@@ -126,17 +128,24 @@ def _send(commands: list[tuple[str | int | bytes, ...]]) -> None:
     _sender.unread = len(commands)
 
 
-def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
+def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> str:
     """Lines just read and the samples parsed from them: one write to Redis, with one
     message for the lines and one for the samples (each sample encoded once, by orjson,
-    for the recent list and for the message)."""
+    for the recent list and for the message). Why they did not go out, or ""."""
     encoded = [orjson.dumps(sample_payload(s)) for s in samples]
-    recent = [b'{"type":"sample","sample":' + e + b"}" for e in encoded]
+    # With its line: the sweeper adds it to the raw log should the worker die.
+    recent = [
+        b'{"type":"sample","sample":'
+        + e
+        + b',"line":'
+        + orjson.dumps(getattr(s, "line", ""))
+        + b"}"
+        for e, s in zip(encoded, samples, strict=True)
+    ]
     messages = [orjson.dumps({"type": "lines", "lines": lines})] if lines else []
     if encoded:
         messages.append(b'{"type":"samples","samples":[' + b",".join(encoded) + b"]}")
-    if messages:
-        _publish(run_id, messages, recent)
+    return _publish(run_id, messages, recent) if messages else ""
 
 
 def publish_sample(run_id: int, sample: Sample) -> None:
@@ -145,12 +154,18 @@ def publish_sample(run_id: int, sample: Sample) -> None:
 
 def recent_samples(run_id: int) -> list[dict[str, Any]]:
     """The samples published last (see RECENT_SAMPLES), oldest first; [] without Redis."""
+    return [sample for sample, _ in recent_entries(run_id)]
+
+
+def recent_entries(run_id: int) -> list[tuple[dict[str, Any], str]]:
+    """The samples published last, each with sysbench's line it came from."""
     try:
         raw = _client().lrange(recent_key(run_id), 0, -1)
     except redis.RedisError as e:
         logger.warning("run %s: recent samples not read: %s", run_id, e)
         return []
-    return [orjson.loads(item)["sample"] for item in raw]
+    entries = [orjson.loads(item) for item in raw]
+    return [(entry["sample"], entry.get("line", "")) for entry in entries]
 
 
 def publish_start(run: Run) -> None:

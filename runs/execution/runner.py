@@ -139,6 +139,11 @@ class BatchRunner:
 
     def _run_group(self, group: Group) -> None:
         owns_data = has_dataset(self.test) and self.plan.dataset_policy != "existing"
+        if not datasets.has_queued_run(group):
+            # Its last cell was interrupted by a stopping worker: only the cleanup is left.
+            if owns_data and self.plan.cleanup:
+                self._cleanup(group)
+            return
         if owns_data and not self._prepare(group):
             return
         try:
@@ -330,10 +335,15 @@ class BatchRunner:
         if isinstance(followed, HostsFollowed):
             hosts_set_result(run, followed)
         counters.sampler_summary(sampler, run=run)
-        run.warnings = [*run.warnings, *(o.describe() for o in self.store.outages[outages:])]
         # Still away after that stop: wait for it a while longer, to say what happened.
         wait_s = 3 * self.store.limit_s if results_lost else None
         sink.flush(final=True, wait_s=wait_s)
+        # Told once the database is back, with the outage's real length.
+        run.warnings = [
+            *run.warnings,
+            *(o.describe() for o in self.store.outages[outages:]),
+            *sink.warnings(),
+        ]
         self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
         live.publish_status(run)
         if results_lost:
@@ -403,6 +413,8 @@ class BatchRunner:
                 statuses = set(batch.runs.values_list("status", flat=True))
                 failed = bool(batch.error) or Status.FAILED in statuses
                 batch.status = Status.FAILED if failed else Status.DONE
+                if failed and not batch.error:
+                    batch.error = _runs_failed(batch)
             batch.finished_at = timezone.now()
             fields.append("finished_at")
         self.store.ensure(lambda: batch.save(update_fields=fields))
@@ -420,3 +432,15 @@ class BatchRunner:
             lost,
             "restored" if self.batch.settings_restored_at else "not restored",
         )
+
+
+def _runs_failed(batch: Batch) -> str:
+    """Why a batch whose every step went through ends failed: its failed runs, named."""
+    runs = batch.runs.order_by("position")
+    failed = [r for r in runs if r.status == Status.FAILED]
+    first = failed[0]
+    line = (first.error.splitlines() or [first.error_kind or "failed"])[0]
+    return (
+        f"{len(failed)} of {len(runs)} runs failed; the first, run {first.position + 1} "
+        f"({first.error_kind or 'failed'}): {line}"
+    )

@@ -62,6 +62,30 @@ class LiveSample:
     received_at: datetime
     queue_length: int | None = None
     concurrency: int | None = None
+    line: str = ""  # sysbench's line it was parsed from: in the recent list with it
+
+
+@dataclass
+class LiveLost:
+    """Live events Redis did not take (viewers were filled from the database)."""
+
+    writes: int = 0
+    samples: int = 0
+    first_error: str = ""
+
+    def note(self, samples: int, error: str) -> None:
+        self.writes += 1
+        self.samples += samples
+        self.first_error = self.first_error or error
+
+    def warnings(self) -> list[str]:
+        if not self.writes:
+            return []
+        return [
+            f"{self.writes} writes of live events ({self.samples} samples) were not published "
+            f"live (Redis: {self.first_error}); every sample is stored all the same, and "
+            "viewers got them from the database"
+        ]
 
 
 class SampleSink:
@@ -94,6 +118,7 @@ class SampleSink:
         self._log: list[str] = []  # not yet stored
         self._log_stored = len(run.raw_log or "")
         self._last: LiveSample | None = None
+        self._live_lost = LiveLost()
         self._seq = 0
         self._last_flush = time.monotonic()
 
@@ -136,6 +161,7 @@ class SampleSink:
             in_warmup=e.time_s <= self.warmup_s,
             extra=extra,
             received_at=timezone.now(),
+            line=self._lines[-1] if self._lines else "",
         )
 
     def _merge_queue(self, e: QueueSample) -> None:
@@ -154,10 +180,15 @@ class SampleSink:
         many samples went out."""
         published = len(self._fresh)
         if self._lines or self._fresh:
-            live.publish(self.run.pk, self._lines, self._fresh)
+            if error := live.publish(self.run.pk, self._lines, self._fresh):
+                self._live_lost.note(len(self._fresh), error)
             self._log += self._lines
             self._lines, self._fresh = [], []
         return published
+
+    def warnings(self) -> list[str]:
+        """What the run should say about its live events: those Redis did not take."""
+        return self._live_lost.warnings()
 
     def due(self) -> bool:
         return time.monotonic() - self._last_flush >= self.period_s
@@ -336,18 +367,28 @@ def _copy(cursor: CursorWrapper, table: str, names: str, rows: list[tuple[object
 
 def run_store_recent_samples(*, run: Run) -> int:
     """Store the samples a dead worker published but had not stored yet, from the run's
-    recent list in Redis (runs/execution/live.py); how many were missing."""
+    recent list in Redis (runs/execution/live.py), their lines added to the raw log and
+    the run saying so; how many were missing."""
     stored = set(run.samples.values_list("seq", flat=True))
-    missing = [
-        _sample_of(run, payload)
-        for payload in live.recent_samples(run.pk)
-        if int(payload["seq"]) not in stored
-    ]
     # Read after the run started: a list left by a run of a recreated database, under the
     # same id, is not this run's.
     started = run.started_at.timestamp() if run.started_at else float("inf")
-    missing = [s for s in missing if s.received_at.timestamp() >= started]
-    Sample.objects.bulk_create(missing, batch_size=BULK, ignore_conflicts=True)
+    missing = [
+        (_sample_of(run, payload), line)
+        for payload, line in live.recent_entries(run.pk)
+        if int(payload["seq"]) not in stored and float(payload["received_at"]) >= started
+    ]
+    if not missing:
+        return 0
+    Sample.objects.bulk_create([s for s, _ in missing], batch_size=BULK, ignore_conflicts=True)
+    run.raw_log = (run.raw_log or "") + "".join(line + "\n" for _, line in missing if line)
+    first, last = missing[0][0].seq, missing[-1][0].seq
+    run.warnings = [
+        *run.warnings,
+        f"{len(missing)} samples (#{first} to #{last}) were stored from the live list in "
+        "Redis after the worker died; their lines were added to the raw log",
+    ]
+    run.save(update_fields=["raw_log", "warnings"])
     return len(missing)
 
 

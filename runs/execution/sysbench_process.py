@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs import targets
+from runs.execution.cancel import CancelListener
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
 from runs.execution.results_store import ResultsStore
 from runs.execution.sink import SampleSink
@@ -143,19 +144,21 @@ def follow_run(
 ) -> Followed:
     """Each batch of lines parsed and published at once; stored with the heartbeat."""
     parser = OutputParser()
-    watch = Watch(run.batch_id, run.expected_duration_s)
     stop: BatchStopped | None = None
-    while (lines := process.read(pulse.wait_s(watch))) is not None:
-        for line in lines:
-            sink.add_line(line)
-            for event in parser.feed(line):
-                sink.add(event)
-        if sink.publish() and sampler is not None:
-            sampler.nudge()  # the counters now, while the worker is awake anyway
-        stop = pulse.tick(watch, sink, sampler)
-        if stop is not None:
-            process.kill()
-            break
+    with CancelListener(run.batch_id, on_cancel=process.kill) as listener:
+        watch = Watch(run.batch_id, run.expected_duration_s, listener.heard)
+        while (lines := process.read(pulse.wait_s(watch))) is not None:
+            for line in lines:
+                sink.add_line(line)
+                for event in parser.feed(line):
+                    sink.add(event)
+            if sink.publish() and sampler is not None:
+                sampler.nudge()  # the counters now, while the worker is awake anyway
+            stop = pulse.tick(watch, sink, sampler)
+            if stop is not None:
+                process.kill()
+                break
+        stop = stop or _cancelled(watch)  # killed by the listener: its output ended
     exit_code = process.wait()
     sink.add_counters(counters.sampler_stop(sampler))
     return Followed(parser.finish(exit_code), stop)
@@ -164,10 +167,18 @@ def follow_run(
 def follow_step(
     *, batch_id: int, process: SysbenchProcess, pulse: Pulse, stoppable: bool
 ) -> Followed:
-    """A prepare (stoppable: a cancel ends it) or a cleanup (runs to its end, even in a
-    cancelled batch), beating all along."""
+    """A prepare (stoppable: a cancel ends it, at once) or a cleanup (runs to its end,
+    even in a cancelled batch), beating all along."""
+    if not stoppable:
+        return _follow_step(Watch(batch_id), process, pulse, stoppable=False)
+    with CancelListener(batch_id, on_cancel=process.kill) as listener:
+        return _follow_step(Watch(batch_id, cancel_heard=listener.heard), process, pulse)
+
+
+def _follow_step(
+    watch: Watch, process: SysbenchProcess, pulse: Pulse, stoppable: bool = True
+) -> Followed:
     parser = OutputParser()
-    watch = Watch(batch_id)
     output: list[str] = []
     errors: list[SysbenchError] = []
     stop: BatchStopped | None = None
@@ -178,7 +189,13 @@ def follow_step(
         stop = pulse.tick(watch)  # beats either way
         if stop is not None and stoppable:
             process.kill()
-            errors.append(SysbenchError("stopped", stop.reason, "", None))
             break
         stop = None
+    stop = stop or _cancelled(watch)  # killed by the listener: its output ended
+    if stop is not None:
+        errors.append(SysbenchError("stopped", stop.reason, "", None))
     return Followed(parser.finish(process.wait()), stop, output, errors)
+
+
+def _cancelled(watch: Watch) -> BatchStopped | None:
+    return watch.check() if watch.cancel_heard.is_set() else None

@@ -5,6 +5,7 @@ table) stops the batch after its first occurrence, instead of N identical failur
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 from django.conf import settings
 from django.utils import timezone
@@ -71,10 +72,11 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
         while True:
             try:
                 with targets.connect_to(batch.target):
-                    return
+                    return _came_back(batch, since)
             except targets.TargetError as e:
                 if not unreachable(e.message):
-                    return  # it answers: the next cell's own error will say what is wrong
+                    # It answers: the next cell's own error will say what is wrong.
+                    return _came_back(batch, since)
                 error = e.message
             if time.monotonic() >= deadline:
                 raise TargetGone(
@@ -87,6 +89,16 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
                 raise stop
     finally:
         _show(batch, pulse, "")
+
+
+def _came_back(batch: Batch, since: datetime) -> None:
+    """Said on the batch (stored with its end): why a cell failed, and for how long."""
+    away_s = (timezone.now() - since).total_seconds()
+    batch.warnings = [
+        *batch.warnings,
+        f"the target {batch.target} was unreachable from {since:%H:%M:%S} UTC and came back "
+        f"{away_s:.0f} s later; the cell running then failed, the batch went on",
+    ]
 
 
 def _show(batch: Batch, pulse: Pulse, text: str) -> None:

@@ -50,7 +50,6 @@ class SSHHost:
     port: int
     user: str
     private_key: str = dataclasses.field(repr=False)  # the key's text, or ""
-    key_path: str  # or a key file on the worker
     host_key: str  # the pinned "<type> <base64>", "" when none was confirmed
     timeout: float = 10.0  # for each of connect, banner, handshake, auth and a short command
 
@@ -62,7 +61,6 @@ class SSHHost:
             port=load_host.port,
             user=load_host.user,
             private_key=load_host.private_key,
-            key_path=load_host.key_path,
             host_key=load_host.host_key,
             timeout=timeout,
         )
@@ -202,15 +200,8 @@ def _key_line(key: paramiko.PKey) -> str:
 def _private_key(host: SSHHost) -> paramiko.PKey:
     if host.private_key:
         return _key_from_text(host)
-    if host.key_path:
-        try:
-            return paramiko.PKey.from_path(host.key_path)
-        except (OSError, ValueError, paramiko.SSHException) as e:
-            raise SSHError(
-                f"cannot read the private key of {host.name} from {host.key_path} on the "
-                f"worker: {e}"
-            ) from None
-    raise SSHError(f"{host.name} has neither a private key nor a key file")
+    # Never a key file on the worker: any user could name a colleague's (issue 26).
+    raise SSHError(f"{host.name} has no private key: paste one on its page")
 
 
 def _key_from_text(host: SSHHost) -> paramiko.PKey:

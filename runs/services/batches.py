@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis.auto import settings as auto_settings
-from runs.execution import host_driver, locks, runner
+from runs.execution import cancel, host_driver, locks, runner
 from runs.execution.checks import PlanCheck, plan_check
 from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
@@ -126,8 +126,9 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
 @transaction.atomic
 def batch_cancel(*, batch: Batch, user: AbstractBaseUser | AnonymousUser | None = None) -> Batch:
     """Cancel a batch. One not yet started ends at once; a running one is stopped by its
-    worker within a second: sysbench killed, samples kept, the rest skipped, the data set
-    cleaned up per the plan and the server's settings restored."""
+    worker as soon as it hears of it (through Redis; at its next heartbeat without):
+    sysbench killed, samples kept, the rest skipped, the data set cleaned up per the plan
+    and the server's settings restored."""
     now = timezone.now()
     who = f" by {user.get_username()}" if user is not None and user.is_authenticated else ""
     not_started = Batch.objects.filter(pk=batch.pk, status__in=[Status.QUEUED, Status.WAITING])
@@ -138,9 +139,9 @@ def batch_cancel(*, batch: Batch, user: AbstractBaseUser | AnonymousUser | None 
         batch_release_locks(batch=batch)
         history.batch_finished(batch=batch)  # a cancelled nightly batch is news too
     else:
-        Batch.objects.filter(pk=batch.pk, status__in=[Status.PREPARING, Status.RUNNING]).update(
-            cancel_requested_at=now
-        )
+        running = Batch.objects.filter(pk=batch.pk, status__in=[Status.PREPARING, Status.RUNNING])
+        if running.update(cancel_requested_at=now):
+            cancel.publish_cancel(batch.pk)  # heard at once; the heartbeat is the fallback
     batch.refresh_from_db()
     return batch
 

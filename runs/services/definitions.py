@@ -33,12 +33,19 @@ _HOST_NAME = re.compile(
     r"(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?"
 )
 _SSH_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}")
-_KEY_PATH = re.compile(r"/[A-Za-z0-9_./-]{0,499}")
 
 
 def target_save(*, target: Target, password: str | None = None) -> Target:
     """Check and store a target. `password` None keeps the stored one, unless the target
     now points elsewhere (TARGET_ADDRESS changed): then it is cleared."""
+    target_check(target=target, password=password)
+    target.save()
+    return target
+
+
+def target_check(*, target: Target, password: str | None = None) -> None:
+    """What target_save checks (InvalidInput naming the field), and the password it
+    would store set on `target`: for forms that show errors before saving (the admin)."""
     target.password = _secret(target, TARGET_ADDRESS, "password", password)
     if not target.host and not target.socket:
         raise InvalidInput("host", "give a host name or a socket path")
@@ -56,13 +63,18 @@ def target_save(*, target: Target, password: str | None = None) -> Target:
     )
     target_validate(target=target)
     target.full_clean()
-    target.save()
-    return target
 
 
 def loadhost_save(*, load_host: LoadHost, private_key: str | None = None) -> LoadHost:
     """Check and store a load host. `private_key` None keeps the stored one, unless the
     host now points elsewhere (LOADHOST_ADDRESS changed): then it is cleared."""
+    loadhost_check(load_host=load_host, private_key=private_key)
+    load_host.save()
+    return load_host
+
+
+def loadhost_check(*, load_host: LoadHost, private_key: str | None = None) -> None:
+    """What loadhost_save checks, and the key it would store set on `load_host`."""
     load_host.private_key = _secret(load_host, LOADHOST_ADDRESS, "private_key", private_key)
     if load_host.kind == LoadHost.Kind.SSH:
         if not load_host.address:
@@ -71,14 +83,8 @@ def loadhost_save(*, load_host: LoadHost, private_key: str | None = None) -> Loa
         _check_port("port", load_host.port)
         if load_host.user and not _SSH_USER.fullmatch(load_host.user):
             raise InvalidInput("user", f"{load_host.user!r} is not a user name")
-        if load_host.key_path and not _KEY_PATH.fullmatch(load_host.key_path):
-            raise InvalidInput(
-                "key_path", f"{load_host.key_path!r} is not an absolute path (letters, _ . / -)"
-            )
         loadhosts.loadhost_check(load_host)  # what the SSH layer itself would refuse
     load_host.full_clean()
-    load_host.save()
-    return load_host
 
 
 def _secret(obj: Target | LoadHost, fields: tuple[str, ...], name: str, given: str | None) -> str:

@@ -26,7 +26,7 @@ from runs.analysis.summary import summary_of
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
-from runs.services import timeseries
+from runs.services import permissions, timeseries
 from runs.services.import_store import ImportStore, log_lines
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
@@ -109,6 +109,8 @@ def log_import(
     test name that is not a name; anything inside the log is the parser's business.
     """
     given_test = _check_test_name(test)
+    if target is not None and user is not None:  # None: an operator's import_log command
+        permissions.require_attach(user, target)
     with transaction.atomic():
         imported = _import(log, target, given_test, label, user)
         if dry_run:

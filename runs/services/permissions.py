@@ -98,6 +98,17 @@ def require_use(
             )
 
 
+def require_attach(user: AnyUser, target: Target) -> None:
+    """Imported results go on a target's history for who may use that target only."""
+    if not may_use(user, target):
+        raise NotAllowed(
+            f"target: you may not attach results to the target {target}: only its owner "
+            f"({_owner(target)}), staff, or a member of a group with the permission "
+            f"{_permission('change', target)} may",
+            field="target",
+        )
+
+
 def require_launch(user: AnyUser, plan: Plan) -> None:
     if not may(user, "change", plan):
         raise NotAllowed(

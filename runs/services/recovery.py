@@ -15,9 +15,10 @@ from runs.execution.barrier import CellBarrier
 from runs.execution.environment import batch_restore_settings
 from runs.execution.sink import run_store_recent_samples
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
-from runs.models import Batch, LoadHost, Run, Status
+from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, LoadHost, Run, Status
 from runs.services.batches import batch_release_locks
 from runs.services.queue import enqueue_or_log
+from runs.targets import TargetError
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,47 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
         enqueue_or_log(batch_id)
     batches_requeue_lost()
+    batches_restore_left_settings()
     return recovered
+
+
+RESTORE_WITHIN = timedelta(days=1)
+
+
+def batches_restore_left_settings() -> list[int]:
+    """Put back the settings of finished batches that could not restore them (their
+    target was away at their end), once the target answers again. Only while no other
+    batch has used that target since: its settings are then that batch's business."""
+    restored = []
+    left = Batch.objects.filter(
+        status__in=FINISHED_STATUSES,
+        settings_restored_at__isnull=True,
+        target__isnull=False,
+        started_at__isnull=False,
+        # A target gone for good is not asked at every sweep for ever.
+        finished_at__gte=timezone.now() - RESTORE_WITHIN,
+    ).exclude(original_settings={})
+    for batch in left.select_related("target"):
+        if _target_used_since(batch):
+            continue
+        try:
+            batch_restore_settings(batch=batch)
+        except TargetError:
+            continue  # still away: the next sweep tries again
+        batch.warnings = [
+            *batch.warnings,
+            f"the server's settings {batch.original_settings} were restored at "
+            f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC, once the target was back",
+        ]
+        batch.save(update_fields=["warnings"])
+        restored.append(batch.pk)
+    return restored
+
+
+def _target_used_since(batch: Batch) -> bool:
+    later = Batch.objects.filter(target=batch.target, started_at__gt=batch.started_at)
+    busy = Batch.objects.filter(target=batch.target, status__in=ACTIVE_STATUSES)
+    return later.exclude(pk=batch.pk).exists() or busy.exists()
 
 
 def batches_requeue_lost() -> list[int]:
@@ -64,8 +105,26 @@ def batches_requeue_lost() -> list[int]:
     )
     for batch_id in lost:
         logger.info("batch %s still queued: handed to a worker again", batch_id)
+        _warn_once(batch_id, RESENT)
         enqueue_or_log(batch_id)
     return lost
+
+
+RESENT = (
+    "still queued {grace:g} s after its launch: its message to the workers was lost (a "
+    "Redis restart, or a worker that died holding it); handed to a worker again at {now} UTC"
+)
+
+
+def _warn_once(batch_id: int, warning: str) -> None:
+    """The batch says it was handed over again, once however many sweeps did."""
+    batch = Batch.objects.only("warnings").get(pk=batch_id)
+    if any("handed to a worker again" in w for w in batch.warnings):
+        return
+    text = warning.format(
+        grace=settings.BENCHDASH_QUEUED_GRACE_SECONDS, now=f"{timezone.now():%H:%M:%S}"
+    )
+    Batch.objects.filter(pk=batch_id).update(warnings=[*batch.warnings, text])
 
 
 @transaction.atomic

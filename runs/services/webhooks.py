@@ -102,14 +102,30 @@ def _public_address(host: str, port: int) -> str:
     return addresses[0]
 
 
+# NAT64's well-known prefix: the IPv4 address is the last 32 bits (RFC 6052).
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
 def _not_public(ip: IPAddress) -> str:
-    """What kind of non-public address `ip` is; empty when it is public."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return _not_public(ip.ipv4_mapped)
+    """What kind of non-public address `ip` is; empty when it is public. An IPv6 address
+    that carries an IPv4 one (IPv4-mapped, 6to4, Teredo, NAT64) is judged by the IPv4
+    addresses it leads to as well: 2002:7f00:1:: is 127.0.0.1."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        for embedded in _embedded_ipv4(ip):
+            kind = _not_public(embedded)
+            if kind:
+                return kind
     for kind in ("loopback", "unspecified", "link_local", "multicast", "private", "reserved"):
         if getattr(ip, f"is_{kind}"):
             return kind.replace("_", "-")
     return "" if ip.is_global else "non-public"
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    embedded = [ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())]
+    if ip in _NAT64:
+        embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return [address for address in embedded if address is not None]
 
 
 def _connection(to: Destination, timeout: float) -> http.client.HTTPConnection:

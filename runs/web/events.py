@@ -3,7 +3,12 @@ publishes live (runs/execution/live.py), each sample exactly once and in order.
 
 Redis only carries what is live: a finished run is replayed from the database alone, and
 a running one whose Redis cannot be reached is followed by reading the database every
-second. Each read hands its database connection back at once: a stream lasts as long as
+second. A sample that comes from Redis after a gap (Redis restarted and lost its recent
+list, or missed a publish) is held until the gap is filled from the database, where the
+worker stores every sample at its next heartbeat; a gap the database cannot fill in time
+is told to the viewer (a `gap` event), never skipped silently.
+
+Each read hands its database connection back at once: a stream lasts as long as
 its run, and must not hold one of the web server's few connections meanwhile.
 """
 
@@ -30,6 +35,13 @@ logger = logging.getLogger(__name__)
 
 KEEPALIVE_S = 15.0
 POLL_S = 1.0  # how often the database is read while Redis is away
+
+
+def gap_wait_s() -> float:
+    """How long a gap in the live samples waits for the database: the worker stores what
+    it holds at each heartbeat, so two of them and a read."""
+    return 2 * float(settings.BENCHDASH_HEARTBEAT_SECONDS) + POLL_S
+
 
 T = TypeVar("T")
 
@@ -83,10 +95,9 @@ class _RunStream:
             await pubsub.subscribe(channel(self.run_id))
             async for chunk in self.stored():
                 yield chunk
-            for raw in await client.lrange(recent_key(self.run_id), 0, -1):
-                chunk = self._sample(json.loads(raw)["sample"])
-                if chunk:
-                    yield chunk
+            recent = await client.lrange(recent_key(self.run_id), 0, -1)
+            async for chunk in self.live_samples([json.loads(raw)["sample"] for raw in recent]):
+                yield chunk
             if self.finished:
                 yield _sse("end", {})
                 return
@@ -112,10 +123,8 @@ class _RunStream:
                 continue
             event = json.loads(message["data"])
             if event["type"] == "samples":  # those of one read of sysbench's output
-                for sample in event["samples"]:
-                    chunk = self._sample(sample)
-                    if chunk:
-                        yield chunk
+                async for chunk in self.live_samples(event["samples"]):
+                    yield chunk
             elif event["type"] == "lines":
                 yield _sse("lines", {"lines": event["lines"]})
             elif event["type"] == "host_sample":
@@ -141,6 +150,34 @@ class _RunStream:
                 quiet_since = time.monotonic()
                 yield ": keepalive\n\n"
             await asyncio.sleep(POLL_S)
+
+    async def live_samples(self, payloads: list[dict[str, Any]]) -> AsyncIterator[str]:
+        """Samples from Redis, each after the ones before it: a gap is filled first."""
+        for payload in payloads:
+            if int(payload["seq"]) > self.last_seq + 1:
+                async for chunk in self.fill(int(payload["seq"])):
+                    yield chunk
+            chunk = self._sample(payload)
+            if chunk:
+                yield chunk
+
+    async def fill(self, before: int) -> AsyncIterator[str]:
+        """The samples after the last one sent and before `before`, from the database:
+        waited for until the worker stored them, or told as a gap."""
+        deadline = time.monotonic() + gap_wait_s()
+        while True:
+            samples = await _read(_stored_between, self.run_id, self.last_seq, before)
+            if len(samples) == before - self.last_seq - 1 or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(POLL_S)
+        for payload in samples:
+            chunk = self._sample(payload)
+            if chunk:
+                yield chunk
+        if self.last_seq < before - 1:
+            gap = {"after": self.last_seq, "before": before, "missing": before - self.last_seq - 1}
+            logger.warning("run %s: live samples %s", self.run_id, gap)
+            yield _sse("gap", gap)
 
     def _sample(self, payload: dict[str, Any]) -> str:
         seq = int(payload["seq"])
@@ -184,6 +221,11 @@ def _stored(run_id: int, after: int) -> tuple[dict[str, Any], list[dict[str, Any
     )
     samples = Sample.objects.filter(run_id=run_id, seq__gt=after).order_by("seq")
     return status_payload(run), [sample_payload(s) for s in samples]
+
+
+def _stored_between(run_id: int, after: int, before: int) -> list[dict[str, Any]]:
+    samples = Sample.objects.filter(run_id=run_id, seq__gt=after, seq__lt=before).order_by("seq")
+    return [sample_payload(s) for s in samples]
 
 
 async def _quietly(closing: Any) -> None:

@@ -82,7 +82,7 @@ class LoadHostForm(forms.ModelForm[LoadHost]):
 
     class Meta:
         model = LoadHost
-        fields = ["name", "kind", "address", "port", "user", "key_path"]
+        fields = ["name", "kind", "address", "port", "user"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -7,9 +7,12 @@
 // connection; after an answer that is not a stream (a 502 while the web server restarts)
 // it gives up, so the follower opens the stream again with ?after=<last seq>: either way
 // the server resumes right after the last sample received, and no sample comes twice.
+// Samples Redis lost are filled in from the database by the server; when it cannot, it
+// sends a `gap` event, shown among the lines: a viewer is never silently short of samples.
 (function () {
   "use strict";
   const MAX_LINES = 60;
+  const NOTICE = "benchdash: ";
   const RETRY_MS = 2000;
   const FINISHED = new Set(["done", "failed", "cancelled", "interrupted", "skipped"]);
   const el = (id) => document.getElementById(id);
@@ -81,7 +84,7 @@
       box.replaceChildren(...lines.map(function (text) {
         const span = document.createElement("span");
         span.textContent = text + "\n";
-        if (/^(FATAL|ALERT)\b/.test(text)) span.className = "error";
+        if (/^(FATAL|ALERT)\b/.test(text) || text.startsWith(NOTICE)) span.className = "error";
         return span;
       }));
       box.scrollTop = box.scrollHeight;
@@ -121,6 +124,11 @@
       stream.addEventListener("lines", (e) => addLines(JSON.parse(e.data).lines));
       stream.addEventListener("host_sample", (e) => Benchdash.addHostSample(chart, JSON.parse(e.data)));
       stream.addEventListener("status", (e) => setStatus(JSON.parse(e.data)));
+      stream.addEventListener("gap", function (e) {
+        const gap = JSON.parse(e.data);
+        addLines([NOTICE + gap.missing + " samples (after #" + gap.after + ", before #" + gap.before +
+          ") did not reach this page live and are not stored yet: reload the page once the run ends"]);
+      });
       stream.addEventListener("end", function () {
         ended = true;
         stop();

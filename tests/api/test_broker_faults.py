@@ -102,6 +102,9 @@ def test_a_batch_whose_message_was_lost_runs_once_the_sweeper_hands_it_over_agai
 
     assert batch.status == Status.DONE, batch.error
     assert [r.status for r in batch.runs.all()] == [Status.DONE]
+    # Said on the batch, not only in the worker's log.
+    resent = [w for w in batch.warnings if "handed to a worker again" in w]
+    assert len(resent) == 1, batch.warnings
 
 
 def test_a_fresh_queued_batch_is_left_to_its_message(transactional_db, settings, owner, cpu_plan):

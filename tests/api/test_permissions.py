@@ -4,6 +4,7 @@ permissions) and an outsider, each with a token of their own. A refusal is a 403
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +117,25 @@ def test_staff_may_do_everything(live_server, owned, django_user_model):
     assert staff.patch(f"/api/v1/targets/{owned['target']}", json={"port": 2}).status_code == 200
     assert staff.delete(f"/api/v1/plans/{owned['plan']}").status_code == 204
     assert staff.delete(f"/api/v1/load-hosts/{owned['host']}").status_code == 204
+
+
+def test_an_outsider_may_not_attach_imported_results_to_anothers_target(
+    live_server, owned, outsider, teammate
+):
+    log = (Path(__file__).parent.parent / "fixtures" / "sysbench" / "cpu.txt").read_bytes()
+    them = api_of(live_server, outsider)
+
+    answer = them.post(
+        "/api/v1/imports", files={"log": ("cpu.txt", log)}, data={"target": owned["target"]}
+    )
+
+    message = refused(answer)
+    assert "you may not attach results to the target db" in message
+    assert not Batch.objects.exists()
+    # Without a target, or with one of theirs, the import is theirs to make.
+    assert them.post("/api/v1/imports", files={"log": ("cpu.txt", log)}).status_code == 201
+    team = api_of(live_server, teammate)
+    answer = team.post(
+        "/api/v1/imports", files={"log": ("cpu.txt", log)}, data={"target": owned["target"]}
+    )
+    assert answer.status_code == 201, answer.text

@@ -123,3 +123,8 @@ def test_a_killed_worker_leaves_no_config_file_and_loses_no_published_sample(
     stored = list(run.samples.order_by("seq").values_list("seq", flat=True))
     assert published <= set(stored)
     assert stored == list(range(1, len(stored) + 1))  # none lost, none doubled
+    # Each stored sample has its line in the raw log, and the run says where they came from.
+    times = run.samples.order_by("seq").values_list("time_s", flat=True)
+    logged = [line for line in run.raw_log.splitlines() if "] thds:" in line]
+    assert [f"[ {t:g}s ]" for t in times] == [line.split(" thds:")[0] for line in logged]
+    assert any("stored from the live list" in w for w in run.warnings), run.warnings

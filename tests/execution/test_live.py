@@ -7,6 +7,7 @@ import json
 import logging
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -340,3 +341,57 @@ def test_an_error_answer_is_read_at_the_next_publish_which_goes_out_all_the_same
     assert [s["seq"] for s in live.recent_samples(run_id)] == [2]
     pubsub.close()
     client.delete(live.recent_key(run_id))
+
+
+def test_a_cancel_is_acted_on_at_once_not_at_the_next_heartbeat(
+    celery_worker, make_plan, mariadb_server, settings
+):
+    # A heartbeat far longer than the run: only the cancel itself can stop sysbench early.
+    settings.BENCHDASH_HEARTBEAT_SECONDS = 60
+    original = global_variable(mariadb_server, "innodb_flush_log_at_trx_commit")
+    plan = make_plan(
+        test="oltp_read_only",
+        options={**SLOW_RUN, "time": 30},
+        server_settings={"innodb_flush_log_at_trx_commit": ["0"]},
+    )
+    batch = batches.batch_launch(plan=plan)
+    wait_until(lambda: Run.objects.filter(batch=batch, status=Status.RUNNING, pgid__isnull=False)
+               .exists(), timeout=60, what="sysbench running")  # fmt: skip
+    run = batch.runs.get()
+    time.sleep(2)  # a few samples in
+
+    asked = time.monotonic()
+    batches.batch_cancel(batch=batch)
+    wait_until(lambda: not sysbench_alive(run.pgid), timeout=90, what="sysbench stopped")
+    stopped_s = time.monotonic() - asked
+    batch = wait_for_batch(batch, timeout=90)
+    ended_s = time.monotonic() - asked
+    print(f"\ncancel: sysbench stopped {stopped_s:.2f} s and the batch ended {ended_s:.2f} s "
+          "after it was asked")  # fmt: skip
+
+    run.refresh_from_db()
+    assert batch.status == Status.CANCELLED and run.status == Status.CANCELLED
+    # Stopped before the next heartbeat (60 s) and before sysbench's own end (30 s).
+    assert run.finished_at is not None and batch.cancel_requested_at is not None
+    assert run.finished_at < batch.cancel_requested_at + timedelta(seconds=20)
+    assert global_variable(mariadb_server, "innodb_flush_log_at_trx_commit") == original
+
+
+def test_a_batch_whose_last_cell_was_interrupted_still_drops_its_data_set(
+    worker_process, make_plan
+):
+    plan = make_plan(test="oltp_read_only", options={**SLOW_RUN, "time": 15}, threads=[1])
+    worker = worker_process()
+    batch = batches.batch_launch(plan=plan)
+    wait_for_samples(batch, 2)
+
+    assert worker.terminate() == 0  # `make stop` during the last (only) cell
+    batch.refresh_from_db()
+    assert batch.status == Status.QUEUED and [s["kind"] for s in batch.steps] == ["prepare"]
+
+    worker_process()
+    batch = wait_for_batch(batch, timeout=120)
+
+    assert batch.runs.get().status == Status.INTERRUPTED
+    assert [s["kind"] for s in batch.steps] == ["prepare", "cleanup"], batch.steps
+    assert any("the worker was asked to stop" in w for w in batch.warnings), batch.warnings

@@ -192,3 +192,29 @@ def test_a_results_database_away_too_long_stops_the_run_and_restores_at_once(
     ]
     assert len(seqs) >= stored and seqs == list(range(1, len(seqs) + 1))
     assert len(seqs) < 30  # stopped well before its 40 s
+
+
+def test_a_long_outage_is_told_with_its_real_length(
+    results_db, mariadb_server, mariadb_db, tmp_path
+):
+    options = {"time": 40, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10}
+    env = {**results_db.env, "BENCHDASH_RESULTS_DB_OUTAGE_S": "3"}
+    worker = WorkerProcess(tmp_path / "worker.log", env=env)
+    try:
+        batch_id = results_db.launch(mariadb_server, mariadb_db, options)
+        wait_until(lambda: results_db.samples_stored(batch_id) >= 3, timeout=90, what="samples")
+        results_db.server.stop_server()
+        time.sleep(8)  # beyond the limit (3 s), within the final wait (3 x 3 s)
+        results_db.server.start_again()
+        results_db.wait_finished(batch_id, timeout=60)
+    finally:
+        worker.stop()
+
+    ((warnings, run_error),) = results_db.rows(
+        "SELECT r.warnings, r.error FROM runs_run r WHERE r.batch_id = %s", batch_id
+    )
+    assert "results database was unreachable for more than 3 s" in run_error
+    (outage,) = [w for w in warnings if w.startswith("the results database was unreachable")]
+    seconds = int(outage.split("UTC (")[1].split(" s")[0])
+    print(f"\nan outage of about 8 s is told as {seconds} s")
+    assert seconds >= 7, outage

@@ -3,14 +3,17 @@ repeat stops the batch after its first occurrence, with one clear reason."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
 
 from runs.models import Batch, LoadHost, Plan, Sample, Status, Target
-from runs.services import batches
+from runs.services import batches, recovery
 from tests.helpers import global_variable, wait_for_batch, wait_until
-from tests.servers import PrivateMariaDB
+from tests.servers import PrivateMariaDB, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
@@ -93,6 +96,10 @@ def test_a_target_that_restarts_mid_run_is_waited_for_and_the_batch_goes_on(
     assert second.samples.count() >= 5
     assert batch.waiting_for == ""
     assert global_variable(restartable, FLUSH) == original
+    # The ending names its cause: which run failed, and the target's absence.
+    assert batch.status == Status.FAILED
+    assert batch.error.startswith("1 of 2 runs failed; the first, run 1 (connect): "), batch.error
+    assert any("was unreachable from" in w and "came back" in w for w in batch.warnings)
 
 
 def test_a_target_that_stays_away_skips_the_remaining_cells_with_one_reason(
@@ -127,3 +134,79 @@ def test_a_missing_table_stops_the_batch_after_the_first_failure(
     assert runs[0].error_kind == "missing_table"
     assert "1146" in runs[1].error and "every remaining cell would fail" in runs[1].error
     assert batch.status == Status.FAILED
+
+
+class CutOff:
+    """A TCP relay in front of a server: `cut()` drops every connection and refuses new
+    ones, the server itself untouched (its settings stay as the batch left them), as a
+    network outage does; `restore()` lets connections through again, on the same port."""
+
+    def __init__(self, port: int) -> None:
+        self.backend = port
+        self.port = free_port()
+        self._sockets: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # cut
+            server = socket.create_connection(("127.0.0.1", self.backend))
+            self._sockets += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        assert self._listener is not None
+        self._listener.close()
+        for s in self._sockets:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+        self._sockets = []
+
+
+def test_settings_left_by_a_target_gone_too_long_are_restored_once_it_is_back(
+    celery_worker, restartable, plan_on, settings
+):
+    settings.BENCHDASH_TARGET_WAIT_S = 3
+    original = global_variable(restartable, FLUSH)
+    relay = CutOff(restartable.port)
+    plan = plan_on(restartable, ["0", "2"])
+    Target.objects.filter(pk=plan.target_id).update(port=relay.port)
+    batch = batches.batch_launch(plan=plan)
+    wait_for_samples(batch, 2)
+
+    relay.cut()
+    batch = wait_for_batch(batch, timeout=120)
+    assert batch.status == Status.FAILED and "could not restore" in batch.error
+    assert global_variable(restartable, FLUSH) == "0"  # left as the first cell set it
+
+    relay.restore()
+    recovery.batches_sweep_stale(hostname=socket.gethostname())
+
+    batch.refresh_from_db()
+    assert global_variable(restartable, FLUSH) == original
+    assert batch.settings_restored_at is not None
+    assert any("restored" in w and "target was back" in w for w in batch.warnings), batch.warnings

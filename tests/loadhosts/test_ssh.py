@@ -180,13 +180,6 @@ def test_a_command_that_does_not_end_times_out(ssh_host):
         transport.close()
 
 
-def test_a_key_file_on_the_worker_works_too(make_ssh_host, ssh_key_file):
-    host = make_ssh_host("loadhost-1", private_key="", key_path=str(ssh_key_file))
-    # make_ssh_host authorized a key of its own; the file holds the session's plain key.
-
-    assert (executor_for(host).sysbench_version() or "").startswith("sysbench 1.0")
-
-
 # --- facts ----------------------------------------------------------------------------------
 
 

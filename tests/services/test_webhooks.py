@@ -48,6 +48,12 @@ def plan(db) -> Plan:
         ("http://192.168.0.10/hook", "private"),
         ("http://0.0.0.0:{port}/", "unspecified"),
         ("http://100.64.0.1/", "non-public"),
+        # IPv6 addresses that carry an IPv4 one: judged by the address they lead to.
+        ("http://[2002:7f00:1::]/", "loopback"),  # 6to4 of 127.0.0.1
+        ("http://[2002:a01:203::1]/", "private"),  # 6to4 of 10.1.2.3
+        ("http://[64:ff9b::7f00:1]/", "loopback"),  # NAT64 of 127.0.0.1
+        ("http://[64:ff9b::a9fe:a9fe]/", "link-local"),  # NAT64 of 169.254.169.254
+        ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "loopback"),  # Teredo, 127.0.0.1
     ],
 )
 def test_a_webhook_to_a_non_public_address_is_refused_at_save(

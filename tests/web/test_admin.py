@@ -78,3 +78,92 @@ def test_no_admin_page_shows_a_secret(secrets_stored, django_user_model):
     assert any("/runs/loadhost/" in url and url.endswith("/change/") for url in walked)
     assert any("/runs/target/" in url and url.endswith("/change/") for url in walked)
     assert len(walked) > 20
+
+
+# --- the admin keeps the rules the API keeps (runs/services/definitions.py) ------------------
+
+
+def admin_form(obj: Target | LoadHost, **changes: object) -> dict[str, object]:
+    """The admin change form's fields as stored, with `changes`."""
+    data: dict[str, object]
+    if isinstance(obj, Target):
+        names = ["name", "engine", "host", "port", "socket", "database", "user", "cpu_cores",
+                 "disk_count"]  # fmt: skip
+        data = {name: getattr(obj, name) for name in names}
+        data |= {"server_host": obj.server_host_id, "created_by": obj.created_by_id}
+    else:
+        names = ["name", "kind", "address", "port", "user", "host_key", "seen_host_key"]
+        data = {name: getattr(obj, name) for name in names}
+        data |= {"facts": "{}", "facts_at_0": "", "facts_at_1": "", "created_by": obj.created_by_id}
+    return {**{k: "" if v is None else v for k, v in data.items()}, **changes}
+
+
+@pytest.fixture
+def staff_client(db, django_user_model) -> Client:
+    client = Client()
+    client.force_login(django_user_model.objects.create_superuser("root", password="root-pass-1"))
+    return client
+
+
+def change(client: Client, obj: Target | LoadHost, **changes: object):
+    url = reverse(f"admin:runs_{type(obj)._meta.model_name}_change", args=[obj.pk])
+    return client.post(url, admin_form(obj, **changes))
+
+
+def test_moving_a_target_in_the_admin_clears_its_password(staff_client):
+    target = Target.objects.create(
+        name="db", host="127.0.0.1", port=3306, user="bench", password=PASSWORD
+    )
+
+    answer = change(staff_client, target, host="db.elsewhere.example", port=3307)
+
+    assert answer.status_code == 302, answer.content[:2000]
+    target.refresh_from_db()
+    assert (target.host, target.port, target.password) == ("db.elsewhere.example", 3307, "")
+
+
+def test_renaming_a_target_in_the_admin_keeps_its_password(staff_client):
+    target = Target.objects.create(
+        name="db", host="127.0.0.1", port=3306, user="bench", password=PASSWORD
+    )
+    assert change(staff_client, target, name="db-renamed").status_code == 302
+    target.refresh_from_db()
+    assert (target.name, target.password) == ("db-renamed", PASSWORD)
+
+
+def test_moving_a_load_host_in_the_admin_clears_its_key(staff_client):
+    host = LoadHost.objects.create(
+        name="lg", kind="ssh", address="10.0.0.9", user="bench", private_key="a key"
+    )
+
+    answer = change(staff_client, host, address="10.0.0.10")
+
+    assert answer.status_code == 302, answer.content[:2000]
+    host.refresh_from_db()
+    assert (host.address, host.private_key) == ("10.0.0.10", "")
+
+
+@pytest.mark.parametrize(
+    ("model", "field", "value"),
+    [
+        (Target, "host", "db;id"),
+        (Target, "user", "bench\nmysql-host=evil"),
+        (LoadHost, "address", "$(curl evil)"),
+        (LoadHost, "user", "root\nProxyCommand"),
+    ],
+)
+def test_the_admin_refuses_what_the_api_refuses_naming_the_field(staff_client, model, field, value):
+    obj = (
+        Target.objects.create(name="db", host="127.0.0.1", port=3306, user="bench")
+        if model is Target
+        else LoadHost.objects.create(name="lg", kind="ssh", address="10.0.0.9", user="bench")
+    )
+    before = getattr(obj, field)
+
+    answer = change(staff_client, obj, **{field: value})
+
+    assert answer.status_code == 200  # the form again, with the error
+    errors = answer.context["adminform"].form.errors
+    assert field in errors, errors
+    obj.refresh_from_db()
+    assert getattr(obj, field) == before

@@ -20,7 +20,7 @@ TARGET_FIELDS = {
     "database": "sbtest", "user": "bench",
 }  # fmt: skip
 HOST_FIELDS = {"name": "lg-9", "kind": "ssh", "address": "10.0.0.9", "port": "22",
-               "user": "bench", "key_path": ""}  # fmt: skip
+               "user": "bench"}  # fmt: skip
 PLAN_FIELDS = {
     "name": "owner's plan", "test": "oltp_read_only", "threads": "1", "repeats": "1",
     "warmup_s": "0", "order_policy": "interleaved", "dataset_policy": "shared",
@@ -170,3 +170,34 @@ def test_staff_may_do_everything(people, owned, django_user_model):
     assert staff.post(f"/plans/{plan.pk}/delete").status_code == 302
     assert not Plan.objects.filter(pk=plan.pk).exists()
     assert not LoadHost.objects.filter(pk=host.pk).exists()
+
+
+def connections(mariadb_server) -> int:
+    """Logins the private MariaDB has seen (this one included)."""
+    db = mariadb_server.root_connect()
+    try:
+        cursor = db.cursor()
+        cursor.execute("SHOW GLOBAL STATUS LIKE 'Connections'")
+        return int(cursor.fetchone()[1])
+    finally:
+        db.close()
+
+
+def test_the_plan_check_logs_in_with_a_stored_password_for_who_may_use_the_target_only(
+    people, target, mariadb_server, django_user_model
+):
+    target.created_by = django_user_model.objects.get(username="olivia")
+    target.save()
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    fields = {**PLAN_FIELDS, "target": target.pk, "load_host": local.pk}
+    logins, answers = {}, {}
+    for name in ("owner", "teammate", "outsider"):
+        before = connections(mariadb_server)
+        answers[name] = people[name].post("/plans/check", fields)
+        assert answers[name].status_code == 200, answers[name].content[:500]
+        logins[name] = connections(mariadb_server) - before - 1  # less this count's own
+
+    assert logins["owner"] >= 1 and logins["teammate"] >= 1
+    assert logins["outsider"] == 0, logins
+    warnings = answers["outsider"].json()["warnings"]
+    assert any("you may not run benchmarks with the target" in w for w in warnings), warnings

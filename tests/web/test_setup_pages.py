@@ -69,8 +69,7 @@ def test_test_connection_says_why_it_failed(client_in, stored_target):
 
 
 def test_a_load_host_key_is_write_only(client_in):
-    fields = {"name": "lh", "kind": "ssh", "address": "10.0.0.9", "port": "22", "user": "bench",
-              "key_path": ""}  # fmt: skip
+    fields = {"name": "lh", "kind": "ssh", "address": "10.0.0.9", "port": "22", "user": "bench"}
     client_in.post("/hosts/new", {**fields, "private_key": "-----BEGIN KEY-----secret"})
     host = LoadHost.objects.get(name="lh")
     for url in ("/hosts/", f"/hosts/{host.pk}/", f"/hosts/{host.pk}/edit"):

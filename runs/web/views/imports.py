@@ -25,9 +25,9 @@ def log_import(request: HttpRequest) -> HttpResponse:
     try:
         form = ImportForm(request.POST or None, request.FILES or None)
     except LogTooLarge as e:
-        return _refused(request, str(e))
+        return log_refused(request, str(e))
     except RequestDataTooBig:
-        return _refused(request, "the pasted text is too long: upload the log as a file")
+        return log_refused(request, "the pasted text is too long: upload the log as a file")
     preview, reupload = None, False
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -65,7 +65,8 @@ def _carried_over(form: ImportForm) -> tuple[ImportForm, bool]:
     return ImportForm(initial={**data, "text": text, "upload": None}), too_large
 
 
-def _refused(request: HttpRequest, message: str) -> HttpResponse:
+def log_refused(request: HttpRequest, message: str) -> HttpResponse:
+    """The import page again, saying why the log was refused (413)."""
     context = {**_context(ImportForm(), None), "refusal": message}
     return render(request, "runs/import.html", context, status=413)
 

@@ -192,10 +192,17 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     if not form.is_valid() or matrix is None:
         return json_response({"ok": False, "errors": _form_errors(form)})
     extra = list(form.cleaned_data["extra_load_hosts"])
+    # The server is asked with the target's stored password: for who may use it only, as
+    # the preflight; anyone else gets the checks that need no server, and why.
+    not_allowed = _not_allowed_to_use(request, plan, extra)
     try:
         check = checks.plan_check(
-            plan=plan, contact_server=plan.target is not None, extra_load_hosts=extra
+            plan=plan,
+            contact_server=plan.target is not None and not not_allowed,
+            extra_load_hosts=extra,
         )
+        if not_allowed:
+            check.warnings.append(f"the target was not asked: {not_allowed}")
     except targets.TargetError as e:
         check = checks.plan_check(plan=plan, contact_server=False, extra_load_hosts=extra)
         check.warnings.append(f"the target could not be asked: {e.message}")
@@ -203,6 +210,14 @@ def plan_check(request: HttpRequest) -> HttpResponse:
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
     estimate = plan_editor.estimate(check.cells, plan.dataset_policy)
     return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
+
+
+def _not_allowed_to_use(request: HttpRequest, plan: Plan, extra: list[LoadHost]) -> str:
+    try:
+        permissions.require_use(request.user, plan, extra)
+    except permissions.NotAllowed as e:
+        return e.message
+    return ""
 
 
 def _named(request: HttpRequest) -> QueryDict:
