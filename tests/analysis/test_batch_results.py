@@ -37,7 +37,7 @@ def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
     found = batch_results.build(runs, group_series(runs)[0].key, params, reasons)
 
     assert found.summary == []  # rates are not set against each other in sentences
-    assert found.auto[0].startswith("all runs, 2 threads: highest sustainable rate 16,000 tps")
+    assert found.auto[0].startswith("all runs, 2 threads: sustainable up to 16,000 tps")
     assert [r["reason"] for r in found.extra_runs][:2] == [
         "rate search: 2000 tps",
         "rate search: 4000 tps",

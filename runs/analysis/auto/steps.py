@@ -60,7 +60,8 @@ def next_cells(auto: Auto, runs: Sequence[RunFigures], plan_repeats: int) -> lis
         options = dict(line.first.axis_options)
         if auto.rate:
             options[RATE] = str(step.value)
-        cells.append(NewCell(dict(line.first.settings), options, threads, repeats, step.reason))
+        count = step.repeats or repeats
+        cells.append(NewCell(dict(line.first.settings), options, threads, count, step.reason))
     return cells
 
 
