@@ -8,6 +8,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     results.py         a batch's runs as figures, series and points; the report table
     stats.py           spread and noise of repeated figures
     verdicts.py        is one setting really faster than another, or is it noise?
+    multiplicity.py    many cells tested at once: Holm's correction, so A/A stays quiet
     why.py             why: the per-transaction time model from the server counters
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline

@@ -68,6 +68,8 @@ class BatchResults:
     percentiles: list[dict[str, Any]] = field(default_factory=list)  # p50 ... p99.9 a run
     cdf: list[dict[str, Any]] = field(default_factory=list)
     counters: list[dict[str, Any]] = field(default_factory=list)  # derived counters a run
+    # how the cells' verdicts are corrected together: `Holm's correction over 16 cells`
+    correction: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,6 +114,9 @@ def build(
         scaling_chart=charts.scaling_chart(series),
         reference={"threads": reference[0], "text": reference[1]} if reference[0] else None,
         counters=[_counters(r) for r in runs],
+        correction=next(
+            (v.correction for cells in cell_verdicts.values() for v in cells.values()), ""
+        ),
     )
     table = report_table(series, baseline_key)
     found.table = [_row(row, cell_verdicts) for row in table]

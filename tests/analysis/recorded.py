@@ -15,6 +15,8 @@ tps for seconds 1-5, the queue at 135 in the last second only)."""
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from pathlib import Path
 
 from runs.analysis.results import RunFigures
@@ -80,3 +82,17 @@ def point_select_burst(rate: int, attempt: int) -> RunFigures:
     return figures(
         f"noisy/point_rate{rate}_burst_r{attempt}", threads=2, options={"rate": str(rate)}
     )
+
+
+def noise_of_repeats() -> list[float]:
+    """The run-to-run noise of the recorded cells, as log residuals from each cell's mean
+    (scaled by √(n/(n-1)) so that their spread is the runs' own): the oltp_insert cells and
+    the noisy oltp_point_select grid. An A/A pair drawn from them has nothing to find."""
+    cells = [[r.throughput or 0.0 for r in insert_cell(f, t)] for f in (0, 1) for t in (1, 2, 4)]
+    cells += [[point_select_threads(t, r).throughput or 0.0 for r in (1, 2, 3)] for t in (2, 3, 4)]
+    residuals = []
+    for cell in cells:
+        logs = [math.log(v) for v in cell]
+        mean = statistics.fmean(logs)
+        residuals += [(v - mean) * math.sqrt(len(logs) / (len(logs) - 1)) for v in logs]
+    return residuals
