@@ -22,10 +22,13 @@ from runs.analysis.auto import steps as auto_steps
 from runs.analysis.results import (
     FINISHED_WELL,
     PALETTE,
+    SHORT_NAMES,
     RunFigures,
     Series,
     TableRow,
     group_series,
+    plan_order,
+    plan_wide,
     report_table,
     series_key,
     series_label,
@@ -70,6 +73,8 @@ class BatchResults:
     counters: list[dict[str, Any]] = field(default_factory=list)  # derived counters a run
     # how the cells' verdicts are corrected together: `Holm's correction over 16 cells`
     correction: str = ""
+    # what every run of the batch shares, said once: `max_connections=1100`
+    plan_wide: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,7 +102,8 @@ def build(
     reference: tuple[int | None, str] = (None, ""),
 ) -> BatchResults:
     """Everything a batch's results say. `reasons`: run id -> why an auto mode added it."""
-    series = group_series(runs)
+    plan = FrozenPlan.from_params(params)
+    series = group_series(runs, plan_order(plan.server_settings, plan.option_axes))
     cell_verdicts = verdicts.cell_verdicts(runs, baseline_key)
     labels = {s.key: s.label for s in series}
     found = BatchResults(
@@ -114,6 +120,7 @@ def build(
         scaling_chart=charts.scaling_chart(series),
         reference={"threads": reference[0], "text": reference[1]} if reference[0] else None,
         counters=[_counters(r) for r in runs],
+        plan_wide=[f"{SHORT_NAMES.get(k, k)}={v}" for k, v in sorted(plan_wide(runs).items())],
         correction=next(
             (v.correction for cells in cell_verdicts.values() for v in cells.values()), ""
         ),

@@ -36,6 +36,7 @@ from scipy import stats as scipy_stats
 
 from runs.analysis import multiplicity
 from runs.analysis.results import FINISHED_WELL, RunFigures
+from runs.analysis.results import geometric_ratio as results_geometric_ratio
 
 CONFIDENCE = 0.95
 MIN_REPEATS = 3  # below this Welch's test has almost no power: say so rather than guess
@@ -200,12 +201,9 @@ def compare_runs(base: Iterable[RunFigures], other: Iterable[RunFigures]) -> Ver
 
 
 def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | None:
-    """The ratio of the geometric means: what the verdict's interval is centred on."""
-    if min(*base, *other) <= 0:
-        return None
-    return math.exp(
-        statistics.fmean(math.log(v) for v in other) - statistics.fmean(math.log(v) for v in base)
-    )
+    """The ratio of the geometric means: what the verdict's interval is centred on, and
+    the table's "x baseline" (results.ratios), one estimator for both."""
+    return results_geometric_ratio(base, other)
 
 
 def _finished(runs: Iterable[RunFigures]) -> list[RunFigures]:

@@ -107,6 +107,11 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         help_text="How the cells' verdicts are corrected together: \"Holm's correction over "
         '16 cells" (family-wise error 5 %).',
     )
+    plan_wide = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What every run shares, said once rather than in every series' name: "
+        '"max_connections=1100".',
+    )
     report = serializers.URLField(help_text="The HTML report of the batch.")
 
 
