@@ -58,6 +58,9 @@ class BatchResults:
     summary: list[str] = field(default_factory=list)  # the verdicts in sentences
     auto: list[str] = field(default_factory=list)  # what the auto modes found
     extra_runs: list[dict[str, Any]] = field(default_factory=list)  # why each extra run ran
+    # repeats auto: why each cell compared with the baseline stopped (series, series_key,
+    # threads, repeats, why: decided faster/slower, equivalent, reached the maximum)
+    repeats_stops: list[dict[str, Any]] = field(default_factory=list)
     # each cell against the baseline: series (label), series_key, threads, and the verdict
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     # by thread count, then series: threads, series, point, ratio, verdict, is_baseline, ...
@@ -112,7 +115,8 @@ def build(
         baseline_label=labels.get(baseline_key, ""),
         series=[_series(s) for s in series],
         summary=summary_sentences(series, baseline_key, cell_verdicts),
-        auto=_auto_found(params, runs),
+        auto=_auto_found(params, runs, baseline_key),
+        repeats_stops=_repeats_stops(params, runs, baseline_key),
         extra_runs=_extra_runs(runs, reasons or {}),
         verdicts=_verdicts(cell_verdicts, labels),
         why=[w.to_dict() for w in why.pairs(_cells(runs), labels, baseline_key)],
@@ -133,9 +137,18 @@ def build(
     return found
 
 
-def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
+def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures], baseline: str) -> list[str]:
     settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
-    return auto_steps.conclusions(settings, runs) if settings.any else []
+    return auto_steps.conclusions(settings, runs, baseline) if settings.any else []
+
+
+def _repeats_stops(
+    params: Mapping[str, Any], runs: Sequence[RunFigures], baseline: str
+) -> list[dict[str, Any]]:
+    settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
+    if settings.repeats is None:
+        return []
+    return auto_steps.repeats_stops(settings.repeats, runs, baseline)
 
 
 def _extra_runs(runs: Sequence[RunFigures], reasons: Mapping[int, str]) -> list[dict[str, Any]]:

@@ -95,6 +95,12 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         child=serializers.CharField(), help_text="What the auto modes found."
     )
     extra_runs = ExtraRunSerializer(many=True)
+    repeats_stops = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="Repeats auto: why each cell compared with the baseline stopped: series, "
+        'threads, repeats, why ("decided faster after 3 repeats (p = ...)", "equivalent within '
+        '±2 % ...", "reached the maximum of 10 repeats, undecided ...").',
+    )
     why = serializers.ListField(
         child=serializers.JSONField(), help_text="The per-transaction time model of each pair."
     )

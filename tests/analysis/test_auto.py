@@ -5,9 +5,12 @@ plan's settings of them."""
 from __future__ import annotations
 
 import dataclasses
+import math
+import random
 
 import pytest
 
+from runs.analysis import verdicts
 from runs.analysis.auto import rate as rate_search
 from runs.analysis.auto import repeats as repeats_auto
 from runs.analysis.auto import steps
@@ -20,6 +23,7 @@ from tests.analysis.recorded import (
     figures,
     insert,
     insert_cell,
+    noise_of_repeats,
     point_select_at,
     point_select_burst,
     point_select_threads,
@@ -360,3 +364,91 @@ def test_real_tries_beside_a_cpu_burner_confirm_their_rates():
     text = rate_search.rate_conclusion(points, settings)
     assert text.startswith("sustainable up to 2,000 tps: 2,000 held 3/3 (achieved ")
     assert text.endswith(", the maximum searched")
+
+
+# --- issue 24: repeats until the comparison with the baseline is decided ----------------------
+
+
+def values_cell(values):
+    return CellFigures(len(values), tuple(values), None, None, None, None, "")
+
+
+def test_a_clear_difference_stops_at_three_repeats_and_says_why():
+    settings = RepeatsAuto(max=5)  # looks after 3, 4, 5 repeats: each at 0.05 / 3
+    flush_1, flush_0 = cell_figures(insert_cell(1, 1)), cell_figures(insert_cell(0, 1))
+    assert repeats_auto.repeat_step(flush_0, settings, "flush=0", base=flush_1) is None
+    why = repeats_auto.stopped_why(flush_0, settings, flush_1)
+    assert why.startswith("decided faster after 3 repeats (p = ")
+    assert why.endswith("< 0.0167, Bonferroni over the looks: 3)")
+
+
+def test_an_equivalent_cell_stops_and_an_undecided_one_goes_on_to_the_maximum():
+    settings = RepeatsAuto(max=6, margin_pct=2)
+    base = values_cell([1000, 1001, 999, 1000])
+    same = values_cell([1000.5, 1000, 999.5, 1001])
+    assert repeats_auto.repeat_step(same, settings, "b", base=base) is None
+    assert repeats_auto.stopped_why(same, settings, base).startswith(
+        "equivalent within ±2 % after 4 repeats ("
+    )
+    unclear = values_cell([900, 1100, 1000])
+    reason = repeats_auto.repeat_step(unclear, settings, "b at 1 thread", base=base)
+    assert reason is not None and reason.startswith(
+        "repeat 4 of b at 1 thread: against the baseline, undecided (p = "
+    )
+    at_max = values_cell([900, 1100, 1000, 950, 1050, 1000])
+    assert repeats_auto.repeat_step(at_max, settings, "b", base=base) is None
+    assert repeats_auto.stopped_why(at_max, settings, base).startswith(
+        "reached the maximum of 6 repeats, undecided (p = "
+    )
+
+
+def test_the_baseline_grows_with_the_cells_compared_with_it():
+    # flush=1 is the baseline; flush=0 at 4 threads is undecided after 3 repeats
+    runs = insert_cell(1, 4) + insert_cell(0, 4)
+    baseline = runs[0].series_key
+    cells = steps.next_cells(Auto(repeats=RepeatsAuto(max=5)), runs, 1, baseline)
+    assert sorted(c.settings["innodb_flush_log_at_trx_commit"] for c in cells) == ["0", "1"]
+    assert any("the baseline of undecided cells" in c.reason for c in cells)
+    found = steps.conclusions(Auto(repeats=RepeatsAuto(max=5)), runs, baseline)
+    assert found[0].startswith("repeats: 0 of 1 comparisons with the baseline decided (each "
+                               "look at 0.05 / 3: Bonferroni over the looks")  # fmt: skip
+    assert found[1].startswith("flush=0 at 4 threads: undecided (p = ")
+
+
+def _sequential_aa(rng, noise, settings, *, naive=False):
+    """One A/A cell repeated as repeats auto does: 3 a side, then one more a side until a
+    look decides or the maximum; True when it stops on a false faster/slower. naive: each
+    look at 5 %, as if looking once."""
+
+    def one():
+        return 1000 * math.exp(rng.choice(noise))
+
+    base, other = [one() for _ in range(3)], [one() for _ in range(3)]
+    while True:
+        if naive:
+            if (verdicts.welch(base, other).p_value or 1) < 0.05:
+                return True
+        else:
+            found = repeats_auto.look(base, other, settings)
+            if found is not None and found.decided in (verdicts.FASTER, verdicts.SLOWER):
+                return True
+            if found is not None and found.decided:
+                return False  # equivalent: stopped, rightly
+        if len(other) >= settings.max:
+            return False
+        base.append(one())
+        other.append(one())
+
+
+@pytest.mark.filterwarnings("ignore:Precision loss")
+def test_a_a_cells_replayed_through_the_sequential_rule_keep_the_stated_error_rate():
+    settings = RepeatsAuto(max=10)  # 8 looks
+    noise = noise_of_repeats()
+    rng = random.Random(2024)
+    cells = 1000
+    honest = sum(_sequential_aa(rng, noise, settings) for _ in range(cells)) / cells
+    naive = sum(_sequential_aa(rng, noise, settings, naive=True) for _ in range(cells)) / cells
+    print(f"\nA/A through repeats auto, {cells} cells, up to 10 repeats: a false 'decided' "
+          f"{honest:.3f} (Bonferroni over 8 looks), {naive:.3f} at 5 % a look")  # fmt: skip
+    assert honest <= 0.05
+    assert naive > 0.05  # looking after each repeat at 5 % inflates it

@@ -20,8 +20,9 @@ MAX_RATE = 100_000_000
 
 @dataclass(frozen=True)
 class RepeatsAuto:
-    target_pct: float = 2.0  # relative half-width of the 95 % CI of the cell's mean
+    target_pct: float = 2.0  # relative half-width of the 95 % CI of a cell without baseline
     max: int = 5
+    margin_pct: float = 2.0  # equivalence margin of a cell's ratio to the baseline's
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,10 @@ def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
     if data.get("threads") is not None and data.get("rate") is not None:
         raise InvalidInput("auto", "search threads or the rate, not both in one plan")
     return Auto(
-        repeats=_mode(data, "repeats", RepeatsAuto, {"target_pct": (0.1, 100), "max": (2, 100)}),
+        repeats=_mode(
+            data, "repeats", RepeatsAuto,
+            {"target_pct": (0.1, 100), "max": (2, 100), "margin_pct": (0.1, 50)},
+        ),
         threads=_mode(
             data, "threads", ThreadsAuto,
             {"max": (1, MAX_THREADS), "slo_p95_ms": (0.001, 1e7), "rise_pct": (0.1, 1000)},
