@@ -281,14 +281,14 @@ def plan_order(
 
 
 def _planned(run: RunFigures, order: Mapping[str, Sequence[str]]) -> tuple[int, ...]:
-    """Where the run's values stand in the plan's lists (a value not listed goes last)."""
+    """Where the run's values stand in the plan's lists (a value not listed goes last, a
+    run without the axis after it)."""
     values = {**run.settings, **run.axis_options}
     ranks = []
     for name in sorted(order):
         listed = list(order[name])
-        if name in values:
-            value = str(values[name])
-            ranks.append(listed.index(value) if value in listed else len(listed))
+        value = str(values[name]) if name in values else None
+        ranks.append(listed.index(value) if value in listed else len(listed) + (value is None))
     return tuple(ranks)
 
 

@@ -12,6 +12,7 @@ from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
+from runs.services.batches import MAX_SEED
 from runs.services.schedules import schedule_describe
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
@@ -163,6 +164,13 @@ class PlanForm(forms.Form):
     cleanup = forms.BooleanField(
         required=False, initial=True, help_text="Drop the data set after the batch."
     )
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_SEED,
+        help_text="Of the interleaved order: the same seed replays the same order. Empty: a "
+        "new one at each launch, recorded on the batch.",
+    )
     schedule_kind = forms.ChoiceField(choices=SCHEDULE_KINDS, required=False, label="Schedule")
     schedule_cron = forms.CharField(
         required=False,
@@ -272,6 +280,7 @@ class PlanForm(forms.Form):
             "order_policy": data["order_policy"],
             "dataset_policy": data["dataset_policy"],
             "cleanup": data["cleanup"],
+            "seed": data.get("seed"),
             "notify_emails": data.get("notify_emails") or "",
             "notify_webhook": data.get("notify_webhook") or "",
             # Left empty: the plan's defaults (5 %, 7 nights).
@@ -328,6 +337,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "order_policy": plan.order_policy,
         "dataset_policy": plan.dataset_policy,
         "cleanup": plan.cleanup,
+        "seed": plan.seed,
         "notify_emails": plan.notify_emails,
         "notify_webhook": plan.notify_webhook,
         "regression_threshold_pct": plan.regression_threshold_pct,
