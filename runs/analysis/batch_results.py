@@ -107,7 +107,9 @@ def build(
     """Everything a batch's results say. `reasons`: run id -> why an auto mode added it."""
     plan = FrozenPlan.from_params(params)
     series = group_series(runs, plan_order(plan.server_settings, plan.option_axes))
-    cell_verdicts = verdicts.cell_verdicts(runs, baseline_key)
+    offered = _offered_rates(series, baseline_key)
+    compared = [r for r in runs if r.series_key not in offered]
+    cell_verdicts = verdicts.cell_verdicts(compared, baseline_key)
     labels = {s.key: s.label for s in series}
     found = BatchResults(
         unit=throughput_unit(runs),
@@ -119,7 +121,7 @@ def build(
         repeats_stops=_repeats_stops(params, runs, baseline_key),
         extra_runs=_extra_runs(runs, reasons or {}),
         verdicts=_verdicts(cell_verdicts, labels),
-        why=[w.to_dict() for w in why.pairs(_cells(runs), labels, baseline_key)],
+        why=[w.to_dict() for w in why.pairs(_cells(compared), labels, baseline_key)],
         rate_chart=rate_chart(runs),
         scaling_chart=charts.scaling_chart(series),
         reference={"threads": reference[0], "text": reference[1]} if reference[0] else None,
@@ -170,7 +172,10 @@ def _verdicts(
 
 
 def _series(s: Series) -> dict[str, Any]:
-    peak = s.peak
+    # one thread count (a one-thread plan, each offered rate of a rate plan): no curve, so
+    # no "peaks at" and no "still rising"
+    single = len(s.points) == 1
+    peak = None if single else s.peak
     return {
         "key": s.key,
         "label": s.label,
@@ -185,6 +190,7 @@ def _series(s: Series) -> dict[str, Any]:
             "last_threads": peak.last_threads,
             "falloff_pct": peak.falloff_pct,
         },
+        "single_threads": s.points[0].threads if single else None,
     }
 
 
@@ -255,6 +261,16 @@ def summary_sentences(
         else:
             sentences.append(_summed_up(s.label, baseline.label, found))
     return sentences
+
+
+def _offered_rates(series: Sequence[Series], baseline_key: str) -> set[str]:
+    """The series that differ from the baseline by their offered rate alone: a rate plan's
+    answer is what rate is sustained (the search, the achieved-vs-offered chart), not
+    that 8,000 offered is 8x faster than 1,000 offered; no verdict, no why between them."""
+    baseline = next((s for s in series if s.key == baseline_key), None)
+    if baseline is None:
+        return set()
+    return {s.key for s in series if s.key != baseline_key and _only_rate_differs(s, baseline)}
 
 
 def _only_rate_differs(series: Series, baseline: Series) -> bool:

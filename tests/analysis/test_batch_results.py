@@ -49,6 +49,10 @@ def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
     point = line["points"][-2]
     assert (point["offered"], point["p95"], point["queue"]) == (28000, 707.07, 16402)
     assert point["achieved"] == pytest.approx(19837.865)
+    # issue 24: offered rates get no verdicts, no why, no "peaks at" for one thread count
+    assert found.verdicts == [] and found.why == []
+    assert all(r["verdict"] is None for r in found.table)
+    assert all(s["peak"] is None and s["single_threads"] == 2 for s in found.series)
 
 
 def with_setting(run, name, value):
