@@ -176,7 +176,9 @@ def test_the_same_searches_launched_twice_give_agreeing_brackets(
         brackets.append((held, failed))
         print(f"{len(runs)} runs: {conclusion}")
     (low_a, high_a), (low_b, high_b) = brackets
-    assert low_a < high_b and low_b < high_a, brackets  # each held below the other's failed
+    # the brackets [held, failed] overlap: at most they meet at a borderline rate that
+    # held 2/3 in one launch and failed 2/3 in the other
+    assert low_a <= high_b and low_b <= high_a, brackets
 
     threads_plan = Plan.objects.create(
         name="threads twice", target=pfs_target, load_host=local_host, test="oltp_point_select",
