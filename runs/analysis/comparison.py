@@ -166,10 +166,14 @@ def caveats(base: Side, other: Side) -> list[str]:
 
 
 def _span(runs: Iterable[RunFigures]) -> tuple[datetime, datetime] | None:
-    times = [(r.started_at, r.finished_at) for r in runs if r.started_at and r.finished_at]
+    times = [
+        (r.started_at, r.finished_at)
+        for r in runs
+        if r.started_at is not None and r.finished_at is not None
+    ]
     if not times:
         return None
-    return min(t[0] for t in times), max(t[1] for t in times)  # type: ignore[type-var]
+    return min(t[0] for t in times), max(t[1] for t in times)
 
 
 def _when(span: tuple[datetime, datetime]) -> str:

@@ -344,7 +344,7 @@ def test_one_repeat_moves_the_peak_three_repeats_give_its_range():
     by_round = [
         {t: cell_figures([point_select_threads(t, r)]) for t in (2, 3, 4)} for r in (1, 2, 3)
     ]
-    peaks = [max(points, key=lambda t: points[t].median) for points in by_round]
+    peaks = [max(points, key=lambda t: points[t].median or 0.0) for points in by_round]
     assert peaks == [2, 3, 3]  # one repeat: the answer depends on the round
     cells = {t: cell_figures([point_select_threads(t, r) for r in (1, 2, 3)]) for t in (2, 3, 4)}
     text = threads_search.knee_conclusion(cells, settings, "tps")

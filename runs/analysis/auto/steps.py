@@ -112,7 +112,7 @@ def conclusions(auto: Auto, runs: Sequence[RunFigures], baseline: str = "") -> l
         stops = repeats_stops(auto.repeats, runs, baseline)
         found += _stop_conclusions(auto.repeats, stops) if stops else []
         found += _noise_conclusions(
-            auto.repeats, runs, skip={(s["series_key"], s["threads"]) for s in stops}
+            auto.repeats, runs, skip={(str(s["series_key"]), int(str(s["threads"]))) for s in stops}
         )
     return found
 
