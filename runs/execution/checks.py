@@ -4,6 +4,7 @@ the server settings against the engine's allow-list, and what the target says of
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -80,6 +81,8 @@ def plan_check(
         # With existing tables the cells still group by data set; nothing is prepared.
         dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
     )
+    if auto.hold is not None:
+        cells = _held(cells, auto.hold.last_step_s)
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     _check_load_hosts(plan, extra_load_hosts, cells, auto)
@@ -91,9 +94,22 @@ def plan_check(
     return check
 
 
+def _held(cells: list[matrix.Cell], seconds: int) -> list[matrix.Cell]:
+    """The last step of a ramp (its largest thread count) held `seconds` long."""
+    top = max(cell.threads for cell in cells)
+    return [
+        dataclasses.replace(cell, options={**cell.options, "time": seconds})
+        if cell.threads == top
+        else cell
+        for cell in cells
+    ]
+
+
 def _auto_modes(plan: Plan, options: dict[str, object]) -> auto_settings.Auto:
     """The plan's auto modes, checked against its matrix."""
     auto = auto_settings.auto_from_dict(plan.auto)
+    if auto.hold is not None:
+        _check_hold(plan, auto, options)
     if auto.threads is not None and list(plan.threads) != [1]:
         raise InvalidInput(
             "threads",
@@ -276,3 +292,18 @@ def _superuser_warnings(
         f"the target's PostgreSQL account is not a superuser: changing {names} needs "
         "GRANT ALTER SYSTEM ON PARAMETER for each of them"
     ]
+
+
+def _check_hold(plan: Plan, auto: auto_settings.Auto, options: dict[str, object]) -> None:
+    if plan.order_policy != "ramp":
+        raise InvalidInput(
+            "auto.hold", "holds the last step of stepped concurrency: set the order to ramp"
+        )
+    if auto.threads is not None or auto.rate is not None:
+        raise InvalidInput("auto.hold", "holds the last step of a fixed ramp, not of a search")
+    if len(set(plan.threads)) < 2:
+        raise InvalidInput(
+            "auto.hold", "needs at least two thread counts: steps to hold the last of"
+        )
+    if not options.get("time"):
+        raise InvalidInput("auto.hold", "needs a timed test (time > 0) to hold longer")

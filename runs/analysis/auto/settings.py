@@ -42,13 +42,23 @@ class RateAuto:
 
 
 @dataclass(frozen=True)
+class HoldAuto:
+    """A stepped-concurrency plan (threads in ramp order) holding its last step longer:
+    the largest thread count runs this many seconds (--time), the others the plan's."""
+
+    last_step_s: int = 60
+
+
+@dataclass(frozen=True)
 class Auto:
     repeats: RepeatsAuto | None = None
     threads: ThreadsAuto | None = None
     rate: RateAuto | None = None
+    hold: HoldAuto | None = None  # not a mode that adds runs: it sets the last step's time
 
     @property
     def any(self) -> bool:
+        """Whether a mode adds runs as the batch goes."""
         return any((self.repeats, self.threads, self.rate))
 
     def start_repeats(self, plan_repeats: int) -> int:
@@ -61,7 +71,7 @@ class Auto:
         return {
             name: asdict(mode)
             for name, mode in (("repeats", self.repeats), ("threads", self.threads),
-                               ("rate", self.rate))
+                               ("rate", self.rate), ("hold", self.hold))
             if mode is not None
         }  # fmt: skip
 
@@ -74,9 +84,11 @@ def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
     data = data or {}
     if not isinstance(data, Mapping):
         raise InvalidInput("auto", 'must be an object such as {"repeats": {}}')
-    unknown = sorted(set(data) - {"repeats", "threads", "rate"})
+    unknown = sorted(set(data) - {"repeats", "threads", "rate", "hold"})
     if unknown:
-        raise InvalidInput("auto", f"unknown auto mode {unknown[0]!r}: repeats, threads, rate")
+        raise InvalidInput(
+            "auto", f"unknown auto mode {unknown[0]!r}: repeats, threads, rate, hold"
+        )
     if data.get("threads") is not None and data.get("rate") is not None:
         raise InvalidInput("auto", "search threads or the rate, not both in one plan")
     return Auto(
@@ -93,6 +105,7 @@ def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
             {"start": (1, MAX_RATE), "max": (1, MAX_RATE), "slo_p95_ms": (0.001, 1e7),
              "tolerance_pct": (0.1, 50), "precision_pct": (1, 100)},
         ),
+        hold=_mode(data, "hold", HoldAuto, {"last_step_s": (1, 86_400)}),
     )  # fmt: skip
 
 
@@ -118,7 +131,7 @@ def _mode(
 
 
 def _number(field: str, value: Any, bounds: tuple[float, float], kind: Any) -> float | int | None:
-    whole = field.endswith((".max", ".start"))
+    whole = field.endswith((".max", ".start", ".last_step_s"))
     if value is None and field.endswith("slo_p95_ms"):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
