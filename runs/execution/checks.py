@@ -81,8 +81,9 @@ def plan_check(
         # With existing tables the cells still group by data set; nothing is prepared.
         dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
     )
-    if auto.hold is not None:
-        cells = _held(cells, auto.hold.last_step_s)
+    hold = auto_settings.hold_from_dict(plan.auto)
+    if hold is not None:
+        cells = _held(cells, hold.last_step_s)
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     _check_load_hosts(plan, extra_load_hosts, cells, auto)
@@ -108,7 +109,7 @@ def _held(cells: list[matrix.Cell], seconds: int) -> list[matrix.Cell]:
 def _auto_modes(plan: Plan, options: dict[str, object]) -> auto_settings.Auto:
     """The plan's auto modes, checked against its matrix."""
     auto = auto_settings.auto_from_dict(plan.auto)
-    if auto.hold is not None:
+    if auto_settings.hold_from_dict(plan.auto) is not None:
         _check_hold(plan, auto, options)
     if auto.threads is not None and list(plan.threads) != [1]:
         raise InvalidInput(

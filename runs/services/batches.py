@@ -109,7 +109,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         server_settings=check.settings,
         option_axes=dict(plan.option_axes),
         repeats=plan.repeats,
-        auto=auto_settings.auto_from_dict(plan.auto).to_dict(),
+        auto=auto_settings.auto_stored(plan.auto),
         warmup_s=plan.warmup_s,
         order_policy=plan.order_policy,
         dataset_policy=plan.dataset_policy,

@@ -258,6 +258,7 @@ def test_a_ramp_holds_its_last_step_longer_and_the_hold_is_checked(api, plan_fie
     assert [(r.threads, r.options["time"]) for r in runs] == [(1, 2), (2, 2), (4, 30)] * 2
     last = runs.last()
     assert last is not None and (last.expected_duration_s or 0) >= 30
+    assert Batch.objects.get(pk=batch["id"]).params["auto"] == {"hold": {"last_step_s": 30}}
 
     refused: list[tuple[dict[str, Any], str]] = [
         ({"order_policy": "interleaved"}, "set the order to ramp"),

@@ -44,7 +44,8 @@ class RateAuto:
 @dataclass(frozen=True)
 class HoldAuto:
     """A stepped-concurrency plan (threads in ramp order) holding its last step longer:
-    the largest thread count runs this many seconds (--time), the others the plan's."""
+    the largest thread count runs this many seconds (--time), the others the plan's.
+    Read from the `hold` key of the plan's `auto` field (hold_from_dict)."""
 
     last_step_s: int = 60
 
@@ -54,7 +55,6 @@ class Auto:
     repeats: RepeatsAuto | None = None
     threads: ThreadsAuto | None = None
     rate: RateAuto | None = None
-    hold: HoldAuto | None = None  # not a mode that adds runs: it sets the last step's time
 
     @property
     def any(self) -> bool:
@@ -71,7 +71,7 @@ class Auto:
         return {
             name: asdict(mode)
             for name, mode in (("repeats", self.repeats), ("threads", self.threads),
-                               ("rate", self.rate), ("hold", self.hold))
+                               ("rate", self.rate))
             if mode is not None
         }  # fmt: skip
 
@@ -105,8 +105,26 @@ def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
             {"start": (1, MAX_RATE), "max": (1, MAX_RATE), "slo_p95_ms": (0.001, 1e7),
              "tolerance_pct": (0.1, 50), "precision_pct": (1, 100)},
         ),
-        hold=_mode(data, "hold", HoldAuto, {"last_step_s": (1, 86_400)}),
     )  # fmt: skip
+
+
+def auto_stored(data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A plan's `auto` field checked and with its defaults, as plans and batches store it:
+    the modes, and the last step's hold when it has one."""
+    stored = auto_from_dict(data).to_dict()
+    hold = hold_from_dict(data)
+    if hold is not None:
+        stored["hold"] = asdict(hold)
+    return stored
+
+
+def hold_from_dict(data: Mapping[str, Any] | None) -> HoldAuto | None:
+    """The `hold` of a plan's `auto` field, checked: not a mode that adds runs (Auto), a
+    setting of the plan's steps, kept in the same field."""
+    if not isinstance(data, Mapping):
+        return None
+    hold: HoldAuto | None = _mode(data, "hold", HoldAuto, {"last_step_s": (1, 86_400)})
+    return hold
 
 
 def _mode(
