@@ -164,6 +164,14 @@ class PlanForm(forms.Form):
     cleanup = forms.BooleanField(
         required=False, initial=True, help_text="Drop the data set after the batch."
     )
+    hold_last_step_s = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=86_400,
+        label="Hold the last step (s)",
+        help_text="Ramp order: the largest thread count runs this long, the other steps the "
+        "plan's time. Empty: every step alike.",
+    )
     seed = forms.IntegerField(
         required=False,
         min_value=0,
@@ -297,6 +305,8 @@ class PlanForm(forms.Form):
             if data.get(f"{mode}_auto"):
                 given = {key: data.get(name) for name, key in fields.items()}
                 modes[mode] = {k: v for k, v in given.items() if v is not None}
+        if data.get("hold_last_step_s"):
+            modes["hold"] = {"last_step_s": data["hold_last_step_s"]}
         return modes
 
 
@@ -319,6 +329,8 @@ def auto_initial(auto: dict[str, Any]) -> dict[str, Any]:
             for name, key in fields.items():
                 if auto[mode].get(key) is not None:
                     initial[name] = auto[mode][key]
+    if isinstance(auto.get("hold"), dict):
+        initial["hold_last_step_s"] = auto["hold"].get("last_step_s")
     return initial
 
 
