@@ -10,6 +10,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     results.py         a batch's runs as figures, series and points; the report table
     stats.py           spread and noise of repeated figures
     verdicts.py        is one setting really faster than another, or is it noise?
+    multiplicity.py    many cells tested at once: Holm's correction, so A/A stays quiet
     why.py             why: the per-transaction time model from the server counters
     budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,
                        bytes, fsyncs) and what moved between two cells

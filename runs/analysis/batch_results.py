@@ -22,10 +22,13 @@ from runs.analysis.auto import steps as auto_steps
 from runs.analysis.results import (
     FINISHED_WELL,
     PALETTE,
+    SHORT_NAMES,
     RunFigures,
     Series,
     TableRow,
     group_series,
+    plan_order,
+    plan_wide,
     report_table,
     series_key,
     series_label,
@@ -55,6 +58,9 @@ class BatchResults:
     summary: list[str] = field(default_factory=list)  # the verdicts in sentences
     auto: list[str] = field(default_factory=list)  # what the auto modes found
     extra_runs: list[dict[str, Any]] = field(default_factory=list)  # why each extra run ran
+    # repeats auto: why each cell compared with the baseline stopped (series, series_key,
+    # threads, repeats, why: decided faster/slower, equivalent, reached the maximum)
+    repeats_stops: list[dict[str, Any]] = field(default_factory=list)
     # each cell against the baseline: series (label), series_key, threads, and the verdict
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     # by thread count, then series: threads, series, point, ratio, verdict, is_baseline, ...
@@ -70,6 +76,10 @@ class BatchResults:
     histogram: list[dict[str, Any]] = field(default_factory=list)  # sysbench's buckets a run
     no_histogram: str = ""  # why the chosen runs have none
     counters: list[dict[str, Any]] = field(default_factory=list)  # derived counters a run
+    # how the cells' verdicts are corrected together: `Holm's correction over 16 cells`
+    correction: str = ""
+    # what every run of the batch shares, said once: `max_connections=1100`
+    plan_wide: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,8 +107,11 @@ def build(
     reference: tuple[int | None, str] = (None, ""),
 ) -> BatchResults:
     """Everything a batch's results say. `reasons`: run id -> why an auto mode added it."""
-    series = group_series(runs)
-    cell_verdicts = verdicts.cell_verdicts(runs, baseline_key)
+    plan = FrozenPlan.from_params(params)
+    series = group_series(runs, plan_order(plan.server_settings, plan.option_axes))
+    offered = _offered_rates(series, baseline_key)
+    compared = [r for r in runs if r.series_key not in offered]
+    cell_verdicts = verdicts.cell_verdicts(compared, baseline_key)
     labels = {s.key: s.label for s in series}
     found = BatchResults(
         unit=throughput_unit(runs),
@@ -106,14 +119,19 @@ def build(
         baseline_label=labels.get(baseline_key, ""),
         series=[_series(s) for s in series],
         summary=summary_sentences(series, baseline_key, cell_verdicts),
-        auto=_auto_found(params, runs),
+        auto=_auto_found(params, runs, baseline_key),
+        repeats_stops=_repeats_stops(params, runs, baseline_key),
         extra_runs=_extra_runs(runs, reasons or {}),
         verdicts=_verdicts(cell_verdicts, labels),
-        why=[w.to_dict() for w in why.pairs(_cells(runs), labels, baseline_key)],
+        why=[w.to_dict() for w in why.pairs(_cells(compared), labels, baseline_key)],
         rate_chart=rate_chart(runs),
         scaling_chart=charts.scaling_chart(series),
         reference={"threads": reference[0], "text": reference[1]} if reference[0] else None,
         counters=[_counters(r) for r in runs],
+        plan_wide=[f"{SHORT_NAMES.get(k, k)}={v}" for k, v in sorted(plan_wide(runs).items())],
+        correction=next(
+            (v.correction for cells in cell_verdicts.values() for v in cells.values()), ""
+        ),
     )
     table = report_table(series, baseline_key)
     found.table = [_row(row, cell_verdicts) for row in table]
@@ -123,9 +141,18 @@ def build(
     return found
 
 
-def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
+def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures], baseline: str) -> list[str]:
     settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
-    return auto_steps.conclusions(settings, runs) if settings.any else []
+    return auto_steps.conclusions(settings, runs, baseline) if settings.any else []
+
+
+def _repeats_stops(
+    params: Mapping[str, Any], runs: Sequence[RunFigures], baseline: str
+) -> list[dict[str, Any]]:
+    settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
+    if settings.repeats is None:
+        return []
+    return auto_steps.repeats_stops(settings.repeats, runs, baseline)
 
 
 def _extra_runs(runs: Sequence[RunFigures], reasons: Mapping[int, str]) -> list[dict[str, Any]]:
@@ -147,7 +174,10 @@ def _verdicts(
 
 
 def _series(s: Series) -> dict[str, Any]:
-    peak = s.peak
+    # one thread count (a one-thread plan, each offered rate of a rate plan): no curve, so
+    # no "peaks at" and no "still rising"
+    single = len(s.points) == 1
+    peak = None if single else s.peak
     return {
         "key": s.key,
         "label": s.label,
@@ -162,6 +192,7 @@ def _series(s: Series) -> dict[str, Any]:
             "last_threads": peak.last_threads,
             "falloff_pct": peak.falloff_pct,
         },
+        "single_threads": s.points[0].threads if single else None,
     }
 
 
@@ -237,6 +268,16 @@ def summary_sentences(
         else:
             sentences.append(_summed_up(s.label, baseline.label, found))
     return sentences
+
+
+def _offered_rates(series: Sequence[Series], baseline_key: str) -> set[str]:
+    """The series that differ from the baseline by their offered rate alone: a rate plan's
+    answer is what rate is sustained (the search, the achieved-vs-offered chart), not
+    that 8,000 offered is 8x faster than 1,000 offered; no verdict, no why between them."""
+    baseline = next((s for s in series if s.key == baseline_key), None)
+    if baseline is None:
+        return set()
+    return {s.key for s in series if s.key != baseline_key and _only_rate_differs(s, baseline)}
 
 
 def _only_rate_differs(series: Series, baseline: Series) -> bool:

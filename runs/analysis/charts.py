@@ -154,22 +154,32 @@ def timeline_chart(
     colours: Mapping[int, str],
     origin: datetime | None,
 ) -> list[dict[str, Any]]:
-    """Every run's tps on the batch's time axis (seconds since the batch started)."""
+    """Every run's tps on the batch's time axis (seconds since the batch started); `step`
+    names the thread count where it changes from the run before (a ramp's steps: the
+    chart labels each), "" elsewhere."""
     result = []
-    for run in runs:
+    previous = None
+    for run in sorted(runs, key=lambda r: r.position):
         offset = offset_s(run.started_at, origin)
         points = series.get(run.id, {}).get("tps", [])
         if offset is None or not points:
             continue
+        step = threads_text(run.threads) if run.threads != previous else ""
+        previous = run.threads
         result.append(
             {
                 "run": run.id,
                 "label": f"#{run.position + 1} {run.label}",
                 "colour": colours.get(run.id, PALETTE[-1]),
                 "points": [[round(offset + x, 3), y] for x, y in points],
+                "step": step,
             }
         )
     return result
+
+
+def threads_text(count: int) -> str:
+    return "1 thread" if count == 1 else f"{count} threads"
 
 
 def latency_chart(

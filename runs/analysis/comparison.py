@@ -1,12 +1,22 @@
 """Two batches or two runs side by side: cell by cell, the difference and its verdict
 (runs/analysis/verdicts.py: Welch's test over the repeats, or over the interval samples
-of two single runs).
+of two single runs), corrected for the number of cells on the page (Holm's correction,
+multiplicity.py): a compare page of 16 cells is one family of tests.
+
+Sides of different batches ran at different times, perhaps under different host load: a
+difference between them may be the machine's drift, not the setting's. The comparison
+says so, and points to the stronger test: an interleaved A/A or A/B in one batch.
 
 Pure: no Django, no I/O."""
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from runs.analysis import stats, verdicts
 from runs.analysis.results import Point, RunFigures, Series, group_series
@@ -19,6 +29,7 @@ class Side:
     key: str  # "b12" or "r345"
     label: str
     runs: list[RunFigures]
+    host_busy_pct: float | None = None  # the server host's mean CPU busy %, when sampled
 
 
 @dataclass(frozen=True)
@@ -95,3 +106,87 @@ def _cells(series: list[Series], by_threads_only: bool) -> dict[tuple[int, str],
 def _pair_label(base: list[Series], other: list[Series]) -> str:
     a, b = base[0].label, other[0].label
     return a if a == b else f"{a} → {b}"
+
+
+# --- a page of sides: one family of tests, and what the times and loads say ----------------
+
+STRONGER_TEST = (
+    "an interleaved A/A or A/B in one batch (both settings as values of one axis of a plan, "
+    "in interleaved order) is the stronger test"
+)
+LOAD_APART_PCT = 10.0  # server hosts' busy % this far apart: not the same conditions
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One side set against the baseline: its cells, and why the comparison may mislead."""
+
+    side: Side
+    rows: list[PairRow]
+    caveats: list[str]
+
+
+def compare_all(sides: Sequence[Side]) -> list[Pair]:
+    """Every other side against the first, cell by cell, the verdicts of the whole page
+    corrected together (Holm)."""
+    if len(sides) < 2:
+        return []
+    base = sides[0]
+    pairs = [Pair(side, compare_sides(base, side), caveats(base, side)) for side in sides[1:]]
+    rows = [row for pair in pairs for row in pair.rows if row.verdict is not None]
+    fixed = verdicts.corrected([row.verdict for row in rows if row.verdict is not None])
+    replaced = {id(row): v for row, v in zip(rows, fixed, strict=True)}
+    return [
+        Pair(
+            pair.side,
+            [dataclasses.replace(r, verdict=replaced.get(id(r), r.verdict)) for r in pair.rows],
+            pair.caveats,
+        )
+        for pair in pairs
+    ]
+
+
+def caveats(base: Side, other: Side) -> list[str]:
+    """`ran at different times ...`, `under different host load ...`: what makes a
+    comparison across batches weaker than one inside a batch."""
+    found = []
+    spans = _span(base.runs), _span(other.runs)
+    if spans[0] and spans[1] and (spans[0][1] < spans[1][0] or spans[1][1] < spans[0][0]):
+        found.append(
+            f"the two ran at different times ({_when(spans[0])} and {_when(spans[1])}): a "
+            f"change of the machine between them counts as a difference; {STRONGER_TEST}"
+        )
+    loads = base.host_busy_pct, other.host_busy_pct
+    if loads[0] is not None and loads[1] is not None and abs(loads[0] - loads[1]) > LOAD_APART_PCT:
+        found.append(
+            f"under different host load (the server host {loads[0]:.0f} % busy against "
+            f"{loads[1]:.0f} %); {STRONGER_TEST}"
+        )
+    return found
+
+
+def _span(runs: Iterable[RunFigures]) -> tuple[datetime, datetime] | None:
+    times = [
+        (r.started_at, r.finished_at)
+        for r in runs
+        if r.started_at is not None and r.finished_at is not None
+    ]
+    if not times:
+        return None
+    return min(t[0] for t in times), max(t[1] for t in times)
+
+
+def _when(span: tuple[datetime, datetime]) -> str:
+    return f"{span[0]:%Y-%m-%d %H:%M}\N{EN DASH}{span[1]:%H:%M}"
+
+
+def host_busy_pct(summaries: Iterable[Mapping[str, Any]]) -> float | None:
+    """The server host's mean busy % over runs' host summaries (`Run.host_summary`), None
+    when no run sampled it."""
+    busy = [
+        float(host["busy_pct"])
+        for summary in summaries
+        for host in summary.get("hosts") or []
+        if host.get("role") == "server" and host.get("busy_pct") is not None
+    ]
+    return statistics.fmean(busy) if busy else None

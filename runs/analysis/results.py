@@ -13,6 +13,7 @@ fields of a Run (see RunFigures.of).
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -229,21 +230,29 @@ FINISHED_WELL = frozenset({"done"})
 NOT_RUN = frozenset({"queued", "skipped", "waiting", "preparing", "running"})
 
 
-def group_series(runs: Iterable[RunFigures]) -> list[Series]:
-    """One series per settings-and-options combination, sorted by their values, each
-    with one point per thread count, ascending."""
+def group_series(
+    runs: Iterable[RunFigures], order: Mapping[str, Sequence[str]] | None = None
+) -> list[Series]:
+    """One series per settings-and-options combination, in the plan's order of each axis's
+    values when `order` gives it (plan_order: the first series is then the plan's first
+    values, its baseline), else sorted by their values; each with one point per thread
+    count, ascending."""
     by_key: dict[str, list[RunFigures]] = {}
     for run in runs:
         by_key.setdefault(run.series_key, []).append(run)
-    keys = sorted(by_key, key=lambda k: _natural(by_key[k][0]))
+    firsts = {key: members[0] for key, members in by_key.items()}
+    keys = sorted(by_key, key=lambda k: (_planned(firsts[k], order or {}), _natural(firsts[k])))
+    constant = plan_wide(list(firsts.values())) if order is not None else {}
     result = []
     for index, key in enumerate(keys):
         members = by_key[key]
         first = members[0]
+        settings = {k: v for k, v in first.settings.items() if k not in constant}
+        options = {k: v for k, v in first.axis_options.items() if k not in constant}
         result.append(
             Series(
                 key=key,
-                label=series_label(first.settings, first.axis_options),
+                label=series_label(settings, options),
                 settings=first.settings,
                 options=first.axis_options,
                 colour=PALETTE[index % len(PALETTE)],
@@ -251,6 +260,40 @@ def group_series(runs: Iterable[RunFigures]) -> list[Series]:
             )
         )
     return result
+
+
+def plan_wide(runs: Sequence[RunFigures]) -> dict[str, str]:
+    """The settings and option values every run shares (max_connections=1100 through the
+    whole plan): said once for the plan, not in every series' name."""
+    if not runs:
+        return {}
+    shared = {**runs[0].settings, **runs[0].axis_options}
+    for run in runs[1:]:
+        values = {**run.settings, **run.axis_options}
+        shared = {k: v for k, v in shared.items() if values.get(k) == v}
+    return shared
+
+
+def plan_order(
+    server_settings: Mapping[str, Sequence[Any]], option_axes: Mapping[str, Sequence[Any]]
+) -> dict[str, list[str]]:
+    """Each axis's values in the plan's order: `["1", "0"]` puts flush=1 first."""
+    order = {name: [str(v) for v in values] for name, values in server_settings.items()}
+    # as axis_options reads a cell's key back: str() of the value
+    order.update({name: [str(v) for v in values] for name, values in option_axes.items()})
+    return order
+
+
+def _planned(run: RunFigures, order: Mapping[str, Sequence[str]]) -> tuple[int, ...]:
+    """Where the run's values stand in the plan's lists (a value not listed goes last, a
+    run without the axis after it)."""
+    values = {**run.settings, **run.axis_options}
+    ranks = []
+    for name in sorted(order):
+        listed = list(order[name])
+        value = str(values[name]) if name in values else None
+        ranks.append(listed.index(value) if value in listed else len(listed) + (value is None))
+    return tuple(ranks)
 
 
 def _natural(run: RunFigures) -> tuple[Any, ...]:
@@ -300,7 +343,9 @@ def thread_counts(series: Sequence[Series]) -> list[int]:
 
 
 def ratios(series: Sequence[Series], baseline_key: str) -> dict[tuple[str, int], float]:
-    """Each series' median throughput over the baseline's, per thread count."""
+    """Each series' throughput over the baseline's, per thread count: the ratio of the
+    geometric means of the repeats, the one estimator the verdict's ratio and interval
+    are centred on (verdicts.py), so that the table's "x baseline" and the sentence agree."""
     baseline = next((s for s in series if s.key == baseline_key), None)
     if baseline is None:
         return {}
@@ -308,9 +353,19 @@ def ratios(series: Sequence[Series], baseline_key: str) -> dict[tuple[str, int],
     for s in series:
         for point in s.points:
             base = baseline.at(point.threads)
-            if base and base.median and point.median is not None:
-                result[(s.key, point.threads)] = point.median / base.median
+            ratio = geometric_ratio(base.values, point.values) if base else None
+            if ratio is not None:
+                result[(s.key, point.threads)] = ratio
     return result
+
+
+def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | None:
+    """The ratio of the geometric means, other / base; None without a positive value a side."""
+    if not base or not other or min(*base, *other) <= 0:
+        return None
+    return math.exp(
+        statistics.fmean(math.log(v) for v in other) - statistics.fmean(math.log(v) for v in base)
+    )
 
 
 def reference_threads(

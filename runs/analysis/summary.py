@@ -9,6 +9,7 @@ a run was.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 from runs.analysis import stats, verdicts
@@ -81,7 +82,20 @@ def _interval_answers(result: ParseResult, warmup_s: float) -> dict[str, Any]:
             early = queue[: len(queue) // 2]
             figures["queue_length_early_max"] = max(q.queue_length for q in early)
         figures["concurrency_max"] = max(q.concurrency for q in queue)
+        figures.update(_queue_stalls([q.queue_length for q in queue]))
     return figures
+
+
+def _queue_stalls(lengths: list[int]) -> dict[str, int]:
+    """The queue that lasted: a one-second spike (a checkpoint, a neighbour's burst) is not
+    a rate out of reach, so a stall counts only if it lasts more than one interval: the
+    longest queue held over two consecutive intervals, and the queue of the interval before
+    the last (a queue growing at the end counts if it was already building then). A single
+    interval cannot tell, and counts as it is."""
+    if len(lengths) < 2:
+        return {"queue_stall_max": lengths[0]}
+    held = [min(a, b) for a, b in itertools.pairwise(lengths)]
+    return {"queue_stall_max": max(held), "queue_length_before_last": lengths[-2]}
 
 
 def _report_figures(report: Report) -> dict[str, Any]:

@@ -6,6 +6,13 @@ The difference of the mean logs is the log of the ratio of the geometric means, 
 test's 95 % confidence interval, exponentiated, is the interval of the ratio: "2.2x
 faster (95 % CI 2.1-2.3x)", and a verdict never disagrees with its interval.
 
+When several cells are tested at once (a batch's cells against the baseline, a compare
+page's cells), each p-value is adjusted for how many were tested (multiplicity.py, Holm's
+correction): a cell is significant when its adjusted p-value is under 0.05, so that an A/A
+batch of 16 cells calls none different 95 % of the time, not 44 %. The interval shown stays
+the cell's own 95 % interval; a cell that is significant alone but not once corrected says
+so.
+
 The sample is the cell's repeats, at least 3 a side. Two single runs are compared on
 their interval samples instead: consecutive interval tps are correlated (a slow second
 is often followed by another), so they are first reduced to batch means (means of
@@ -17,6 +24,7 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import statistics
@@ -26,7 +34,9 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
+from runs.analysis import multiplicity
 from runs.analysis.results import FINISHED_WELL, RunFigures
+from runs.analysis.results import geometric_ratio as results_geometric_ratio
 
 CONFIDENCE = 0.95
 MIN_REPEATS = 3  # below this Welch's test has almost no power: say so rather than guess
@@ -61,6 +71,8 @@ class Verdict:
     p_value: float | None = None
     basis: str = ""  # REPEATS or INTERVALS
     caveat: str = ""
+    p_adjusted: float | None = None  # after the correction for the cells tested with it
+    correction: str = ""  # `Holm's correction over 16 cells`, "" for a test alone
 
     @property
     def text(self) -> str:
@@ -72,6 +84,12 @@ class Verdict:
     @property
     def significant(self) -> bool:
         return self.verdict in (FASTER, SLOWER)
+
+    @property
+    def corrected_away(self) -> bool:
+        """Significant alone, but not once corrected for the cells tested with it."""
+        alone = self.p_value is not None and self.p_value < 1 - CONFIDENCE
+        return self.verdict == SAME and alone and self.p_adjusted is not None
 
     @property
     def diff_percent(self) -> float | None:
@@ -122,6 +140,8 @@ class Verdict:
             "n_other": self.n_other,
             "basis": self.basis,
             "caveat": self.caveat,
+            "p_adjusted": self.p_adjusted,
+            "correction": self.correction,
         }
 
 
@@ -181,12 +201,9 @@ def compare_runs(base: Iterable[RunFigures], other: Iterable[RunFigures]) -> Ver
 
 
 def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | None:
-    """The ratio of the geometric means: what the verdict's interval is centred on."""
-    if min(*base, *other) <= 0:
-        return None
-    return math.exp(
-        statistics.fmean(math.log(v) for v in other) - statistics.fmean(math.log(v) for v in base)
-    )
+    """The ratio of the geometric means: what the verdict's interval is centred on, and
+    the table's "x baseline" (results.ratios), one estimator for both."""
+    return results_geometric_ratio(base, other)
 
 
 def _finished(runs: Iterable[RunFigures]) -> list[RunFigures]:
@@ -252,8 +269,32 @@ def lag1_autocorrelation(values: Sequence[float]) -> float | None:
 # --- every cell of a batch against the baseline ---------------------------------------------
 
 
+def corrected(found: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts of cells tested together, each judged on its p-value adjusted for how
+    many were tested (Holm); verdicts without a p-value stay as they are."""
+    tested = [i for i, v in enumerate(found) if v.p_value is not None]
+    adjusted = multiplicity.holm([found[i].p_value or 0.0 for i in tested])
+    correction = multiplicity.correction_text(len(tested))
+    result = list(found)
+    for index, p_adjusted in zip(tested, adjusted, strict=True):
+        result[index] = _with_correction(found[index], p_adjusted, correction)
+    return result
+
+
+def _with_correction(verdict: Verdict, p_adjusted: float, correction: str) -> Verdict:
+    caveat = verdict.caveat
+    if verdict.significant and p_adjusted >= 1 - CONFIDENCE:
+        lost = f"significant alone (p = {verdict.p_value:.3f}) but not after {correction}"
+        caveat = f"{caveat}; {lost}" if caveat else lost
+        return dataclasses.replace(
+            verdict, verdict=SAME, p_adjusted=p_adjusted, correction=correction, caveat=caveat
+        )
+    return dataclasses.replace(verdict, p_adjusted=p_adjusted, correction=correction)
+
+
 def cell_verdicts(runs: Iterable[RunFigures], baseline_key: str) -> dict[str, dict[int, Verdict]]:
-    """series key → threads → the verdict of that cell against the baseline's."""
+    """series key → threads → the verdict of that cell against the baseline's, corrected
+    for the number of cells tested (Holm)."""
     cells: dict[str, dict[int, list[RunFigures]]] = {}
     for run in runs:
         cells.setdefault(run.series_key, {}).setdefault(run.threads, []).append(run)
@@ -266,6 +307,11 @@ def cell_verdicts(runs: Iterable[RunFigures], baseline_key: str) -> dict[str, di
             verdict = compare_runs(baseline.get(threads, []), members)
             if verdict is not None:
                 result.setdefault(key, {})[threads] = verdict
+    places = [(key, threads) for key, by_threads in result.items() for threads in by_threads]
+    for (key, threads), verdict in zip(
+        places, corrected([result[k][t] for k, t in places]), strict=True
+    ):
+        result[key][threads] = verdict
     return result
 
 
@@ -281,7 +327,10 @@ def sentence(other: str, base: str, threads: int, verdict: Verdict) -> str:
         return f"{other} against {base} {at}: {NO_RATIO} ({verdict.caveat})"
     how = f"95 % CI {verdict.interval}, {sample_text(verdict)}"
     if verdict.verdict == SAME:
-        return f"no significant difference between {other} and {base} {at} ({how})"
+        lost = ""
+        if verdict.corrected_away:
+            lost = f"; significant alone, not after {verdict.correction}"
+        return f"no significant difference between {other} and {base} {at} ({how}{lost})"
     return f"{other} is {verdict.difference} than {base} {at} ({how})"
 
 

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.analysis import comparison, results
+from runs.analysis import comparison, multiplicity, results
 from runs.api.common import QueryParameters
 from runs.services import selectors
 
@@ -66,8 +66,9 @@ class CompareRowSerializer(serializers.Serializer[Any]):
     )
     verdict = serializers.CharField(
         allow_null=True,
-        help_text="Welch's t-test at 95 % on the logs of the throughput: faster, slower, no "
-        "significant difference, too few repeats (fewer than 3 a side; two single runs are "
+        help_text="Welch's t-test at 95 % on the logs of the throughput, its p-value adjusted "
+        "for the number of cells on the page (Holm): faster, slower, no significant "
+        "difference, too few repeats (fewer than 3 a side; two single runs are "
         "tested on their interval samples instead); null when the cell is on one side only.",
     )
     verdict_text = serializers.CharField(
@@ -83,7 +84,11 @@ class CompareRowSerializer(serializers.Serializer[Any]):
     )
     caveat = serializers.CharField(allow_null=True, allow_blank=True)
     sentence = serializers.CharField(allow_null=True, help_text="The answer in a sentence.")
-    p_value = serializers.FloatField(allow_null=True)
+    p_value = serializers.FloatField(allow_null=True, help_text="The cell's own p-value.")
+    p_adjusted = serializers.FloatField(
+        allow_null=True,
+        help_text="Adjusted for the number of cells on the page (Holm): the verdict reads it.",
+    )
     base_latency_ms = serializers.FloatField(allow_null=True)
     other_latency_ms = serializers.FloatField(allow_null=True)
     latency_diff_pct = serializers.FloatField(allow_null=True)
@@ -102,12 +107,20 @@ class ComparePairSerializer(serializers.Serializer[Any]):
     side = serializers.CharField(help_text="The key of the side compared with the baseline.")
     label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
     rows = CompareRowSerializer(many=True)
+    caveats = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Why this comparison may mislead: the sides ran at different times or under "
+        "different host load; an interleaved A/A or A/B in one batch is the stronger test.",
+    )
 
 
 class CompareSerializer(serializers.Serializer[Any]):
     baseline = serializers.CharField(allow_null=True)
     sides = CompareSideSerializer(many=True)
     pairs = ComparePairSerializer(many=True)
+    correction = serializers.CharField(
+        help_text="How the verdicts of all the cells are corrected together: Holm."
+    )
     page = serializers.CharField(help_text="The compare page showing the same.")
 
 
@@ -134,18 +147,19 @@ class Compare(APIView):
         base = sides[0][0] if sides else None
         pairs = [
             {
-                "side": side.key,
-                "label": side.label,
-                "rows": [_row(row) for row in comparison.compare_sides(base, side)],
+                "side": pair.side.key,
+                "label": pair.side.label,
+                "rows": [_row(row) for row in pair.rows],
+                "caveats": pair.caveats,
             }
-            for side, _ in sides[1:]
-            if base is not None
+            for pair in comparison.compare_all([side for side, _ in sides])
         ]
         page = reverse("compare") + ("?" + urlencode([("s", k) for k in keys]) if keys else "")
         body = {
             "baseline": base.key if base else None,
             "sides": [_side(side, number) for side, number in sides],
             "pairs": pairs,
+            "correction": multiplicity.DESCRIPTION,
             "page": request.build_absolute_uri(page),
         }
         return Response(CompareSerializer(body).data)
@@ -206,6 +220,7 @@ def _row(row: comparison.PairRow) -> dict[str, Any]:
         "caveat": verdict.caveat if verdict else None,
         "sentence": row.sentence,
         "p_value": verdict.p_value if verdict else None,
+        "p_adjusted": verdict.p_adjusted if verdict else None,
         "base_latency_ms": row.base_latency,
         "other_latency_ms": row.other_latency,
         "latency_diff_pct": row.latency_diff_pct,

@@ -129,6 +129,7 @@ class PlanSerializer(JSONModelBody[Plan]):
             "order_policy",
             "dataset_policy",
             "cleanup",
+            "seed",
             "script",
             "notify_emails",
             "notify_webhook",
@@ -145,6 +146,7 @@ class PlanSerializer(JSONModelBody[Plan]):
             "regression_threshold_pct": {"min_value": 0.1, "max_value": 100},
             "history_nights": {"min_value": 5, "max_value": 365},
             "warmup_s": {"min_value": 0, "max_value": 604_800},
+            "seed": {"min_value": 0, "max_value": batches.MAX_SEED},
         }
 
     @extend_schema_field(ScheduleSerializer(allow_null=True))
@@ -230,18 +232,36 @@ class PlanPreflight(APIView):
         return Response(PreflightSerializer(report.to_dict()).data)
 
 
+class LaunchSerializer(serializers.Serializer[Any]):
+    seed = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=batches.MAX_SEED,
+        help_text="Of the interleaved order, for this launch: the same seed replays the same "
+        "order. Omitted: the plan's seed, else a new one (recorded on the batch).",
+    )
+
+
 class PlanLaunch(APIView):
     """Launch a batch of the plan now; a worker runs it."""
 
     @extend_schema(
-        operation_id="plans_launch", request=None, responses={201: BatchDetailSerializer}
+        operation_id="plans_launch",
+        request=LaunchSerializer,
+        responses={201: BatchDetailSerializer},
     )
     def post(self, request: Request, pk: int) -> Response:
         plan = get_object_or_404(_plans(), pk=pk)
         permissions.require_launch(request.user, plan)
+        given = LaunchSerializer(data=request.data or {})
+        given.is_valid(raise_exception=True)
         try:
             batch = batches.batch_launch(
-                plan=plan, launched_by=LaunchedBy.API, user=request_user(request)
+                plan=plan,
+                launched_by=LaunchedBy.API,
+                user=request_user(request),
+                seed=given.validated_data.get("seed"),
             )
         except BrokerUnavailable as e:
             raise QueueUnavailable(f"not launched: {e}") from e

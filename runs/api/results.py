@@ -44,7 +44,8 @@ class VerdictSerializer(serializers.Serializer[Any]):
     verdict = serializers.ChoiceField(
         choices=["faster", "slower", "no significant difference", "too few repeats",
                  "cannot compare"],
-        help_text="Against the baseline's cell, by Welch's t-test at 95 %.",
+        help_text="Against the baseline's cell, by Welch's t-test at 95 %, its p-value "
+                  "adjusted for the cells tested together (Holm).",
     )  # fmt: skip
     text = serializers.CharField(
         help_text='The verdict in words: "too few repeats (n=2; 3 needed)".'
@@ -57,7 +58,13 @@ class VerdictSerializer(serializers.Serializer[Any]):
     diff_high_percent = serializers.FloatField(allow_null=True)
     difference = serializers.CharField(help_text='"2.2× faster", "−3.1 % to +2.0 %".')
     interval = serializers.CharField(help_text='"2.1–2.3×".')
-    p_value = serializers.FloatField(allow_null=True)
+    p_value = serializers.FloatField(allow_null=True, help_text="The cell's own p-value.")
+    p_adjusted = serializers.FloatField(
+        allow_null=True, help_text="Adjusted for the cells tested together: the verdict reads it."
+    )
+    correction = serializers.CharField(
+        allow_blank=True, help_text='"Holm\'s correction over 16 cells".'
+    )
     n_base = serializers.IntegerField(help_text="Finished repeats of the baseline's cell.")
     n_other = serializers.IntegerField()
     basis = serializers.ChoiceField(
@@ -88,6 +95,12 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         child=serializers.CharField(), help_text="What the auto modes found."
     )
     extra_runs = ExtraRunSerializer(many=True)
+    repeats_stops = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="Repeats auto: why each cell compared with the baseline stopped: series, "
+        'threads, repeats, why ("decided faster after 3 repeats (p = ...)", "equivalent within '
+        '±2 % ...", "reached the maximum of 10 repeats, undecided ...").',
+    )
     why = serializers.ListField(
         child=serializers.JSONField(),
         help_text=(
@@ -99,6 +112,16 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
     rate_chart = serializers.ListField(
         child=serializers.JSONField(),
         help_text="Open loop: achieved tps, p95 and queue against the offered rate.",
+    )
+    correction = serializers.CharField(
+        allow_blank=True,
+        help_text="How the cells' verdicts are corrected together: \"Holm's correction over "
+        '16 cells" (family-wise error 5 %).',
+    )
+    plan_wide = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What every run shares, said once rather than in every series' name: "
+        '"max_connections=1100".',
     )
     report = serializers.URLField(help_text="The HTML report of the batch.")
 

@@ -16,7 +16,7 @@ import random
 from django.db import transaction
 from django.db.models import Max
 
-from runs.analysis import matrix
+from runs.analysis import matrix, results
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps
 from runs.analysis.results import RunFigures
@@ -36,7 +36,10 @@ def batch_extend(*, batch: Batch) -> int:
         return 0
     runs = list(batch.runs.order_by("position").defer("raw_log", "reports", "histogram"))
     figures = [RunFigures.of(run) for run in runs]
-    cells = steps.next_cells(settings, figures, plan.repeats or 1)
+    order = results.plan_order(plan.server_settings, plan.option_axes)
+    series = results.group_series(figures, order)
+    baseline = series[0].key if series else ""  # the plan's first values, as the results'
+    cells = steps.next_cells(settings, figures, plan.repeats or 1, baseline)
     if not cells:
         return 0
     if len(runs) + sum(c.repeats for c in cells) > matrix.MAX_RUNS:

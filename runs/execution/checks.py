@@ -4,6 +4,7 @@ the server settings against the engine's allow-list, and what the target says of
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -80,6 +81,9 @@ def plan_check(
         # With existing tables the cells still group by data set; nothing is prepared.
         dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
     )
+    hold = auto_settings.hold_from_dict(plan.auto)
+    if hold is not None:
+        cells = _held(cells, hold.last_step_s)
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     _check_load_hosts(plan, extra_load_hosts, cells, auto)
@@ -91,9 +95,22 @@ def plan_check(
     return check
 
 
+def _held(cells: list[matrix.Cell], seconds: int) -> list[matrix.Cell]:
+    """The last step of a ramp (its largest thread count) held `seconds` long."""
+    top = max(cell.threads for cell in cells)
+    return [
+        dataclasses.replace(cell, options={**cell.options, "time": seconds})
+        if cell.threads == top
+        else cell
+        for cell in cells
+    ]
+
+
 def _auto_modes(plan: Plan, options: dict[str, object]) -> auto_settings.Auto:
     """The plan's auto modes, checked against its matrix."""
     auto = auto_settings.auto_from_dict(plan.auto)
+    if auto_settings.hold_from_dict(plan.auto) is not None:
+        _check_hold(plan, auto, options)
     if auto.threads is not None and list(plan.threads) != [1]:
         raise InvalidInput(
             "threads",
@@ -326,3 +343,18 @@ def _statements_allowed(
         return min(int(v) for v in values)
     current = server.variables.get("max_prepared_stmt_count")
     return int(current) if current and current.isdigit() else None
+
+
+def _check_hold(plan: Plan, auto: auto_settings.Auto, options: dict[str, object]) -> None:
+    if plan.order_policy != "ramp":
+        raise InvalidInput(
+            "auto.hold", "holds the last step of stepped concurrency: set the order to ramp"
+        )
+    if auto.threads is not None or auto.rate is not None:
+        raise InvalidInput("auto.hold", "holds the last step of a fixed ramp, not of a search")
+    if len(set(plan.threads)) < 2:
+        raise InvalidInput(
+            "auto.hold", "needs at least two thread counts: steps to hold the last of"
+        )
+    if not options.get("time"):
+        raise InvalidInput("auto.hold", "needs a timed test (time > 0) to hold longer")

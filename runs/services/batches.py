@@ -27,17 +27,25 @@ from runs.sysbench.command import expected_duration_s
 
 logger = logging.getLogger(__name__)
 
+MAX_SEED = 2**63 - 1  # a seed is stored in a bigint
+
 
 @transaction.atomic
 def batch_launch(
-    *, plan: Plan, launched_by: str = LaunchedBy.UI, user: AbstractBaseUser | None = None
+    *,
+    plan: Plan,
+    launched_by: str = LaunchedBy.UI,
+    user: AbstractBaseUser | None = None,
+    seed: int | None = None,
 ) -> Batch:
     """Freeze the plan into a batch of queued runs and hand it to a worker once committed.
+    The order's seed: the launch's, else the plan's, else a new one; recorded on the batch,
+    so that the same seed replays the same order.
 
     When the task queue cannot be reached, the batch is failed at once (no row is left
     queued with no message behind it) and BrokerUnavailable is raised when the outermost
     transaction commits."""
-    seed = secrets.randbits(32)
+    seed = _launch_seed(seed, plan.seed)
     try:
         check = plan_check(plan=plan, seed=seed)
     except targets.TargetError as e:
@@ -98,6 +106,12 @@ def _hand_over(batch_id: int) -> None:
         raise
 
 
+def _launch_seed(given: int | None, planned: int | None) -> int:
+    if given is not None:
+        return given
+    return planned if planned is not None else secrets.randbits(32)
+
+
 def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
     return FrozenPlan(
         test=plan.test,
@@ -106,7 +120,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         server_settings=check.settings,
         option_axes=dict(plan.option_axes),
         repeats=plan.repeats,
-        auto=auto_settings.auto_from_dict(plan.auto).to_dict(),
+        auto=auto_settings.auto_stored(plan.auto),
         warmup_s=plan.warmup_s,
         order_policy=plan.order_policy,
         dataset_policy=plan.dataset_policy,

@@ -16,7 +16,7 @@ MAX_SIDES = 8
 @dataclass(frozen=True)
 class Comparison:
     sides: list[comparison.Side]  # the first is the baseline
-    pairs: list[tuple[comparison.Side, list[comparison.PairRow]]]
+    pairs: list[comparison.Pair]  # verdicts corrected over the page (Holm)
     chart: list[dict[str, Any]]  # the scaling chart's lines, a colour per side
     colours: list[str]
 
@@ -26,7 +26,7 @@ def sides_compare(*, keys: list[str]) -> Comparison:
     against the first."""
     found = selectors.comparison_sides(keys[:MAX_SIDES])
     sides = [found[k] for k in keys if k in found]
-    pairs = [(side, comparison.compare_sides(sides[0], side)) for side in sides[1:]]
+    pairs = comparison.compare_all(sides)
     colours = [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))]
     chart = [line for side, c in zip(sides, colours, strict=True) for line in _lines(side, c)]
     return Comparison(sides, pairs, chart, colours)

@@ -126,9 +126,7 @@ def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None)
     if plan.notify_webhook.strip():
         webhooks.webhook_check(plan.notify_webhook)
     check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
-    plan.auto = auto_settings.auto_from_dict(
-        plan.auto
-    ).to_dict()  # checked: stored with its defaults
+    plan.auto = auto_settings.auto_stored(plan.auto)  # checked: stored with its defaults
     plan.full_clean()
     with transaction.atomic():
         plan.save()

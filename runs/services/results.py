@@ -30,7 +30,9 @@ class ResultsRuns:
 def batch_results_runs(*, batch: Batch) -> ResultsRuns:
     runs = selectors.results_runs(batch)
     figures = [RunFigures.of(r) for r in runs]
-    return ResultsRuns(runs, figures, results.group_series(figures))
+    plan = FrozenPlan.from_params(batch.params)
+    order = results.plan_order(plan.server_settings, plan.option_axes)
+    return ResultsRuns(runs, figures, results.group_series(figures, order))
 
 
 def batch_results(
@@ -56,7 +58,9 @@ def batch_results(
 
 
 def baseline_key(series: list[Series], index: str | int | None) -> str:
-    """The series chosen as baseline by its index (the pages' ?baseline=), else the first."""
+    """The series chosen as baseline by its index (the pages' ?baseline=), else the first:
+    the series are in the plan's order, so the first is the plan's first value of each
+    axis (`["1", "0"]`: flush=1)."""
     text = str(index if index is not None else "0")
     if text.isdigit() and int(text) < len(series):
         return series[int(text)].key

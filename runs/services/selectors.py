@@ -290,12 +290,15 @@ def comparison_sides(keys: list[str]) -> dict[str, comparison.Side]:
     for key in keys:
         number = int(key[1:])
         if key[0] == "b" and number in batches:
-            figures = [results.RunFigures.of(r) for r in by_batch.get(number, [])]
-            sides[key] = comparison.Side(key, batch_label(batches[number]), figures)
+            members = by_batch.get(number, [])
+            figures = [results.RunFigures.of(r) for r in members]
+            busy = comparison.host_busy_pct(r.host_summary for r in members)
+            sides[key] = comparison.Side(key, batch_label(batches[number]), figures, busy)
         elif key[0] == "r" and number in single:
             run = single[number]
             label = f"run {run.pk} of batch {run.batch_id} ({run.label})"
-            sides[key] = comparison.Side(key, label, [results.RunFigures.of(run)])
+            busy = comparison.host_busy_pct([run.host_summary])
+            sides[key] = comparison.Side(key, label, [results.RunFigures.of(run)], busy)
     return sides
 
 

@@ -12,6 +12,7 @@ from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
+from runs.services.batches import MAX_SEED
 from runs.services.schedules import schedule_describe
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
@@ -163,6 +164,21 @@ class PlanForm(forms.Form):
     cleanup = forms.BooleanField(
         required=False, initial=True, help_text="Drop the data set after the batch."
     )
+    hold_last_step_s = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=86_400,
+        label="Hold the last step (s)",
+        help_text="Ramp order: the largest thread count runs this long, the other steps the "
+        "plan's time. Empty: every step alike.",
+    )
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_SEED,
+        help_text="Of the interleaved order: the same seed replays the same order. Empty: a "
+        "new one at each launch, recorded on the batch.",
+    )
     schedule_kind = forms.ChoiceField(choices=SCHEDULE_KINDS, required=False, label="Schedule")
     schedule_cron = forms.CharField(
         required=False,
@@ -272,6 +288,7 @@ class PlanForm(forms.Form):
             "order_policy": data["order_policy"],
             "dataset_policy": data["dataset_policy"],
             "cleanup": data["cleanup"],
+            "seed": data.get("seed"),
             "notify_emails": data.get("notify_emails") or "",
             "notify_webhook": data.get("notify_webhook") or "",
             # Left empty: the plan's defaults (5 %, 7 nights).
@@ -288,6 +305,8 @@ class PlanForm(forms.Form):
             if data.get(f"{mode}_auto"):
                 given = {key: data.get(name) for name, key in fields.items()}
                 modes[mode] = {k: v for k, v in given.items() if v is not None}
+        if data.get("hold_last_step_s"):
+            modes["hold"] = {"last_step_s": data["hold_last_step_s"]}
         return modes
 
 
@@ -310,6 +329,8 @@ def auto_initial(auto: dict[str, Any]) -> dict[str, Any]:
             for name, key in fields.items():
                 if auto[mode].get(key) is not None:
                     initial[name] = auto[mode][key]
+    if isinstance(auto.get("hold"), dict):
+        initial["hold_last_step_s"] = auto["hold"].get("last_step_s")
     return initial
 
 
@@ -328,6 +349,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "order_policy": plan.order_policy,
         "dataset_policy": plan.dataset_policy,
         "cleanup": plan.cleanup,
+        "seed": plan.seed,
         "notify_emails": plan.notify_emails,
         "notify_webhook": plan.notify_webhook,
         "regression_threshold_pct": plan.regression_threshold_pct,

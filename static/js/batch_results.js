@@ -94,13 +94,28 @@
   overTime("timeseries-latency-chart", "latency", "ms", false);
 
   // --- the batch timeline ----------------------------------------------------------------------
+  // Each step of the threads (where the thread count changes from the run before) labelled
+  // with its thread count, at the start of its first run.
+  function timelineSteps() {
+    const steps = {};
+    (data.timeline || []).forEach((r, i) => {
+      if (!r.step || !r.points.length) return;
+      steps["step" + i] = {
+        type: "line", xMin: r.points[0][0], xMax: r.points[0][0], borderColor: "rgba(0,0,0,.25)",
+        borderWidth: 1, borderDash: [3, 3],
+        label: { display: true, content: r.step, position: "start", font: { size: 10 },
+                 backgroundColor: "rgba(255,255,255,.85)", color: "#444" },
+      };
+    });
+    return steps;
+  }
   const timeline = document.getElementById("timeline-chart");
   if (timeline) {
     new Chart(timeline, {
       type: "line",
       data: { datasets: (data.timeline || []).map((r) => B.lineDataset(r.label, r.colour, r.points)) },
       options: {
-        plugins: { legend: { display: false } },
+        plugins: { legend: { display: false }, annotation: { annotations: timelineSteps() } },
         interaction: { mode: "nearest", intersect: false },
         scales: { x: B.axis("seconds since the batch started", { type: "linear" }), y: B.axis(data.unit, { beginAtZero: true }) },
       },

@@ -17,7 +17,14 @@
     if (withDiagonal) {
       const offered = data.rate.flatMap((s) => s.points.map((p) => p.offered));
       const lo = Math.min(...offered), hi = Math.max(...offered);
-      datasets.push(B.lineDataset("offered", "#7f7f7f", [[lo, lo], [hi, hi]],
+      // y = x sampled along the range, so that it is the diagonal on the chart's own scales
+      // (a log x axis against a linear y: two end points joined straight would bend it)
+      const steps = 64, diagonal = [];
+      for (let i = 0; i <= steps; i++) {
+        const x = lo * Math.pow(hi / lo, i / steps);
+        diagonal.push([x, x]);
+      }
+      datasets.push(B.lineDataset("offered", "#7f7f7f", diagonal,
         { borderDash: [6, 4], borderWidth: 1, pointRadius: 0 }));
     }
     new Chart(canvas, {

@@ -4,10 +4,12 @@ auto modes found, why each extra run ran, and the open-loop chart."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from runs.analysis import batch_results
-from runs.analysis.results import group_series
+from runs.analysis.results import group_series, plan_order
 from tests.analysis.recorded import RATES, insert_cell, point_select_at
 
 
@@ -37,7 +39,7 @@ def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
     found = batch_results.build(runs, group_series(runs)[0].key, params, reasons)
 
     assert found.summary == []  # rates are not set against each other in sentences
-    assert found.auto[0].startswith("all runs, 2 threads: highest sustainable rate 16,000 tps")
+    assert found.auto[0].startswith("all runs, 2 threads: sustainable up to 16,000 tps")
     assert [r["reason"] for r in found.extra_runs][:2] == [
         "rate search: 2000 tps",
         "rate search: 4000 tps",
@@ -47,3 +49,36 @@ def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
     point = line["points"][-2]
     assert (point["offered"], point["p95"], point["queue"]) == (28000, 707.07, 16402)
     assert point["achieved"] == pytest.approx(19837.865)
+    # issue 24: offered rates get no verdicts, no why, no "peaks at" for one thread count
+    assert found.verdicts == [] and found.why == []
+    assert all(r["verdict"] is None for r in found.table)
+    assert all(s["peak"] is None and s["single_threads"] == 2 for s in found.series)
+
+
+def with_setting(run, name, value):
+    return dataclasses.replace(run, settings={**run.settings, name: value})
+
+
+def test_the_plans_first_value_is_the_baseline_and_sentences_read_forwards():
+    # issue 24: flush ["1", "0"] on recorded runs; main took flush=0 (alphabetically
+    # first) as the baseline and said "flush=1 is ...x slower than flush=0"
+    runs = [*insert_cell(1, 4), *insert_cell(0, 4)]
+    runs = [with_setting(r, "max_connections", "1100") for r in runs]
+    params = {"server_settings": {"innodb_flush_log_at_trx_commit": ["1", "0"],
+                                  "max_connections": ["1100"]}}  # fmt: skip
+    order = plan_order(params["server_settings"], {})
+    series = group_series(runs, order)
+    assert [s.label for s in series] == ["flush=1", "flush=0"]  # the constant said once
+    assert [s.label for s in group_series(runs)] == [
+        "flush=0 max_connections=1100", "flush=1 max_connections=1100",
+    ]  # fmt: skip
+
+    found = batch_results.build(runs, series[0].key, params)
+
+    assert found.baseline_label == "flush=1" and found.plan_wide == ["max_connections=1100"]
+    (sentence,) = found.summary
+    assert sentence.startswith("flush=0 is ") and " faster than flush=1 at 4 threads" in sentence
+    # one estimator: the table's "x baseline" is the verdict's ratio, as the sentence says
+    (row,) = [r for r in found.table if not r["is_baseline"]]
+    assert row["ratio"] == pytest.approx(row["verdict"]["ratio"])
+    assert f"{row['ratio']:.1f}×" in sentence

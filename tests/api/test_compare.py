@@ -54,9 +54,16 @@ def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batc
     (pair,) = body["pairs"]
     assert pair["side"] == f"b{second.pk}"
     assert [row["threads"] for row in pair["rows"]] == [1, 2]
+    # issue 24: the page's cells are one family, corrected together (Holm)
+    alone = [verdicts.welch(rates(first, t), rates(second, t)) for t in (1, 2)]
+    fixed = dict(zip((1, 2), verdicts.corrected(alone), strict=True))
+    assert body["correction"].startswith("Holm's correction")
+    assert pair["caveats"][0].startswith("the two ran at different times (")
+    assert "interleaved A/A or A/B in one batch" in pair["caveats"][0]
     for row in pair["rows"]:
         expected = verdicts.welch(rates(first, row["threads"]), rates(second, row["threads"]))
-        assert row["verdict"] == expected.verdict
+        assert row["verdict"] == fixed[row["threads"]].verdict
+        assert row["p_adjusted"] == pytest.approx(fixed[row["threads"]].p_adjusted)
         assert row["diff_percent"] == pytest.approx(expected.diff_percent)
         assert row["p_value"] == pytest.approx(expected.p_value)
         assert row["ratio_low"] == pytest.approx(expected.low)

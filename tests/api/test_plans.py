@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import html
+import json
+from typing import Any
+
 import pytest
 from django_celery_beat.models import PeriodicTask
 
@@ -170,7 +174,7 @@ def test_a_plan_takes_auto_modes_and_stores_them_with_their_defaults(api, plan_f
 
     assert created.status_code == 201, created.text
     assert created.json()["auto"] == {
-        "repeats": {"target_pct": 2.0, "max": 5},
+        "repeats": {"target_pct": 2.0, "max": 5, "margin_pct": 2.0},
         "threads": {"max": 16, "slo_p95_ms": None, "rise_pct": 5.0},
     }
 
@@ -200,3 +204,73 @@ def test_a_plan_names_more_load_hosts_and_how_cells_split_between_them(
     assert refused.status_code == 400
     assert refused.json()["field"] == "extra_load_hosts"
     assert "local" in refused.json()["message"]
+
+
+def _order(batch_id):
+    return list(
+        Batch.objects.get(pk=batch_id).runs.order_by("position").values_list("cell_key", flat=True)
+    )
+
+
+def test_the_seed_is_kept_on_the_plan_and_at_launch_and_the_report_replays_the_order(
+    api, plan_fields, offline_target, local_host
+):
+    # issue 24: main dropped `seed` on POST /api/v1/plans and at launch
+    fields = {**plan_fields, "threads": [1, 2, 4], "repeats": 3, "seed": 4242}
+    plan = api.post("/api/v1/plans", json=fields).json()
+    assert plan["seed"] == 4242
+
+    first = api.post(f"/api/v1/plans/{plan['id']}/launch").json()
+    again = api.post(f"/api/v1/plans/{plan['id']}/launch").json()
+    assert Batch.objects.get(pk=first["id"]).seed == 4242
+    assert _order(first["id"]) == _order(again["id"])  # same seed, same order
+
+    other = api.post(f"/api/v1/plans/{plan['id']}/launch", json={"seed": 7}).json()
+    assert Batch.objects.get(pk=other["id"]).seed == 7
+    assert _order(other["id"]) != _order(first["id"])
+    assert api.patch(f"/api/v1/plans/{plan['id']}", json={"seed": None}).json()["seed"] is None
+
+    # the report's "run it again": its plan, POSTed back, replays the batch's order
+    report = api.get(f"/api/v1/batches/{other['id']}/report").text
+    replay = json.loads(html.unescape(report.split('id="report-replay">')[1].split("</pre>")[0]))
+    assert replay["seed"] == 7
+    replay.update(target=offline_target.pk, load_host=local_host.pk)
+    replayed = api.post("/api/v1/plans", json=replay).json()
+    relaunched = api.post(f"/api/v1/plans/{replayed['id']}/launch").json()
+    assert _order(relaunched["id"]) == _order(other["id"])
+
+
+def test_a_bad_seed_is_refused_naming_it(api, plan_fields):
+    answer = api.post("/api/v1/plans", json={**plan_fields, "seed": -1})
+    assert answer.status_code == 400 and answer.json()["field"] == "seed", answer.text
+
+
+def test_a_ramp_holds_its_last_step_longer_and_the_hold_is_checked(api, plan_fields):
+    # issue 24: stepped concurrency (threads in ramp order) with a longer last step
+    fields = {**plan_fields, "threads": [1, 2, 4], "order_policy": "ramp", "repeats": 1,
+              "auto": {"hold": {"last_step_s": 30}}}  # fmt: skip
+    plan = api.post("/api/v1/plans", json=fields)
+    assert plan.status_code == 201, plan.text
+    assert plan.json()["auto"] == {"hold": {"last_step_s": 30}}
+    batch = api.post(f"/api/v1/plans/{plan.json()['id']}/launch").json()
+    runs = Batch.objects.get(pk=batch["id"]).runs.order_by("position")
+    # each series (flush=1, flush=2) ramps 1, 2, 4 threads; the 4-thread step holds 30 s
+    assert [(r.threads, r.options["time"]) for r in runs] == [(1, 2), (2, 2), (4, 30)] * 2
+    last = runs.last()
+    assert last is not None and (last.expected_duration_s or 0) >= 30
+    assert Batch.objects.get(pk=batch["id"]).params["auto"] == {"hold": {"last_step_s": 30}}
+
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"order_policy": "interleaved"}, "set the order to ramp"),
+        ({"threads": [4]}, "at least two thread counts"),
+        ({"auto": {"hold": {"last_step_s": 0}}}, "between 1 and 86400"),
+        (
+            {"auto": {"hold": {"last_step_s": 30}, "threads": True}, "threads": [1]},
+            "not of a search",
+        ),
+    ]
+    for change, words in refused:
+        answer = api.post("/api/v1/plans", json={**fields, **change, "name": "held badly"})
+        assert answer.status_code == 400, (change, answer.text)
+        assert answer.json()["field"].startswith("auto.hold"), answer.json()
+        assert words in answer.json()["message"], answer.json()

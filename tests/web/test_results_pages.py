@@ -133,6 +133,7 @@ def test_compare_gives_a_verdict_per_pair(client_in, make_batch, django_assert_m
     html = response.content.decode()
     assert "too few repeats (n=1; 3 needed)" in html
     assert html.count("<h2>batch ") == 1  # one pair: the repeated key is dropped
+    assert "corrected together with Holm's correction" in html  # issue 24: named on the page
 
     same = client_in.get(f"/compare?s=b{one.pk}&s=b{one.pk}x&s=b{one.pk}").content.decode()
     assert "Choose at least two" in same

@@ -3,7 +3,8 @@ the field names them:
 
 - settings.py: the `auto` field read and checked (Auto, RepeatsAuto, ThreadsAuto,
   RateAuto), with its defaults;
-- repeats.py: repeats auto: one more repeat while a cell's mean is not clear enough;
+- repeats.py: repeats auto: one more repeat until a cell's comparison with the baseline
+  is decided (a sequential rule: Bonferroni over the looks), or its mean clear enough;
 - threads.py: threads search: the knee of the throughput curve;
 - rate.py: rate search: the highest sustainable open-loop rate (--rate);
 - cells.py: what the runs of a cell so far say, as every mode reads them;

@@ -16,6 +16,8 @@ from scipy import stats as scipy_stats
 
 from runs.analysis.results import FINISHED_WELL, NOT_RUN, RunFigures, series_label
 
+QUEUE_FLOOR = 10  # a few events waiting in sysbench's --rate queue is normal at any rate
+
 
 @dataclass(frozen=True)
 class CellFigures:
@@ -25,9 +27,12 @@ class CellFigures:
     values: tuple[float, ...]  # throughput of the repeats that finished well
     p95: float | None  # median p95 latency, ms
     achieved: float | None  # median steady interval throughput (what --rate achieved)
-    queue_max: int | None
+    queue_max: int | None  # the longest queue that lasted more than one interval
     queue_growing: int | None  # a queue at least twice as long at the end as early on
     failure: str  # the error of a failed repeat, "" when none failed
+    # each run of the cell on its own (empty for a single run: the cell is its one try),
+    # so that a search can count how many tries held a point rather than pool them
+    tries: tuple[CellFigures, ...] = ()
 
     @property
     def median(self) -> float | None:
@@ -37,14 +42,20 @@ class CellFigures:
     def pending(self) -> bool:
         return self.attempts > len(self.values) and not self.failure
 
+    @property
+    def each(self) -> tuple[CellFigures, ...]:
+        """The tries of the cell, one per run that has run."""
+        return self.tries or (self,)
+
 
 def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
     good = [r for r in runs if r.status in FINISHED_WELL and r.throughput is not None]
     failed = [r for r in runs if r.status not in FINISHED_WELL and r.status not in NOT_RUN]
     p95 = [v for r in good if (v := r.latency_ms) is not None]
     achieved = [v for r in good if (v := _interval_median(r)) is not None]
-    queues = [int(r.summary["queue_length_max"]) for r in good if "queue_length_max" in r.summary]
+    queues = [q for r in good if (q := _queue_held(r.summary)) is not None]
     growing = [n for r in good if (n := _queue_growing(r.summary)) is not None]
+    ran = [r for r in runs if r.status not in NOT_RUN]
     return CellFigures(
         attempts=len(runs),
         values=tuple(float(r.throughput or 0) for r in good),
@@ -53,13 +64,23 @@ def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
         queue_max=max(queues) if queues else None,
         queue_growing=max(growing) if growing else None,
         failure=(failed[0].error or failed[0].status) if failed else "",
+        tries=tuple(cell_figures([r]) for r in ran) if len(ran) > 1 else (),
     )
+
+
+def _queue_held(summary: Mapping[str, Any]) -> int | None:
+    # the longest queue that lasted more than one interval (summary.py); runs summed up
+    # before it was recorded have only their longest queue
+    value = summary.get("queue_stall_max", summary.get("queue_length_max"))
+    return None if value is None else int(value)
 
 
 def _queue_growing(summary: Mapping[str, Any]) -> int | None:
     last, early = summary.get("queue_length_last"), summary.get("queue_length_early_max")
     if last is None or early is None or last <= 2 * early:
         return None
+    if summary.get("queue_length_before_last", QUEUE_FLOOR + 1) <= QUEUE_FLOOR:
+        return None  # a queue of the last second alone: a stall must last two intervals
     return int(last)
 
 
@@ -82,10 +103,12 @@ def half_width_pct(values: Sequence[float]) -> float | None:
 
 @dataclass(frozen=True)
 class Step:
-    """The next value to measure (threads or rate) and why; value None: the search is over."""
+    """The next value to measure (threads or rate) and why; value None: the search is over.
+    repeats: how many runs of it (0: the plan's usual number)."""
 
     value: int | None
     reason: str
+    repeats: int = 0
 
 
 def usable(cell: CellFigures) -> bool:

@@ -1,5 +1,10 @@
 """Rate search (the plan's `auto.rate`): the highest open-loop rate (--rate) the server
-sustains, by doubling from the start rate while it is kept up with, then bisecting.
+sustains, by doubling from the start rate while it is kept up with, then bisecting, then
+confirming: the last rate held and the first one not held are each tried CONFIRM times
+and judged by the majority of their tries, so that one noisy second cannot decide the
+answer. A try is judged on its steady state (after the warmup), and a queue counts only
+when it lasted more than one report interval (summary.py). The answer is a bracket with
+its evidence: "sustainable up to 6,000 tps: 6,000 held 3/3 (...); 6,500 failed 2/3 (...)".
 
 Pure: no Django, no I/O.
 """
@@ -7,19 +12,20 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from runs.analysis.auto.cells import CellFigures, Step, within_slo
+from runs.analysis.auto.cells import QUEUE_FLOOR, CellFigures, Step, within_slo
 from runs.analysis.auto.settings import RateAuto
 
 BISECT_STEPS = 4  # rates tried between the last sustained and the first not sustained
+CONFIRM = 3  # tries of each end of the bracket before the search concludes (majority)
 BACKLOG_S = 0.1  # a queue holding more than this many seconds of arrivals is not keeping up
 GROWING_S = 0.01  # nor does one still growing at the end past this many seconds of arrivals
-QUEUE_FLOOR = 10  # a few events waiting is normal at any rate
 QUEUE_FULL = "event queue is full"  # sysbench gave up: the rate was far out of reach
 
 
 def sustained(rate: int, cell: CellFigures, auto: RateAuto) -> tuple[bool, str]:
-    """Whether a rate was kept up with, and what says so or not."""
+    """Whether one try kept up with a rate, and what says so or not."""
     if QUEUE_FULL in cell.failure:
         return False, "sysbench's event queue overflowed"
     achieved = cell.achieved or 0.0
@@ -29,7 +35,8 @@ def sustained(rate: int, cell: CellFigures, auto: RateAuto) -> tuple[bool, str]:
     if cell.queue_max is not None and cell.queue_max > bound:
         return (
             False,
-            f"the queue grew to {cell.queue_max:,}, over {BACKLOG_S * 1000:g} ms of arrivals",
+            f"the queue held {cell.queue_max:,} for more than one interval, over "
+            f"{BACKLOG_S * 1000:g} ms of arrivals",
         )
     if cell.queue_growing is not None and cell.queue_growing > max(QUEUE_FLOOR, rate * GROWING_S):
         return False, f"the queue was still growing at the end ({cell.queue_growing:,})"
@@ -40,25 +47,75 @@ def sustained(rate: int, cell: CellFigures, auto: RateAuto) -> tuple[bool, str]:
     return True, f"achieved {achieved:,.0f} tps{queue}{p95}"
 
 
+@dataclass(frozen=True)
+class PointVerdict:
+    """A rate's tries, judged one by one; held by the majority of them."""
+
+    held: int
+    tried: int
+    why: str  # what says so: the first try on the side of the majority
+
+    @property
+    def ok(self) -> bool:
+        return self.held * 2 > self.tried
+
+    @property
+    def tally(self) -> str:
+        """`held 3/3`, `failed 2/3`."""
+        if self.ok:
+            return f"held {self.held}/{self.tried}"
+        return f"failed {self.tried - self.held}/{self.tried}"
+
+    @property
+    def evidence(self) -> str:
+        """`held 3/3 (achieved ...)`, `failed 2/3 (the queue ...)`."""
+        return f"{self.tally} ({self.why})"
+
+
+def point_verdict(rate: int, cell: CellFigures, auto: RateAuto) -> PointVerdict:
+    judged = [sustained(rate, one, auto) for one in cell.each]
+    held = sum(ok for ok, _ in judged)
+    majority = held * 2 > len(judged)
+    why = next(text for ok, text in judged if ok == majority)
+    return PointVerdict(held, len(judged), why)
+
+
 def rate_step(points: Mapping[int, CellFigures], auto: RateAuto) -> Step:
-    """Double from the start rate while it is sustained (halve while it is not), then
-    bisect between the highest sustained and the lowest not sustained."""
-    low, high, step = _bracket(points, auto)
+    """Double from the start rate while it is sustained (halve while it is not), bisect
+    between the highest sustained and the lowest not sustained, then confirm both."""
+    step, low, high = _search(points, auto)
     if step is not None:
         return step
-    assert low is not None and high is not None
+    for rate, side in ((high, "the lowest not sustained"), (low, "the highest sustained")):
+        if rate is not None and points[rate].attempts < CONFIRM and not _stopped(points[rate]):
+            tally = point_verdict(rate, points[rate], auto).tally
+            reason = f"rate search: confirm {rate:,} tps, {side} so far ({tally})"
+            return Step(rate, reason, repeats=CONFIRM - points[rate].attempts)
+    return Step(None, "")
+
+
+def _search(
+    points: Mapping[int, CellFigures], auto: RateAuto
+) -> tuple[Step | None, int | None, int | None]:
+    """The next rate to try, or none and the bracket found: the highest rate sustained
+    and the lowest not sustained above it (either None at an end of the range)."""
+    low, high, step = _bracket(points, auto)
+    if step is not None or (low is None or high is None):
+        return step, low, high
     for _ in range(BISECT_STEPS):
         middle = (low + high) // 2
         if high <= low * (1 + auto.precision_pct / 100) or middle in (low, high):
             break
         if middle not in points:
             return Step(middle, f"rate search: {middle:,} tps, between {low:,} (sustained) and "
-                                f"{high:,} (not)")  # fmt: skip
+                                f"{high:,} (not)"), low, high  # fmt: skip
+        if _stopped(points[middle]):
+            break
         if _sustained(middle, points, auto):
             low = middle
         else:
             high = middle
-    return Step(None, "")
+    return None, low, high
 
 
 def _bracket(
@@ -68,21 +125,18 @@ def _bracket(
     if rate not in points:
         return None, None, Step(rate, f"rate search: start at {rate:,} tps")
     if _stopped(points[rate]):
-        return None, None, Step(None, "")
+        return None, None, None
     going_up = _sustained(rate, points, auto)
     while True:
         following = min(rate * 2, auto.max) if going_up else rate // 2
         if following == rate or following < 1:
-            return None, None, Step(None, "")
+            return (rate, None, None) if going_up else (None, rate, None)
         if following not in points:
             verb = "was sustained" if going_up else "was not sustained"
-            return (
-                None,
-                None,
-                Step(following, f"rate search: {following:,} tps, since {rate:,} {verb}"),
-            )
+            step = Step(following, f"rate search: {following:,} tps, since {rate:,} {verb}")
+            return (rate, None, step) if going_up else (None, rate, step)
         if _stopped(points[following]):
-            return None, None, Step(None, "")
+            return (rate, None, None) if going_up else (None, rate, None)
         if _sustained(following, points, auto) != going_up:
             low, high = (rate, following) if going_up else (following, rate)
             return low, high, None
@@ -90,7 +144,7 @@ def _bracket(
 
 
 def _sustained(rate: int, points: Mapping[int, CellFigures], auto: RateAuto) -> bool:
-    return sustained(rate, points[rate], auto)[0]
+    return point_verdict(rate, points[rate], auto).ok
 
 
 def _stopped(cell: CellFigures) -> bool:
@@ -98,26 +152,30 @@ def _stopped(cell: CellFigures) -> bool:
     return (bool(cell.failure) and QUEUE_FULL not in cell.failure) or cell.pending
 
 
+def rate_bracket(
+    points: Mapping[int, CellFigures], auto: RateAuto
+) -> tuple[int | None, int | None]:
+    """The search's answer: the highest rate sustained and the lowest not sustained."""
+    _, low, high = _search(points, auto)
+    return low, high
+
+
 def rate_conclusion(points: Mapping[int, CellFigures], auto: RateAuto) -> str:
-    """`highest sustainable rate 20,000 tps (achieved 20,160 tps, queue ≤ 10); 40,000 tps
-    was not sustained (the queue grew to 4,329 ...)`."""
-    verdicts = {
-        rate: sustained(rate, cell, auto) for rate, cell in points.items() if not _stopped(cell)
-    }
-    good = [rate for rate, (ok, _) in verdicts.items() if ok]
-    bad = [rate for rate, (ok, _) in verdicts.items() if not ok]
-    failed = [cell.failure for cell in points.values() if _stopped(cell) and cell.failure]
-    if not good:
-        text = f"no rate sustained down to {min(points):,} tps" if points else "no rate measured"
+    """`sustainable up to 6,000 tps: 6,000 held 3/3 (achieved 6,010 tps, queue ≤ 2);
+    6,500 failed 2/3 (the queue held 4,329 ...)`."""
+    if not points:
+        return "no rate measured"
+    low, high = rate_bracket(points, auto)
+    if low is None:
+        text = f"no rate sustained down to {min(points):,} tps"
     else:
-        best = max(good)
-        text = f"highest sustainable rate {best:,} tps ({verdicts[best][1]})"
-        if best == auto.max:
+        evidence = point_verdict(low, points[low], auto).evidence
+        text = f"sustainable up to {low:,} tps: {low:,} {evidence}"
+        if low == auto.max:
             text += ", the maximum searched"
-    above = [rate for rate in bad if not good or rate > max(good)]
-    if above:
-        first = min(above)
-        text += f"; {first:,} tps was not sustained ({verdicts[first][1]})"
+    if high is not None:
+        text += f"; {high:,} {point_verdict(high, points[high], auto).evidence}"
+    failed = [cell.failure for cell in points.values() if _stopped(cell) and cell.failure]
     if failed:
         text += f"; a run failed: {failed[0].splitlines()[0]}"
     return text

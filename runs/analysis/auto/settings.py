@@ -20,8 +20,9 @@ MAX_RATE = 100_000_000
 
 @dataclass(frozen=True)
 class RepeatsAuto:
-    target_pct: float = 2.0  # relative half-width of the 95 % CI of the cell's mean
+    target_pct: float = 2.0  # relative half-width of the 95 % CI of a cell without baseline
     max: int = 5
+    margin_pct: float = 2.0  # equivalence margin of a cell's ratio to the baseline's
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,15 @@ class RateAuto:
 
 
 @dataclass(frozen=True)
+class HoldAuto:
+    """A stepped-concurrency plan (threads in ramp order) holding its last step longer:
+    the largest thread count runs this many seconds (--time), the others the plan's.
+    Read from the `hold` key of the plan's `auto` field (hold_from_dict)."""
+
+    last_step_s: int = 60
+
+
+@dataclass(frozen=True)
 class Auto:
     repeats: RepeatsAuto | None = None
     threads: ThreadsAuto | None = None
@@ -48,6 +58,7 @@ class Auto:
 
     @property
     def any(self) -> bool:
+        """Whether a mode adds runs as the batch goes."""
         return any((self.repeats, self.threads, self.rate))
 
     def start_repeats(self, plan_repeats: int) -> int:
@@ -73,13 +84,18 @@ def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
     data = data or {}
     if not isinstance(data, Mapping):
         raise InvalidInput("auto", 'must be an object such as {"repeats": {}}')
-    unknown = sorted(set(data) - {"repeats", "threads", "rate"})
+    unknown = sorted(set(data) - {"repeats", "threads", "rate", "hold"})
     if unknown:
-        raise InvalidInput("auto", f"unknown auto mode {unknown[0]!r}: repeats, threads, rate")
+        raise InvalidInput(
+            "auto", f"unknown auto mode {unknown[0]!r}: repeats, threads, rate, hold"
+        )
     if data.get("threads") is not None and data.get("rate") is not None:
         raise InvalidInput("auto", "search threads or the rate, not both in one plan")
     return Auto(
-        repeats=_mode(data, "repeats", RepeatsAuto, {"target_pct": (0.1, 100), "max": (2, 100)}),
+        repeats=_mode(
+            data, "repeats", RepeatsAuto,
+            {"target_pct": (0.1, 100), "max": (2, 100), "margin_pct": (0.1, 50)},
+        ),
         threads=_mode(
             data, "threads", ThreadsAuto,
             {"max": (1, MAX_THREADS), "slo_p95_ms": (0.001, 1e7), "rise_pct": (0.1, 1000)},
@@ -90,6 +106,25 @@ def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
              "tolerance_pct": (0.1, 50), "precision_pct": (1, 100)},
         ),
     )  # fmt: skip
+
+
+def auto_stored(data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A plan's `auto` field checked and with its defaults, as plans and batches store it:
+    the modes, and the last step's hold when it has one."""
+    stored = auto_from_dict(data).to_dict()
+    hold = hold_from_dict(data)
+    if hold is not None:
+        stored["hold"] = asdict(hold)
+    return stored
+
+
+def hold_from_dict(data: Mapping[str, Any] | None) -> HoldAuto | None:
+    """The `hold` of a plan's `auto` field, checked: not a mode that adds runs (Auto), a
+    setting of the plan's steps, kept in the same field."""
+    if not isinstance(data, Mapping):
+        return None
+    hold: HoldAuto | None = _mode(data, "hold", HoldAuto, {"last_step_s": (1, 86_400)})
+    return hold
 
 
 def _mode(
@@ -114,7 +149,7 @@ def _mode(
 
 
 def _number(field: str, value: Any, bounds: tuple[float, float], kind: Any) -> float | int | None:
-    whole = field.endswith((".max", ".start"))
+    whole = field.endswith((".max", ".start", ".last_step_s"))
     if value is None and field.endswith("slo_p95_ms"):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -42,10 +42,13 @@ class NewCell:
     reason: str
 
 
-def next_cells(auto: Auto, runs: Sequence[RunFigures], plan_repeats: int) -> list[NewCell]:
-    """What to run next; empty when every auto mode has its answer."""
+def next_cells(
+    auto: Auto, runs: Sequence[RunFigures], plan_repeats: int, baseline: str = ""
+) -> list[NewCell]:
+    """What to run next; empty when every auto mode has its answer. `baseline`: the key of
+    the baseline series, whose cells the others' repeats are compared with."""
     if auto.repeats is not None:
-        more = _more_repeats(auto.repeats, runs)
+        more = _more_repeats(auto.repeats, runs, baseline)
         if more:
             return more
     if auto.threads is None and auto.rate is None:
@@ -60,23 +63,41 @@ def next_cells(auto: Auto, runs: Sequence[RunFigures], plan_repeats: int) -> lis
         options = dict(line.first.axis_options)
         if auto.rate:
             options[RATE] = str(step.value)
-        cells.append(NewCell(dict(line.first.settings), options, threads, repeats, step.reason))
+        count = step.repeats or repeats
+        cells.append(NewCell(dict(line.first.settings), options, threads, count, step.reason))
     return cells
 
 
-def _more_repeats(auto: RepeatsAuto, runs: Sequence[RunFigures]) -> list[NewCell]:
-    more = []
-    for members in _cells(runs).values():
-        first = members[0]
-        reason = repeats_auto.repeat_step(cell_figures(members), auto, cell_label(first))
+def _more_repeats(auto: RepeatsAuto, runs: Sequence[RunFigures], baseline: str) -> list[NewCell]:
+    cells = _cells(runs)
+    compared = baseline and any(key != baseline for key, _ in cells)
+    more, behind = [], set()
+    for (key, threads), members in cells.items():
+        base = cells.get((baseline, threads)) if compared else None
+        if key == baseline and base is not None:
+            continue  # the baseline's cells grow with the cells compared with them
+        base_cell = cell_figures(base) if base is not None else None
+        reason = repeats_auto.repeat_step(
+            cell_figures(members), auto, cell_label(members[0]), base_cell
+        )
         if reason:
-            more.append(
-                NewCell(dict(first.settings), dict(first.axis_options), first.threads, 1, reason)
-            )
+            more.append(_one_more(members[0], reason))
+            if base is not None:
+                behind.add(threads)
+    for threads in sorted(behind):
+        members = cells[(baseline, threads)]
+        if len(members) < auto.max:
+            label = cell_label(members[0])
+            reason = f"repeat {len(members) + 1} of {label}: the baseline of undecided cells"
+            more.append(_one_more(members[0], reason))
     return more
 
 
-def conclusions(auto: Auto, runs: Sequence[RunFigures]) -> list[str]:
+def _one_more(run: RunFigures, reason: str) -> NewCell:
+    return NewCell(dict(run.settings), dict(run.axis_options), run.threads, 1, reason)
+
+
+def conclusions(auto: Auto, runs: Sequence[RunFigures], baseline: str = "") -> list[str]:
     """What the auto modes found, one sentence per line of the matrix (or per cell)."""
     found = []
     if auto.threads is not None:
@@ -88,13 +109,49 @@ def conclusions(auto: Auto, runs: Sequence[RunFigures]) -> list[str]:
         for line in _lines(runs, auto).values():
             found.append(f"{line.label}: {rate_search.rate_conclusion(line.points, auto.rate)}")
     if auto.repeats is not None:
-        found += _noise_conclusions(auto.repeats, runs)
+        stops = repeats_stops(auto.repeats, runs, baseline)
+        found += _stop_conclusions(auto.repeats, stops) if stops else []
+        found += _noise_conclusions(
+            auto.repeats, runs, skip={(str(s["series_key"]), int(str(s["threads"]))) for s in stops}
+        )
     return found
 
 
-def _noise_conclusions(auto: RepeatsAuto, runs: Sequence[RunFigures]) -> list[str]:
+def repeats_stops(
+    auto: RepeatsAuto, runs: Sequence[RunFigures], baseline: str
+) -> list[dict[str, object]]:
+    """Why each cell compared with the baseline stopped repeating: series, series_key,
+    threads, repeats, why (`decided faster after 3 repeats (p = ...)`)."""
+    cells = _cells(runs)
+    stops: list[dict[str, object]] = []
+    for (key, threads), members in cells.items():
+        base = cells.get((baseline, threads))
+        if key == baseline or base is None:
+            continue
+        cell = cell_figures(members)
+        why = repeats_auto.stopped_why(cell, auto, cell_figures(base))
+        stops.append({"series": cell_label(members[0]), "series_key": key, "threads": threads,
+                      "repeats": len(cell.values), "why": why})  # fmt: skip
+    return stops
+
+
+def _stop_conclusions(auto: RepeatsAuto, stops: list[dict[str, object]]) -> list[str]:
+    decided = sum(1 for s in stops if str(s["why"]).startswith(("decided", "equivalent")))
+    head = (
+        f"repeats: {decided} of {len(stops)} comparisons with the baseline decided "
+        f"(each look at {repeats_auto.ALPHA:g} / {repeats_auto.looks(auto)}: "
+        f"{repeats_auto.RULE}; equivalence margin ±{auto.margin_pct:g} %)"
+    )
+    return [head, *(f"{s['series']}: {s['why']}" for s in stops)]
+
+
+def _noise_conclusions(
+    auto: RepeatsAuto, runs: Sequence[RunFigures], skip: set[tuple[str, int]]
+) -> list[str]:
     noisy, clear = [], 0
-    for members in _cells(runs).values():
+    for place, members in _cells(runs).items():
+        if place in skip:
+            continue
         cell = cell_figures(members)
         noise = half_width_pct(cell.values)
         if noise is not None and noise <= auto.target_pct:

@@ -1,5 +1,9 @@
 """Threads search (the plan's `auto.threads`): the knee of the throughput curve, by
-doubling the threads while throughput rises and p95 stays under the SLO, then refining.
+doubling the threads while throughput rises and p95 stays under the SLO, then refining,
+then confirming: the peak and the thread counts measured either side of it get CONFIRM
+repeats, and the answer is the peak with the range of thread counts whose throughput is
+not significantly below it (Welch's test on the logs, verdicts.py): with one repeat a
+noisy curve can put its peak at 2 or at 5 threads, its range says how sure that is.
 
 Pure: no Django, no I/O.
 """
@@ -8,15 +12,72 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from runs.analysis import verdicts
 from runs.analysis.auto.cells import CellFigures, Step, threads_text, usable, within_slo
 from runs.analysis.auto.settings import ThreadsAuto
 
 REFINE_STEPS = 2  # thread counts tried between the last two doublings
+CONFIRM = 3  # repeats of the peak and of its neighbours before the search concludes
 
 
 def threads_step(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Step:
     """Start at 1, double while throughput rises by more than rise_pct and p95 stays under
-    the SLO, then refine between the last two points."""
+    the SLO, refine between the last two points, then confirm the peak."""
+    step = _search(points, auto)
+    if step.value is not None:
+        return step
+    return _confirm(points, auto)
+
+
+def _confirm(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Step:
+    peak = _peak(points, auto)
+    if peak is None or any(c.pending for c in points.values()):
+        return Step(None, "")
+    for count in _around(points, peak):
+        cell = points[count]
+        if cell.attempts < CONFIRM and not cell.failure:
+            reason = f"threads search: confirm the peak at {threads_text(peak)}"
+            if count != peak:
+                reason += f" against {threads_text(count)}"
+            return Step(count, f"{reason} ({CONFIRM} repeats)", repeats=CONFIRM - cell.attempts)
+    return Step(None, "")
+
+
+def _around(points: Mapping[int, CellFigures], peak: int) -> list[int]:
+    """The peak and the thread counts measured just below and just above it."""
+    counts = sorted(points)
+    at = counts.index(peak)
+    return [peak, *counts[max(0, at - 1) : at], *counts[at + 1 : at + 2]]
+
+
+def _peak(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> int | None:
+    within = {t: c for t, c in points.items() if usable(c) and within_slo(c, auto.slo_p95_ms)}
+    return max(within, key=lambda t: within[t].median or 0) if within else None
+
+
+def within_noise(points: Mapping[int, CellFigures], peak: int) -> list[int]:
+    """The thread counts, next to each other around the peak, whose throughput is not
+    significantly below the peak's (Welch's test, 95 %); one repeat a side cannot tell,
+    and is left out."""
+    counts = sorted(t for t, c in points.items() if usable(c))
+    close = {t for t in counts if t == peak or _not_below(points[peak], points[t])}
+    at = counts.index(peak)
+    low = at
+    while low > 0 and counts[low - 1] in close:
+        low -= 1
+    high = at
+    while high + 1 < len(counts) and counts[high + 1] in close:
+        high += 1
+    return counts[low : high + 1]
+
+
+def _not_below(peak: CellFigures, other: CellFigures) -> bool:
+    if min(len(peak.values), len(other.values)) < 2:
+        return False
+    return verdicts.welch(peak.values, other.values).verdict != verdicts.SLOWER
+
+
+def _search(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Step:
     if 1 not in points:
         return Step(1, "threads search: start at 1 thread")
     if not usable(points[1]) or not within_slo(points[1], auto.slo_p95_ms):
@@ -61,7 +122,8 @@ def _rise_text(points: Mapping[int, CellFigures], count: int) -> str:
 
 
 def knee_conclusion(points: Mapping[int, CellFigures], auto: ThreadsAuto, unit: str) -> str:
-    """`peak 21,050 tps at 4 threads; p95 ≤ 1 ms up to 4 threads`."""
+    """`peak 21,050 tps at 4 threads (3 repeats); within noise of it: 4-8 threads; p95 ≤ 1
+    ms up to 8 threads`."""
     finished = {t: c for t, c in points.items() if usable(c)}
     within = {t: c for t, c in finished.items() if within_slo(c, auto.slo_p95_ms)}
     if not within:
@@ -69,11 +131,27 @@ def knee_conclusion(points: Mapping[int, CellFigures], auto: ThreadsAuto, unit: 
             return f"p95 above {auto.slo_p95_ms:g} ms from 1 thread on"
         return "no thread count finished"
     peak = max(within, key=lambda t: within[t].median or 0)
-    text = f"peak {within[peak].median:,.0f} {unit} at {threads_text(peak)}"
+    cell = within[peak]
+    how = [_repeats_text(len(cell.values))]
+    if auto.slo_p95_ms is None and cell.p95 is not None:
+        how.insert(0, f"p95 {cell.p95:.2f} ms")
+    text = f"peak {cell.median:,.0f} {unit} at {threads_text(peak)} ({', '.join(how)})"
+    text += _noise_text(within, peak)
     if auto.slo_p95_ms is not None:
         text += f"; p95 ≤ {auto.slo_p95_ms:g} ms up to {threads_text(max(within))}"
-    elif within[peak].p95 is not None:
-        text += f" (p95 {within[peak].p95:.2f} ms)"
     if peak == auto.max and peak == max(points):
         text += f"; still rising at the upper bound of {threads_text(auto.max)}"
     return text
+
+
+def _noise_text(within: Mapping[int, CellFigures], peak: int) -> str:
+    close = within_noise(within, peak)
+    if len(close) > 1:
+        return f"; within noise of it: {close[0]}{verdicts.DASH}{close[-1]} threads"
+    if len(within) > 1 and len(within[peak].values) >= 2:
+        return "; significantly above the thread counts beside it"
+    return ""
+
+
+def _repeats_text(count: int) -> str:
+    return "1 repeat" if count == 1 else f"{count} repeats"
