@@ -19,20 +19,18 @@ from typing import Any
 from runs.analysis import charts, verdicts, why
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps as auto_steps
+from runs.analysis.report_table import TableRow, report_table, table_tsv
 from runs.analysis.results import (
     FINISHED_WELL,
     PALETTE,
     SHORT_NAMES,
     RunFigures,
     Series,
-    TableRow,
     group_series,
     plan_order,
     plan_wide,
-    report_table,
     series_key,
     series_label,
-    table_tsv,
     throughput_unit,
 )
 from runs.analysis.verdicts import Verdict

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from runs.analysis import charts, comparison, results, verdicts
+from runs.analysis import charts, comparison, report_table, results, verdicts
 
 T0 = datetime(2024, 5, 1, 2, 0, tzinfo=UTC)
 
@@ -113,7 +113,7 @@ def test_the_report_table_puts_settings_side_by_side_per_thread_count():
     series = results.group_series(
         [run(1, 1, 10), run(2, 2, 20), run(3, 1, 5, flush="2"), run(4, 2, 40, flush="2")]
     )
-    rows = results.report_table(series, series[1].key)
+    rows = report_table.report_table(series, series[1].key)
     assert [(r.threads, r.series.label) for r in rows] == [
         (1, "flush=1 sync_binlog=0"),
         (1, "flush=2 sync_binlog=0"),
@@ -122,7 +122,7 @@ def test_the_report_table_puts_settings_side_by_side_per_thread_count():
     ]
     assert rows[0].first_of_threads and rows[0].rows_for_threads == 2
     assert rows[0].ratio == pytest.approx(2.0) and rows[1].is_baseline  # of the geometric means
-    tsv = results.table_tsv(rows, "tps").splitlines()
+    tsv = report_table.table_tsv(rows, "tps").splitlines()
     assert tsv[0].split("\t")[:3] == ["threads", "setting", "tps"]
     assert tsv[1].split("\t")[2] == "10.00"
 

@@ -1,0 +1,70 @@
+"""The report table: a batch's cells by thread count, then by series, settings side by
+side at each count with their ratio to the baseline; and the same as tab-separated text
+to paste into a spreadsheet.
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runs.analysis.results import Point, Series, ratios, thread_counts
+
+
+@dataclass(frozen=True)
+class TableRow:
+    threads: int
+    series: Series
+    point: Point
+    ratio: float | None
+    is_baseline: bool
+    first_of_threads: bool
+    rows_for_threads: int
+
+
+def report_table(series: Sequence[Series], baseline_key: str) -> list[TableRow]:
+    """Rows by thread count, then by series: settings side by side at each count."""
+    ratio = ratios(series, baseline_key)
+    rows: list[TableRow] = []
+    for threads in thread_counts(series):
+        present = [(s, p) for s in series if (p := s.at(threads)) is not None]
+        for i, (s, point) in enumerate(present):
+            rows.append(
+                TableRow(
+                    threads=threads,
+                    series=s,
+                    point=point,
+                    ratio=ratio.get((s.key, threads)),
+                    is_baseline=s.key == baseline_key,
+                    first_of_threads=i == 0,
+                    rows_for_threads=len(present),
+                )
+            )
+    return rows
+
+
+def table_tsv(rows: Sequence[TableRow], unit: str) -> str:
+    """The report table as tab-separated text, to paste into a spreadsheet."""
+    lines = ["\t".join(["threads", "setting", unit, "qps", "p95 ms", "errors", "ratio"])]
+    for row in rows:
+        p = row.point
+        lines.append(
+            "\t".join(
+                [
+                    str(row.threads),
+                    row.series.label,
+                    _fmt(p.median),
+                    _fmt(p.qps),
+                    _fmt(p.latency_ms),
+                    _fmt(p.errors, 0),
+                    _fmt(row.ratio, 2),
+                ]
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
