@@ -12,6 +12,8 @@ The modules, in the order a batch meets them:
     sysbench_process.py  starting sysbench on the load host and following it to its end
     heartbeat.py         the worker's loop between two lines (Pulse): the heartbeat, and
                          when a running benchmark must stop (Watch, BatchStopped)
+    host_metrics.py      what the machines did during a cell: /proc on sysbench's clock, the
+                         quiet-host wait, the run's host summary and bottleneck at its end
     sink.py              where a running cell's output goes: live at once, stored in bulk
     live.py              live events of a run over Redis, for the pages' Server-Sent Events
     results_store.py     the worker's writes while the results database may be away

@@ -126,15 +126,20 @@ def _send(commands: list[tuple[str | int | bytes, ...]]) -> None:
     _sender.unread = len(commands)
 
 
-def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> None:
+def publish(
+    run_id: int, lines: list[str], samples: Sequence[Any], hosts: Sequence[Any] = ()
+) -> None:
     """Lines just read and the samples parsed from them: one write to Redis, with one
     message for the lines and one for the samples (each sample encoded once, by orjson,
-    for the recent list and for the message)."""
+    for the recent list and for the message); the machines' new host metrics rows
+    (runs/execution/host_metrics.py) in a message of their own, in the same write."""
     encoded = [orjson.dumps(sample_payload(s)) for s in samples]
     recent = [b'{"type":"sample","sample":' + e + b"}" for e in encoded]
     messages = [orjson.dumps({"type": "lines", "lines": lines})] if lines else []
     if encoded:
         messages.append(b'{"type":"samples","samples":[' + b",".join(encoded) + b"]}")
+    if hosts:
+        messages.append(orjson.dumps({"type": "host_metrics", "rows": [h.record() for h in hosts]}))
     if messages:
         _publish(run_id, messages, recent)
 

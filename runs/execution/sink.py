@@ -1,5 +1,6 @@
 """Where a running cell's output goes: every batch of lines live to viewers at once, and
-samples, counter readings and raw log to the database in bulk with the heartbeat."""
+samples, counter readings, host metrics and raw log to the database in bulk with the
+heartbeat."""
 
 from __future__ import annotations
 
@@ -16,8 +17,17 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from runs.execution import live
+from runs.execution.host_metrics import HostMetricsSampler, HostRow
 from runs.execution.results_store import ResultsStore
-from runs.models import SAMPLE_FIGURES, Batch, CounterSample, Run, Sample, sample_figures
+from runs.models import (
+    SAMPLE_FIGURES,
+    Batch,
+    CounterSample,
+    HostMetrics,
+    Run,
+    Sample,
+    sample_figures,
+)
 from runs.sysbench.parser import (
     IntervalSample,
     QueueSample,
@@ -26,6 +36,7 @@ from runs.sysbench.parser import (
 BULK = 2000  # rows per INSERT
 SAMPLE_COLUMNS = ("run_id", *SAMPLE_FIGURES, "extra", "received_at")
 COUNTER_COLUMNS = ("run_id", "seq", "time_s", "values")
+HOST_COLUMNS = ("run_id", "role", "host", "seq", "time_s", "values")
 # Up to this many rows a write is one statement; a larger one goes by COPY.
 STATEMENT_ROWS = 500
 
@@ -90,6 +101,8 @@ class SampleSink:
         self._fresh: list[LiveSample] = []  # not yet published
         self._samples: list[LiveSample] = []  # not yet stored
         self._counters: list[tuple[int, float, dict[str, float]]] = []  # not yet stored
+        self.host_metrics: HostMetricsSampler | None = None  # the machines' /proc, if sampled
+        self._hosts: list[HostRow] = []  # not yet stored
         self._queue_updates: list[LiveSample] = []  # stored before their queue line came
         self._log: list[str] = []  # not yet stored
         self._log_stored = len(run.raw_log or "")
@@ -109,6 +122,12 @@ class SampleSink:
             self._samples.append(self._last)
         elif isinstance(event, QueueSample):
             self._merge_queue(event)
+
+    def add_host_rows(self, rows: Sequence[HostRow]) -> None:
+        """Host metrics rows closing after sysbench's last line: stored, and shown live."""
+        self._hosts += rows
+        if rows:
+            live.publish(self.run.pk, [], [], rows)
 
     def add_counters(self, readings: Sequence[tuple[int, float, dict[str, float]]]) -> None:
         """Counter readings of the run: (seq, time_s, values)."""
@@ -153,9 +172,12 @@ class SampleSink:
         """The lines read since the last call, and their samples, to live viewers; how
         many samples went out."""
         published = len(self._fresh)
-        if self._lines or self._fresh:
-            live.publish(self.run.pk, self._lines, self._fresh)
+        # The machines' new seconds ride along with sysbench's lines: no write of their own.
+        hosts = self.host_metrics.take() if self.host_metrics is not None else []
+        if self._lines or self._fresh or hosts:
+            live.publish(self.run.pk, self._lines, self._fresh, hosts)
             self._log += self._lines
+            self._hosts += hosts
             self._lines, self._fresh = [], []
         return published
 
@@ -182,17 +204,21 @@ class SampleSink:
     def _write(self) -> bool:
         chunk = "".join(line + "\n" for line in self._log)
         run, log = self.run, (self._log_stored, chunk)
-        if len(self._samples) + len(self._counters) <= STATEMENT_ROWS:
+        if len(self._samples) + len(self._counters) + len(self._hosts) <= STATEMENT_ROWS:
             # A heartbeat's worth: everything in one statement, one round trip.
             samples = [*self._samples, *self._queue_updates]
-            cancelled = run_write(run, samples=samples, counters=self._counters, log=log)
+            cancelled = run_write(
+                run, samples=samples, counters=self._counters, log=log, hosts=self._hosts
+            )
         else:
             # A burst (a catch-up after an outage, a benchmark): COPY is faster per row.
             with transaction.atomic():
                 samples_copy(self._samples)
                 counters_copy(run.pk, self._counters)
+                host_metrics_copy(run.pk, self._hosts)
                 cancelled = run_write(run, samples=self._queue_updates, counters=[], log=log)
         self._samples, self._counters, self._queue_updates, self._log = [], [], [], []
+        self._hosts = []
         self._log_stored += len(chunk)
         return cancelled
 
@@ -203,8 +229,9 @@ def run_write(
     samples: Sequence[LiveSample],
     counters: Sequence[tuple[int, float, dict[str, float]]],
     log: tuple[int, str],
+    hosts: Sequence[HostRow] = (),
 ) -> bool:
-    """A run's new samples, counter readings and raw log, with its heartbeat and its
+    """A run's new samples, counter readings, host metrics and raw log, with its heartbeat and its
     batch's, in one statement (a worker that wakes once a second pays for every round
     trip); whether the batch was cancelled (or deleted), as `batch_beat` answers.
 
@@ -222,6 +249,9 @@ def run_write(
         parts.append(f"c AS ({_counters_insert()})")
         records = [{"seq": seq, "time_s": t, "values": values} for seq, t, values in counters]
         params += [run.pk, json.dumps(records)]
+    if hosts:
+        parts.append(f"h AS ({_hosts_insert()})")
+        params += [run.pk, json.dumps([row.record() for row in hosts])]
     # The raw log is left alone when no line came: rewriting it costs the database.
     set_log = ", raw_log = left(raw_log, %s) || %s" if chunk else ""
     params += [now, *((stored, chunk) if chunk else ()), run.pk]
@@ -242,9 +272,11 @@ def _sample_record(s: LiveSample) -> dict[str, object]:
     return record
 
 
-def _insert_from_json(model: type[models.Model], names: Sequence[str], conflict: str) -> str:
+def _insert_from_json(
+    model: type[models.Model], names: Sequence[str], conflict: str, unique: str = "run_id, seq"
+) -> str:
     """INSERT of a run's rows given as a JSON array of objects (one parameter, whatever
-    their number), unique per (run_id, seq)."""
+    their number), unique per `unique` (run_id, seq)."""
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in names)
     record = ", ".join(
@@ -253,7 +285,7 @@ def _insert_from_json(model: type[models.Model], names: Sequence[str], conflict:
     return (
         f"INSERT INTO {model._meta.db_table} (run_id, {columns}) "  # noqa: S608 - our names
         f"SELECT %s, {columns} FROM jsonb_to_recordset(%s::jsonb) AS r({record}) "
-        f"ON CONFLICT (run_id, seq) {conflict}"
+        f"ON CONFLICT ({unique}) {conflict}"
     )
 
 
@@ -271,6 +303,23 @@ def _samples_insert() -> str:
 @cache
 def _counters_insert() -> str:
     return _insert_from_json(CounterSample, COUNTER_COLUMNS[1:], "DO NOTHING")
+
+
+@cache
+def _hosts_insert() -> str:
+    return _insert_from_json(
+        HostMetrics, HOST_COLUMNS[1:], "DO NOTHING", unique="run_id, role, host, seq"
+    )
+
+
+def host_metrics_copy(run_id: int, rows: list[HostRow]) -> None:
+    """Store host metrics rows with COPY. Call inside a transaction."""
+    rows_copy(
+        HostMetrics._meta.db_table,
+        HOST_COLUMNS,
+        [(run_id, r.role, r.host, r.seq, r.time_s, json.dumps(r.values)) for r in rows],
+        unique="run_id, role, host, seq",
+    )
 
 
 def samples_copy(samples: list[LiveSample]) -> None:
@@ -295,7 +344,12 @@ def counters_copy(run_id: int, readings: list[tuple[int, float, dict[str, float]
     )
 
 
-def rows_copy(table: str, columns: tuple[str, ...], rows: list[tuple[object, ...]]) -> None:
+def rows_copy(
+    table: str,
+    columns: tuple[str, ...],
+    rows: list[tuple[object, ...]],
+    unique: str = "run_id, seq",
+) -> None:
     """Rows unique per (run_id, seq) into `table` with COPY, far less work than an INSERT
     the ORM builds.
 
@@ -319,7 +373,7 @@ def rows_copy(table: str, columns: tuple[str, ...], rows: list[tuple[object, ...
             _copy(cursor, staging, names, rows)
             cursor.execute(
                 f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging} "  # noqa: S608 - our names
-                "ON CONFLICT (run_id, seq) DO NOTHING"
+                f"ON CONFLICT ({unique}) DO NOTHING"
             )
 
 

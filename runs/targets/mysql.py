@@ -276,6 +276,10 @@ class MySQLTarget:
         values.update(self._file_sync_timers())
         return values
 
+    def pid_file(self) -> str:
+        rows = self._query("SELECT @@pid_file")
+        return str(rows[0][0] or "") if rows else ""
+
     def _file_sync_timers(self) -> dict[str, float]:
         """The server's own timing of its file syncs, from performance_schema when it is on
         (off by default in MariaDB): count, picoseconds and bytes written per kind of
