@@ -19,6 +19,7 @@ from typing import Any
 from runs.analysis import charts, verdicts, why
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps as auto_steps
+from runs.analysis.host_metrics import cell_host_metrics
 from runs.analysis.results import (
     FINISHED_WELL,
     PALETTE,
@@ -68,6 +69,8 @@ class BatchResults:
     percentiles: list[dict[str, Any]] = field(default_factory=list)  # p50 ... p99.9 a run
     cdf: list[dict[str, Any]] = field(default_factory=list)
     counters: list[dict[str, Any]] = field(default_factory=list)  # derived counters a run
+    # per cell: what the machines did and the bottleneck (runs/analysis/host_metrics.py)
+    host_metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,6 +115,7 @@ def build(
         scaling_chart=charts.scaling_chart(series),
         reference={"threads": reference[0], "text": reference[1]} if reference[0] else None,
         counters=[_counters(r) for r in runs],
+        host_metrics=cell_host_metrics(runs),
     )
     table = report_table(series, baseline_key)
     found.table = [_row(row, cell_verdicts) for row in table]

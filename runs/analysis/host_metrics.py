@@ -14,6 +14,7 @@ from statistics import fmean
 from typing import Any
 
 from runs.analysis.procfs import busy_pct
+from runs.analysis.results import RunFigures
 
 CPU_PARTS = ("user", "system", "iowait", "steal", "idle")
 DB_PARTS = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s")
@@ -97,3 +98,71 @@ def _net_sum(values: Mapping[str, Any], name: str, loopback: bool) -> float:
     moved = {k: v for k, v in outside.items() if v.get(name)}
     chosen = nets if loopback or not moved else outside
     return sum(v.get(name, 0.0) for v in chosen.values())
+
+
+# --- a batch's cells ----------------------------------------------------------------------
+
+
+def cell_host_metrics(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
+    """Per cell (series and threads, in the runs' order), the medians over its repeats
+    of what the results page shows: the server's and the load host's CPU %, iowait %,
+    IOPS, MB/s, context switches and the server's CPU per transaction, and the cell's
+    bottleneck (the most frequent among its repeats), with the guards any repeat raised."""
+    cells: dict[tuple[str, int], list[RunFigures]] = {}
+    for run in runs:
+        if run.host_summary.get("hosts") or run.bottleneck:
+            cells.setdefault((run.series_key, run.threads), []).append(run)
+    return [_cell(repeats) for repeats in cells.values()]
+
+
+def _cell(repeats: Sequence[RunFigures]) -> dict[str, Any]:
+    first = repeats[0]
+    kinds = [r.bottleneck.get("kind") for r in repeats if r.bottleneck.get("kind")]
+    return {
+        "series": first.series_key,
+        "label": first.label,
+        "threads": first.threads,
+        "runs": len(repeats),
+        "server": _side(repeats, "server"),
+        "load": _side(repeats, "load"),
+        "bottleneck": max(set(kinds), key=kinds.count) if kinds else "",
+        "evidence": next((r.bottleneck.get("evidence") for r in repeats if r.bottleneck), []),
+        "client_bound": any(r.bottleneck.get("client_bound") for r in repeats),
+        "same_machine": any(r.bottleneck.get("same_machine") for r in repeats),
+        "busy_start": sum(1 for r in repeats if r.bottleneck.get("busy_start")),
+        "missing": _missing(repeats),
+    }
+
+
+def _missing(repeats: Sequence[RunFigures]) -> list[str]:
+    named = set()
+    for run in repeats:
+        named |= {f"{m.get('role')} {m.get('host')}" for m in run.host_summary.get("missing") or []}
+    return sorted(named)
+
+
+def _side(repeats: Sequence[RunFigures], role: str) -> dict[str, float | None] | None:
+    entries = [
+        h for r in repeats for h in r.host_summary.get("hosts") or [] if h.get("role") == role
+    ]
+    if not entries:
+        return None
+    figures = {
+        "busy_pct": [h.get("busy_pct") for h in entries],
+        "iowait": [(h.get("cpu") or {}).get("iowait") for h in entries],
+        "iops": [h.get("iops") for h in entries],
+        "mbs": [h.get("mbs") for h in entries],
+        "ctxt_per_tx": [h.get("ctxt_per_tx") for h in entries],
+        "cpu_us_per_tx": [(h.get("db") or {}).get("cpu_us_per_tx") for h in entries],
+    }
+    return {name: _median(values) for name, values in figures.items()}
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    present = sorted(float(v) for v in values if v is not None)
+    if not present:
+        return None
+    middle = len(present) // 2
+    if len(present) % 2:
+        return round(present[middle], 3)
+    return round((present[middle - 1] + present[middle]) / 2, 3)

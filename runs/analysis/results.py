@@ -63,6 +63,8 @@ class RunFigures:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     error: str = ""
+    host_summary: dict[str, Any] = field(default_factory=dict)  # runs/analysis/host_metrics.py
+    bottleneck: dict[str, Any] = field(default_factory=dict)  # runs/analysis/bottleneck.py
 
     @classmethod
     def of(cls, run: Any) -> RunFigures:
@@ -80,6 +82,8 @@ class RunFigures:
             started_at=run.started_at,
             finished_at=run.finished_at,
             error=run.error,
+            host_summary=dict(getattr(run, "host_summary", None) or {}),
+            bottleneck=dict(getattr(run, "bottleneck", None) or {}),
         )
 
     @property

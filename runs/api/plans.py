@@ -129,6 +129,7 @@ class PlanSerializer(JSONModelBody[Plan]):
             "order_policy",
             "dataset_policy",
             "cleanup",
+            "quiet_wait_s",
             "script",
             "notify_emails",
             "notify_webhook",

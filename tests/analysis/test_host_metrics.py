@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from runs.analysis import procfs
-from runs.analysis.host_metrics import HostSeries, host_summary
+from runs.analysis.host_metrics import HostSeries, cell_host_metrics, host_summary
+from runs.analysis.results import RunFigures
 
 PROC = Path(__file__).resolve().parents[1] / "fixtures" / "proc"
 
@@ -87,3 +88,38 @@ def test_missing_hosts_are_said():
     missing = [{"role": "server", "host": "db1", "why": "no server host"}]
     summary = host_summary([], warmup_s=0, tps=None, missing=missing)
     assert summary == {"hosts": [], "missing": missing}
+
+
+def test_a_cells_figures_are_the_medians_of_its_repeats_with_its_guards():
+    def run(id_: int, busy: float, kind: str, busy_start: str = "") -> RunFigures:
+        server = {
+            "role": "server",
+            "host": "db",
+            "busy_pct": busy,
+            "cpu": {"iowait": 1.0},
+            "iops": 10.0,
+            "mbs": 1.0,
+            "ctxt_per_tx": 2.0,
+            "db": {"cpu_us_per_tx": 90.0},
+        }
+        load = {"role": "load", "host": "lh", "busy_pct": 99.0, "cpu": {"iowait": 0.0}}
+        verdict = {
+            "kind": kind,
+            "evidence": [f"run {id_}"],
+            "client_bound": kind == "load_cpu",
+            "same_machine": False,
+            "busy_start": busy_start,
+        }
+        return RunFigures(id=id_, position=id_, round=0, threads=4, settings={"flush": "1"},
+                          axis_options={}, status="done", summary={},
+                          host_summary={"hosts": [server, load], "missing": []},
+                          bottleneck=verdict)  # fmt: skip
+
+    noisy = [run(1, 20.0, "load_cpu"), run(2, 90.0, "server_cpu", "busy"), run(3, 30.0, "load_cpu")]
+    (cell,) = cell_host_metrics(noisy)
+    assert cell["threads"] == 4 and cell["runs"] == 3
+    assert cell["server"]["busy_pct"] == 30.0  # the median: one noisy repeat does not move it
+    assert cell["server"]["cpu_us_per_tx"] == 90.0
+    assert cell["load"]["busy_pct"] == 99.0
+    assert cell["bottleneck"] == "load_cpu" and cell["client_bound"] is True
+    assert cell["busy_start"] == 1
