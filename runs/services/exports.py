@@ -51,6 +51,19 @@ SUMMARY_FIELDS = (
     "mib_per_s",
     "total_time_s",
 )
+# The host summary's headline figures (runs/analysis/host_metrics.py), a column each.
+HOST_FIELDS = (
+    "server_busy_pct",
+    "server_iowait_pct",
+    "server_iops",
+    "server_mbs",
+    "server_ctxt_per_tx",
+    "server_cpu_us_per_tx",
+    "load_busy_pct",
+    "bottleneck",
+    "client_bound",
+    "same_machine",
+)
 # <, > and & escaped as \u003C...: still JSON, and inert if ever shown as HTML.
 _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 
@@ -66,10 +79,30 @@ def batch_runs_csv(batch: Batch) -> Iterator[str]:
             json.dumps(run.settings, sort_keys=True),
             json.dumps(run.options, sort_keys=True),
             *(run.summary.get(f) for f in SUMMARY_FIELDS),
+            *_host_figures(run),
         ]
         for run in selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS)
     )
-    return _csv([*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS], rows)
+    return _csv([*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS, *HOST_FIELDS], rows)
+
+
+def _host_figures(run: Run) -> list[Any]:
+    hosts = (run.host_summary or {}).get("hosts") or []
+    server = next((h for h in hosts if h.get("role") == "server"), {})
+    load = next((h for h in hosts if h.get("role") == "load"), {})
+    verdict = run.bottleneck or {}
+    return [
+        server.get("busy_pct"),
+        (server.get("cpu") or {}).get("iowait"),
+        server.get("iops"),
+        server.get("mbs"),
+        server.get("ctxt_per_tx"),
+        (server.get("db") or {}).get("cpu_us_per_tx"),
+        load.get("busy_pct"),
+        verdict.get("kind", ""),
+        verdict.get("client_bound", ""),
+        verdict.get("same_machine", ""),
+    ]
 
 
 def batch_samples_csv(batch: Batch) -> Iterator[str]:
@@ -166,6 +199,8 @@ def _run_fields(run: Run) -> dict[str, Any]:
         "options": run.options,
         "summary": run.summary,
         "counters": run.counters,
+        "host_summary": run.host_summary,
+        "bottleneck": run.bottleneck,
     }
 
 
