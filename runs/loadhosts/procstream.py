@@ -30,6 +30,10 @@ logger = logging.getLogger(__name__)
 MARKER = "@@benchdash-snapshot"
 SYSTEM_FILES = ("/proc/uptime", "/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev")
 CTXT_PREFIXES = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
+# paramiko's transport thread wakes every 0.1 s to see whether it should stop: for a
+# stream that speaks once a second that is most of its cost on the worker. Data still
+# wakes it at once; closing waits up to this long.
+TRANSPORT_WAKE_S = 1.0
 
 # $1: the database server's pid file, or "". Prints its clock tick and what became of
 # the pid file once, then a snapshot a second until the connection goes (the worker
@@ -160,6 +164,7 @@ class SSHProcStream(ProcStream):
         super().__init__(host=host.name)
         self._transport: paramiko.Transport | None = ssh.connect(host)
         try:
+            self._transport.sock.settimeout(TRANSPORT_WAKE_S)
             command = remote_command(PROC_LOOP, pid_file)
             self._reader = ssh.open_command(self._transport, command, host.timeout)
             self._reader.channel.shutdown_write()
