@@ -251,6 +251,16 @@ def mariadb_nobinlog_server() -> Iterator[servers.PrivateMariaDB]:
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def mariadb_ps_server() -> Iterator[servers.PrivateMariaDB]:
+    """A private MariaDB with binary logging and performance_schema on (it times fsyncs)."""
+    server = servers.PrivateMariaDB(performance_schema=True)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def free_port() -> int:
     return servers.free_port()

@@ -78,6 +78,13 @@ def test_the_demo_mariadb_logs_binary_so_that_sync_binlog_matters(compose):
     assert any(a.startswith("--server-id") for a in argv(demo))
 
 
+def test_the_demo_mariadb_lets_bench_read_the_fsync_timers_of_performance_schema(compose):
+    # as scripts/demo-mariadb does for `make start` (tests/test_demo_mariadb.py)
+    assert "--performance-schema=ON" in argv(services(compose)["demo-mariadb"])
+    grants = compose["configs"]["demo-mariadb-grants"]["content"]
+    assert "GRANT SELECT ON performance_schema.* TO 'bench'@'%';" in grants
+
+
 def test_the_loadhost_image_has_sshd_and_sysbench(compose):
     context = ROOT / services(compose)["loadhost"]["build"]
     dockerfile = (context / "Dockerfile").read_text()

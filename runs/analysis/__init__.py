@@ -9,6 +9,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     stats.py           spread and noise of repeated figures
     verdicts.py        is one setting really faster than another, or is it noise?
     why.py             why: the per-transaction time model from the server counters
+    budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,
+                       bytes, fsyncs) and what moved between two cells
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     comparison.py      two batches or two runs side by side, cell by cell

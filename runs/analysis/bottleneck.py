@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
+from runs.analysis.budget import LOG_FSYNCS, binlog_fsyncs, per_transaction
 from runs.analysis.verdicts import TIMES
-from runs.analysis.why import BINLOG_FSYNCS, FSYNC_TIMERS, LOG_FSYNCS
+from runs.analysis.why import FSYNC_TIMERS
 from runs.columns import RunCounters
 
 SATURATED_PCT = 85.0  # busy share of all cores at which a host is the limit
@@ -196,19 +197,13 @@ def busy_start_text(busy: Mapping[str, float]) -> str:
 
 
 def fsync_figures(counters: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
-    """Fsyncs per transaction (log and binlog) and the server's average fsync latency in
-    ms, from `Run.counters`; None where the server did not count or time them."""
+    """Fsyncs per transaction (log and binlog, as the why panel's budget counts them) and
+    the server's average fsync latency in ms, from `Run.counters`; None where the server
+    did not count or time them."""
     run_counters = RunCounters.load(counters)
-    deltas, transactions = run_counters.deltas, run_counters.transactions
-    if transactions <= 0:
-        return None, fsync_latency_ms(deltas)
-    counted = [
-        float(deltas[name])
-        for names in (LOG_FSYNCS, BINLOG_FSYNCS)
-        if (name := next((n for n in names if n in deltas), None)) is not None
-    ]
-    per_tx = sum(counted) / transactions if counted else None
-    return per_tx, fsync_latency_ms(deltas)
+    parts = [per_transaction(run_counters, LOG_FSYNCS), binlog_fsyncs(run_counters)]
+    counted = [p for p in parts if p is not None]
+    return (sum(counted) if counted else None), fsync_latency_ms(run_counters.deltas)
 
 
 def fsync_latency_ms(deltas: Mapping[str, float]) -> float | None:

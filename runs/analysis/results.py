@@ -82,8 +82,8 @@ class RunFigures:
             started_at=run.started_at,
             finished_at=run.finished_at,
             error=run.error,
-            host_summary=dict(getattr(run, "host_summary", None) or {}),
-            bottleneck=dict(getattr(run, "bottleneck", None) or {}),
+            host_summary=dict(run.host_summary or {}),
+            bottleneck=dict(run.bottleneck or {}),
         )
 
     @property

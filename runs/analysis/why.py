@@ -12,8 +12,13 @@ per transaction, hence the throughput ratio, which is set beside the measured on
 
 When the prediction is off by more than a quarter, the fsyncs do not explain the
 difference, and the panel says so. Without a measured fsync latency (MariaDB/MySQL's
-performance_schema off, PostgreSQL's track_wal_io_timing off) it gives the latency that
-would explain all of the difference instead.
+performance_schema off or not readable, PostgreSQL's track_wal_io_timing off: the sampler
+records which, and the statement that fixes it) it gives the latency that would explain
+all of the difference instead.
+
+Each side also carries its budget per transaction (budget.py: server CPU, off-CPU time,
+context switches, I/Os, bytes written, fsyncs of the log and the binary log), and the
+pair says what moved between the two in one sentence.
 
 Pure: no Django, no I/O.
 """
@@ -23,9 +28,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from runs.analysis import budget
+from runs.analysis.budget import Budget
 from runs.analysis.results import FINISHED_WELL, RunFigures
 from runs.analysis.verdicts import TIMES, magnitude
 from runs.columns import RunCounters
@@ -33,11 +40,6 @@ from runs.columns import RunCounters
 EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
 PS_PER_MS = 1e9
 
-# Counter deltas → per-transaction figures; the first counter the server has is used.
-LOG_FSYNCS = ("Innodb_os_log_fsyncs", "pfs_log_file_syncs", "wal_sync", "Innodb_data_fsyncs")
-BINLOG_FSYNCS = ("pfs_binlog_syncs",)
-LOG_BYTES = ("Innodb_os_log_written", "pfs_log_file_bytes_written", "wal_bytes")
-BINLOG_BYTES = ("Binlog_bytes_written", "pfs_binlog_bytes_written")
 # (count, total time, time unit per ms) of the server's own fsync timing
 FSYNC_TIMERS = (
     ("pfs_log_file_syncs", "pfs_log_file_sync_ps", PS_PER_MS),
@@ -60,6 +62,8 @@ class SideFigures:
     log_bytes: float | None
     binlog_bytes: float | None
     fsync_ms: float | None  # the server's average fsync latency, when it times them
+    budget: Budget = field(default_factory=Budget)
+    untimed: str = ""  # why the fsyncs were not timed, and the fix, when the sampler said
 
     @property
     def fsyncs(self) -> float | None:
@@ -72,6 +76,10 @@ class SideFigures:
             f"{self.label}: {self.fsyncs or 0:.2f} fsync/trx {TIMES} {latency:.3f} ms ≈ "
             f"{cost:.3f} ms of {self.time_ms:.3f} ms per transaction"
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        figures = {k: v for k, v in self.__dict__.items() if k != "budget"}
+        return {**figures, "fsyncs": self.fsyncs, "budget": self.budget.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -90,11 +98,17 @@ class Why:
             return None
         return abs(math.log(self.predicted / self.measured)) <= EXPLAINED
 
+    @property
+    def moved(self) -> str:
+        """What moved per transaction from the baseline's cell to the other, in a sentence."""
+        return budget.moved(self.other.label, self.base.budget, self.other.budget)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "threads": self.threads,
-            "base": {**self.base.__dict__, "fsyncs": self.base.fsyncs},
-            "other": {**self.other.__dict__, "fsyncs": self.other.fsyncs},
+            "base": self.base.to_dict(),
+            "other": self.other.to_dict(),
+            "moved": self.moved,
             "fsync_latency_ms": self.latency_ms,
             "predicted_ratio": self.predicted,
             "measured_ratio": self.measured,
@@ -108,17 +122,30 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
     good = [r for r in runs if r.status in FINISHED_WELL and r.throughput and r.counters]
     if not good:
         return None
+    spent = budget.cell_budget(good, _time_ms)
     # Geometric means, as the verdicts': the ratio measured here is the verdict's.
     return SideFigures(
         label=label,
         tps=statistics.geometric_mean(r.throughput or 0.0 for r in good),
         time_ms=statistics.geometric_mean(_time_ms(r) for r in good),
-        log_fsyncs=_median(_per_trx(r, LOG_FSYNCS) for r in good),
-        binlog_fsyncs=_median(_per_trx(r, BINLOG_FSYNCS) for r in good),
-        log_bytes=_median(_per_trx(r, LOG_BYTES) for r in good),
-        binlog_bytes=_median(_per_trx(r, BINLOG_BYTES) for r in good),
+        log_fsyncs=spent.log_fsyncs,
+        binlog_fsyncs=spent.binlog_fsyncs,
+        log_bytes=spent.log_bytes,
+        binlog_bytes=spent.binlog_bytes,
         fsync_ms=_median(_fsync_latency(RunCounters.load(r.counters).deltas) for r in good),
+        budget=spent,
+        untimed=_untimed(good),
     )
+
+
+def _untimed(runs: Iterable[RunFigures]) -> str:
+    """Why the server did not time its fsyncs, with the fix, as the sampler found it."""
+    for run in runs:
+        timing = run.counters.get("fsync_timing") or {}
+        if timing.get("reason") and not timing.get("readable"):
+            fix = f"; {timing['fix']}" if timing.get("fix") else ""
+            return f"{timing['reason']}{fix}"
+    return ""
 
 
 def _time_ms(run: RunFigures) -> float:
@@ -127,15 +154,6 @@ def _time_ms(run: RunFigures) -> float:
     if average:
         return average
     return run.threads / float(run.throughput or 1) * 1000
-
-
-def _per_trx(run: RunFigures, names: Sequence[str]) -> float | None:
-    counters = RunCounters.load(run.counters)
-    deltas, transactions = counters.deltas, counters.transactions
-    name = next((n for n in names if n in deltas), None)
-    if name is None or transactions <= 0:
-        return None
-    return float(deltas[name]) / transactions
 
 
 def _fsync_latency(deltas: Mapping[str, float]) -> float | None:
@@ -188,10 +206,11 @@ def _model_text(why: Why) -> str:
 
 
 def _unmeasured(base: SideFigures, other: SideFigures) -> str:
+    untimed = base.untimed or other.untimed or "performance_schema or track_wal_io_timing off"
     text = (
         f"{base.label}: {base.fsyncs or 0:.2f} fsync/trx, {other.label}: "
         f"{other.fsyncs or 0:.2f} fsync/trx; the server's fsync latency was not measured "
-        "(performance_schema or track_wal_io_timing off)"
+        f"({untimed})"
     )
     extra = (other.fsyncs or 0) - (base.fsyncs or 0)
     gap = other.time_ms - base.time_ms

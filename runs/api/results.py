@@ -89,7 +89,12 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
     )
     extra_runs = ExtraRunSerializer(many=True)
     why = serializers.ListField(
-        child=serializers.JSONField(), help_text="The per-transaction time model of each pair."
+        child=serializers.JSONField(),
+        help_text=(
+            "The per-transaction time model of each pair: each side's budget per transaction "
+            "(base.budget, other.budget: server CPU µs, off-CPU µs, context switches, I/Os, "
+            "bytes written, log and binlog fsyncs) and what moved between them (moved)."
+        ),
     )
     rate_chart = serializers.ListField(
         child=serializers.JSONField(),

@@ -154,6 +154,7 @@ def run_preflight(subject: Subject, executor: Executor | None = None) -> Preflig
         extra = replace(subject, load_host=host, extra_load_hosts=())
         _check_from(report, extra, executor_for(host, settings.BENCHDASH_SYSBENCH))
     _check_server(report, subject)
+    _check_fsync_timing(report, subject)
     _check_server_host(report, subject)
     return report
 
@@ -364,6 +365,34 @@ def _check_limits(
     for warning in warnings:
         step = "binlog" if "sync_binlog" in warning else "server"
         report.add(target.name, step, WARNING, warning)
+
+
+def _check_fsync_timing(report: PreflightReport, subject: Subject) -> None:
+    """When a plan compares server settings, the why panel weighs their fsyncs with the
+    server's own fsync latency: say when it cannot be read, why, and what fixes it. A
+    warning: the batch runs, the panel then says what latency would explain the gap."""
+    target = subject.target
+    if target is None or not is_sql_test(subject.test):
+        return
+    if not any(len(values) > 1 for values in subject.server_settings.values()):
+        return  # one series: no pair for the why panel to explain
+    try:
+        with targets.connect_to(target) as db:
+            timing = db.fsync_timing()
+    except targets.TargetError:
+        return  # _check_server has said why the worker cannot log in
+    if timing.readable:
+        report.add(target.name, "fsync_timing", OK, _FSYNC_TIMED[target.engine == "postgresql"])
+        return
+    fix = f"; to read it: {timing.fix}" if timing.fix else ""
+    message = f"the why panel cannot time fsyncs: {timing.reason}{fix}"
+    report.add(target.name, "fsync_timing", WARNING, message)
+
+
+_FSYNC_TIMED = (
+    "the server times its fsyncs (performance_schema is on and readable)",
+    "the server times its WAL syncs (track_wal_io_timing is on)",
+)
 
 
 def _check_server_host(report: PreflightReport, subject: Subject) -> None:

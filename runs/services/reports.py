@@ -12,6 +12,7 @@ from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services.results import batch_results
@@ -55,15 +56,14 @@ def _asset(name: str) -> str:
 
 
 def _environment(batch: Batch) -> dict[str, Any]:
-    env = batch.environment or {}
-    server = env.get("server") or {}
+    env = BatchEnvironment.load(batch.environment)
     runs = Run.objects.filter(batch=batch).order_by("position")
     verified = runs.values_list("position", "threads", "settings", "verified_settings", "reason")
     return {
-        "version": server.get("version", ""),
-        "variables": sorted((server.get("variables") or {}).items()),
-        "load_host": sorted((env.get("load_host") or {}).items()),
-        "server_host": sorted((env.get("server_host") or {}).items()),
+        "version": env.server_version,
+        "variables": sorted(env.server_variables.items()),
+        "load_host": sorted(env.load_host.items()),
+        "server_host": sorted(env.server_host.items()),
         "verified": [
             {"position": p + 1, "threads": t, "settings": s, "verified": v, "reason": r}
             for p, t, s, v, r in verified

@@ -41,10 +41,11 @@ MARKER_DDL = (
 class TargetError(Exception):
     """The server under test refused or could not be reached; the message says which."""
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str = "", code: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.code = code  # the server's error number, when it gave one (MySQL: 1142...)
 
 
 class SettingNotApplied(TargetError):
@@ -86,6 +87,20 @@ MOVING_VARIABLES = frozenset(
 
 
 @dataclass(frozen=True)
+class FsyncTiming:
+    """Whether the server's own timing of its fsyncs can be read (MariaDB/MySQL:
+    performance_schema; PostgreSQL: pg_stat_wal with track_wal_io_timing): when not, why
+    (`reason`) and the statement or change that makes it readable (`fix`)."""
+
+    readable: bool
+    reason: str = ""
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"readable": self.readable, "reason": self.reason, "fix": self.fix}
+
+
+@dataclass(frozen=True)
 class Applied:
     """What applying settings read back, in the one query that verifies them: the
     settings as the server now reports them, and every server variable as server_info()
@@ -121,6 +136,8 @@ class ServerTarget(Protocol):
     def dataset_forget(self) -> None: ...
 
     def status_counters(self) -> dict[str, float]: ...
+
+    def fsync_timing(self) -> FsyncTiming: ...
 
     def pid_file(self) -> str:
         """The file on the server's machine that holds its process id; "" when the

@@ -30,7 +30,9 @@ from runs.sysbench.options import is_sql_test
 logger = logging.getLogger(__name__)
 
 # Levels, not counts: averaged and maxed over the run instead of differenced.
-GAUGES = frozenset({"Threads_running", "Threads_connected", "backends_active", "backends_total"})
+GAUGES = frozenset(
+    {"Threads_running", "Threads_connected", "backends_active", "backends_total", "sync_binlog"}
+)
 _QUERY_COUNTERS = ("Com_select", "Com_insert", "Com_update", "Com_delete")
 
 Reading = tuple[float, dict[str, float]]
@@ -50,6 +52,7 @@ class CounterSampler:
         self.interval_s = interval_s
         self.readings: list[Reading] = []
         self.error = ""
+        self.fsync_timing: dict[str, Any] = {}  # FsyncTiming.to_dict(): readable, or why not
         self._taken = 0
         self._stop = threading.Event()
         self._nudged = threading.Event()
@@ -80,6 +83,7 @@ class CounterSampler:
     def _loop(self) -> None:
         try:
             with targets.connect(self.connection, timeout=settings.BENCHDASH_TARGET_TIMEOUT) as db:
+                self.fsync_timing = db.fsync_timing().to_dict()
                 self._sample_until_stopped(db)
         except targets.TargetError as e:
             self.error = e.message
@@ -150,6 +154,8 @@ def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
     """The run's counter deltas and ratios, on `run.counters` (stored with its result)."""
     if sampler is not None:
         run.counters = counters_summary(sampler.readings, run.reports, error=sampler.error)
+        # why the why panel has no fsync latency, when it has none (runs/analysis/why.py)
+        run.counters["fsync_timing"] = sampler.fsync_timing
 
 
 def _interval(run: Run, plan: FrozenPlan) -> float:

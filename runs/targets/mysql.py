@@ -21,6 +21,7 @@ from runs.targets.base import (
     MARKER_SELECT,
     MARKER_TABLE,
     Applied,
+    FsyncTiming,
     ServerInfo,
     SettingNotApplied,
     TargetError,
@@ -127,6 +128,8 @@ MYSQL_COUNTERS = (
     "Handler_read_next",
     "Handler_read_rnd_next",
     "Binlog_commits",  # MariaDB only
+    # MariaDB: each group commit writes the binary log once, and with sync_binlog=N syncs
+    # it every Nth time: the binlog's fsyncs when performance_schema does not count them.
     "Binlog_group_commits",
     "Binlog_bytes_written",  # MariaDB only
     "Innodb_os_log_written",
@@ -141,12 +144,26 @@ _STATUS_COUNTERS = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(
     ", ".join(f"'{name}'" for name in MYSQL_COUNTERS)
 )
 
+# A reading of @@sync_binlog, among the counters: a level (a gauge), read once a connection,
+# as the setting is applied before a run and stays through it.
+SYNC_BINLOG = "sync_binlog"
+
 # performance_schema's file instruments → the names of their counters
 FILE_TIMERS = {
     "wait/io/file/innodb/innodb_log_file": "log_file",
     "wait/io/file/sql/binlog": "binlog",
     "wait/io/file/innodb/innodb_data_file": "data_file",
 }
+
+
+_FILE_TIMERS_SQL = (
+    "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC, SUM_NUMBER_OF_BYTES_WRITE "
+    "FROM performance_schema.file_summary_by_event_name WHERE EVENT_NAME IN (%s, %s, %s)"
+)
+PS_OFF_FIX = (
+    "set performance_schema=ON under [mariadbd] or [mysqld] in the server's my.cnf and "
+    "restart the server: it cannot be turned on at run time"
+)
 
 
 class MySQLTarget:
@@ -156,7 +173,8 @@ class MySQLTarget:
         self._db = db
         self.connection = connection
         self._innodb_status = True
-        self._file_timers: bool | None = None  # performance_schema on and readable
+        self._timing: FsyncTiming | None = None  # performance_schema on and readable?
+        self._sync_binlog: float | None = None
 
     def server_info(self) -> ServerInfo:
         variables = self._variables()
@@ -274,7 +292,37 @@ class MySQLTarget:
                 self._innodb_status = bool(semaphores)
                 values.update({f"innodb_{k}": v for k, v in semaphores.items()})
         values.update(self._file_sync_timers())
+        values.update(self._sync_binlog_reading())
         return values
+
+    def fsync_timing(self) -> FsyncTiming:
+        """Whether performance_schema's file timers can be read, and when not, why: off
+        (a restart with performance_schema=ON) or not granted (error 1142: the GRANT)."""
+        if self._timing is None:
+            self._timing = self._read_timing()
+        return self._timing
+
+    def _read_timing(self) -> FsyncTiming:
+        rows = self._query("SELECT @@performance_schema")
+        if not (rows and str(rows[0][0]) in ("1", "ON")):
+            return FsyncTiming(False, "performance_schema is off", PS_OFF_FIX)
+        try:
+            self._query(_FILE_TIMERS_SQL + " LIMIT 0", list(FILE_TIMERS))
+        except TargetError as e:
+            if e.code != 1142:  # a server without the table: said, and the counters count
+                return FsyncTiming(False, f"performance_schema cannot be read: {e.message}")
+            account = self._account()
+            return FsyncTiming(
+                False,
+                f"the account {account} may not read performance_schema (error 1142)",
+                f"GRANT SELECT ON performance_schema.* TO {account}",
+            )
+        return FsyncTiming(True)
+
+    def _account(self) -> str:
+        """The account as GRANT names it: 'user'@'host', from CURRENT_USER()."""
+        user, _, host = str(self._query("SELECT CURRENT_USER()")[0][0]).rpartition("@")
+        return f"'{user}'@'{host}'"
 
     def pid_file(self) -> str:
         rows = self._query("SELECT @@pid_file")
@@ -285,28 +333,20 @@ class MySQLTarget:
         (off by default in MariaDB): count, picoseconds and bytes written per kind of
         file. MariaDB 10.8+ does not instrument its redo log; its data files' syncs time
         the same disk. "Misc" operations of these files are almost all syncs."""
-        if self._file_timers is None:
-            rows = self._query("SELECT @@performance_schema")
-            self._file_timers = bool(rows and str(rows[0][0]) in ("1", "ON"))
-        if not self._file_timers:
-            return {}
-        try:
-            rows = self._query(
-                "SELECT EVENT_NAME, COUNT_MISC, SUM_TIMER_MISC, SUM_NUMBER_OF_BYTES_WRITE "
-                "FROM performance_schema.file_summary_by_event_name WHERE EVENT_NAME IN "
-                "(%s, %s, %s)",
-                list(FILE_TIMERS),
-            )
-        except TargetError:
-            self._file_timers = False  # no SELECT on performance_schema: counters still count
-            return {}
+        if not self.fsync_timing().readable:
+            return {}  # the counters still count; fsync_timing() says why these do not
         values = {}
-        for event, count, picoseconds, written in rows:
+        for event, count, picoseconds, written in self._query(_FILE_TIMERS_SQL, list(FILE_TIMERS)):
             name = FILE_TIMERS[str(event)]
             values[f"pfs_{name}_syncs"] = float(count)
             values[f"pfs_{name}_sync_ps"] = float(picoseconds)
             values[f"pfs_{name}_bytes_written"] = float(written)
         return values
+
+    def _sync_binlog_reading(self) -> dict[str, float]:
+        if self._sync_binlog is None:
+            self._sync_binlog = float(self._query("SELECT @@sync_binlog")[0][0])
+        return {SYNC_BINLOG: self._sync_binlog}
 
     def _query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         with _mysql_errors(self.connection):
@@ -326,9 +366,12 @@ def _mysql_errors(connection: Connection) -> Iterator[None]:
         yield
     except MySQLdb.OperationalError as e:
         code, text = (*e.args, "")[:2] if e.args else (0, str(e))
-        raise TargetError(f"{where}: error {code}: {text}", _hint(int(code or 0))) from None
+        raise TargetError(
+            f"{where}: error {code}: {text}", _hint(int(code or 0)), int(code or 0)
+        ) from None
     except MySQLdb.Error as e:
-        raise TargetError(f"{where}: {e}") from None
+        code = e.args[0] if e.args and isinstance(e.args[0], int) else 0
+        raise TargetError(f"{where}: {e}", code=code) from None
 
 
 def _hint(code: int) -> str:

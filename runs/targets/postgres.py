@@ -27,6 +27,7 @@ from runs.targets.base import (
     MARKER_SELECT,
     MARKER_TABLE,
     Applied,
+    FsyncTiming,
     ServerInfo,
     SettingNotApplied,
     TargetError,
@@ -52,6 +53,9 @@ _DATABASE_COUNTERS = (
     "tup_deleted",
     "deadlocks",
 )
+
+
+PG_TIMING_FIX = "ALTER SYSTEM SET track_wal_io_timing = on; SELECT pg_reload_conf();"
 
 
 class PostgresTarget:
@@ -274,6 +278,16 @@ class PostgresTarget:
         )[0]
         values["backends_active"], values["backends_total"] = float(active), float(total)
         return values
+
+    def fsync_timing(self) -> FsyncTiming:
+        """pg_stat_wal times its syncs only with track_wal_io_timing on (PostgreSQL 14+);
+        a superuser turns it on without a restart."""
+        setting = self._scalar("SELECT setting FROM pg_settings WHERE name = 'track_wal_io_timing'")
+        if setting is None:
+            return FsyncTiming(False, "this PostgreSQL (before 14) does not time its WAL syncs")
+        if str(setting) != "on":
+            return FsyncTiming(False, "track_wal_io_timing is off", PG_TIMING_FIX)
+        return FsyncTiming(True)
 
     def pid_file(self) -> str:
         """postmaster.pid in the data directory, whose first line is the postmaster's id;

@@ -3,6 +3,9 @@ its host and says what to do."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+
 import pytest
 
 from runs.execution.preflight import plan_preflight
@@ -221,3 +224,76 @@ def test_preflight_counts_the_max_connections_the_cells_will_set(make_plan, mari
         "ok",
         f"max_connections=64 holds threads={threads}",
     )
+
+
+# --- the server's fsync timing, for the why panel ------------------------------------------
+
+PS_OFF = (
+    "the why panel cannot time fsyncs: performance_schema is off; to read it: set "
+    "performance_schema=ON under [mariadbd] or [mysqld] in the server's my.cnf and restart "
+    "the server: it cannot be turned on at run time"
+)
+
+
+def test_a_plan_comparing_settings_hears_that_performance_schema_is_off(make_plan):
+    plan = make_plan(server_settings={"innodb_flush_log_at_trx_commit": ["0", "1"]})
+
+    report = plan_preflight(plan=plan)
+
+    assert report.ok, report.to_dict()  # a warning: the batch runs, the panel says less
+    assert steps(report)[("private-mariadb", "fsync_timing")] == ("warning", PS_OFF)
+
+
+def ps_target(server, database: str, user: str, password: str) -> Target:
+    return Target.objects.create(
+        name="ps-mariadb", engine="mariadb", host="127.0.0.1", port=server.port,
+        database=database, user=user, password=password,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def ps_database(mariadb_ps_server) -> Iterator[str]:
+    name = mariadb_ps_server.create_database(f"t_{uuid.uuid4().hex[:12]}")
+    yield name
+    mariadb_ps_server.drop_database(name)
+
+
+def test_an_account_that_may_not_read_performance_schema_is_given_the_grant(
+    transactional_db, local_host, mariadb_ps_server, ps_database
+):
+    user = f"r{uuid.uuid4().hex[:8]}"
+    mariadb_ps_server.execute(
+        f"CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 'pw'",
+        f"GRANT ALL ON `{ps_database}`.* TO '{user}'@'127.0.0.1'",
+    )
+    target = ps_target(mariadb_ps_server, ps_database, user, "pw")
+    plan = Plan.objects.create(
+        name="grant", target=target, load_host=local_host, test="oltp_insert", threads=[1],
+        server_settings={"sync_binlog": ["0", "1"]},
+    )  # fmt: skip
+    try:
+        report = plan_preflight(plan=plan)
+    finally:
+        mariadb_ps_server.execute(f"DROP USER '{user}'@'127.0.0.1'")
+
+    assert steps(report)[("ps-mariadb", "fsync_timing")] == (
+        "warning",
+        f"the why panel cannot time fsyncs: the account '{user}'@'127.0.0.1' may not read "
+        f"performance_schema (error 1142); to read it: GRANT SELECT ON performance_schema.* "
+        f"TO '{user}'@'127.0.0.1'",
+    )
+
+
+def test_a_readable_fsync_timing_is_ok_and_a_single_series_is_not_checked(
+    transactional_db, local_host, mariadb_ps_server, ps_database
+):
+    target = ps_target(mariadb_ps_server, ps_database, "bench", mariadb_ps_server.password)
+    make = {"target": target, "load_host": local_host, "test": "oltp_insert", "threads": [1, 2]}
+    pair = Plan.objects.create(name="pair", server_settings={"sync_binlog": ["0", "1"]}, **make)
+    single = Plan.objects.create(name="single", server_settings={"sync_binlog": ["1"]}, **make)
+
+    assert steps(plan_preflight(plan=pair))[("ps-mariadb", "fsync_timing")] == (
+        "ok",
+        "the server times its fsyncs (performance_schema is on and readable)",
+    )
+    assert ("ps-mariadb", "fsync_timing") not in steps(plan_preflight(plan=single))

@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from runs.analysis import why
+from runs.analysis.results import RunFigures
 from runs.models import Status
 from runs.services import batches
 from runs.targets import connection_of
@@ -91,3 +93,39 @@ def test_the_sampler_reads_when_nudged_and_on_its_own_when_no_line_comes(target)
     assert times[2] - times[1] >= 2.5  # a quarter of an interval late
     assert sampler.error == ""
     assert all("Com_select" in values for _, values in readings)
+
+
+def test_a_single_thread_insert_under_flush_1_and_sync_binlog_1_fsyncs_twice(
+    celery_worker, make_plan
+):
+    """Without performance_schema (the private MariaDB's default), the binary log's syncs
+    come from its group commits under the sampled sync_binlog: the redo log's fsync and
+    the binlog's make about 2 per transaction, not the 1.00 the log's counter alone says."""
+    plan = make_plan(
+        test="oltp_insert",
+        options={"time": 3, "report-interval": 1, "tables": 1, "table-size": 100},
+        server_settings={"innodb_flush_log_at_trx_commit": ["1"], "sync_binlog": ["0", "1"]},
+    )
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan))
+
+    assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
+    sides = {
+        value: why.side_figures(f"sync_binlog={value}", [RunFigures.of(r)])
+        for r in batch.runs.all()
+        if (value := r.settings["sync_binlog"])
+    }
+    synced, unsynced = sides["1"], sides["0"]
+    assert synced is not None and unsynced is not None
+    assert synced.log_fsyncs == pytest.approx(1.0, abs=0.1)
+    assert synced.binlog_fsyncs == pytest.approx(1.0, abs=0.1)
+    assert synced.fsyncs == pytest.approx(2.0, abs=0.2)
+    assert synced.budget.binlog_fsyncs_from == "Binlog_group_commits ÷ sync_binlog"
+    assert unsynced.binlog_fsyncs == 0.0
+    assert unsynced.fsyncs == pytest.approx(1.0, abs=0.1)
+    run = batch.runs.get(settings__sync_binlog="1")
+    assert run.counters["fsync_timing"]["reason"] == "performance_schema is off"
+    assert run.counters["gauges"]["sync_binlog"]["max"] == 1.0
+    pair = why.explain(unsynced, synced, threads=1)
+    assert "(performance_schema is off; set performance_schema=ON" in pair.text
+    assert pair.moved.startswith("sync_binlog=1 adds 1.0 fsync")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from runs.analysis.batch_results import BatchResults
 from runs.services import tokens
@@ -82,3 +83,66 @@ def test_runs_asked_for_that_do_not_exist_fall_back_to_the_peaks_percentiles(mak
     found = batch_results(batch=batch, selected=[987654321])
 
     assert len(found.selected) == 2 and len(found.percentiles) == 2
+
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded" / "budget_insert.json"
+
+
+def record_budgets(batch, *, telemetry: bool) -> None:
+    """Give the stored runs the counters (and host summaries) of recorded inserts: flush=1
+    the runs of flush=1 sync_binlog=1, flush=2 those of flush=0 sync_binlog=0."""
+    recorded = json.loads(RECORDED.read_text())
+    like = {"1": ("1", "1"), "2": ("0", "0")}
+    for run in batch.runs.all():
+        wanted = like[run.settings["innodb_flush_log_at_trx_commit"]]
+        source = [r for r in recorded if (r["flush"], r["sync_binlog"]) == wanted][run.round]
+        run.summary = {
+            **run.summary,
+            "tps": source["tps"],
+            "latency_avg_ms": source["latency_avg_ms"],
+        }
+        run.counters = source["counters"]
+        run.host_summary = source["host_summary"] if telemetry else {}
+        run.save(update_fields=["summary", "counters", "host_summary"])
+
+
+def test_the_why_panel_shows_each_sides_budget_and_what_moved_everywhere(
+    client_in, make_batch, user
+):
+    batch = make_batch(threads=(1,), repeats=3, samples=5)
+    record_budgets(batch, telemetry=True)
+    token = tokens.token_create(user=user, name="tests", expires_in=None)[1]
+
+    found = batch_results(batch=batch, baseline=1)
+    page = client_in.get(f"/batches/{batch.pk}/results?baseline=1").content.decode()
+    report = client_in.get(f"/batches/{batch.pk}/report.html?baseline=1").content.decode()
+    api = client_in.get(
+        f"/api/v1/batches/{batch.pk}/results?baseline=1", HTTP_AUTHORIZATION=f"Token {token}"
+    ).json()
+
+    (pair,) = found.why
+    assert pair["moved"].startswith("flush=1 adds 2.0 fsyncs, ")
+    assert "server CPU per transaction up" in pair["moved"]
+    assert pair["other"]["budget"]["binlog_fsyncs_from"] == "Binlog_group_commits ÷ sync_binlog"
+    assert api["why"][0]["moved"] == pair["moved"]
+    assert api["why"][0]["other"]["budget"]["fsyncs"] == pair["other"]["budget"]["fsyncs"]
+    budget = section(page, '<tr class="why-budget">', "</table>")
+    assert pair["moved"] in budget
+    assert "server CPU, user µs" in budget and "off-CPU time, µs" in budget
+    assert "fsyncs, binary log" in budget
+    assert budget in report
+
+
+def test_without_telemetry_the_budget_says_what_needs_the_server_hosts(client_in, make_batch):
+    batch = make_batch(threads=(1,), repeats=3, samples=5)
+    record_budgets(batch, telemetry=False)
+
+    page = client_in.get(f"/batches/{batch.pk}/results?baseline=1").content.decode()
+
+    budget = section(page, '<tr class="why-budget">', "</section>")
+    assert "server CPU, user µs" not in budget
+    assert "fsyncs, log" in budget
+    assert (
+        "server CPU, off-CPU time, context switches and I/Os per transaction need the server "
+        "host&#x27;s telemetry (none was recorded)"
+    ) in budget

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from runs.analysis import charts, results
+from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services import exports, reports, selectors
@@ -77,21 +78,20 @@ def batch_report(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 
 def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
-    env = batch.environment or {}
-    server = env.get("server") or {}
-    variables: dict[str, str] = server.get("variables") or {}
+    env = BatchEnvironment.load(batch.environment)
+    variables = env.server_variables
     verified = [r.verified_settings for r in runs if r.verified_settings]
     differing = set(results.differing_keys(verified))
     settings_names = sorted(
         {k for v in verified for k in v} | set(FrozenPlan.from_params(batch.params).server_settings)
     )
     return {
-        "version": server.get("version", ""),
-        "load_host": env.get("load_host") or {},
-        "server_host": env.get("server_host") or {},
-        "reference": env.get("reference") or {},
-        "preflight": env.get("preflight") or {},
-        "imported": env.get("imported") or {},
+        "version": env.server_version,
+        "load_host": env.load_host,
+        "server_host": env.server_host,
+        "reference": env.reference,
+        "preflight": env.preflight,
+        "imported": env.imported,
         "settings": [
             (name, variables.get(name, ""), [r.verified_settings.get(name, "") for r in runs],
              name in differing)
