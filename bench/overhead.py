@@ -242,7 +242,7 @@ def telemetry(args: argparse.Namespace) -> None:
         row = measure_once(args.telemetry)
         print(f"repeat {repeat}: {json.dumps(row)}", flush=True)
         repeats.append(row)
-    result = {
+    result: dict[str, Any] = {
         "when": datetime.now().isoformat(timespec="seconds"),
         "args": vars(args),
         "repeats": repeats,

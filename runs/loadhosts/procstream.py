@@ -1,9 +1,10 @@
 """A machine's /proc files once a second, as text snapshots, for the host metrics.
 
 Agentless: on an SSH host, one shell loop started once per cell over one pinned
-connection prints the files each second (three short processes a second: head, cat, grep),
-each snapshot ended by a marker line; a thread on the worker collects them as they arrive.
-On the worker's own machine a thread reads the same files and writes the same text. The
+connection prints the files each second (a few short processes a second: head, cat,
+grep, sleep), each snapshot ended by a marker line; the worker takes them when it is awake
+for sysbench's lines. On the worker's own machine the worker reads the same files then,
+and writes the same text. The
 text's format and its parsing are runs/analysis/procfs.py's.
 
 The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
@@ -16,7 +17,6 @@ from __future__ import annotations
 import glob
 import logging
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -66,7 +66,9 @@ done
 
 @dataclass
 class ProcStream:
-    """Snapshots as they came: (monotonic time of arrival, text)."""
+    """Snapshots as they came: (monotonic time of arrival, text). No thread of its own:
+    the worker collects them when it is awake anyway (`take`, at each batch of sysbench's
+    lines), which costs it less than a thread waking every second."""
 
     host: str
     clk_tck: int = 100
@@ -77,37 +79,35 @@ class ProcStream:
 
     def take(self) -> list[tuple[float, str]]:
         """The snapshots that came since the last call."""
+        self.poll()
         count = len(self._snapshots)
         new = self._snapshots[self._taken : count]
         self._taken = count
         return new
 
     def arrived(self) -> int:
+        self.poll()
         return len(self._snapshots)
+
+    def poll(self) -> None: ...
 
     def close(self) -> None: ...
 
 
 class LocalProcStream(ProcStream):
-    """This machine's /proc, read by a thread of the worker."""
+    """This machine's /proc, read when the worker asks and a period has passed."""
 
     def __init__(self, host: str, pid_file: str = "", period_s: float = 1.0) -> None:
         super().__init__(host=host, clk_tck=os.sysconf("SC_CLK_TCK"))
         self.period_s = period_s
         self.pid, self.problem = _local_pid(pid_file)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"procstream-{host}", daemon=True)
-        self._thread.start()
+        self.poll()
 
-    def _loop(self) -> None:
-        while True:
-            self._snapshots.append((time.monotonic(), local_snapshot(self.pid)))
-            if self._stop.wait(self.period_s):
-                return
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+    def poll(self) -> None:
+        # Nine tenths: a worker woken by sysbench's line each second reads each second.
+        now = time.monotonic()
+        if not self._snapshots or now - self._snapshots[-1][0] >= 0.9 * self.period_s:
+            self._snapshots.append((now, local_snapshot(self.pid)))
 
 
 def local_snapshot(pid: int | None) -> str:
@@ -172,32 +172,38 @@ class SSHProcStream(ProcStream):
             self._transport.close()
             raise
         self._lines: list[str] = []
-        self._thread = threading.Thread(
-            target=self._loop, name=f"procstream-{host.name}", daemon=True
-        )
-        self._thread.start()
 
-    def _loop(self) -> None:
+    def poll(self) -> None:
+        """Take what the loop printed: each snapshot dated by the host's own clock
+        (its uptime) back from now, so a late poll keeps the seconds apart."""
+        if self._transport is None or self._reader.done:
+            self._said_nothing()
+            return
         try:
-            while not self._reader.done:
-                if self._reader.pump(2.0):
-                    self._consume(self._reader.stdout_lines())
+            if self._reader.pump(0):
+                self._consume(self._reader.stdout_lines(), time.monotonic())
         except (OSError, EOFError, paramiko.SSHException) as e:
             self.problem = self.problem or f"the sampler's connection to {self.host} ended: {e}"
-        if not self._snapshots and not self.problem:
+
+    def _said_nothing(self) -> None:
+        if not self._snapshots and not self.problem and self._transport is not None:
             said = " ".join(self._reader.stderr_lines(final=True))[-300:]
             self.problem = f"the /proc sampler on {self.host} printed nothing {said}".strip()
 
-    def _consume(self, lines: list[str]) -> None:
+    def _consume(self, lines: list[str], now: float) -> None:
+        complete = []
         for line in lines:
             if line == MARKER:
                 if self._lines:
-                    self._snapshots.append((time.monotonic(), "\n".join(self._lines)))
+                    complete.append("\n".join(self._lines))
                 self._lines = []
             elif line.startswith("@@benchdash-"):
                 self._header(line)
             else:
                 self._lines.append(line)
+        if complete:
+            last = _uptime(complete[-1])
+            self._snapshots += [(now - (last - _uptime(text)), text) for text in complete]
 
     def _header(self, line: str) -> None:
         name, _, value = line.partition(" ")
@@ -209,7 +215,16 @@ class SSHProcStream(ProcStream):
             self.problem = value
 
     def close(self) -> None:
+        self._said_nothing()
         transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
-        self._thread.join(timeout=5)
+
+
+def _uptime(text: str) -> float:
+    """The host's uptime in a snapshot: the line after its /proc/uptime header."""
+    _, _, rest = text.partition("==> /proc/uptime <==\n")
+    try:
+        return float(rest.split(maxsplit=1)[0])
+    except (IndexError, ValueError):
+        return 0.0

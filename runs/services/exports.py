@@ -87,9 +87,9 @@ def batch_runs_csv(batch: Batch) -> Iterator[str]:
 
 
 def _host_figures(run: Run) -> list[Any]:
-    hosts = (run.host_summary or {}).get("hosts") or []
-    server = next((h for h in hosts if h.get("role") == "server"), {})
-    load = next((h for h in hosts if h.get("role") == "load"), {})
+    hosts: list[dict[str, Any]] = (run.host_summary or {}).get("hosts") or []
+    server: dict[str, Any] = next((h for h in hosts if h.get("role") == "server"), {})
+    load: dict[str, Any] = next((h for h in hosts if h.get("role") == "load"), {})
     verdict = run.bottleneck or {}
     return [
         server.get("busy_pct"),
