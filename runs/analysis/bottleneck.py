@@ -67,14 +67,20 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
 def _kind(
     server: Mapping[str, Any] | None, loads: Sequence[Mapping[str, Any]], load: RunLoad
 ) -> tuple[str, list[str]]:
+    checks = [_server_cpu, _fsync, _io, _network]
     if load.same_machine and server is not None:
-        found = _shared_cpu(server)
+        # One machine's CPU is judged once, by who used it: not as a load host's and
+        # a server's both.
+        before = (load.busy_start_pct or {}).get(server.get("host", ""), 0.0)
+        found = _shared_cpu(server, before)
         if found is not None:
             return found
+        loads = [h for h in loads if h.get("host") != server.get("host")]
+        checks.remove(_server_cpu)
     for host in loads:
         if _busy(host) >= SATURATED_PCT:
             return "load_cpu", [_busy_text("load host", host)]
-    for check in (_server_cpu, _fsync, _io, _network):
+    for check in checks:
         found = check(server, loads, load)
         if found is not None:
             return found
@@ -85,11 +91,13 @@ def _kind(
     return "unknown", ["no machine was saturated and the throughput moved: nothing stands out"]
 
 
-def _shared_cpu(host: Mapping[str, Any]) -> tuple[str, list[str]] | None:
-    """One machine for both: who used its CPU, the database process or the rest."""
+def _shared_cpu(host: Mapping[str, Any], before: float) -> tuple[str, list[str]] | None:
+    """One machine for both: who used its CPU, the database process or the rest. What
+    was busy before sysbench started (other processes) is not the benchmark's: a machine
+    saturated by them says so (busy_start), not that the benchmark was CPU-bound."""
     busy, ncpu = _busy(host), int(host.get("ncpu") or 0)
     db = host.get("db") or {}
-    if busy < SATURATED_PCT or not ncpu or not db:
+    if busy - before < SATURATED_PCT or not ncpu or not db:
         return None
     db_pct = 100.0 * ((db.get("user_cores") or 0) + (db.get("system_cores") or 0)) / ncpu
     rest_pct = max(0.0, busy - db_pct)

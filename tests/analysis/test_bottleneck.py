@@ -126,3 +126,15 @@ def test_fsyncs_per_transaction_from_the_counters():
     per_tx, fsync_ms = fsync_figures(counters)
     assert per_tx == 2.0 and fsync_ms == 2.0
     assert fsync_figures({}) == (None, None)
+
+
+def test_one_machine_busy_before_sysbench_is_not_called_cpu_bound():
+    shared = host("server", "local", 89.0, db={"user_cores": 0.3, "system_cores": 0.1})
+    summary = {"hosts": [shared, {**shared, "role": "load"}]}
+    load = RunLoad(
+        tps=[300.0] * 4, latency_ms=3.0, fsyncs_per_tx=2.0, fsync_ms=1.2,
+        same_machine=True, busy_start_pct={"local": 91.0},
+    )  # fmt: skip
+    verdict = bottleneck_classify(summary, load)
+    assert verdict["kind"] == "fsync"
+    assert verdict["busy_start"].startswith("started on a busy host")
