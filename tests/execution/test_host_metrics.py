@@ -5,14 +5,19 @@ on the load host; a server host that refuses."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+import redis
+from django.conf import settings
 
+from runs.execution import live
 from runs.models import Batch, HostMetrics, Status, Target
 from runs.services import batches
 from tests.helpers import wait_for_batch, wait_until
@@ -195,3 +200,23 @@ def test_a_single_thread_insert_under_flush_1_is_fsync_bound(celery_worker, make
     assert verdict["kind"] == "fsync", verdict
     per_transaction = float(verdict["evidence"][0].split(" fsync per transaction")[0])
     assert per_transaction >= 0.9  # the redo log's, and the binary log's
+
+
+def test_the_machines_seconds_go_out_live_on_the_runs_channel(celery_worker, make_plan):
+    plan = make_plan(test="oltp_point_select", options={**SHORT, "time": 4}, threads=[1])
+    batch = batches.batch_launch(plan=plan, launched_by="api")
+    run = batch.runs.get()
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    pubsub = client.pubsub()
+    pubsub.subscribe(live.channel(run.pk))
+    received: list[dict] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(received) < 4:
+        message = pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+        if message and (event := json.loads(message["data"]))["type"] == "host_metrics":
+            received += event["rows"]
+    pubsub.close()
+    wait_for_batch(batch)
+    assert {(r["role"], r["host"]) for r in received} == {("server", "local"), ("load", "local")}
+    stored = {(r.role, r.seq): r.time_s for r in run.host_metrics.all()}
+    assert all(stored[(r["role"], r["seq"])] == r["time_s"] for r in received)
