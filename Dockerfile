@@ -8,8 +8,9 @@ RUN apt-get update \
         nodejs npm \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY requirements.txt ./
-RUN pip wheel --no-cache-dir --wheel-dir /wheels -r requirements.txt
+COPY requirements.txt requirements-nodeps.txt ./
+RUN pip wheel --no-cache-dir --wheel-dir /wheels -r requirements.txt \
+    && pip wheel --no-cache-dir --no-deps --wheel-dir /wheels -r requirements-nodeps.txt
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 
@@ -22,7 +23,8 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends libmariadb3 sysbench openssh-client \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/* && rm -rf /wheels
+# --no-deps: /wheels holds every dependency already (requirements-nodeps.txt says why).
+RUN pip install --no-cache-dir --no-deps /wheels/* && rm -rf /wheels
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY . .

@@ -188,6 +188,9 @@ CELERY_TASK_ROUTES = {
     "runs.tasks.host_drive": {"queue": "drivers"},
 }
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Beat writes a schedule's last_run_at and total_run_count after every fire, not every
+# three minutes: the schedules page and the API read them from the database.
+CELERY_BEAT_SYNC_EVERY = 1
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "runs.tasks.sweep_stale", "schedule": 30.0},
 }

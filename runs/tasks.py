@@ -9,6 +9,7 @@ from typing import Any
 from celery import Task, shared_task
 from celery.signals import worker_ready, worker_shutting_down
 
+from runs.execution import worker_limits
 from runs.execution.heartbeat import WORKER_STOPPING
 from runs.models import Batch
 from runs.services import batches, history, recovery, schedules
@@ -42,6 +43,25 @@ def _sweep_at_start(**_: Any) -> None:
     gc.freeze()
     # A worker that comes back after a crash recovers what its predecessor left running.
     sweep_stale.delay()
+
+
+@worker_ready.connect
+def _report_open_files(sender: Any = None, **_: Any) -> None:
+    # sysbench on the local load host inherits this worker's open-file limit: the
+    # editor's preflight checks it (runs/execution/worker_limits.py).
+    if _consumes_benchmarks(sender):
+        worker_limits.record_open_files(worker=sender.hostname)
+
+
+@worker_shutting_down.connect
+def _forget_open_files(sender: Any = None, **_: Any) -> None:
+    if sender is not None:
+        worker_limits.forget_open_files(worker=str(sender))
+
+
+def _consumes_benchmarks(consumer: Any) -> bool:
+    queues = getattr(getattr(consumer, "task_consumer", None), "queues", None) or []
+    return any(q.name == worker_limits.BENCHMARKS_QUEUE for q in queues)
 
 
 @worker_shutting_down.connect

@@ -212,9 +212,9 @@ def worker_process(
     """Starts real `celery worker` processes, each with a name of its own."""
     started: list[WorkerProcess] = []
 
-    def start(name: str = "benchdash") -> WorkerProcess:
+    def start(name: str = "benchdash", nofile: int | None = None) -> WorkerProcess:
         log = "worker.log" if name == "benchdash" else f"worker-{name}.log"
-        worker = WorkerProcess(tmp_path / log, name)
+        worker = WorkerProcess(tmp_path / log, name, nofile=nofile)
         started.append(worker)
         return worker
 

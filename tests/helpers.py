@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from runs.models import FINISHED_STATUSES, Batch, LoadHost
@@ -42,6 +43,17 @@ def global_variable(server, name: str) -> str:
         return str(cursor.fetchone()[0])
     finally:
         db.close()
+
+
+@contextmanager
+def server_variable(server, name: str, value: str) -> Iterator[None]:
+    """A global variable of a private server set for the block, then put back."""
+    before = global_variable(server, name)
+    server.execute(f"SET GLOBAL {name} = {value}")  # constants of these tests
+    try:
+        yield
+    finally:
+        server.execute(f"SET GLOBAL {name} = {before}")
 
 
 def printed_transactions(raw_log: str) -> int:

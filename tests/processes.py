@@ -5,10 +5,12 @@ the test database."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from django.db import connection
@@ -23,8 +25,14 @@ class WorkerProcess:
     """A real `celery worker` process, for tests that kill it."""
 
     def __init__(
-        self, log: Path, name: str = "benchdash", env: dict[str, str] | None = None
+        self,
+        log: Path,
+        name: str = "benchdash",
+        env: dict[str, str] | None = None,
+        nofile: int | None = None,
     ) -> None:
+        """`nofile`: the worker's open-file limit (soft and hard), as a service's
+        LimitNOFILE= would set it."""
         env = {**test_env(), **(env or {})}
         self._log = log.open("ab")
         self.process = subprocess.Popen(
@@ -46,6 +54,7 @@ class WorkerProcess:
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
+            preexec_fn=None if nofile is None else _limit_open_files(nofile),
         )
 
     def kill(self) -> None:
@@ -66,6 +75,13 @@ class WorkerProcess:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+
+
+def _limit_open_files(nofile: int) -> Callable[[], None]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    return limit
 
 
 class AsgiServer:

@@ -5,6 +5,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
 
     matrix.py          a plan's parameter matrix expanded into the ordered runs of a batch
     summary.py         one run's summary, from what sysbench printed
+    run_facts.py       everything sysbench printed for one run, as the pages say it: outcome,
+                       rates, latency, fairness, errors by code, histogram, its raw log
     results.py         a batch's runs as figures, series and points; the report table
     stats.py           spread and noise of repeated figures
     verdicts.py        is one setting really faster than another, or is it noise?
@@ -14,7 +16,9 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     comparison.py      two batches or two runs side by side, cell by cell
-    regressions.py     whether a night got slower than the nights before it
+    regressions.py     whether a night got slower than the nights before it: the rule
+    change_points.py   the nights a cell's figure stepped (Apache Otava's E-divisive)
+    nightly.py         the nightly check: the band and the new steps of each cell; the alert
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
     procfs.py          a machine's /proc snapshots parsed, and the rates between two of them

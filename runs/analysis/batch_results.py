@@ -68,6 +68,8 @@ class BatchResults:
     selected: list[int] = field(default_factory=list)  # the runs whose percentiles show
     percentiles: list[dict[str, Any]] = field(default_factory=list)  # p50 ... p99.9 a run
     cdf: list[dict[str, Any]] = field(default_factory=list)
+    histogram: list[dict[str, Any]] = field(default_factory=list)  # sysbench's buckets a run
+    no_histogram: str = ""  # why the chosen runs have none
     counters: list[dict[str, Any]] = field(default_factory=list)  # derived counters a run
     # per cell: what the machines did and the bottleneck (runs/analysis/host_metrics.py)
     host_metrics: list[dict[str, Any]] = field(default_factory=list)
@@ -176,6 +178,7 @@ def _row(row: TableRow, cell_verdicts: Mapping[str, Mapping[int, Verdict]]) -> d
         "point": {
             "median": p.median, "low": p.low, "high": p.high, "n": p.n, "qps": p.qps,
             "latency_ms": p.latency_ms, "errors": p.errors, "failed": p.failed,
+            "forced_shutdowns": p.forced_shutdowns, "unfinished": p.unfinished,
         },
         "ratio": row.ratio,
         "verdict": verdict.to_dict() if verdict else None,
@@ -191,6 +194,7 @@ def _counters(run: RunFigures) -> dict[str, Any]:
         "label": run.label,
         "status": run.status,
         "derived": dict(run.counters.get("derived") or {}),
+        "missing": list(run.counters.get("missing") or []),
     }
 
 
@@ -207,12 +211,15 @@ def shown_runs(
 def _add_latency(
     found: BatchResults, runs: Sequence[RunFigures], series: Sequence[Series], latency: Latency
 ) -> None:
-    """The percentiles and CDF of the runs chosen (by default each series' first repeat at
-    its peak)."""
+    """The percentiles, CDF and histogram of the runs chosen (by default each series'
+    first repeat at its peak)."""
     found.selected = shown_runs(runs, series, latency.selected)
     colours = charts.run_colours(runs, series)
     picked = [r for r in runs if r.id in found.selected]
     rows, found.cdf = charts.latency_chart(picked, latency.histograms, colours)
+    found.histogram = charts.latency_histograms(picked, latency.histograms, colours)
+    if not found.histogram:
+        found.no_histogram = charts.no_histogram_reason(picked)
     found.percentiles = [{**row, "colour": colours.get(row["run"], "")} for row in rows]
 
 

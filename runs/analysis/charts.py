@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from runs.analysis import stats
+from runs.analysis import run_facts, stats
 from runs.analysis.results import PALETTE, RunFigures, Series, group_series, thread_counts
 from runs.columns import RunCounters
 
@@ -190,6 +190,34 @@ def latency_chart(
              "points": latency_cdf(histogram)}
         )  # fmt: skip
     return rows, lines
+
+
+def latency_histograms(
+    runs: Sequence[RunFigures],
+    histograms: Mapping[int, Sequence[Sequence[float]]],
+    colours: Mapping[int, str],
+) -> list[dict[str, Any]]:
+    """sysbench's own buckets of each run that has them: [ms, share of requests in %]."""
+    lines = []
+    for run in runs:
+        shares = run_facts.histogram_shares(histograms.get(run.id) or [])
+        if shares:
+            lines.append(
+                {"run": run.id, "label": f"#{run.position + 1} {run.label}",
+                 "colour": colours.get(run.id, PALETTE[-1]),
+                 "points": [[ms, share] for ms, _, share in shares]}
+            )  # fmt: skip
+    return lines
+
+
+def no_histogram_reason(runs: Sequence[RunFigures]) -> str:
+    """Why the chosen runs have no histogram: sysbench prints none on a forced shutdown."""
+    if any(run.summary.get("outcome") == "forced_shutdown" for run in runs):
+        return run_facts.no_histogram_reason("forced_shutdown")
+    return (
+        "The chosen runs have no latency histogram (run sysbench with --histogram=on, "
+        "benchdash's default)."
+    )
 
 
 def counter_names(runs: Iterable[RunFigures]) -> tuple[list[str], set[str]]:

@@ -1,10 +1,18 @@
-"""Whether a nightly batch got slower than the nights before it, cell by cell.
+"""Whether a nightly batch got slower than the nights before it, cell by cell: the rule.
 
-A cell's figure for a night is the median over its repeats. Its baseline is the median of
-the same cell's figures over the previous successful nights, and the noise is how much
-those nights spread (1.4826 x MAD, so one wild night cannot inflate it). A change is
-flagged only when it is worse than both the plan's threshold and three times the noise:
-nobody is woken for noise. Improvements are reported but never alerted.
+A cell's figure for a night is the median over its repeats. Two things are said of it:
+
+- the band: against the median of the same cell's figures over the previous successful
+  nights, with the noise of those nights (1.4826 x MAD, so one wild night cannot inflate
+  it); a figure worse than both the plan's threshold and three times the noise is one
+  night off (OUTLIER): shown, never alerted on its own;
+- the steps: the change points of the cell's series, tonight included
+  (runs/analysis/change_points.py). The alert is a NEW step in the slower direction whose
+  size (relative to the level before it) is at least the plan's threshold: a step at
+  tonight's night, or one the previous check had not seen. A cell alerted is a
+  REGRESSION: nobody is woken for noise. Improvements are reported, never alerted.
+
+runs/analysis/nightly.py applies the rule night by night.
 
 A cell is the same cell from night to night only when everything that shapes its figures
 is identical: test, sysbench options (threads included), server settings, target server
@@ -23,16 +31,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runs.analysis import stats
+from runs.analysis import change_points, stats
 from runs.analysis.results import axis_options, series_label, throughput
 from runs.columns import RunSummary
 
 MIN_NIGHTS = 5  # fewer nights than this say little about the noise: no verdict
 NOISE_SIGMAS = 3.0
+STEP_NIGHTS = 60  # the nights whose series the steps are looked for in, tonight included
 
 REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 STEADY = "within noise"
+OUTLIER = "one night off"  # beyond the band, but no new step: shown, not alerted
 NOT_ENOUGH = "not enough history"
 NO_FIGURE = "no figure"
 
@@ -249,18 +259,30 @@ class CellCheck:
     axis_options: dict[str, str]
     repeats: int
     checks: list[Check]
+    steps: list[dict[str, Any]] = field(default_factory=list)  # see _step
 
     @property
     def verdict(self) -> str:
-        verdicts = [c.verdict for c in self.checks]
-        for verdict in (REGRESSION, IMPROVEMENT, STEADY, NOT_ENOUGH):
+        if self.flagged:
+            return REGRESSION
+        verdicts = [OUTLIER if c.verdict == REGRESSION else c.verdict for c in self.checks]
+        for verdict in (IMPROVEMENT, OUTLIER, STEADY, NOT_ENOUGH):
             if verdict in verdicts:
                 return verdict
         return NO_FIGURE
 
     @property
     def flagged(self) -> bool:
-        return any(c.flagged for c in self.checks)
+        """Alerted: a new step, slower, at least the plan's threshold."""
+        return any(s["alert"] for s in self.steps)
+
+    @property
+    def flags(self) -> list[str]:
+        """What an alerted cell says: its new slower steps, and tonight against the band."""
+        if not self.flagged:
+            return []
+        band = [c.text for c in self.checks if c.verdict == REGRESSION]
+        return band + [s["text"] for s in self.steps if s["alert"]]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -273,6 +295,7 @@ class CellCheck:
             "verdict": self.verdict,
             "flagged": self.flagged,
             "checks": [asdict(c) for c in self.checks],
+            "steps": self.steps,
         }
 
 
@@ -295,7 +318,10 @@ class Analysis:
             return REGRESSION
         if verdicts <= {NOT_ENOUGH, NO_FIGURE}:
             return NOT_ENOUGH if NOT_ENOUGH in verdicts else NO_FIGURE
-        return IMPROVEMENT if IMPROVEMENT in verdicts else STEADY
+        for verdict in (IMPROVEMENT, OUTLIER):
+            if verdict in verdicts:
+                return verdict
+        return STEADY
 
     @property
     def summary(self) -> str:
@@ -309,6 +335,9 @@ class Analysis:
         if self.status == IMPROVEMENT:
             better = sum(c.verdict == IMPROVEMENT for c in self.cells)
             return f"{better} of {total} cells improved beyond the noise; none regressed"
+        if self.status == OUTLIER:
+            off = sum(c.verdict == OUTLIER for c in self.cells)
+            return f"{off} of {total} cells one night off the band, with no new step: no alert"
         if self.status == STEADY:
             return f"all {total} cells within the noise"
         return "no figure to judge"
@@ -316,9 +345,14 @@ class Analysis:
     @property
     def rule(self) -> str:
         return (
-            f"a change worse than max({self.threshold_pct:g} %, {NOISE_SIGMAS:g} {TIMES} noise) "
-            f"against the median of the previous {self.window} successful nights "
-            f"(at least {MIN_NIGHTS}); noise = {stats.MAD_TO_SIGMA} {TIMES} MAD of those nights"
+            f"an alert is a new step (change point) in the slower direction of at least "
+            f"{self.threshold_pct:g} %, found by E-divisive at p < {change_points.MAX_PVALUE:g} "
+            f"over the last {STEP_NIGHTS} successful nights (at least {MIN_NIGHTS} before "
+            f"tonight); new = at tonight's night or not seen by the previous check. "
+            f"The band: a change worse than max({self.threshold_pct:g} %, "
+            f"{NOISE_SIGMAS:g} {TIMES} noise) against the median of the previous "
+            f"{self.window} successful nights; noise = {stats.MAD_TO_SIGMA} {TIMES} MAD of "
+            f"those nights; beyond it without a new step is {OUTLIER}, not alerted"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -331,66 +365,13 @@ class Analysis:
                 "noise_sigmas": NOISE_SIGMAS,
                 "window": self.window,
                 "min_nights": MIN_NIGHTS,
+                "step_nights": STEP_NIGHTS,
+                "step_max_pvalue": change_points.MAX_PVALUE,
+                "step_min_pct": change_points.MIN_MAGNITUDE * 100,
             },
             "flagged": [c.label for c in self.flagged],
             "cells": [c.to_dict() for c in self.cells],
         }
-
-
-def analyse(
-    night: Mapping[str, CellNight],
-    previous: Sequence[Mapping[str, CellNight]],
-    *,
-    threshold_pct: float,
-    history_nights: int,
-) -> Analysis:
-    """Every cell of `night` against the previous successful nights, most recent first.
-
-    The baseline of a cell is made of the last `history_nights` nights that measured the
-    same cell (at least MIN_NIGHTS of them, whatever the plan says, to judge at all).
-    """
-    window = max(history_nights, MIN_NIGHTS)
-    cells = []
-    for identity, cell in night.items():
-        checks = []
-        for metric in (THROUGHPUT, LATENCY):
-            history = _history(identity, metric, previous, window)
-            checks.append(
-                judge(
-                    metric,
-                    name=cell.metric_name(metric),
-                    value=cell.value(metric),
-                    history=history,
-                    threshold_pct=threshold_pct,
-                )
-            )
-        cells.append(
-            CellCheck(
-                identity=identity,
-                label=cell.label,
-                threads=cell.threads,
-                settings=cell.settings,
-                axis_options=cell.axis_options,
-                repeats=cell.repeats,
-                checks=checks,
-            )
-        )
-    cells.sort(key=lambda c: (c.label, c.identity))
-    return Analysis(threshold_pct=threshold_pct, window=window, cells=cells)
-
-
-def _history(
-    identity: str, metric: Metric, previous: Sequence[Mapping[str, CellNight]], window: int
-) -> list[float]:
-    values = []
-    for night in previous:
-        cell = night.get(identity)
-        value = cell.value(metric) if cell is not None else None
-        if value is not None:
-            values.append(value)
-        if len(values) == window:
-            break
-    return values
 
 
 # --- numbers as people read them -------------------------------------------------------------

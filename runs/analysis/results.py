@@ -164,6 +164,8 @@ class Point:
     latency_max: float | None
     errors: float | None  # ignored errors, summed over repeats
     failed: int  # repeats that did not finish well
+    forced_shutdowns: int = 0  # repeats sysbench stopped at --time (--forced-shutdown)
+    unfinished: int = 0  # the transactions those left unfinished, summed
 
     @property
     def n(self) -> int:
@@ -279,6 +281,7 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
     qps = [v for r in good if (v := r.figures.qps) is not None]
     latencies = [v for r in good if (v := r.latency_ms) is not None]
     errors = [v for r in good if (v := r.figures.errors) is not None]
+    forced = [r for r in good if r.summary.get("outcome") == "forced_shutdown"]
     return Point(
         threads=threads,
         run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
@@ -289,6 +292,8 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
         latency_max=max(latencies) if latencies else None,
         errors=sum(errors) if errors else None,
         failed=sum(r.status not in FINISHED_WELL and r.status not in NOT_RUN for r in runs),
+        forced_shutdowns=len(forced),
+        unfinished=sum(int(r.summary.get("unfinished_transactions") or 0) for r in forced),
     )
 
 

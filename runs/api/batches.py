@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -362,3 +363,15 @@ def _with_after(request: Request, after: int) -> str:
     params = request.query_params.copy()
     params["after"] = str(after)
     return request.build_absolute_uri(f"{request.path}?{params.urlencode()}")
+
+
+class RunLog(APIView):
+    """The run's raw log: everything sysbench printed, as it printed it (a running run's
+    lines so far, as stored on each heartbeat)."""
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        run = get_object_or_404(Run.objects.only("id", "raw_log"), pk=pk)
+        response = HttpResponse(run.raw_log, content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'inline; filename="run-{run.pk}.log"'
+        return response

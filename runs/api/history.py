@@ -1,6 +1,7 @@
 """The nightly verdict, for scripts: each scheduled batch's regression check (per cell, the
-figure against the median and noise of the previous nights, flagged or not), and a plan's
-night-by-night table as its history page draws it (runs/services/history.py)."""
+figure against the median and noise of the previous nights, the steps of its series, and
+whether a new slower step alerted), and a plan's night-by-night table with each cell's
+steps, as its history page draws it (runs/services/history.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.analysis import regressions
+from runs.analysis import change_points, regressions
 from runs.api.common import QueryParameters
 from runs.models import Plan, Status
 from runs.services import history
@@ -21,6 +22,7 @@ from runs.services import history
 VERDICTS = [
     regressions.REGRESSION,
     regressions.IMPROVEMENT,
+    regressions.OUTLIER,
     regressions.STEADY,
     regressions.NOT_ENOUGH,
     regressions.NO_FIGURE,
@@ -50,6 +52,33 @@ class CheckSerializer(serializers.Serializer[Any]):
     rule = serializers.CharField(allow_blank=True)
 
 
+class StepSerializer(serializers.Serializer[Any]):
+    """A change point of a cell's figure: the night it stepped, by how much, which way."""
+
+    metric = serializers.ChoiceField(choices=["throughput", "latency"])
+    name = serializers.CharField(help_text="tps, events/s, MiB/s; p95 ...")
+    batch = serializers.IntegerField(
+        allow_null=True, help_text="The scheduled batch of the first night after the step."
+    )
+    before = serializers.FloatField(help_text="Mean of the nights since the previous step.")
+    after = serializers.FloatField(help_text="Mean of the nights until the next step.")
+    change_pct = serializers.FloatField(help_text="(after - before) / before, in percent.")
+    low_pct = serializers.FloatField(help_text="The 95 % interval of change_pct: low end.")
+    high_pct = serializers.FloatField(help_text="The 95 % interval of change_pct: high end.")
+    direction = serializers.ChoiceField(choices=[change_points.SLOWER, change_points.FASTER])
+    pvalue = serializers.FloatField(help_text="Student's t-test of the two sides.")
+    text = serializers.CharField()
+
+
+class CheckStepSerializer(StepSerializer):
+    """A step as the nightly check saw it: new (tonight, or unseen by the previous
+    check) and alerted (new, slower, at least the plan's threshold) or not."""
+
+    nights_ago = serializers.IntegerField(help_text="0: the step is at this night.")
+    new = serializers.BooleanField()
+    alert = serializers.BooleanField()
+
+
 class CellCheckSerializer(serializers.Serializer[Any]):
     identity = serializers.CharField(help_text="The cell's parameters, fingerprinted.")
     label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
@@ -58,8 +87,11 @@ class CellCheckSerializer(serializers.Serializer[Any]):
     options = serializers.DictField(child=serializers.CharField())
     repeats = serializers.IntegerField()
     verdict = serializers.ChoiceField(choices=VERDICTS)
-    flagged = serializers.BooleanField()
+    flagged = serializers.BooleanField(help_text="Alerted: a new slower step.")
     checks = CheckSerializer(many=True)
+    steps = CheckStepSerializer(
+        many=True, required=False, help_text="Absent from checks made before steps were."
+    )
 
 
 class RuleSerializer(serializers.Serializer[Any]):
@@ -68,6 +100,13 @@ class RuleSerializer(serializers.Serializer[Any]):
     noise_sigmas = serializers.FloatField()
     window = serializers.IntegerField(help_text="Previous nights a baseline is made of.")
     min_nights = serializers.IntegerField()
+    step_nights = serializers.IntegerField(
+        required=False, help_text="Nights the steps are looked for over, tonight included."
+    )
+    step_max_pvalue = serializers.FloatField(required=False)
+    step_min_pct = serializers.FloatField(
+        required=False, help_text="Steps smaller than this are not reported."
+    )
 
 
 class AnalysisSerializer(serializers.Serializer[Any]):
@@ -96,10 +135,15 @@ class HistoryQuerySerializer(QueryParameters):
     )
 
 
+class HistoryStepSerializer(StepSerializer):
+    created_at = serializers.DateTimeField(help_text="When the night after the step ran.")
+
+
 class HistoryCellSerializer(serializers.Serializer[Any]):
     id = serializers.CharField(help_text="The cell's identity.")
     label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
     threads = serializers.IntegerField()
+    steps = HistoryStepSerializer(many=True, help_text="The cell's change points, oldest first.")
 
 
 class NightCellSerializer(serializers.Serializer[Any]):

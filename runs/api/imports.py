@@ -46,6 +46,14 @@ class ImportResultSerializer(serializers.Serializer[Any]):
     samples_url = serializers.URLField(allow_null=True, help_text="The run's samples (JSON, CSV).")
     test = serializers.CharField()
     status = serializers.ChoiceField(choices=Status.choices)
+    outcome = serializers.ChoiceField(
+        choices=["ok", "forced_shutdown", "error"],
+        help_text="sysbench's outcome: a forced shutdown (--forced-shutdown at --time) is a "
+        "valid result with unfinished transactions, stored as a done run.",
+    )
+    outcome_text = serializers.CharField(
+        help_text='e.g. "forced shutdown, 2 transactions unfinished"'
+    )
     error = serializers.CharField(allow_blank=True)
     params = serializers.DictField()
     summary = serializers.DictField()

@@ -51,6 +51,7 @@ urlpatterns = [
     path("batches/<int:pk>/report", results.BatchReport.as_view(), name="api-batch-report"),
     path("runs/<int:pk>", batches.RunDetail.as_view(), name="api-run"),
     path("runs/<int:pk>/samples", batches.RunSamples.as_view(), name="api-run-samples"),
+    path("runs/<int:pk>/log", batches.RunLog.as_view(), name="api-run-log"),
     path(
         "runs/<int:pk>/host-metrics",
         host_metrics.RunHostMetrics.as_view(),

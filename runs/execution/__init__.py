@@ -3,7 +3,11 @@
 The modules, in the order a batch meets them:
 
     checks.py            what a plan would run, checked completely before anything runs
-    preflight.py         what would break a batch, found before anything runs (hosts, target)
+    preflight.py         what would break a batch, found before anything runs: the entry
+                         points and the load hosts' checks
+    preflight_target.py  preflight of the target: logins, limits, fsync timing, its host
+    preflight_report.py  preflight's record of its steps, and the subject it checks
+    worker_limits.py     the benchmarks workers' open-file limits, reported at their start
     locks.py             claiming a batch; one benchmark per server and per load host at a time
     runner.py            executing a batch: groups, cells, steps, settings, the end (the entry)
     environment.py       the environment recorded before the first change; settings put back

@@ -237,12 +237,21 @@ def server_warnings(
             "threads",
             f"threads={max_threads} needs {max_threads + 1} connections (one per sysbench "
             f"thread, one for benchdash) but max_connections is {allowed}{where}; raise "
-            "max_connections or use fewer threads",
+            f"max_connections or use fewer threads{_max_connections_fix(server, max_threads)}",
         )
     warnings = _superuser_warnings(server, server_settings)
     if "sync_binlog" in server_settings and not server.log_bin:
         warnings.append("sync_binlog has no effect: binary logging is off (log_bin=OFF)")
     return warnings
+
+
+def _max_connections_fix(server: targets.ServerInfo, max_threads: int) -> str:
+    if "server_version_num" in server.variables:  # PostgreSQL reads it at start only
+        return " (PostgreSQL: in postgresql.conf, then restart the server)"
+    return (
+        f": the plan itself may set it (server settings: max_connections={max_threads + 1} "
+        "or more, applied before the runs and put back after the batch)"
+    )
 
 
 def connections_allowed(server: targets.ServerInfo, server_settings: dict[str, list[str]]) -> int:
@@ -276,3 +285,44 @@ def _superuser_warnings(
         f"the target's PostgreSQL account is not a superuser: changing {names} needs "
         "GRANT ALTER SYSTEM ON PARAMETER for each of them"
     ]
+
+
+def prepared_statements_step(
+    server: targets.ServerInfo,
+    server_settings: dict[str, list[str]],
+    *,
+    test: str,
+    max_threads: int,
+    statements: int,
+) -> tuple[str, str] | None:
+    """Prepared-statement tests hold threads x tables x statements on the server; beyond
+    max_prepared_stmt_count the threads fail to start with error 1461. (status, message)
+    of the preflight step, or None when there is nothing to say. A warning, not a refusal:
+    other sessions' statements count too, and the server's value may change before the run."""
+    allowed = _statements_allowed(server, server_settings)
+    if not statements or allowed is None:
+        return None
+    needs = f"{test} at threads={max_threads} prepares up to {statements} statements"
+    if statements <= allowed:
+        if "max_prepared_stmt_count" in server_settings:  # the plan's fix, confirmed
+            return "ok", f"{needs}; max_prepared_stmt_count={allowed} holds them"
+        return None
+    return (
+        "warning",
+        f"{needs} but max_prepared_stmt_count is {allowed}: the runs would fail with error "
+        f"1461; set max_prepared_stmt_count={statements} or more in the plan's server "
+        "settings (applied before the runs, put back after the batch), or use "
+        "--db-ps-mode=disable, fewer threads or fewer tables",
+    )
+
+
+def _statements_allowed(
+    server: targets.ServerInfo, server_settings: dict[str, list[str]]
+) -> int | None:
+    """The tightest limit of the batch: a plan's max_prepared_stmt_count axis meets every
+    thread count (the matrix is a cross product), so its smallest value counts."""
+    values = server_settings.get("max_prepared_stmt_count")
+    if values:
+        return min(int(v) for v in values)
+    current = server.variables.get("max_prepared_stmt_count")
+    return int(current) if current and current.isdigit() else None

@@ -55,6 +55,18 @@ def locks_acquire(*, batch: Batch) -> str:
     return ""
 
 
+def locks_holder(*, batch: Batch) -> str:
+    """What holds one of the batch's resources now, or "": a batch launched meanwhile
+    says it is waiting, and for what, before a worker even picks it up."""
+    holder = (
+        ResourceLock.objects.filter(resource__in=_resources(batch))
+        .exclude(batch=batch)
+        .select_related("batch__target", "batch__load_host")
+        .first()
+    )
+    return _describe(holder) if holder is not None else ""
+
+
 def _describe(lock: ResourceLock) -> str:
     kind, key = lock.resource.split(":", 1)
     batch = lock.batch

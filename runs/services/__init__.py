@@ -11,6 +11,7 @@ Writes (services named <entity>_<action>, keyword-only):
     history.py         a nightly plan's regression check, and the history of its nights
     notifications.py   news of a night by email and webhook
     webhooks.py        posting to a plan's webhook, to public addresses only
+    webhook_bodies.py  the news as plain JSON, a Slack message or a Teams Adaptive Card
     importer.py        a sysbench log written elsewhere, imported as a batch
     import_store.py    the import's bounded-memory reading and COPY writes
     luascripts.py      custom Lua scripts, for permitted users only

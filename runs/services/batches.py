@@ -68,8 +68,18 @@ def batch_launch(
         )
         for cell in check.cells
     )
+    _wait_if_busy(batch)
     transaction.on_commit(partial(_hand_over, batch.pk))
     return batch
+
+
+def _wait_if_busy(batch: Batch) -> None:
+    """Another batch holds the target or a load host: this one waits, saying for what (the
+    worker's claim waits the same way; the holder's end wakes it)."""
+    waiting_for = locks.locks_holder(batch=batch)
+    if waiting_for:
+        batch.status, batch.waiting_for = Status.WAITING, waiting_for
+        batch.save(update_fields=["status", "waiting_for"])
 
 
 def _hand_over(batch_id: int) -> None:
@@ -78,7 +88,8 @@ def _hand_over(batch_id: int) -> None:
     except BrokerUnavailable as e:
         now = timezone.now()
         logger.error("batch %s not launched: %s", batch_id, e)
-        if Batch.objects.filter(pk=batch_id, status=Status.QUEUED).update(
+        not_started = [Status.QUEUED, Status.WAITING]
+        if Batch.objects.filter(pk=batch_id, status__in=not_started).update(
             status=Status.FAILED, error=f"not launched: {e}", finished_at=now
         ):
             Run.objects.filter(batch_id=batch_id, status=Status.QUEUED).update(

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 
+from runs.analysis import run_facts
 from runs.models import SAMPLE_FIGURES, Batch, Run
 from runs.services import selectors
 
@@ -41,16 +42,19 @@ SUMMARY_FIELDS = (
     "qps",
     "latency_pct",
     "latency_pct_ms",
+    "latency_min_ms",
     "latency_avg_ms",
     "latency_max_ms",
     "errors",
     "reconnects",
+    "unfinished_transactions",
     "transactions",
     "queries",
     "eps",
     "mib_per_s",
     "total_time_s",
 )
+REPORT_FIELDS = run_facts.REPORT_FIGURES
 # The host summary's headline figures (runs/analysis/host_metrics.py), a column each.
 HOST_FIELDS = (
     "server_busy_pct",
@@ -72,18 +76,23 @@ _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 
 
 def batch_runs_csv(batch: Batch) -> Iterator[str]:
-    """One row a run: its parameters and summary."""
-    rows = (
-        [
-            *(getattr(run, f) for f in RUN_FIELDS),
-            json.dumps(run.settings, sort_keys=True),
-            json.dumps(run.options, sort_keys=True),
-            *(run.summary.get(f) for f in SUMMARY_FIELDS),
-            *_host_figures(run),
-        ]
-        for run in selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS)
-    )
-    return _csv([*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS, *HOST_FIELDS], rows)
+    """One row a run: its parameters, summary, the final report's other figures, and what
+    the machines did."""
+    rows = map(_run_row, selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS))
+    header = [*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS, *REPORT_FIELDS, *HOST_FIELDS]
+    return _csv(header, rows)
+
+
+def _run_row(run: Run) -> list[Any]:
+    report = run_facts.report_figures(run.reports)
+    return [
+        *(getattr(run, f) for f in RUN_FIELDS),
+        json.dumps(run.settings, sort_keys=True),
+        json.dumps(run.options, sort_keys=True),
+        *(run.summary.get(f) for f in SUMMARY_FIELDS),
+        *(report[f] for f in REPORT_FIELDS),
+        *_host_figures(run),
+    ]
 
 
 def _host_figures(run: Run) -> list[Any]:
@@ -198,6 +207,7 @@ def _run_fields(run: Run) -> dict[str, Any]:
         "verified_settings": run.verified_settings,
         "options": run.options,
         "summary": run.summary,
+        "reports": run.reports,  # sysbench's final (and checkpoint) reports, as parsed
         "counters": run.counters,
         "host_summary": run.host_summary,
         "bottleneck": run.bottleneck,

@@ -2,9 +2,11 @@
 history its page shows.
 
 When a scheduled batch ends (done, failed, cancelled, or a launch recorded as skipped), a
-task compares each of its cells with the previous successful nights of the same plan
-(runs/analysis/regressions.py holds the rule), stores the verdict in Batch.analysis and tells the
-plan's recipients when a cell regressed or the night was lost (runs/services/notifications.py).
+task compares each of its cells with the previous successful nights of the same plan and
+looks for new steps in its series (runs/analysis/regressions.py holds the rule,
+runs/analysis/nightly.py applies it), stores the verdict in Batch.analysis and tells the
+plan's recipients when a cell was alerted or the night was lost
+(runs/services/notifications.py). The history also marks each cell's steps.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from runs.analysis import regressions
+from runs.analysis import nightly, regressions
 from runs.analysis.regressions import CellNight
 from runs.columns import NightCheck
 from runs.frozen import FrozenPlan
@@ -75,11 +78,13 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
         return {}
     runs = Run.objects.filter(batch_id=batch.pk).only(*RUN_FIELDS)
     window = max(plan.history_nights, regressions.MIN_NIGHTS)
-    result = regressions.analyse(
+    previous = _previous_nights(batch, plan, window)
+    result = nightly.analyse(
         batch_night(batch, runs),
-        [batch_night(b, r) for b, r in _previous_nights(batch, plan, window)],
+        [batch_night(b, r) for b, r in previous],
         threshold_pct=plan.regression_threshold_pct,
         history_nights=plan.history_nights,
+        seen=_seen(batch, [b for b, _ in previous]),
     )
     analysis = {
         **result.to_dict(),
@@ -92,6 +97,14 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
     if notify:
         notifications.batch_notify(batch=batch)
     return analysis
+
+
+def _seen(batch: Batch, previous: Sequence[Batch]) -> nightly.Seen:
+    """The nights' batches, and the steps the previous night's check recorded: a step it
+    had seen is not new. A check made before steps were recorded gives None."""
+    last = NightCheck.load(previous[0].analysis) if previous else NightCheck()
+    recorded = {c["identity"]: c["steps"] for c in last.cells if "steps" in c}
+    return nightly.Seen(batches=[batch.pk, *(b.pk for b in previous)], steps=recorded or None)
 
 
 def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
@@ -127,7 +140,7 @@ def _previous_nights(batch: Batch, plan: Plan, window: int) -> list[tuple[Batch,
             created_at__lt=batch.created_at,
         )
         .order_by("-created_at", "-pk")
-        .only(*BATCH_FIELDS)[: window * LOOKBACK]
+        .only(*BATCH_FIELDS)[: max(window * LOOKBACK, regressions.STEP_NIGHTS)]
     )
     runs = _runs_by_batch([b.pk for b in earlier])
     return [(b, runs.get(b.pk, [])) for b in earlier]
@@ -166,13 +179,8 @@ class Night:
 
     @property
     def flags(self) -> list[str]:
-        """The flag texts of the cells that regressed that night."""
-        return [
-            f"{cell['label']}: {check['text']}"
-            for cell in self.check.cells
-            for check in cell.get("checks", [])
-            if check.get("verdict") == regressions.REGRESSION
-        ]
+        """The flag texts of the cells alerted that night."""
+        return [f"{cell['label']}: {text}" for cell in self.check.cells for text in _flags(cell)]
 
     @property
     def notified(self) -> list[dict[str, Any]]:
@@ -191,6 +199,33 @@ class PlanHistory:
     plan: Plan
     nights: list[Night]  # oldest first
     cells: list[CellRow] = field(default_factory=list)
+
+    @cached_property
+    def steps(self) -> dict[str, list[dict[str, Any]]]:
+        """Each cell's steps over the successful nights shown, throughput's then latency's."""
+        batches = [n.batch.pk for n in self.nights]
+        return {
+            cell.identity: [
+                step
+                for metric in (regressions.THROUGHPUT, regressions.LATENCY)
+                for step in nightly.series_steps(
+                    self._series(cell.identity, metric),
+                    metric,
+                    name=self.unit if metric is regressions.THROUGHPUT else self.latency_name,
+                    batches=batches,
+                )
+            ]
+            for cell in self.cells
+        }
+
+    def _series(self, identity: str, metric: regressions.Metric) -> list[float | None]:
+        """A cell's figure night by night; None where the night failed or did not measure it."""
+        return [
+            cell.value(metric)
+            if n.batch.status == Status.DONE and (cell := n.cells.get(identity))
+            else None
+            for n in self.nights
+        ]
 
     @property
     def unit(self) -> str:
@@ -241,7 +276,13 @@ class PlanHistory:
             "unit": self.unit,
             "latency": self.latency_name,
             "cells": [
-                {"id": c.identity, "label": c.label, "threads": c.threads} for c in self.cells
+                {
+                    "id": c.identity,
+                    "label": c.label,
+                    "threads": c.threads,
+                    "steps": [_table_step(s, self.nights) for s in self.steps[c.identity]],
+                }
+                for c in self.cells
             ],
             "nights": [_night_row(night, self.cells) for night in reversed(self.nights)],
         }
@@ -252,20 +293,43 @@ class PlanHistory:
             measured = night.cells.get(cell.identity)
             throughput.append(measured.throughput if measured else None)
             latency.append(measured.latency_ms if measured else None)
-            check = night.checks.get(cell.identity) or {}
-            flagged = [
-                c["text"]
-                for c in check.get("checks", [])
-                if c.get("verdict") == regressions.REGRESSION
-            ]
-            flags.append("; ".join(flagged) or None)
+            flags.append("; ".join(_flags(night.checks.get(cell.identity) or {})) or None)
         return {
             "id": cell.identity,
             "label": cell.label,
             "throughput": throughput,
             "latency": latency,
             "flags": flags,
+            "steps": [_chart_step(s, self.nights) for s in self.steps.get(cell.identity, [])],
         }
+
+
+def _flags(cell: dict[str, Any]) -> list[str]:
+    """What an alerted cell says (regressions.CellCheck.flags, as stored): tonight against
+    the band, and the new slower steps; nothing for a cell not alerted."""
+    if not cell.get("flagged"):
+        return []
+    band = [c["text"] for c in cell.get("checks", []) if c.get("verdict") == regressions.REGRESSION]
+    return band + [s["text"] for s in cell.get("steps", []) if s.get("alert")]
+
+
+def _chart_step(step: dict[str, Any], nights: Sequence[Night]) -> dict[str, Any]:
+    """A step as the chart marks it: at the position of its night among the shown ones."""
+    index = next(i for i, n in enumerate(nights) if n.batch.pk == step["batch"])
+    return {**step, "index": index}
+
+
+def _table_step(step: dict[str, Any], nights: Sequence[Night]) -> dict[str, Any]:
+    """A step for scripts: its night's batch and date, size with interval, direction."""
+    night = next(n for n in nights if n.batch.pk == step["batch"])
+    keys = ("metric", "name", "batch", "before", "after", "change_pct", "low_pct", "high_pct")
+    return {
+        **{k: step[k] for k in keys},
+        "created_at": night.batch.created_at,
+        "direction": step["direction"],
+        "pvalue": step["pvalue"],
+        "text": step["text"],
+    }
 
 
 def _night_row(night: Night, rows: Sequence[CellRow]) -> dict[str, Any]:

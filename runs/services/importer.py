@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
-from runs.analysis import charts
+from runs.analysis import charts, run_facts
 from runs.analysis.summary import summary_of
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
@@ -58,6 +58,12 @@ class ImportResult:
     run: Run | None = None
 
     @property
+    def outcome_text(self) -> str:
+        """sysbench's outcome, not the batch's status: a forced shutdown is "done" too."""
+        unfinished = self.summary.get("unfinished_transactions")
+        return run_facts.outcome_text(self.result.outcome, unfinished)
+
+    @property
     def unrecognised_lines(self) -> int:
         return self.result.unrecognised_lines
 
@@ -72,6 +78,8 @@ class ImportResult:
             "run_id": self.run.pk if self.run else None,
             "test": self.test,
             "status": self.status,
+            "outcome": self.result.outcome,
+            "outcome_text": self.outcome_text,
             "error": self.error,
             "params": self.params,
             "summary": self.summary,

@@ -1,6 +1,8 @@
-"""Telling a plan's people about a night: cells that regressed, or a scheduled batch that
+"""Telling a plan's people about a night: cells alerted (a new slower step, with tonight
+against the band; runs/analysis/regressions.py), or a scheduled batch that
 failed, was skipped or cancelled. By email (Django's email backend) and to a webhook URL
-that receives the same news as JSON; both configured per plan.
+that receives the same news as JSON, or as a Slack or Microsoft Teams message when the URL
+is theirs (runs/services/webhook_bodies.py); both configured per plan.
 
 Sending is the edge of the system: every network call has a timeout, and a recipient that
 cannot be reached is recorded in Batch.notified, never raised, so that one broken webhook
@@ -29,7 +31,7 @@ from django.utils import timezone
 from runs.analysis import regressions
 from runs.columns import NightCheck
 from runs.models import Batch, Plan, Status
-from runs.services import webhooks
+from runs.services import webhook_bodies, webhooks
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +133,7 @@ def _flagged_cell(cell: dict[str, Any]) -> dict[str, Any]:
         "settings": cell.get("settings"),
         "options": cell.get("options"),
         "checks": [c for c in cell.get("checks", []) if c.get("verdict") == regressions.REGRESSION],
+        "steps": [s for s in cell.get("steps", []) if s.get("alert")],
     }
 
 
@@ -147,6 +150,7 @@ def _text(payload: dict[str, Any]) -> str:
         for check in cell["checks"]:
             lines.append(f"  {check['text']}")
             lines.append(f"  ({check['rule']})")
+        lines += [f"  {step['text']}" for step in cell["steps"]]
     if payload["flagged"]:
         lines += ["", f"Rule: {payload['analysis']['rule']['text']}.", ""]
     lines += [
@@ -207,7 +211,10 @@ def _webhook(plan: Plan, news: News) -> list[dict[str, Any]]:
     if not url:
         return []
     shown = redact_url(url)
-    body = json.dumps(news.payload, cls=DjangoJSONEncoder).encode()
+    kind = webhook_bodies.webhook_format(url)
+    body = json.dumps(
+        webhook_bodies.webhook_body(news.payload, format=kind), cls=DjangoJSONEncoder
+    ).encode()
     try:
         status, reason = webhooks.webhook_post(
             url, body, timeout=settings.BENCHDASH_WEBHOOK_TIMEOUT
@@ -218,7 +225,7 @@ def _webhook(plan: Plan, news: News) -> list[dict[str, Any]]:
     if not 200 <= status < 300:
         # Redirects are not followed: they could lead to an address that was not checked.
         return [_record("webhook", shown, ok=False, status=status, error=f"HTTP {status} {reason}")]
-    return [_record("webhook", shown, ok=True, status=status, event=news.event)]
+    return [_record("webhook", shown, ok=True, status=status, event=news.event, format=kind)]
 
 
 def redact_url(url: str) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Right
+from django.utils import timezone
 
 from runs.analysis import comparison, regressions, results
 from runs.columns import BatchEnvironment
@@ -20,8 +22,12 @@ from runs.models import (
     Plan,
     Run,
     Sample,
+    Status,
     Target,
 )
+
+# Runs that ran to an end of their own, as against cancelled or skipped ones.
+RAN_STATUSES = (Status.DONE, Status.FAILED, Status.INTERRUPTED)
 
 
 def recent_batches(limit: int = 50) -> QuerySet[Batch]:
@@ -42,6 +48,16 @@ class Progress:
     finished: int
     current: Run | None
     remaining_s: float | None  # sysbench time still to run, from the expected durations
+    running_share: float = 0.0  # how far the running cell is through its expected time
+    counts: dict[str, int] = field(default_factory=dict)  # runs by status
+
+    @property
+    def counts_text(self) -> str:
+        """The runs that ended by how they ended, when not all ran: "1 cancelled, 7 skipped"."""
+        ended = [(status, self.counts.get(status, 0)) for status in FINISHED_STATUSES]
+        if all(n == 0 for status, n in ended if status != Status.DONE):
+            return ""
+        return ", ".join(f"{n} {status.value}" for status, n in ended if n)
 
     @property
     def current_number(self) -> int | None:
@@ -65,22 +81,52 @@ def batch_progress(batch: Batch) -> Progress:
     current = next((r for r in runs if r.status in ACTIVE_STATUSES), None)
     pending = [r.expected_duration_s for r in runs if r.status == "queued"]
     remaining = None if None in pending else float(sum(p for p in pending if p is not None))
+    running_left, running_share = _running_cell(current)
     return Progress(
         total=len(runs),
         finished=sum(r.status in FINISHED_STATUSES for r in runs),
         current=current,
-        remaining_s=remaining,
+        remaining_s=None if remaining is None or running_left is None else remaining + running_left,
+        running_share=running_share,
+        counts=dict(Counter(r.status for r in runs)),
     )
 
 
+def _running_cell(current: Run | None) -> tuple[float | None, float]:
+    """The running cell's time still to run and its share done, from its expected time."""
+    if current is None or current.status != Status.RUNNING or current.started_at is None:
+        return (current.expected_duration_s if current else 0.0), 0.0
+    expected = current.expected_duration_s
+    if expected is None or expected <= 0:
+        return None, 0.0
+    elapsed = (timezone.now() - current.started_at).total_seconds()
+    return max(0.0, expected - elapsed), min(1.0, max(0.0, elapsed / expected))
+
+
+def batch_run_figures(batch: Batch) -> dict[int, dict[str, Any]]:
+    """tps, qps and latency of the batch's finished runs, for the live page's rows."""
+    rows = batch.runs.filter(status__in=FINISHED_STATUSES).values_list(
+        "id", "summary__tps", "summary__qps", "summary__latency_pct_ms"
+    )
+    return {
+        run_id: {"tps": tps, "qps": qps, "latency_pct_ms": latency}
+        for run_id, tps, qps, latency in rows
+    }
+
+
 def batches_counted() -> QuerySet[Batch]:
-    """Batches with runs_total and runs_done (runs that ended, any way)."""
+    """Batches with runs_total, runs_done (runs that ended, any way), and of those the
+    runs that ran (done, failed, interrupted), were cancelled, or skipped: a cancelled batch
+    of 8 runs is "1 cancelled, 7 skipped", not "8 / 8 done"."""
     # Meta.ordering does not apply to a GROUP BY query: the order is spelled out.
     return (
         Batch.objects.select_related("plan", "target", "load_host", "launched_by_user")
         .annotate(
             runs_total=Count("runs"),
             runs_done=Count("runs", filter=Q(runs__status__in=FINISHED_STATUSES)),
+            runs_ran=Count("runs", filter=Q(runs__status__in=RAN_STATUSES)),
+            runs_cancelled=Count("runs", filter=Q(runs__status=Status.CANCELLED)),
+            runs_skipped=Count("runs", filter=Q(runs__status=Status.SKIPPED)),
         )
         .order_by("-created_at", "-pk")
     )

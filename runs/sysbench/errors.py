@@ -91,6 +91,13 @@ CODE_HINTS: dict[int, str] = {
         "The server aborted a transaction on a deadlock and sysbench does not ignore it: "
         "add --mysql-ignore-errors=1213 (the default ignores it) or lower the concurrency."
     ),
+    1461: (
+        "The server refused another prepared statement: max_prepared_stmt_count is reached. "
+        "Every sysbench thread prepares its statements for every table (oltp_read_write: 9 "
+        "a table, plus BEGIN and COMMIT), so threads x tables x statements must not exceed "
+        "it: set max_prepared_stmt_count in the plan's server settings (it is put back "
+        "after the batch), or run with --db-ps-mode=disable, fewer threads or fewer tables."
+    ),
     2006: (
         "The server went away during the run (crash, restart, wait_timeout): check the "
         "server's error log."

@@ -39,6 +39,7 @@ from runs.targets.mysql import (
     MySQLTarget,
     Setting,
     connect_mysql,
+    mysql_missing_counters,
     validate_mysql_settings,
 )
 from runs.targets.postgres import PostgresTarget, connect_postgres
@@ -71,6 +72,7 @@ __all__ = [
     "connect",
     "connect_to",
     "connection_of",
+    "missing_counters",
     "target_check",
     "validate_settings",
 ]
@@ -120,6 +122,13 @@ def validate_settings(engine: str, axes: Mapping[str, Iterable[object]]) -> dict
     if engine == "postgresql":
         return validate_postgres_settings(axes)
     return validate_mysql_settings(axes)
+
+
+def missing_counters(engine: str, reported: Iterable[str]) -> list[str]:
+    """The expected counters this server did not report, said on the run's page."""
+    if engine == "postgresql":
+        return []
+    return mysql_missing_counters(reported)
 
 
 def allowed_settings(engine: str) -> list[str]:

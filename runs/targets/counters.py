@@ -46,8 +46,11 @@ class CounterSampler:
     interval or more after the last reading), or on its own a quarter of an interval
     late when none came: a stalled benchmark is still sampled."""
 
-    def __init__(self, *, run_id: int, connection: Connection, interval_s: float) -> None:
+    def __init__(
+        self, *, run_id: int, connection: Connection, interval_s: float, engine: str = ""
+    ) -> None:
         self.run_id = run_id
+        self.engine = engine
         self.connection = connection
         self.interval_s = interval_s
         self.readings: list[Reading] = []
@@ -139,6 +142,7 @@ def sampler_start(*, run: Run, batch: Batch) -> CounterSampler | None:
         run_id=run.pk,
         connection=targets.connection_of(batch.target),
         interval_s=_interval(run, plan),
+        engine=batch.target.engine,
     ).start()
 
 
@@ -156,6 +160,9 @@ def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
         run.counters = counters_summary(sampler.readings, run.reports, error=sampler.error)
         # why the why panel has no fsync latency, when it has none (runs/analysis/why.py)
         run.counters["fsync_timing"] = sampler.fsync_timing
+        if sampler.readings:  # which of the counters read this server does not have
+            reported = {name for _, values in sampler.readings for name in values}
+            run.counters["missing"] = targets.missing_counters(sampler.engine, reported)
 
 
 def _interval(run: Run, plan: FrozenPlan) -> float:

@@ -83,6 +83,8 @@ MYSQL_SETTINGS = {
         Setting("innodb_sync_spin_loops", "int", 0, 4294967295),
         Setting("innodb_adaptive_hash_index", "bool"),
         Setting("max_connections", "int", 10, 100000),
+        # Prepared-statement tests hold threads x tables x statements (error 1461 beyond).
+        Setting("max_prepared_stmt_count", "int", 0, 4194304),
     ]
 }
 
@@ -137,6 +139,21 @@ MYSQL_COUNTERS = (
     "Threads_running",
     "Threads_connected",
 )
+
+
+# What the SEMAPHORES section of SHOW ENGINE INNODB STATUS gives, when a server prints it.
+SPIN_WAITS = "InnoDB spin waits (MariaDB 10.6 and later print no SEMAPHORES figures)"
+
+
+def mysql_missing_counters(reported: Iterable[str]) -> list[str]:
+    """The counters benchdash reads that this server did not report: its version or
+    build does not have them (MariaDB 10.8+ dropped Innodb_rows_read and
+    Innodb_os_log_fsyncs; MySQL has no Binlog_commits), or the account may not read them."""
+    names = set(reported)
+    missing = [name for name in MYSQL_COUNTERS if name not in names]
+    if not any(name.startswith("innodb_") and "spin" in name for name in names):
+        missing.append(SPIN_WAITS)
+    return missing
 
 
 # Written once: the names are benchdash's own (a reading a second costs no formatting).

@@ -27,6 +27,7 @@ urlpatterns = [
     path("compare", results.compare, name="compare"),
     path("runs/<int:run_id>/", batches.run_live, name="run_live"),
     path("runs/<int:run_id>/events", batches.run_events, name="run_events"),
+    path("runs/<int:run_id>/log", batches.run_log, name="run_log"),
     # targets
     path("targets/", targets.targets_list, name="targets"),
     path("targets/new", targets.target_edit, name="target_new"),

@@ -38,8 +38,12 @@
     el("batch-waiting").textContent = p.waiting_for ? "waiting for " + p.waiting_for : "";
     el("batch-finished").textContent = String(p.finished);
     el("batch-total").textContent = String(p.total);
+    el("batch-counts").textContent = p.counts_text || "";
     el("batch-remaining").textContent = p.remaining_s === null ? "–" : Math.round(p.remaining_s) + " s";
-    el("batch-bar").style.width = (p.total ? (100 * p.finished / p.total) : 0) + "%";
+    // The running cell counts for the share of its expected time it has run.
+    const done = p.finished + (p.running_share || 0);
+    el("batch-bar").style.width = (p.total ? (100 * done / p.total) : 0) + "%";
+    Object.entries(p.figures || {}).forEach(([id, figures]) => fillRow(id, figures));
     Object.entries(p.runs).forEach(function ([id, status]) {
       setDot(Number(id), status);
       const cell = document.querySelector('[data-status-of="' + id + '"]');
@@ -49,6 +53,15 @@
       }
     });
     if (p.current && current && p.current.id === current.id) live.setStartedAt(p.current.started_at);
+  }
+
+  // A run that finished while the page was open gets its figures in its row.
+  function fillRow(runId, figures) {
+    document.querySelectorAll('tr[data-run="' + runId + '"] [data-figure]').forEach(function (cell) {
+      const value = figures[cell.dataset.figure];
+      const text = value === null || value === undefined ? "" : Benchdash.num(value);
+      if (cell.textContent !== text) cell.textContent = text;
+    });
   }
 
   function poll() {
@@ -63,7 +76,7 @@
           link.classList.add("primary");
           link.textContent = "Results are ready";
           const cancel = el("cancel-form");
-          if (cancel) cancel.hidden = true;
+          if (cancel) cancel.remove(); // a finished batch has nothing to cancel
           return; // nothing more will change
         }
         pollTimer = setTimeout(poll, POLL_MS);

@@ -107,6 +107,10 @@
     });
   }
 
+  // --- latency histogram, in sysbench's own buckets ------------------------------------------
+  const histogram = document.getElementById("histogram-chart");
+  if (histogram) B.histogramChart(histogram, data.histogram || []);
+
   // --- latency CDF ---------------------------------------------------------------------------
   const cdf = document.getElementById("cdf-chart");
   if (cdf) {

@@ -79,8 +79,28 @@
     chart.update("none");
   }
 
+  // sysbench's latency histogram: its own buckets on a log-scaled axis, the share of the
+  // requests in each, one line per run (`lines`: [{label, colour, points: [[ms, %]]}]).
+  function histogramChart(canvas, lines) {
+    return new Chart(canvas, {
+      type: "line",
+      data: { datasets: lines.map((r) => lineDataset(r.label, r.colour, r.points, {
+        stepped: "middle", pointRadius: 0, fill: lines.length === 1, backgroundColor: alpha(r.colour, 0.25),
+      })) },
+      options: {
+        interaction: { mode: "nearest", intersect: false, axis: "x" },
+        plugins: { tooltip: { callbacks: { label: (c) => c.dataset.label + ": " + num(c.parsed.y) + " % at " + num(c.parsed.x) + " ms" } } },
+        scales: {
+          x: axis("response time (ms)", { type: "logarithmic", ticks: { callback: decadeTicks, autoSkip: false, maxRotation: 0 } }),
+          y: axis("share of requests (%)", { beginAtZero: true }),
+        },
+      },
+    });
+  }
+
   window.Benchdash = {
     num: num, readJson: readJson, xy: xy, alpha: alpha, lineDataset: lineDataset, axis: axis,
     threadsAxis: threadsAxis, decadeTicks: decadeTicks, addHostSample: addHostSample,
+    histogramChart: histogramChart,
   };
 })();

@@ -1,5 +1,6 @@
 // The history page: one small chart per matrix cell, night after night; throughput on the
-// left axis, latency (dashed) on the right, the nights that regressed in red.
+// left axis, latency (dashed) on the right, the nights that regressed in red, and the first
+// night after each step of the series (a change point) as a triangle.
 (function () {
   "use strict";
   const B = window.Benchdash;
@@ -9,8 +10,19 @@
   const BAD = "#c0392b";
   const colours = { throughput: "#0072b2", latency: "#d55e00" };
 
+  // The steps of one metric of a cell, by the index of their night.
+  function stepsAt(cell, key) {
+    const at = {};
+    (cell.steps || []).forEach(function (step) {
+      if (step.metric === key) at[step.index] = step;
+    });
+    return at;
+  }
+
   function dataset(cell, key, axis, extra) {
     const flagged = (ctx) => Boolean(cell.flags[ctx.dataIndex]);
+    const steps = stepsAt(cell, key);
+    const stepped = (ctx) => ctx.dataIndex in steps;
     return Object.assign({
       label: key === "throughput" ? data.unit : data.latency + " ms",
       data: cell[key],
@@ -18,7 +30,8 @@
       borderColor: colours[key],
       backgroundColor: (ctx) => (flagged(ctx) ? BAD : colours[key]),
       pointBorderColor: (ctx) => (flagged(ctx) ? BAD : colours[key]),
-      pointRadius: (ctx) => (flagged(ctx) ? 5 : 2),
+      pointRadius: (ctx) => (stepped(ctx) ? 7 : flagged(ctx) ? 5 : 2),
+      pointStyle: (ctx) => (stepped(ctx) ? "triangle" : "circle"),
       pointHoverRadius: 6,
       borderWidth: 1.6,
       spanGaps: true,
@@ -51,6 +64,9 @@
                 if (!night) return "";
                 const lines = ["batch " + night.batch + " · " + night.status];
                 if (cell.flags[i]) lines.push("flagged: " + cell.flags[i]);
+                (cell.steps || []).forEach(function (step) {
+                  if (step.index === i) lines.push("step: " + step.text);
+                });
                 return lines;
               },
             },

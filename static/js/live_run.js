@@ -4,7 +4,10 @@
   "use strict";
   const root = document.getElementById("live-run");
   if (!root) return;
-  const live = Benchdash.liveRun(document.getElementById("run-chart"));
+  const live = Benchdash.liveRun(document.getElementById("run-chart"), {
+    // The run's summary, histogram and log (run_facts.js) come once it has ended.
+    onEnd: function () { if (Benchdash.runFactsRefresh) Benchdash.runFactsRefresh(); },
+  });
   live.follow({
     id: Number(root.dataset.runId),
     events_url: root.dataset.eventsUrl,

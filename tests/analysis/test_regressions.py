@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runs.analysis import regressions
+from runs.analysis.nightly import analyse
 from runs.analysis.regressions import (
     IMPROVEMENT,
     LATENCY,
@@ -16,7 +17,6 @@ from runs.analysis.regressions import (
     THROUGHPUT,
     CellNight,
     RunResult,
-    analyse,
     cell_identity,
     figure,
     judge,

@@ -127,3 +127,19 @@ def test_a_figure_that_overflows_is_an_unrecognised_line_not_a_server_error(api)
     assert answer.status_code == 201, answer.text
     assert answer.json()["unrecognised_lines"] == 1
     assert answer.json()["sample_count"] == 2
+
+
+def test_a_runs_raw_log_comes_as_sysbench_printed_it(api, anonymous, offline_target):
+    log = (FIXTURES / "oltp_forced_shutdown.txt").read_bytes()
+    imported = api.post(
+        "/api/v1/imports", files={"log": ("forced.txt", log)}, data={"target": offline_target.pk}
+    )
+    run_id = imported.json()["run_id"]
+
+    answer = api.get(f"/api/v1/runs/{run_id}/log")
+
+    assert answer.status_code == 200
+    assert answer.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert answer.text.splitlines() == log.decode().splitlines()
+    assert api.get(f"/api/v1/runs/{run_id + 1000}/log").status_code == 404
+    assert anonymous.get(f"/api/v1/runs/{run_id}/log").status_code in (401, 403)

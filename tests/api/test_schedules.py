@@ -99,7 +99,13 @@ def test_a_clocked_plan_is_launched_once_when_due(api, cpu_plan, celery_worker, 
     # A clocked schedule is one-off: beat keeps ticking (every second) and fires no more.
     time.sleep(3)
     assert cpu_plan.batches.count() == 1
-    assert PeriodicTask.objects.get(name=f"benchdash plan {cpu_plan.pk}").one_off
+    task = PeriodicTask.objects.get(name=f"benchdash plan {cpu_plan.pk}")
+    assert task.one_off
+    # The schedule's statistics are written when it fires, for the schedules page and API.
+    assert task.total_run_count == 1
+    assert task.last_run_at is not None and task.last_run_at >= due
+    schedule = api.get(f"/api/v1/plans/{cpu_plan.pk}/schedule").json()
+    assert schedule["total_run_count"] == 1 and schedule["last_run_at"] is not None
 
 
 def test_a_fire_while_the_batch_still_runs_is_recorded_as_skipped(

@@ -168,6 +168,21 @@ def test_two_batches_on_one_target_never_overlap(two_celery_workers, make_plan):
     assert first.finished_at is not None and first.finished_at <= min(s for s in starts if s)
 
 
+def test_a_batch_launched_on_a_busy_target_waits_at_once_saying_for_what(celery_worker, make_plan):
+    # One worker: the second batch is not picked up while the first runs, yet it says
+    # `waiting`, not `queued`, from its launch on.
+    first = batches.batch_launch(plan=make_plan(test="oltp_read_only", options=SLOW_RUN))
+    wait_for_samples(first, 1)
+
+    second = batches.batch_launch(plan=make_plan(test="oltp_read_only", options=SLOW_RUN))
+
+    assert second.status == Status.WAITING
+    assert second.waiting_for == f"target {first.target} is busy with batch {first.pk}"
+    first, second = wait_for_batch(first), wait_for_batch(second, timeout=120)
+    assert first.status == second.status == Status.DONE
+    assert second.waiting_for == ""
+
+
 def test_a_run_past_its_time_limit_is_stopped_and_failed(
     celery_worker, make_plan, mariadb_server, target
 ):

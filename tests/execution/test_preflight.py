@@ -3,13 +3,17 @@ its host and says what to do."""
 
 from __future__ import annotations
 
+import resource
+import socket
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
+from runs.execution import worker_limits
 from runs.execution.preflight import plan_preflight
 from runs.models import Plan, Target
+from tests.helpers import server_variable, wait_until
 from tests.servers import SSHKey
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -297,3 +301,85 @@ def test_a_readable_fsync_timing_is_ok_and_a_single_series_is_not_checked(
         "the server times its fsyncs (performance_schema is on and readable)",
     )
     assert ("ps-mariadb", "fsync_timing") not in steps(plan_preflight(plan=single))
+
+
+def test_the_editors_preflight_checks_the_benchmarks_workers_open_file_limit(
+    make_plan, target, worker_process
+):
+    """The editor runs in this process, whose limit is high; the worker's is 40: sysbench
+    on the local load host inherits the worker's, so the worker's decides."""
+    worker = socket.gethostname()
+    worker_process("lowfiles", nofile=40)
+    wait_until(
+        lambda: f"lowfiles@{worker}" in worker_limits.reported_open_files(),
+        60,
+        "the worker's report of its open-file limit",
+    )
+    assert resource.getrlimit(resource.RLIMIT_NOFILE)[1] > 42
+
+    report = plan_preflight(
+        plan=make_plan(threads=[1, 32], server_settings={"max_connections": ["64"]})
+    )
+
+    assert failed(report) == {
+        ("local", "open_files"): (
+            f"threads=32 needs at least 42 open files; the hard limit of the benchmarks worker "
+            f"lowfiles@{worker} is 40; raise it (nofile in /etc/security/limits.conf, or "
+            "LimitNOFILE= of the service) or use fewer threads"
+        )
+    }
+
+
+def test_the_editors_preflight_says_when_no_worker_reported_its_limit(make_plan, target):
+    report = plan_preflight(plan=make_plan())
+
+    status, message = steps(report)[("local", "open_files")]
+    assert status == "warning"
+    assert message.startswith("no benchmarks worker has reported its open-file limit")
+
+
+def test_prepared_statements_beyond_the_servers_limit_are_foreseen(
+    make_plan, mariadb_server, target
+):
+    plan = make_plan(test="oltp_read_write", threads=[2], options={"time": 1, "tables": 4})
+    with server_variable(mariadb_server, "max_prepared_stmt_count", "60"):
+        report = plan_preflight(plan=plan)
+
+    assert report.ok  # a warning: the runs would fail, but the user may know better
+    assert steps(report)[("private-mariadb", "prepared_statements")] == (
+        "warning",
+        "oltp_read_write at threads=2 prepares up to 76 statements but "
+        "max_prepared_stmt_count is 60: the runs would fail with error 1461; set "
+        "max_prepared_stmt_count=76 or more in the plan's server settings (applied before the "
+        "runs, put back after the batch), or use --db-ps-mode=disable, fewer threads or "
+        "fewer tables",
+    )
+
+
+def test_a_plans_max_prepared_stmt_count_is_what_preflight_counts(make_plan, target):
+    plan = make_plan(
+        test="oltp_read_write",
+        threads=[2],
+        options={"time": 1, "tables": 4},
+        server_settings={"max_prepared_stmt_count": ["76"]},
+    )
+
+    report = plan_preflight(plan=plan)
+
+    assert steps(report)[("private-mariadb", "prepared_statements")] == (
+        "ok",
+        "oltp_read_write at threads=2 prepares up to 76 statements; "
+        "max_prepared_stmt_count=76 holds them",
+    )
+
+
+def test_threads_above_max_connections_say_the_plan_may_set_it(make_plan, ssh_host, mariadb_server):
+    plan = make_plan(load_host=ssh_host, threads=[mariadb_server.max_connections])
+
+    message = failed(plan_preflight(plan=plan))[("private-mariadb", "max_connections")]
+
+    assert message.endswith(
+        f"the plan itself may set it (server settings: max_connections="
+        f"{mariadb_server.max_connections + 1} or more, applied before the runs and put back "
+        "after the batch)"
+    )

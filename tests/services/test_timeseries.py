@@ -75,3 +75,18 @@ def test_a_counter_is_a_rate_between_readings_and_a_gauge_is_as_read(batch):
 
     assert rates == {run.pk: [[2.0, 100.0], [3.0, 100.0]]}
     assert gauges == {run.pk: [[0.0, 3.0], [2.0, 5.0], [4.0, 4.0]]}
+
+
+def test_a_counter_rate_counts_whole_intervals_only(batch):
+    """The sampler's last reading comes 0.06 s after the one before, as sysbench ends: a
+    rate over it would scale a few rows up to a spike (or a dip) that never happened."""
+    run = stored_run(batch, 0, [1.0])
+    readings = [(0.0, 0), (1.0, 1000), (2.0, 2100), (3.0, 3000), (3.06, 3400)]
+    CounterSample.objects.bulk_create(
+        CounterSample(run=run, seq=i, time_s=t, values={"c": v})
+        for i, (t, v) in enumerate(readings, 1)
+    )
+
+    rates = timeseries.counter_series([run.pk], "c", gauge=False, buckets=100)
+
+    assert rates == {run.pk: [[1.0, 1000.0], [2.0, 1100.0], [3.0, 900.0]]}

@@ -313,6 +313,7 @@ ERROR_CASES = [
     ("err_pgsql_connect", "pgsql_connect", None),
     ("err_deadlock_midrun", "other", 1213),
     ("err_fileio_not_prepared", "other", None),
+    ("err_prepared_statements", "other", 1461),
 ]
 
 
@@ -341,6 +342,10 @@ def test_the_hints_say_what_to_do():
     assert "credentials" in primary("err_access_denied").hint
     assert "fileio prepare" in primary("err_fileio_not_prepared").hint
     assert "--mysql-ignore-errors=1213" in primary("err_deadlock_midrun").hint
+    assert (
+        "max_prepared_stmt_count in the plan's server settings"
+        in primary("err_prepared_statements").hint
+    )
 
 
 def test_a_connect_failure_lists_every_line_in_order():

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from django.test import Client
+from playwright.sync_api import sync_playwright
 
 from runs.models import LaunchedBy, Plan, Status
 from runs.services import batches
+from tests.api.test_history import stored_night
 from tests.helpers import wait_for_batch, wait_until
+from tests.services.test_history import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -71,3 +75,40 @@ def test_the_history_of_60_nights_of_12_cells_reads_a_bounded_number_of_queries(
     assert html.count('<canvas data-cell="') == 12
     assert html.count(f'<a href="/batches/{last.pk}/">') == 1
     assert last.analysis["summary"] in html  # the latest verdict, whatever this machine made of it
+
+
+def test_a_step_is_drawn_as_a_triangle_at_its_night_without_a_script_error(
+    local_host, asgi_server, session_cookie, monkeypatch
+):
+    plan = Plan.objects.create(
+        name="nightly inserts", load_host=local_host, test="oltp_insert", threads=[1]
+    )
+    rng = np.random.default_rng(28)
+    for n in range(30):
+        level = 1000.0 if n < 20 else 900.0
+        stored_night(plan, n, level * (1 + 0.015 * rng.standard_normal()))
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop, this thread
+    errors: list[str] = []
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        context = chromium.new_context(viewport={"width": 1400, "height": 900})
+        context.add_cookies(
+            [{"name": "sessionid", "value": session_cookie["sessionid"], "url": asgi_server.url}]
+        )
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{asgi_server.url}/plans/{plan.pk}/history?nights=30")
+        page.wait_for_load_state("networkidle")
+        styles = page.evaluate(
+            """() => Chart.getChart(document.querySelector('#history-charts canvas'))
+                   .getDatasetMeta(0).data.map((point) => point.options.pointStyle)"""
+        )
+        listed = page.inner_text("ul.steps")
+        context.close()
+        chromium.close()
+
+    assert errors == []
+    assert [i for i, style in enumerate(styles) if style == "triangle"] == [20]
+    assert "tps stepped slower: " in listed

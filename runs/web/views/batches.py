@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from runs.analysis import charts, results
+from runs.analysis import charts, results, run_facts
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
 from runs.services import batches, permissions, selectors
 from runs.web import events
@@ -93,6 +93,9 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
             "finished": progress.finished,
             "total": progress.total,
             "remaining_s": progress.remaining_s,
+            "running_share": progress.running_share,
+            "counts": progress.counts,
+            "counts_text": progress.counts_text,
             "current": None
             if current is None
             else {
@@ -105,6 +108,8 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
                 "started_at": current.started_at,
             },
             "runs": dict(batch.runs.values_list("id", "status")),
+            # What a finished run's row shows, filled in without a reload.
+            "figures": selectors.batch_run_figures(batch),
             # The lines a run printed before the page followed it: `?tail=<run id>`.
             "tail": selectors.run_log_tail(batch, int(tail)) if tail.isdigit() else None,
         }
@@ -120,8 +125,15 @@ def batch_cancel(request: HttpRequest, batch_id: int) -> HttpResponse:
     return redirect("batch_detail", batch_id=batch.pk)
 
 
+# The run page holds this many of the log's last lines; the filter searches the rest.
+RUN_PAGE_LOG_LINES = 2000
+LOG_MATCHES = 2000
+
+
 def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A run: live while it runs, then everything sysbench printed."""
     run = get_object_or_404(Run.objects.select_related("batch__plan", "batch__target"), pk=run_id)
+    log = run_facts.log_tail(run.raw_log, limit=RUN_PAGE_LOG_LINES)
     return render(
         request,
         "runs/run_live.html",
@@ -130,8 +142,35 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
             "batch": run.batch,
             "progress": selectors.batch_progress(run.batch),
             "server_changes": _server_changes(run),
+            "facts": run_facts.run_facts(
+                outcome=run.outcome,
+                reports=run.reports,
+                histogram=run.histogram,
+                counters=run.counters,
+                raw_log=run.raw_log,
+                histogram_option=run.options.get("histogram", "on"),
+            ),
+            "log": log,
+            "log_lines": [text for _, text in log.lines],
+            "log_first": log.lines[0][0] if log.lines else 1,
+            "finished": run.status in FINISHED_STATUSES,
         },
     )
+
+
+def run_log(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The run's raw log: the whole text to download, or with ?match= the matching lines
+    (numbered, as JSON) for the run page's filter."""
+    run = get_object_or_404(Run.objects.only("id", "raw_log"), pk=run_id)
+    text = request.GET.get("match")
+    if text is not None:
+        found = run_facts.log_matches(run.raw_log, text, limit=LOG_MATCHES)
+        return json_response(
+            {"lines": found.lines, "total": found.total, "complete": found.complete}
+        )
+    response = HttpResponse(run.raw_log, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}.log"'
+    return response
 
 
 def _server_changes(run: Run) -> list[tuple[str, str, str]]:

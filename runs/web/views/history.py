@@ -1,4 +1,4 @@
-"""The night-by-night history of a scheduled plan, with its regression flags."""
+"""The night-by-night history of a scheduled plan, with its alerts and each cell's steps."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from runs.analysis import regressions
+from runs.analysis import change_points, regressions
 from runs.models import Plan
 from runs.services import history, notifications, schedules
 
@@ -49,5 +49,12 @@ def plan_history(request: HttpRequest, plan_id: int) -> HttpResponse:
             "min_nights": regressions.MIN_NIGHTS,
             "sigmas": regressions.NOISE_SIGMAS,
             "chart": chart,
+            "cell_steps": [
+                (cell, table["steps"])
+                for cell, table in zip(past.cells, past.table()["cells"], strict=True)
+            ],
+            "step_nights": regressions.STEP_NIGHTS,
+            "step_pvalue": change_points.MAX_PVALUE,
+            "step_min_pct": change_points.MIN_MAGNITUDE * 100,
         },
     )

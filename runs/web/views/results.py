@@ -63,6 +63,7 @@ def _results_page(request: HttpRequest, batch: Batch) -> dict[str, Any]:
             **time_charts,
             "counter": counter,
             "cdf": found.cdf,
+            "histogram": found.histogram,
         },
         "rate_data": {"rate": found.rate_chart},
     }

@@ -1,0 +1,54 @@
+"""Preflight's record: each step it took, on which host, and what it found; and the
+subject it checked (what a plan or a batch would run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from runs.models import LoadHost, Target
+
+OK, WARNING, FAILED = "ok", "warning", "failed"
+
+
+@dataclass(frozen=True)
+class PreflightStep:
+    host: str
+    step: str
+    status: str  # ok, warning or failed
+    message: str
+
+
+@dataclass
+class PreflightReport:
+    steps: list[PreflightStep] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(step.status != FAILED for step in self.steps)
+
+    @property
+    def failures(self) -> list[str]:
+        return [f"{s.step} on {s.host}: {s.message}" for s in self.steps if s.status == FAILED]
+
+    def add(self, host: str, step: str, status: str, message: str) -> None:
+        self.steps.append(PreflightStep(host=host, step=step, status=status, message=message))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "steps": [asdict(step) for step in self.steps]}
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a plan or a batch would run, as far as preflight is concerned."""
+
+    load_host: LoadHost
+    target: Target | None
+    test: str
+    has_script: bool
+    max_threads: int
+    server_settings: dict[str, list[str]]
+    fileio_bytes: int | None  # the largest file-total-size, for fileio
+    extra_load_hosts: tuple[LoadHost, ...] = ()  # each cell from these too
+    prepared_statements: int = 0  # the most any cell holds on the server at once

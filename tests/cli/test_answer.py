@@ -1,0 +1,119 @@
+"""The gate's rule and its print (benchdash_cli/answer.py), on the API's answers as it
+gives them (the fields of GET /batches/{id} and /batches/{id}/results)."""
+
+from __future__ import annotations
+
+import json
+
+from benchdash_cli.answer import (
+    FAILED,
+    INCONCLUSIVE,
+    NOT_SLOWER,
+    SLOWER,
+    as_json,
+    as_markdown,
+    judge,
+)
+
+URL = "https://bench.example.com/batches/7/results"
+
+
+def batch(status="done", analysis=None, error=""):
+    return {
+        "id": 7,
+        "plan": 3,
+        "label": "flush",
+        "status": status,
+        "error": error,
+        "analysis": analysis,
+    }
+
+
+def verdict(word, series="flush=2"):
+    return {
+        "series": series,
+        "threads": 4,
+        "verdict": word,
+        "difference": {"slower": "12 % slower", "faster": "2.0\u00d7 faster"}.get(
+            word, "\u22121 % to +2 %"
+        ),
+        "interval": "0.86\u20130.90\u00d7",
+    }
+
+
+def results(*words):
+    return {
+        "verdicts": [verdict(w) for w in words],
+        "summary": ["flush=2 is 12 % slower than flush=1"],
+    }
+
+
+def test_a_slower_cell_makes_the_answer_slower_whatever_the_others():
+    answer = judge(batch(), results("faster", "slower", "too few repeats"), url=URL)
+    assert (answer.answer, answer.exit_code) == (SLOWER, 1)
+
+
+def test_cells_faster_or_the_same_are_not_slower():
+    answer = judge(batch(), results("faster", "no significant difference"), url=URL)
+    assert (answer.answer, answer.exit_code) == (NOT_SLOWER, 0)
+
+
+def test_a_cell_that_could_not_be_judged_makes_it_inconclusive():
+    answer = judge(batch(), results("faster", "too few repeats"), url=URL)
+    assert (answer.answer, answer.exit_code) == (INCONCLUSIVE, 2)
+
+
+def test_nothing_to_judge_is_inconclusive():
+    assert judge(batch(), {"verdicts": [], "summary": []}, url=URL).answer == INCONCLUSIVE
+
+
+def test_a_batch_that_did_not_end_done_failed():
+    for status in ("failed", "cancelled", "interrupted", "skipped"):
+        answer = judge(batch(status, error="preflight failed"), None, url=URL)
+        assert (answer.answer, answer.exit_code) == (FAILED, 2)
+
+
+def test_a_nightly_alert_is_slower_and_a_quiet_night_is_not():
+    alert = {"status": "regression", "summary": "1 of 1 cells regressed beyond the noise"}
+    quiet = {"status": "within noise", "summary": "all 1 cells within the noise"}
+    assert judge(batch(analysis=alert), results(), url=URL).answer == SLOWER
+    assert judge(batch(analysis=quiet), results(), url=URL).answer == NOT_SLOWER
+    waiting = {"status": "not enough history", "summary": "not enough history: 2 of 5 nights"}
+    assert judge(batch(analysis=waiting), results(), url=URL).answer == INCONCLUSIVE
+
+
+def test_markdown_for_a_pull_request():
+    text = as_markdown(judge(batch(), results("slower"), url=URL))
+
+    assert text == (
+        "### benchdash: slower\n"
+        "\n"
+        f"flush \u00b7 batch [7]({URL}): done\n"
+        "\n"
+        "| Cell | Threads | Verdict | Difference | 95 % interval |\n"
+        "|---|--:|---|---|---|\n"
+        "| flush=2 | 4 | slower | 12 % slower | 0.86\u20130.90\u00d7 |\n"
+        "\n"
+        "- flush=2 is 12 % slower than flush=1\n"
+        "\n"
+        "Exit 1: slower.\n"
+    )
+
+
+def test_markdown_of_a_failed_batch_quotes_its_error():
+    text = as_markdown(judge(batch("failed", error="preflight failed:\nrefused"), None, url=URL))
+    assert "```\npreflight failed:\nrefused\n```" in text and text.endswith("Exit 2: failed.\n")
+
+
+def test_json_carries_the_answer_and_the_exit_code():
+    body = json.loads(as_json(judge(batch(), results("faster"), url=URL)))
+    assert body["answer"] == NOT_SLOWER and body["exit_code"] == 0
+    assert body["batch"] == {
+        "id": 7,
+        "plan": 3,
+        "label": "flush",
+        "status": "done",
+        "error": "",
+        "url": URL,
+    }
+    assert body["verdicts"][0]["verdict"] == "faster"

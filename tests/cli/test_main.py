@@ -1,0 +1,118 @@
+"""`benchdash` as a script runs it: a process against the live test server, with a token
+in the environment. Stored batches answer slower (exit 1), not slower (0) and failed (2);
+a plan launched with --wait runs on a real worker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runs.models import LoadHost, Plan
+from tests import stored
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def benchdash(live_server, owner_token):
+    def run(*args: str, token: str | None = owner_token) -> subprocess.CompletedProcess[str]:
+        env = {"PATH": "/usr/bin:/bin", "BENCHDASH_URL": live_server.url}
+        if token is not None:
+            env["BENCHDASH_TOKEN"] = token
+        done = subprocess.run(
+            [sys.executable, "-m", "benchdash_cli", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert owner_token not in done.stdout + done.stderr  # never printed
+        return done
+
+    return run
+
+
+@pytest.fixture
+def flush_plan(transactional_db) -> Plan:
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    return Plan.objects.create(
+        name="flush",
+        load_host=local,
+        test="oltp_insert",
+        threads=[1],
+        server_settings={"innodb_flush_log_at_trx_commit": ["1", "2"]},
+    )
+
+
+def test_a_batch_not_slower_exits_0_and_slower_exits_1(benchdash, flush_plan):
+    # Stored runs: flush=2 measures twice the tps of flush=1, four repeats each.
+    batch = stored.finished_batch(flush_plan, (1,), 4, 10, None)
+
+    faster = benchdash("wait", str(batch.pk))
+    assert faster.returncode == 0, faster.stderr
+    assert faster.stdout.startswith("### benchdash: not slower\n")
+    assert "| flush=2 | 1 | faster |" in faster.stdout
+    assert faster.stdout.endswith("Exit 0: not slower.\n")
+
+    # Against flush=2 as the baseline, flush=1 is the slower one.
+    slower = benchdash("--format", "json", "--baseline", "1", "wait", str(batch.pk))
+    assert slower.returncode == 1, slower.stderr
+    answer = json.loads(slower.stdout)
+    assert answer["answer"] == "slower" and answer["exit_code"] == 1
+    (verdict,) = answer["verdicts"]
+    assert verdict["verdict"] == "slower" and verdict["ratio_high"] < 1
+    assert answer["batch"]["url"].endswith(f"/batches/{batch.pk}/results")
+
+
+def test_a_failed_batch_exits_2(benchdash, flush_plan):
+    batch = stored.bare_batch(flush_plan, status="failed", error="preflight failed: refused")
+
+    failed = benchdash("wait", str(batch.pk))
+
+    assert failed.returncode == 2, failed.stderr
+    assert failed.stdout.startswith("### benchdash: failed\n")
+    assert "preflight failed: refused" in failed.stdout
+
+
+def test_without_a_token_or_with_a_wrong_one_it_says_so_and_exits_3(benchdash, flush_plan):
+    batch = stored.bare_batch(flush_plan, status="failed")
+
+    missing = benchdash("wait", str(batch.pk), token=None)
+    wrong = benchdash("wait", str(batch.pk), token="not-a-token")
+    unknown = benchdash("wait", "999999")
+    bad = benchdash("wait", "seven")
+
+    assert missing.returncode == 3 and "BENCHDASH_TOKEN" in missing.stderr
+    assert wrong.returncode == 3 and "HTTP 401" in wrong.stderr
+    assert "not-a-token" not in wrong.stdout + wrong.stderr
+    assert unknown.returncode == 3 and "HTTP 404" in unknown.stderr
+    assert bad.returncode == 3 and "invalid int value" in bad.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_launch_and_wait_runs_the_plan_on_a_worker(benchdash, celery_worker, local_host, owner):
+    plan = Plan.objects.create(
+        name="primes",
+        created_by=owner,
+        target=None,
+        load_host=local_host,
+        test="cpu",
+        options={"time": 0, "events": 200, "report-interval": 0},
+        threads=[1],
+        option_axes={"cpu-max-prime": [2000, 8000]},
+        repeats=3,
+    )
+
+    launched = benchdash("--poll", "0.5", "launch", str(plan.pk), "--wait")
+
+    assert launched.returncode == 1, launched.stdout + launched.stderr  # 4x the primes: slower
+    assert "| cpu-max-prime=8000 | 1 | slower |" in launched.stdout
+    batch = plan.batches.get()
+    assert f"batch [{batch.pk}](" in launched.stdout and batch.status == "done"

@@ -1,0 +1,112 @@
+"""A finished run's page holds everything sysbench printed: outcome, rates with the
+read/write/other split, latency, fairness, errors by code, the histogram or why there is
+none, and the raw log (filtered, downloadable; also in the API). Runs stored from real
+captured logs by the importer."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from runs.models import Run
+from runs.services.importer import log_import
+from runs.targets.mysql import SPIN_WAITS
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
+
+
+def imported(name: str) -> Run:
+    text = (FIXTURES / f"{name}.txt").read_text()
+    run = log_import(log=io.BytesIO(text.encode()), target=None).run
+    assert run is not None
+    return Run.objects.get(pk=run.pk)
+
+
+@pytest.mark.django_db
+def test_a_forced_shutdown_says_so_with_its_unfinished_transactions(client_in):
+    run = imported("oltp_forced_shutdown")
+
+    page = client_in.get(f"/runs/{run.pk}/").content.decode()
+
+    assert "forced shutdown, 2 transactions unfinished" in page
+    assert "unfinished transactions on forced shutdown" in page
+    assert "17,444 / 4,980 / 2,490" in page  # queries read / write / other
+    assert '<td>transactions</td><td class="num">1,243</td><td class="num">620.6</td>' in page
+    assert '<td>ignored errors</td><td class="num">2</td><td class="num">1.00</td>' in page
+    assert '<td class="num">1.02</td><td class="num">3.21</td><td class="num">7.22</td>' in page
+    assert "events per thread 623.0 ± 5.00" in page
+    assert "sysbench prints no latency histogram on a forced shutdown" in page
+    assert "--histogram=on" not in page
+    assert "Number of unfinished transactions on forced shutdown: 2" in page  # the raw log
+
+
+@pytest.mark.django_db
+def test_a_run_with_a_histogram_gets_its_buckets_as_shares(client_in):
+    run = imported("oltp_histogram")
+
+    response = client_in.get(f"/runs/{run.pk}/")
+
+    assert 'id="run-histogram-chart"' in response.content.decode()
+    buckets = response.context["facts"].histogram
+    assert buckets[0] == [0.456, 11, pytest.approx(100 * 11 / 6884, abs=1e-4)]
+    assert sum(b[1] for b in buckets) == 6884  # every event of the report, in its bucket
+    assert sum(b[2] for b in buckets) == pytest.approx(100, abs=0.01)
+
+
+@pytest.mark.django_db
+def test_a_failed_run_names_its_errors_by_code_with_the_hint(client_in):
+    run = imported("err_prepared_statements")
+
+    facts = client_in.get(f"/runs/{run.pk}/").context["facts"]
+
+    assert [(e.code, e.count) for e in facts.errors] == [(1461, 1)]
+    assert "max_prepared_stmt_count in the plan's server settings" in facts.errors[0].hint
+    assert facts.no_histogram == "The run failed before sysbench printed its final report."
+
+
+@pytest.mark.django_db
+def test_the_raw_log_downloads_whole_and_filters_on_the_server(client_in):
+    run = imported("oltp_forced_shutdown")
+    text = (FIXTURES / "oltp_forced_shutdown.txt").read_text()
+
+    download = client_in.get(f"/runs/{run.pk}/log")
+    found = client_in.get(f"/runs/{run.pk}/log", {"match": "fatal"}).json()
+
+    assert download["Content-Type"] == "text/plain; charset=utf-8"
+    assert download["Content-Disposition"] == f'attachment; filename="run-{run.pk}.log"'
+    assert download.content.decode().splitlines() == text.splitlines()
+    line = text.splitlines().index("FATAL: The --max-time limit has expired, forcing shutdown...")
+    assert found == {
+        "lines": [[line + 1, "FATAL: The --max-time limit has expired, forcing shutdown..."]],
+        "total": len(text.splitlines()),
+        "complete": True,
+    }
+
+
+@pytest.mark.django_db
+def test_a_long_log_shows_its_tail_first(client_in, monkeypatch):
+    monkeypatch.setattr("runs.web.views.batches.RUN_PAGE_LOG_LINES", 5)
+    run = imported("oltp_forced_shutdown")
+    lines = (FIXTURES / "oltp_forced_shutdown.txt").read_text().splitlines()
+
+    context = client_in.get(f"/runs/{run.pk}/").context
+
+    assert context["log_lines"] == lines[-5:]
+    assert context["log_first"] == len(lines) - 4
+    assert not context["log"].complete
+
+
+@pytest.mark.django_db
+def test_the_counters_this_server_does_not_report_are_named(client_in, make_batch):
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+    run = batch.runs.first()
+    run.counters = {**run.counters, "missing": ["Innodb_rows_read", SPIN_WAITS]}
+    run.outcome = "ok"
+    run.save(update_fields=["counters", "outcome"])
+
+    pages = [client_in.get(f"/runs/{run.pk}/"), client_in.get(f"/batches/{batch.pk}/results")]
+
+    for page in pages:
+        assert f"Innodb_rows_read, {SPIN_WAITS}." in page.content.decode()

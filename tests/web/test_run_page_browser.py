@@ -1,0 +1,139 @@
+"""The run page and the live batch page in a real browser (Debian's Chromium through
+Playwright) against uvicorn: a forced shutdown said, the histogram drawn, the raw log
+filtered, and a live page that stays true without a reload while a real worker runs."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from runs.models import Run, Status
+from runs.services import batches
+from runs.services.importer import log_import
+from tests.helpers import wait_for_batch
+from tests.web.test_ui import Browser, browser  # noqa: F401 - the fixture
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
+
+
+def imported(name: str) -> Run:
+    run = log_import(log=io.BytesIO((FIXTURES / f"{name}.txt").read_bytes()), target=None).run
+    assert run is not None
+    return run
+
+
+def logged_in(b: Browser, session_cookie: dict[str, str]) -> Browser:
+    b.page.context.add_cookies(
+        [{"name": "sessionid", "value": session_cookie["sessionid"], "url": b.base}]
+    )
+    return b
+
+
+def test_the_run_page_after_a_forced_shutdown(browser, session_cookie):  # noqa: F811
+    b = logged_in(browser, session_cookie)
+    run = imported("oltp_forced_shutdown")
+
+    page = b.open(f"/runs/{run.pk}/")
+
+    expect(page.locator("#run-outcome")).to_have_text("forced shutdown, 2 transactions unfinished")
+    expect(page.locator("#run-rates")).to_contain_text("unfinished transactions on forced shutdown")
+    expect(page.locator("#run-no-histogram")).to_contain_text(
+        "sysbench prints no latency histogram on a forced shutdown"
+    )
+    page.fill("#run-log-filter", "EXPIRED")
+    expect(page.locator("#run-log-count")).to_have_text("1 matching lines")
+    expect(page.locator("#run-log-lines span:visible")).to_have_text(
+        ["FATAL: The --max-time limit has expired, forcing shutdown...\n"]
+    )
+    b.shot("run-forced-shutdown")
+    assert b.errors == []
+
+
+def test_the_histogram_in_sysbenchs_buckets_on_a_log_axis(browser, session_cookie):  # noqa: F811
+    b = logged_in(browser, session_cookie)
+    run = imported("oltp_histogram")
+    buckets = len(Run.objects.get(pk=run.pk).histogram)
+
+    page = b.open(f"/runs/{run.pk}/")
+    drawn = page.evaluate(
+        """() => { const c = Chart.getChart('run-histogram-chart');
+                   return [c.data.datasets[0].data.length, c.options.scales.x.type,
+                           c.data.datasets[0].data.reduce((s, p) => s + p.y, 0)]; }"""
+    )
+    b.shot("run-histogram")
+
+    assert drawn[0] == buckets and drawn[1] == "logarithmic"
+    assert drawn[2] == pytest.approx(100, abs=0.01)  # shares of the requests, in %
+
+    page = b.open(f"/batches/{run.batch_id}/results")
+    overlaid = page.evaluate("() => Chart.getChart('histogram-chart').data.datasets.length")
+    assert overlaid == 1
+    assert b.errors == []
+
+
+def test_the_live_pages_fill_in_what_finished_without_a_reload(
+    browser,  # noqa: F811
+    session_cookie,
+    celery_worker,
+    make_plan,
+):
+    b = logged_in(browser, session_cookie)
+    plan = make_plan(
+        test="oltp_read_only",
+        threads=[1, 2],
+        options={"time": 3, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 20},
+    )
+    batch = batches.batch_launch(plan=plan, launched_by="ui")
+    first = batch.runs.get(position=0)
+
+    page = b.open(f"/batches/{batch.pk}/")
+    page.evaluate("() => { window.notReloaded = true; }")
+    expect(page.locator("#cancel-form")).to_be_visible()
+    expect(page.locator("#results-link")).to_have_text("Results are ready", timeout=120_000)
+
+    for run in batch.runs.all():
+        expect(page.locator(f'tr[data-run="{run.pk}"] [data-figure="tps"]')).not_to_be_empty()
+        expect(
+            page.locator(f'tr[data-run="{run.pk}"] [data-figure="latency_pct_ms"]')
+        ).not_to_be_empty()
+    expect(page.locator("#cancel-form")).to_have_count(0)  # nothing left to cancel
+    assert page.locator("#batch-bar").evaluate("(e) => e.style.width") == "100%"
+    assert page.evaluate("() => window.notReloaded") is True
+    b.shot("batch-finished-live")
+    assert wait_for_batch(batch).status == Status.DONE
+    first.refresh_from_db()
+    assert page.locator(f'tr[data-run="{first.pk}"] [data-figure="tps"]').text_content() == (
+        f"{first.summary['tps']:.2f}"
+    )
+    assert b.errors == []
+
+
+def test_the_run_page_fills_in_its_summary_when_the_run_ends(
+    browser,  # noqa: F811
+    session_cookie,
+    celery_worker,
+    make_plan,
+):
+    b = logged_in(browser, session_cookie)
+    plan = make_plan(
+        test="oltp_read_only",
+        options={"time": 3, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 20},
+    )
+    batch = batches.batch_launch(plan=plan, launched_by="ui")
+    run = batch.runs.get()
+
+    page = b.open(f"/runs/{run.pk}/")
+    page.evaluate("() => { window.notReloaded = true; }")
+    expect(page.locator("#run-outcome")).to_have_text("completed", timeout=120_000)
+    expect(page.locator("#run-latency")).to_be_visible()
+    page.wait_for_function("() => Chart.getChart('run-histogram-chart') !== undefined")
+    expect(page.locator("#run-last-lines")).to_be_hidden()
+    expect(page.locator("#run-log-lines")).to_contain_text("Threads fairness:")
+    assert page.evaluate("() => window.notReloaded") is True
+    b.shot("run-ended-live")
+    assert b.errors == []
