@@ -140,10 +140,10 @@ def test_the_run_page_fills_in_its_summary_when_the_run_ends(
 
 
 def test_the_machines_are_drawn_under_the_tps_chart(
-    browser,
+    browser,  # noqa: F811 - the fixture
     session_cookie,
     celery_worker,
-    make_plan,  # noqa: F811
+    make_plan,
 ):
     b = logged_in(browser, session_cookie)
     plan = make_plan(options={"time": 3, "report-interval": 1, "tables": 1, "table-size": 100})
