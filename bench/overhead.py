@@ -16,6 +16,13 @@ in 10 ms ticks). A least-squares line through (duration, worker CPU) gives the f
 (intercept) and the cost per second of run (slope); the ratio is worker CPU / sysbench
 CPU of the longest run. Prints min / median / max over the repeats and writes
 bench/results/overhead.json.
+
+    .venv/bin/python bench/overhead.py --telemetry 30 [--repeats 3]
+
+measures the host metrics alone instead (bench/_telemetry.py): the worker's CPU per
+second of sampling (an SSH stream and this machine's /proc, parsed and encoded), and the
+sampled host's (the remote shell loop and its sshd session), and writes
+bench/results/telemetry_overhead.json.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from bench._harness import (  # noqa: E402
     start_worker,
     stop_process,
 )
+from bench._telemetry import measure_once  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
 
 DATA = {"tables": 2, "table-size": 10000}
@@ -220,15 +228,49 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+TELEMETRY_FIGURES = (
+    "worker_ssh_ms_per_s",
+    "worker_local_ms_per_s",
+    "sampled_host_ms_per_s",
+    "sampled_host_pct_of_a_core",
+)
+
+
+def telemetry(args: argparse.Namespace) -> None:
+    repeats = []
+    for repeat in range(args.repeats):
+        row = measure_once(args.telemetry)
+        print(f"repeat {repeat}: {json.dumps(row)}", flush=True)
+        repeats.append(row)
+    result: dict[str, Any] = {
+        "when": datetime.now().isoformat(timespec="seconds"),
+        "args": vars(args),
+        "repeats": repeats,
+        **{key: spread([r[key] for r in repeats]) for key in TELEMETRY_FIGURES},
+        "load": spread([os.getloadavg()[0]]),
+    }
+    out = ROOT / "bench" / "results" / "telemetry_overhead.json"
+    out.write_text(json.dumps(result, indent=2))
+    for key in TELEMETRY_FIGURES:
+        s = result[key]
+        print(f"| {key} | {s['min']:g} | {s['median']:g} | {s['max']:g} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--durations", default="10,30,60")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "overhead.json"))
+    parser.add_argument(
+        "--telemetry", type=int, default=0, help="seconds: measure the host metrics alone"
+    )
     args = parser.parse_args()
     args.durations = [int(d) for d in args.durations.split(",")]
     django.setup()
+    if args.telemetry:
+        telemetry(args)
+        return
     with results_database():
         result = measure(args)
     Path(args.out).parent.mkdir(exist_ok=True)

@@ -214,6 +214,9 @@ BENCHDASH_TARGET_TIMEOUT = int(env("BENCHDASH_TARGET_TIMEOUT", "10"))
 BENCHDASH_WORK_DIR = env("BENCHDASH_WORK_DIR", str(VAR_DIR / "work"))
 # Sample the server's status counters while sysbench runs (one extra connection).
 BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
+# Sample the server host's and the load hosts' /proc while sysbench runs (one stream per
+# machine: docs/host-metrics.md).
+BENCHDASH_HOST_METRICS = env_bool("BENCHDASH_HOST_METRICS", True)
 # Seconds for each step of an SSH connection (connect, banner, handshake, login) and for a
 # short command on a load host (facts, kill, sysbench --version).
 BENCHDASH_SSH_TIMEOUT = float(env("BENCHDASH_SSH_TIMEOUT", "10"))

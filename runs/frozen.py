@@ -62,6 +62,7 @@ class FrozenPlan:
     load_host: str | None = None  # its name
     extra_load_hosts: list[int] = field(default_factory=list)  # their ids
     load_split: str = DEFAULT_LOAD_SPLIT
+    quiet_wait_s: int = 0  # before each cell, wait up to this long for quiet hosts
     script: FrozenScript | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys a launch does not write
 

@@ -23,6 +23,9 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     nightly.py         the nightly check: the band and the new steps of each cell; the alert
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
+    procfs.py          a machine's /proc snapshots parsed, and the rates between two of them
+    host_metrics.py    a run's host metrics summed up over its steady state (host_summary)
+    bottleneck.py      what limited a run, with its evidence, from its host summary
     auto/              the automatic modes of a plan's `auto` field (its own map)
 
 A run's figures travel: the stored Run (summary, samples, counters) is read once as a

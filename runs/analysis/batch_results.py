@@ -19,6 +19,7 @@ from typing import Any
 from runs.analysis import charts, verdicts, why
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps as auto_steps
+from runs.analysis.host_metrics import cell_host_metrics
 from runs.analysis.report_table import TableRow, report_table, table_tsv
 from runs.analysis.results import (
     FINISHED_WELL,
@@ -78,6 +79,8 @@ class BatchResults:
     correction: str = ""
     # what every run of the batch shares, said once: `max_connections=1100`
     plan_wide: list[str] = field(default_factory=list)
+    # per cell: what the machines did and the bottleneck (runs/analysis/host_metrics.py)
+    host_metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -130,6 +133,7 @@ def build(
         correction=next(
             (v.correction for cells in cell_verdicts.values() for v in cells.values()), ""
         ),
+        host_metrics=cell_host_metrics(runs),
     )
     table = report_table(series, baseline_key)
     found.table = [_row(row, cell_verdicts) for row in table]

@@ -64,7 +64,8 @@ class RunFigures:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     error: str = ""
-    host_summary: dict[str, Any] = field(default_factory=dict)  # the machines' telemetry
+    host_summary: dict[str, Any] = field(default_factory=dict)  # runs/analysis/host_metrics.py
+    bottleneck: dict[str, Any] = field(default_factory=dict)  # runs/analysis/bottleneck.py
 
     @classmethod
     def of(cls, run: Any) -> RunFigures:
@@ -83,6 +84,7 @@ class RunFigures:
             finished_at=run.finished_at,
             error=run.error,
             host_summary=dict(run.host_summary or {}),
+            bottleneck=dict(run.bottleneck or {}),
         )
 
     @property

@@ -162,6 +162,8 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             "started_at",
             "finished_at",
             "duration_s",
+            "host_summary",
+            "bottleneck",
         ]
         read_only_fields = fields
 

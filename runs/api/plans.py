@@ -130,6 +130,7 @@ class PlanSerializer(JSONModelBody[Plan]):
             "dataset_policy",
             "cleanup",
             "seed",
+            "quiet_wait_s",
             "script",
             "notify_emails",
             "notify_webhook",

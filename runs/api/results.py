@@ -123,6 +123,12 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         help_text="What every run shares, said once rather than in every series' name: "
         '"max_connections=1100".',
     )
+    host_metrics = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="Per cell: the server's and the load host's busy CPU %, iowait %, IOPS, "
+        "MB/s, context switches and server CPU µs per transaction (medians over the "
+        "repeats), and the cell's bottleneck with its evidence and guards.",
+    )
     report = serializers.URLField(help_text="The HTML report of the batch.")
 
 

@@ -4,7 +4,18 @@ from django.contrib.auth.decorators import login_required
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from runs.api import batches, compare, history, imports, loadhosts, plans, results, targets, tokens
+from runs.api import (
+    batches,
+    compare,
+    history,
+    host_metrics,
+    imports,
+    loadhosts,
+    plans,
+    results,
+    targets,
+    tokens,
+)
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -41,6 +52,11 @@ urlpatterns = [
     path("runs/<int:pk>", batches.RunDetail.as_view(), name="api-run"),
     path("runs/<int:pk>/samples", batches.RunSamples.as_view(), name="api-run-samples"),
     path("runs/<int:pk>/log", batches.RunLog.as_view(), name="api-run-log"),
+    path(
+        "runs/<int:pk>/host-metrics",
+        host_metrics.RunHostMetrics.as_view(),
+        name="api-run-host-metrics",
+    ),
     path("imports", imports.LogImport.as_view(), name="api-imports"),
     path("compare", compare.Compare.as_view(), name="api-compare"),
 ]

@@ -18,7 +18,10 @@ The modules, in the order a batch meets them:
                          when a running benchmark must stop (Watch, BatchStopped)
     cancel.py            a cancel heard at once: published on Redis by the cancel, heard
                          by the worker while sysbench runs (the heartbeat is the fallback)
+    host_metrics.py      what the machines did during a cell: /proc on sysbench's clock, the
+                         quiet-host wait, the run's host summary and bottleneck at its end
     sink.py              where a running cell's output goes: live at once, stored in bulk
+    sample_writes.py     the heartbeat's one statement, COPY for a burst; Redis' leftovers
     live.py              live events of a run over Redis, for the pages' Server-Sent Events
     results_store.py     the worker's writes while the results database may be away
     run_results.py       what a run ends with: its result or its failure, stored and announced
@@ -43,7 +46,7 @@ One sample, from sysbench's line to the browser and the database:
    follow the channel; the browser draws it (static/js/).
 4. On the heartbeat (`heartbeat.Pulse.tick`, every BENCHDASH_HEARTBEAT_SECONDS),
    `SampleSink.flush` stores what it holds: samples, counter readings, raw log and the
-   batch's heartbeat in one statement (`sink.run_write`), or by COPY for a burst;
+   batch's heartbeat in one statement (`sample_writes.run_write`), or by COPY for a burst;
    `results_store.ResultsStore` retries while the results database is away.
 5. When sysbench ends, `run_results.run_set_result` puts the run's summary, parsed from
    the final report (runs/analysis/summary.py), on the run; the runner stores it with the

@@ -18,7 +18,8 @@ from django.db import connection
 from django.utils import timezone
 
 from runs.execution.results_store import ResultsStore
-from runs.execution.sink import BATCH_BEAT, SampleSink
+from runs.execution.sample_writes import BATCH_BEAT
+from runs.execution.sink import SampleSink
 from runs.models import Status
 from runs.targets.counters import CounterSampler
 

@@ -128,10 +128,14 @@ def _send(commands: list[tuple[str | int | bytes, ...]]) -> None:
     _sender.unread = len(commands)
 
 
-def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> str:
+def publish(
+    run_id: int, lines: list[str], samples: Sequence[Any], hosts: Sequence[Any] = ()
+) -> str:
     """Lines just read and the samples parsed from them: one write to Redis, with one
     message for the lines and one for the samples (each sample encoded once, by orjson,
-    for the recent list and for the message). Why they did not go out, or ""."""
+    for the recent list and for the message); the machines' new host metrics rows
+    (runs/execution/host_metrics.py) in a message of their own, in the same write. Why
+    they did not go out, or ""."""
     encoded = [orjson.dumps(sample_payload(s)) for s in samples]
     # With its line: the sweeper adds it to the raw log should the worker die.
     recent = [
@@ -145,6 +149,8 @@ def publish(run_id: int, lines: list[str], samples: Sequence[Any]) -> str:
     messages = [orjson.dumps({"type": "lines", "lines": lines})] if lines else []
     if encoded:
         messages.append(b'{"type":"samples","samples":[' + b",".join(encoded) + b"]}")
+    if hosts:
+        messages.append(orjson.dumps({"type": "host_metrics", "rows": [h.record() for h in hosts]}))
     return _publish(run_id, messages, recent) if messages else ""
 
 

@@ -44,6 +44,8 @@ RESULT_FIELDS = [
     "counters",
     "warnings",
     "config_dir",
+    "host_summary",
+    "bottleneck",
 ]
 
 

@@ -35,6 +35,13 @@ from runs.execution.cell_hosts import (
 from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment, run_server_changes
 from runs.execution.heartbeat import BatchStopped, Pulse
+from runs.execution.host_metrics import (
+    HostMetricsSampler,
+    host_metrics_clock,
+    host_metrics_start,
+    host_metrics_stop,
+    host_metrics_summary,
+)
 from runs.execution.results_store import ResultsStore, ResultsUnreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result, target_error_text
 from runs.execution.sink import SampleSink
@@ -247,10 +254,20 @@ class BatchRunner:
             return
         run.verified_settings = verified
         outages = len(self.store.outages)
-        if len(self.hosts) > 1:
-            self._run_cell_on_hosts(run, outages)
-            return
+        machines = host_metrics_start(batch=self.batch, load_hosts=self.hosts, store=self.store)
+        try:
+            if len(self.hosts) > 1:
+                self._run_cell_on_hosts(run, outages, machines)
+            else:
+                self._run_cell_on_host(run, outages, machines)
+        finally:
+            host_metrics_stop(machines)
+
+    def _run_cell_on_host(
+        self, run: Run, outages: int, machines: HostMetricsSampler | None
+    ) -> None:
         with supervised(self.starter.start("run", run.options), run, self.store) as process:
+            host_metrics_clock(machines)
             run.pgid = process.pgid
             run.argv = process.command.argv
             sampler = counters.sampler_start(run=run, batch=self.batch)
@@ -267,15 +284,19 @@ class BatchRunner:
                         run=run, process=process, sink=sink, sampler=sampler, pulse=self.pulse
                     ),
                     sampler,
+                    machines,
                 )
             finally:
                 counters.sampler_stop(sampler)
 
-    def _run_cell_on_hosts(self, run: Run, outages: int) -> None:
+    def _run_cell_on_hosts(
+        self, run: Run, outages: int, machines: HostMetricsSampler | None
+    ) -> None:
         """The cell from every load host at once (runs/execution/cell_hosts.py)."""
         assert self.dispatch is not None, "a cell from several hosts needs its drivers"
         dispatch = self.dispatch
         parts = cell_parts(run, self.hosts, self.plan.load_split)
+        host_metrics_clock(machines)  # the hosts' drivers start sysbench together, now
         sampler = counters.sampler_start(run=run, batch=self.batch)
         try:
             self.store.ensure(lambda: run.save(update_fields=["verified_settings", "environment"]))
@@ -291,6 +312,7 @@ class BatchRunner:
                     pulse=self.pulse,
                 ),
                 sampler,
+                machines,
             )
         finally:
             counters.sampler_stop(sampler)
@@ -322,11 +344,14 @@ class BatchRunner:
         outages: int,
         follow: Callable[[SampleSink], Followed | HostsFollowed],
         sampler: counters.CounterSampler | None,
+        machines: HostMetricsSampler | None = None,
     ) -> None:
         """Follow the running cell to its end through `follow`, then store its result."""
         warmup_s = float(self.plan.warmup_s)
         sink = SampleSink(run, warmup_s=warmup_s, store=self.store)
+        sink.host_metrics = machines
         followed = follow(sink)
+        sink.add_host_rows(host_metrics_stop(machines))
         stop = followed.stop
         results_lost = stop is not None and stop.kind == "results_db"
         if results_lost:
@@ -338,6 +363,9 @@ class BatchRunner:
         # Still away after that stop: wait for it a while longer, to say what happened.
         wait_s = 3 * self.store.limit_s if results_lost else None
         sink.flush(final=True, wait_s=wait_s)
+        self.store.ensure(
+            lambda: host_metrics_summary(machines, run=run, warmup_s=warmup_s), wait_s
+        )
         # Told once the database is back, with the outage's real length.
         run.warnings = [
             *run.warnings,

@@ -1,6 +1,7 @@
 """The only code that starts sysbench or opens SSH: executors for the local host and for
 SSH load hosts (runs/loadhosts/local.py, remote.py), the SSH layer with its pinned host
-keys (ssh.py, hostkeys.py), and what a host is (facts.py).
+keys (ssh.py, hostkeys.py), what a host is (facts.py), and its /proc files streamed once a
+second for the host metrics (procstream.py).
 """
 
 from __future__ import annotations

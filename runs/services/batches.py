@@ -130,6 +130,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         load_host=plan.load_host.name,
         extra_load_hosts=[h.pk for h in plan.extra_load_hosts.order_by("name")],
         load_split=plan.load_split,
+        quiet_wait_s=plan.quiet_wait_s,
         # The script as it was at launch: what ran is recorded with the batch.
         script=FrozenScript(name=plan.script.name, content=plan.script.content)
         if plan.script

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runs.analysis import charts, comparison, results
+from runs.analysis.host_metrics import cell_host_metrics
 from runs.services import selectors
 
 MAX_SIDES = 8
@@ -19,6 +20,8 @@ class Comparison:
     pairs: list[comparison.Pair]  # verdicts corrected over the page (Holm)
     chart: list[dict[str, Any]]  # the scaling chart's lines, a colour per side
     colours: list[str]
+    # per side, what the machines did in each cell and its bottleneck
+    host_metrics: list[tuple[comparison.Side, list[dict[str, Any]]]]
 
 
 def sides_compare(*, keys: list[str]) -> Comparison:
@@ -29,7 +32,8 @@ def sides_compare(*, keys: list[str]) -> Comparison:
     pairs = comparison.compare_all(sides)
     colours = [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))]
     chart = [line for side, c in zip(sides, colours, strict=True) for line in _lines(side, c)]
-    return Comparison(sides, pairs, chart, colours)
+    machines = [(side, cell_host_metrics(side.runs)) for side in sides]
+    return Comparison(sides, pairs, chart, colours, machines)
 
 
 def _lines(side: comparison.Side, colour: str) -> list[dict[str, Any]]:

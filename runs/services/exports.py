@@ -55,6 +55,19 @@ SUMMARY_FIELDS = (
     "total_time_s",
 )
 REPORT_FIELDS = run_facts.REPORT_FIGURES
+# The host summary's headline figures (runs/analysis/host_metrics.py), a column each.
+HOST_FIELDS = (
+    "server_busy_pct",
+    "server_iowait_pct",
+    "server_iops",
+    "server_mbs",
+    "server_ctxt_per_tx",
+    "server_cpu_us_per_tx",
+    "load_busy_pct",
+    "bottleneck",
+    "client_bound",
+    "same_machine",
+)
 # <, > and & escaped as \u003C...: still JSON, and inert if ever shown as HTML.
 _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 
@@ -63,9 +76,11 @@ _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 
 
 def batch_runs_csv(batch: Batch) -> Iterator[str]:
-    """One row a run: its parameters, summary and the final report's other figures."""
+    """One row a run: its parameters, summary, the final report's other figures, and what
+    the machines did."""
     rows = map(_run_row, selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS))
-    return _csv([*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS, *REPORT_FIELDS], rows)
+    header = [*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS, *REPORT_FIELDS, *HOST_FIELDS]
+    return _csv(header, rows)
 
 
 def _run_row(run: Run) -> list[Any]:
@@ -76,6 +91,26 @@ def _run_row(run: Run) -> list[Any]:
         json.dumps(run.options, sort_keys=True),
         *(run.summary.get(f) for f in SUMMARY_FIELDS),
         *(report[f] for f in REPORT_FIELDS),
+        *_host_figures(run),
+    ]
+
+
+def _host_figures(run: Run) -> list[Any]:
+    hosts: list[dict[str, Any]] = (run.host_summary or {}).get("hosts") or []
+    server: dict[str, Any] = next((h for h in hosts if h.get("role") == "server"), {})
+    load: dict[str, Any] = next((h for h in hosts if h.get("role") == "load"), {})
+    verdict = run.bottleneck or {}
+    return [
+        server.get("busy_pct"),
+        (server.get("cpu") or {}).get("iowait"),
+        server.get("iops"),
+        server.get("mbs"),
+        server.get("ctxt_per_tx"),
+        (server.get("db") or {}).get("cpu_us_per_tx"),
+        load.get("busy_pct"),
+        verdict.get("kind", ""),
+        verdict.get("client_bound", ""),
+        verdict.get("same_machine", ""),
     ]
 
 
@@ -174,6 +209,8 @@ def _run_fields(run: Run) -> dict[str, Any]:
         "summary": run.summary,
         "reports": run.reports,  # sysbench's final (and checkpoint) reports, as parsed
         "counters": run.counters,
+        "host_summary": run.host_summary,
+        "bottleneck": run.bottleneck,
     }
 
 

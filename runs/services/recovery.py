@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from runs.execution.barrier import CellBarrier
 from runs.execution.environment import batch_restore_settings
-from runs.execution.sink import run_store_recent_samples
+from runs.execution.sample_writes import run_store_recent_samples
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
 from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, LoadHost, Run, Status
 from runs.services.batches import batch_release_locks

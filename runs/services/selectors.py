@@ -17,6 +17,7 @@ from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
     Batch,
+    HostMetrics,
     LoadHost,
     Plan,
     Run,
@@ -185,6 +186,11 @@ def samples_after(run: Run, *, after: int, limit: int) -> list[Sample]:
 
 def samples_after_query(run: Run, *, after: int, limit: int) -> QuerySet[Sample]:
     return run.samples.filter(seq__gt=after).order_by("seq")[:limit]
+
+
+def run_host_metrics(run: Run) -> list[HostMetrics]:
+    """A run's host metrics rows: each machine's seconds in order."""
+    return list(run.host_metrics.order_by("role", "host", "seq"))
 
 
 def last_seq_within(run: Run, *, after: int, limit: int) -> int:

@@ -139,6 +139,11 @@ class ServerTarget(Protocol):
 
     def fsync_timing(self) -> FsyncTiming: ...
 
+    def pid_file(self) -> str:
+        """The file on the server's machine that holds its process id; "" when the
+        server does not say (the host metrics then go without the database's own CPU)."""
+        ...
+
 
 def check_database_name(database: str, engine: str) -> None:
     """Refuse the system schemas: sysbench's prepare and cleanup must never touch them."""

@@ -341,6 +341,10 @@ class MySQLTarget:
         user, _, host = str(self._query("SELECT CURRENT_USER()")[0][0]).rpartition("@")
         return f"'{user}'@'{host}'"
 
+    def pid_file(self) -> str:
+        rows = self._query("SELECT @@pid_file")
+        return str(rows[0][0] or "") if rows else ""
+
     def _file_sync_timers(self) -> dict[str, float]:
         """The server's own timing of its file syncs, from performance_schema when it is on
         (off by default in MariaDB): count, picoseconds and bytes written per kind of

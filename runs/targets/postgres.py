@@ -289,6 +289,15 @@ class PostgresTarget:
             return FsyncTiming(False, "track_wal_io_timing is off", PG_TIMING_FIX)
         return FsyncTiming(True)
 
+    def pid_file(self) -> str:
+        """postmaster.pid in the data directory, whose first line is the postmaster's id;
+        "" for a user who may not read data_directory (pg_read_all_settings)."""
+        try:
+            directory = self._scalar("SELECT current_setting('data_directory')")
+        except TargetError:
+            return ""
+        return f"{directory}/postmaster.pid" if directory else ""
+
     def _available_stat_views(self) -> list[tuple[str, str]]:
         if self._stat_views is None:
             names = {

@@ -127,6 +127,10 @@ class _RunStream:
                     yield chunk
             elif event["type"] == "lines":
                 yield _sse("lines", {"lines": event["lines"]})
+            elif event["type"] == "host_metrics":
+                # The machines' new seconds (HostMetrics rows): live only; the page reads
+                # the stored ones from /api/v1/runs/<id>/host-metrics.
+                yield _sse("host_metrics", {"rows": event["rows"]})
             elif event["type"] == "host_sample":
                 # One load host's own sample of a cell run from several hosts: live only.
                 yield _sse("host_sample", {k: v for k, v in event.items() if k != "type"})

@@ -159,6 +159,16 @@ class PlanForm(forms.Form):
         label="Warmup (s)",
         help_text="Seconds excluded from the steady-state figures.",
     )
+    quiet_wait_s = forms.IntegerField(
+        min_value=0,
+        max_value=3600,
+        initial=0,
+        required=False,
+        label="Wait for quiet hosts (s)",
+        help_text="Before each cell, wait up to this long for the server and load hosts to "
+        "be quiet (no other process using the CPU); 0 does not wait. A busy start is "
+        "flagged either way.",
+    )
     order_policy = forms.ChoiceField(choices=OrderPolicy.choices, initial=OrderPolicy.INTERLEAVED)
     dataset_policy = forms.ChoiceField(choices=DatasetPolicy.choices, initial=DatasetPolicy.SHARED)
     cleanup = forms.BooleanField(
@@ -285,6 +295,7 @@ class PlanForm(forms.Form):
             "script": data.get("script"),
             "repeats": data["repeats"],
             "warmup_s": data["warmup_s"],
+            "quiet_wait_s": data.get("quiet_wait_s") or 0,
             "order_policy": data["order_policy"],
             "dataset_policy": data["dataset_policy"],
             "cleanup": data["cleanup"],
@@ -346,6 +357,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "threads": ",".join(str(t) for t in plan.threads),
         "repeats": plan.repeats,
         "warmup_s": plan.warmup_s,
+        "quiet_wait_s": plan.quiet_wait_s,
         "order_policy": plan.order_policy,
         "dataset_policy": plan.dataset_policy,
         "cleanup": plan.cleanup,

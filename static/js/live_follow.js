@@ -123,6 +123,9 @@
       });
       stream.addEventListener("lines", (e) => addLines(JSON.parse(e.data).lines));
       stream.addEventListener("host_sample", (e) => Benchdash.addHostSample(chart, JSON.parse(e.data)));
+      // The machines' seconds, for whoever draws them (host_metrics.js).
+      stream.addEventListener("host_metrics", (e) => document.dispatchEvent(
+        new CustomEvent("benchdash:host_metrics", { detail: JSON.parse(e.data) })));
       stream.addEventListener("status", (e) => setStatus(JSON.parse(e.data)));
       stream.addEventListener("gap", function (e) {
         const gap = JSON.parse(e.data);

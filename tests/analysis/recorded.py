@@ -42,6 +42,7 @@ def figures(name: str, *, threads: int, settings=None, options=None, round_=0, s
         summary = summarise(result, warmup_s=0)
         counters: dict = {}
         host_summary: dict = {}
+        bottleneck: dict = {}
         started_at = finished_at = None
         error = ""
         threads: int

@@ -12,14 +12,16 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from runs.execution.sink import (
+from runs.execution.host_metrics import HostRow
+from runs.execution.sample_writes import (
     STATEMENT_ROWS,
     LiveSample,
-    SampleSink,
     counters_copy,
+    host_metrics_copy,
     run_write,
     samples_copy,
 )
+from runs.execution.sink import SampleSink
 from runs.models import Batch, Run
 from runs.sysbench.parser import OutputParser
 
@@ -151,3 +153,37 @@ def test_a_burst_goes_by_copy_and_a_later_queue_line_still_reaches_its_sample(ru
     assert run.samples.count() == count
     assert run.samples.get(seq=count).queue_length == 3
     assert run.raw_log.count("\n") == count + 1
+
+
+def host_rows(seqs: range, role: str = "server", host: str = "db-host") -> list[HostRow]:
+    values = {"cpu": {"user": 10.0, "system": 5.0, "iowait": 0.0, "steal": 0.0, "idle": 85.0}}
+    return [HostRow(role, host, seq, float(seq), values) for seq in seqs]
+
+
+def test_host_metrics_ride_in_the_heartbeat_statement_and_can_be_repeated(run):
+    rows = [*host_rows(range(1, 3)), *host_rows(range(1, 3), role="load", host="lh")]
+    with CaptureQueriesContext(connection) as queries:
+        run_write(run, samples=[], counters=[], log=(0, ""), hosts=rows)
+    assert len(queries) == 1
+    run_write(run, samples=[], counters=[], log=(0, ""), hosts=[*rows, *host_rows(range(3, 4))])
+
+    stored = list(run.host_metrics.order_by("role", "seq").values_list("role", "host", "seq"))
+    assert stored == [
+        ("load", "lh", 1),
+        ("load", "lh", 2),
+        ("server", "db-host", 1),
+        ("server", "db-host", 2),
+        ("server", "db-host", 3),
+    ]
+    assert run.host_metrics.get(role="server", seq=1).values["cpu"]["user"] == 10.0
+
+
+def test_a_burst_of_host_metrics_goes_by_copy_and_skips_what_is_stored(run, settings):
+    settings.BENCHDASH_HEARTBEAT_SECONDS = 3600
+    with transaction.atomic():
+        host_metrics_copy(run.pk, host_rows(range(1, 11)))
+    sink = SampleSink(run, warmup_s=0)
+    sink.add_host_rows(host_rows(range(1, STATEMENT_ROWS + 20)))
+    sink.flush(final=True)
+
+    assert run.host_metrics.count() == STATEMENT_ROWS + 19

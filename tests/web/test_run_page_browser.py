@@ -137,3 +137,30 @@ def test_the_run_page_fills_in_its_summary_when_the_run_ends(
     assert page.evaluate("() => window.notReloaded") is True
     b.shot("run-ended-live")
     assert b.errors == []
+
+
+def test_the_machines_are_drawn_under_the_tps_chart(
+    browser,  # noqa: F811 - the fixture
+    session_cookie,
+    celery_worker,
+    make_plan,
+):
+    b = logged_in(browser, session_cookie)
+    plan = make_plan(options={"time": 3, "report-interval": 1, "tables": 1, "table-size": 100})
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+    run = batch.runs.get()
+
+    page = b.open(f"/runs/{run.pk}/")
+
+    expect(page.locator("#host-metrics .host-side[data-role=server] .host-name")).to_have_text(
+        "local"
+    )
+    expect(page.locator("#host-bottleneck")).to_contain_text("Bottleneck:")
+    points = page.evaluate(
+        "() => [...document.querySelectorAll('#host-metrics canvas')]"
+        ".map((c) => Chart.getChart(c).data.datasets[0].data.length)"
+    )
+    stored = run.host_metrics.filter(role="server").count()
+    assert points == [stored] * 6  # CPU, switches, disks of both sides, a point a second
+    b.shot("run-host-metrics")
+    assert b.errors == []

@@ -123,6 +123,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "chart": {"series": found.chart, "unit": "tps", "reference": None},
             "recent": selectors.batches_counted()[:30],
             "colours": found.colours,
+            "host_metrics": found.host_metrics,
         },
     )
 

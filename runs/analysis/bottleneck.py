@@ -1,0 +1,225 @@
+"""What limited a run: a bottleneck named from its host summary, its throughput and its
+server counters, with the figures that show it (`Run.bottleneck`).
+
+Pure. The order of the questions matters: a saturated load host comes first, because
+then every other figure of the cell measures the client, not the server; then the
+server's CPU, its fsyncs, its disks, the network, and last a benchmark where nothing is
+busy while the throughput holds flat (waiting: a --rate, locks, a think time). With
+sysbench on the database server's machine both share the CPU: the database process's
+own CPU says which side used it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import fmean, pstdev
+from typing import Any
+
+from runs.analysis.budget import LOG_FSYNCS, binlog_fsyncs, per_transaction
+from runs.analysis.verdicts import TIMES
+from runs.analysis.why import FSYNC_TIMERS
+from runs.columns import RunCounters
+
+SATURATED_PCT = 85.0  # busy share of all cores at which a host is the limit
+IO_UTIL_PCT = 80.0
+IOWAIT_PCT = 20.0
+IDLE_BUSY_PCT = 50.0
+FLAT_CV = 0.10
+FSYNC_SHARE = 0.5  # fsync time per transaction over the latency
+NETWORK_KBS = 100_000.0  # 0.8 Gbit/s: most of a 1 Gbit/s link
+BUSY_START_PCT = 25.0  # another process using the CPU before sysbench started
+CLIENT = "this figure measures the client"
+
+
+@dataclass(frozen=True)
+class RunLoad:
+    """A run's own figures the classifier weighs with its host summary."""
+
+    tps: Sequence[float]  # steady-state interval tps
+    latency_ms: float | None  # average latency
+    fsyncs_per_tx: float | None = None
+    fsync_ms: float | None = None  # the server's average fsync latency, when timed
+    same_machine: bool = False
+    busy_start_pct: Mapping[str, float] | None = None  # host: busy % just before sysbench
+
+
+def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, Any]:
+    """`Run.bottleneck`: kind, evidence sentences, and the guards."""
+    hosts = summary.get("hosts") or []
+    server = _first(hosts, "server")
+    loads = [h for h in hosts if h.get("role") == "load"]
+    kind, evidence = _kind(server, loads, load)
+    client_bound = kind == "load_cpu"
+    if client_bound:
+        evidence.append(f"{CLIENT}: the load host, not the server, set the pace")
+    if load.same_machine:
+        evidence.append("sysbench ran on the database server's machine: they shared its CPU")
+    return {
+        "kind": kind,
+        "evidence": evidence,
+        "client_bound": client_bound,
+        "same_machine": load.same_machine,
+        "busy_start": busy_start_text(load.busy_start_pct or {}),
+    }
+
+
+def _kind(
+    server: Mapping[str, Any] | None, loads: Sequence[Mapping[str, Any]], load: RunLoad
+) -> tuple[str, list[str]]:
+    checks = [_server_cpu, _fsync, _io, _network]
+    if load.same_machine and server is not None:
+        # One machine's CPU is judged once, by who used it: not as a load host's and
+        # a server's both.
+        before = (load.busy_start_pct or {}).get(server.get("host", ""), 0.0)
+        found = _shared_cpu(server, before)
+        if found is not None:
+            return found
+        loads = [h for h in loads if h.get("host") != server.get("host")]
+        checks.remove(_server_cpu)
+    for host in loads:
+        if _busy(host) >= SATURATED_PCT:
+            return "load_cpu", [_busy_text("load host", host)]
+    for check in checks:
+        found = check(server, loads, load)
+        if found is not None:
+            return found
+    if _waiting(server, loads, load):
+        return "waiting", [_waiting_text(server, loads, load)]
+    if server is None and not loads:
+        return "unknown", ["no host metrics were recorded for this run"]
+    return "unknown", ["no machine was saturated and the throughput moved: nothing stands out"]
+
+
+def _shared_cpu(host: Mapping[str, Any], before: float) -> tuple[str, list[str]] | None:
+    """One machine for both: who used its CPU, the database process or the rest. What
+    was busy before sysbench started (other processes) is not the benchmark's: a machine
+    saturated by them says so (busy_start), not that the benchmark was CPU-bound."""
+    busy, ncpu = _busy(host), int(host.get("ncpu") or 0)
+    db = host.get("db") or {}
+    if busy - before < SATURATED_PCT or not ncpu or not db:
+        return None
+    db_pct = 100.0 * ((db.get("user_cores") or 0) + (db.get("system_cores") or 0)) / ncpu
+    rest_pct = max(0.0, busy - db_pct)
+    text = (
+        f"{host['host']} was {busy:.0f} % busy: the database process {db_pct:.0f} %, "
+        f"sysbench and the rest {rest_pct:.0f} %"
+    )
+    return ("load_cpu" if rest_pct > db_pct else "server_cpu"), [text]
+
+
+def _server_cpu(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+    if server is None or _busy(server) < SATURATED_PCT:
+        return None
+    evidence = [_busy_text("server host", server)]
+    db = server.get("db") or {}
+    if db.get("cpu_us_per_tx") is not None:
+        used = db["cpu_us_per_tx"]
+        evidence.append(f"the database process used {used:.0f} µs of CPU per transaction")
+    return "server_cpu", evidence
+
+
+def _fsync(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+    if not (load.fsyncs_per_tx and load.fsync_ms and load.latency_ms):
+        return None
+    cost = load.fsyncs_per_tx * load.fsync_ms
+    if cost < FSYNC_SHARE * load.latency_ms:
+        return None
+    return "fsync", [
+        f"{load.fsyncs_per_tx:.2f} fsync per transaction {TIMES} {load.fsync_ms:.3f} ms = "
+        f"{cost:.3f} ms of the {load.latency_ms:.3f} ms latency "
+        f"({100 * cost / load.latency_ms:.0f} %)"
+    ]
+
+
+def _io(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+    if server is None:
+        return None
+    util = server.get("util_pct") or 0.0
+    iowait = (server.get("cpu") or {}).get("iowait") or 0.0
+    if util < IO_UTIL_PCT and iowait < IOWAIT_PCT:
+        return None
+    return "io", [
+        f"server host {server['host']}: its busiest disk {util:.0f} % utilised, iowait "
+        f"{iowait:.0f} %, {server.get('iops') or 0:.0f} IOPS, {server.get('mbs') or 0:.1f} MB/s"
+    ]
+
+
+def _network(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+    for host in [*loads, *([server] if server else [])]:
+        moved = (host.get("rx_kbs") or 0) + (host.get("tx_kbs") or 0)
+        if moved >= NETWORK_KBS:
+            return "network", [
+                f"{host['role']} host {host['host']} moved {moved / 1000:.0f} MB/s "
+                "(most of a 1 Gbit/s link) while no CPU was saturated"
+            ]
+    return None
+
+
+def _waiting(server: Any, loads: Sequence[Mapping[str, Any]], load: RunLoad) -> bool:
+    hosts = [h for h in [server, *loads] if h]
+    if not hosts or any(_busy(h) >= IDLE_BUSY_PCT for h in hosts):
+        return False
+    return _flat(load.tps)
+
+
+def _waiting_text(server: Any, loads: Sequence[Mapping[str, Any]], load: RunLoad) -> str:
+    busy = ", ".join(f"{h['role']} {h['host']} {_busy(h):.0f} %" for h in [server, *loads] if h)
+    return (
+        f"both sides mostly idle ({busy} busy) while tps held flat at {fmean(load.tps):.0f}: "
+        "the benchmark waited (a --rate, locks, or round trips)"
+    )
+
+
+def _flat(tps: Sequence[float]) -> bool:
+    if len(tps) < 2:
+        return False
+    mean = fmean(tps)
+    return mean > 0 and pstdev(tps) / mean <= FLAT_CV
+
+
+def _busy(host: Mapping[str, Any]) -> float:
+    return float(host.get("busy_pct") or 0.0)
+
+
+def _busy_text(what: str, host: Mapping[str, Any]) -> str:
+    cpu = host.get("cpu") or {}
+    return (
+        f"{what} {host['host']} was {_busy(host):.0f} % busy over {host.get('ncpu') or '?'} "
+        f"cores (user {cpu.get('user') or 0:.0f} %, system {cpu.get('system') or 0:.0f} %), "
+        f"run queue {host.get('runq') or 0:.1f}"
+    )
+
+
+def _first(hosts: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any] | None:
+    return next((h for h in hosts if h.get("role") == role), None)
+
+
+def busy_start_text(busy: Mapping[str, float]) -> str:
+    """A sentence when a host was busy before sysbench started; "" when all were quiet."""
+    busy_hosts = {h: pct for h, pct in busy.items() if pct >= BUSY_START_PCT}
+    if not busy_hosts:
+        return ""
+    named = ", ".join(f"{h} {pct:.0f} %" for h, pct in busy_hosts.items())
+    return f"started on a busy host: another process used the CPU before sysbench ({named} busy)"
+
+
+def fsync_figures(counters: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
+    """Fsyncs per transaction (log and binlog, as the why panel's budget counts them) and
+    the server's average fsync latency in ms, from `Run.counters`; None where the server
+    did not count or time them."""
+    run_counters = RunCounters.load(counters)
+    parts = [per_transaction(run_counters, LOG_FSYNCS), binlog_fsyncs(run_counters)]
+    counted = [p for p in parts if p is not None]
+    return (sum(counted) if counted else None), fsync_latency_ms(run_counters.deltas)
+
+
+def fsync_latency_ms(deltas: Mapping[str, float]) -> float | None:
+    """The server's own average fsync time, where it times them (performance_schema,
+    pg_stat_wal's wal_sync_time)."""
+    count = total = 0.0
+    for count_name, time_name, per_ms in FSYNC_TIMERS:
+        if deltas.get(count_name) and deltas.get(time_name):
+            count += float(deltas[count_name])
+            total += float(deltas[time_name]) / per_ms
+    return total / count if count else None

@@ -1,0 +1,313 @@
+"""What a machine did between two readings of its /proc files: the host metrics' rates.
+
+Pure: no Django, no I/O. A snapshot is text in one format for every host, the one the
+remote sampler's shell loop prints (runs/loadhosts/procstream.py) and the local reader
+imitates: `head`'s sections (`==> /proc/stat <==` then the file) for the machine's files,
+then `grep -H` lines (`/proc/<pid>/stat:...`, `/proc/<pid>/task/<tid>/status:voluntary_
+ctxt_switches:\t12`) for the database server's processes. `snapshot_parse` reads one;
+`host_values` turns two into the figures of a HostMetrics row (runs/models.py).
+
+Counters are differenced: a counter that went backwards below 2**32 wrapped (32-bit
+kernels keep some in an unsigned long); above, the device or process is new and is left
+out of that interval rather than invented.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SECTION = re.compile(r"^==> (/proc/[^ ]+) <==$")
+PROCESS_LINE = re.compile(r"^/proc/(\d+)/(stat|task/\d+/status):(.*)$")
+SECTOR_BYTES = 512
+WRAP = 2**32
+# Not a disk a database writes to, or a part of one already counted whole.
+SKIPPED_DISK = re.compile(
+    r"^(loop|ram|zram|sr|fd|nbd)\d*"
+    r"|^(sd|hd|vd|xvd)[a-z]+\d+$"  # partitions of sda, vda, xvda...
+    r"|^(nvme\d+n\d+|mmcblk\d+)p\d+$"
+)
+# CPU time columns of /proc/stat: user nice system idle iowait irq softirq steal
+CPU_FIELDS = 8
+
+
+@dataclass
+class ProcSnapshot:
+    """One reading of a host's /proc files; counters as the kernel gave them."""
+
+    uptime_s: float = 0.0
+    cpus: dict[str, list[int]] = field(default_factory=dict)  # "cpu", "cpu0"...
+    ctxt: int = 0
+    intr: int = 0
+    procs_running: int = 0
+    meminfo_kb: dict[str, int] = field(default_factory=dict)
+    disks: dict[str, list[int]] = field(default_factory=dict)  # diskstats fields after the name
+    nets: dict[str, tuple[int, int]] = field(default_factory=dict)  # rx bytes, tx bytes
+    processes: dict[int, list[int]] = field(default_factory=dict)  # pid: [utime, stime, v, nv]
+
+    @property
+    def has_process(self) -> bool:
+        return bool(self.processes)
+
+
+def snapshot_parse(text: str) -> ProcSnapshot:
+    """A snapshot's text (see the module's docstring) as counters."""
+    snapshot = ProcSnapshot()
+    section = ""
+    for line in text.splitlines():
+        if match := SECTION.match(line):
+            section = match.group(1)
+        elif match := PROCESS_LINE.match(line):
+            _process_line(snapshot, int(match.group(1)), match.group(2), match.group(3))
+        elif line.strip():
+            _section_line(snapshot, section, line)
+    return snapshot
+
+
+def _section_line(snapshot: ProcSnapshot, section: str, line: str) -> None:
+    reader = _READERS.get(section)
+    if reader is not None:
+        reader(snapshot, line)
+
+
+def _uptime(snapshot: ProcSnapshot, line: str) -> None:
+    snapshot.uptime_s = float(line.split()[0])
+
+
+def _stat(snapshot: ProcSnapshot, line: str) -> None:
+    name, *values = line.split()
+    if name.startswith("cpu"):
+        snapshot.cpus[name] = [int(v) for v in values[:CPU_FIELDS]]
+    elif name == "ctxt":
+        snapshot.ctxt = int(values[0])
+    elif name == "intr":
+        snapshot.intr = int(values[0])
+    elif name == "procs_running":
+        snapshot.procs_running = int(values[0])
+
+
+def _meminfo(snapshot: ProcSnapshot, line: str) -> None:
+    name, _, rest = line.partition(":")
+    words = rest.split()
+    if words and words[0].isdigit():
+        snapshot.meminfo_kb[name] = int(words[0])
+
+
+def _diskstats(snapshot: ProcSnapshot, line: str) -> None:
+    words = line.split()
+    if len(words) >= 14 and not SKIPPED_DISK.match(words[2]):
+        snapshot.disks[words[2]] = [int(v) for v in words[3:14]]
+
+
+def _net_dev(snapshot: ProcSnapshot, line: str) -> None:
+    name, sep, rest = line.partition(":")
+    words = rest.split()
+    if sep and len(words) >= 9 and words[0].isdigit():
+        snapshot.nets[name.strip()] = (int(words[0]), int(words[8]))
+
+
+_READERS = {
+    "/proc/uptime": _uptime,
+    "/proc/stat": _stat,
+    "/proc/meminfo": _meminfo,
+    "/proc/diskstats": _diskstats,
+    "/proc/net/dev": _net_dev,
+}
+
+
+def _process_line(snapshot: ProcSnapshot, pid: int, kind: str, rest: str) -> None:
+    counts = snapshot.processes.setdefault(pid, [0, 0, 0, 0])
+    if kind == "stat":
+        # The command name may hold spaces and parentheses: the fields follow the last ")".
+        fields = rest.rpartition(")")[2].split()
+        if len(fields) >= 13:
+            counts[0], counts[1] = int(fields[11]), int(fields[12])  # utime, stime
+        return
+    name, _, value = rest.partition(":")
+    if value.strip().isdigit():
+        slot = 2 if name == "voluntary_ctxt_switches" else 3
+        counts[slot] += int(value)
+
+
+# --- rates -------------------------------------------------------------------------------
+
+
+def _delta(before: int, after: int) -> int | None:
+    """How much a counter grew; None when it was reset (a new device or process)."""
+    if after >= before:
+        return after - before
+    if before < WRAP:
+        return after + WRAP - before
+    return None
+
+
+def host_values(
+    before: ProcSnapshot, after: ProcSnapshot, *, clk_tck: int = 100
+) -> dict[str, Any] | None:
+    """The figures of the interval between two snapshots (the HostMetrics values);
+    None when no time passed between them."""
+    seconds = after.uptime_s - before.uptime_s
+    if seconds <= 0:
+        return None
+    values: dict[str, Any] = {
+        "cpu": _cpu(before.cpus.get("cpu"), after.cpus.get("cpu")),
+        "cores": _cores(before, after),
+        "ncpu": sum(1 for name in after.cpus if name != "cpu"),
+        "runq": float(after.procs_running),
+        "ctxt_s": _rate(before.ctxt, after.ctxt, seconds),
+        "intr_s": _rate(before.intr, after.intr, seconds),
+        "disks": _disks(before.disks, after.disks, seconds),
+        "nets": _nets(before.nets, after.nets, seconds),
+        "mem": _memory(after.meminfo_kb),
+    }
+    if after.has_process:
+        values["db"] = _process(before.processes, after.processes, seconds, clk_tck)
+    return values
+
+
+def _rate(before: int, after: int, seconds: float) -> float:
+    grown = _delta(before, after)
+    return round((grown or 0) / seconds, 1)
+
+
+def _cpu(before: list[int] | None, after: list[int] | None) -> dict[str, float] | None:
+    if before is None or after is None:
+        return None
+    deltas = [max(0, a - b) for a, b in zip(after, before, strict=False)]
+    deltas += [0] * (CPU_FIELDS - len(deltas))
+    total = sum(deltas)
+    if total == 0:
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = deltas
+
+    def pct(ticks: int) -> float:
+        return round(100.0 * ticks / total, 1)
+
+    return {
+        "user": pct(user + nice),
+        "system": pct(system + irq + softirq),
+        "iowait": pct(iowait),
+        "steal": pct(steal),
+        "idle": pct(idle),
+    }
+
+
+def _cores(before: ProcSnapshot, after: ProcSnapshot) -> list[dict[str, float] | None]:
+    """Per core in order; a core offline in either reading is None."""
+    numbers = sorted(int(name[3:]) for name in after.cpus if name != "cpu")
+    return [_cpu(before.cpus.get(f"cpu{n}"), after.cpus.get(f"cpu{n}")) for n in numbers]
+
+
+def _disks(
+    before: Mapping[str, list[int]], after: Mapping[str, list[int]], seconds: float
+) -> dict[str, dict[str, float]]:
+    disks = {}
+    for name, now in after.items():
+        if name in before and any(now):
+            figures = _disk(before[name], now, seconds)
+            if figures is not None:
+                disks[name] = figures
+    return disks
+
+
+def _disk(before: list[int], after: list[int], seconds: float) -> dict[str, float] | None:
+    # reads, merged, sectors read, ms reading, writes, merged, sectors written, ms writing,
+    # in flight, ms doing I/O, weighted ms
+    d = [_delta(b, a) for b, a in zip(before, after, strict=True)]
+    if any(d[i] is None for i in (0, 2, 3, 4, 6, 7, 9)):
+        return None
+    reads, sectors_r, ms_r, writes, sectors_w, ms_w, busy = (
+        d[0] or 0,
+        d[2] or 0,
+        d[3] or 0,
+        d[4] or 0,
+        d[6] or 0,
+        d[7] or 0,
+        d[9] or 0,
+    )
+    ios = reads + writes
+    return {
+        "r_iops": round(reads / seconds, 1),
+        "w_iops": round(writes / seconds, 1),
+        "r_mbs": round(sectors_r * SECTOR_BYTES / seconds / 1e6, 3),
+        "w_mbs": round(sectors_w * SECTOR_BYTES / seconds / 1e6, 3),
+        "await_ms": round((ms_r + ms_w) / ios, 3) if ios else 0.0,
+        "util_pct": round(min(100.0, 100.0 * busy / (seconds * 1000)), 1),
+    }
+
+
+def _nets(
+    before: Mapping[str, tuple[int, int]], after: Mapping[str, tuple[int, int]], seconds: float
+) -> dict[str, dict[str, float]]:
+    """Every interface that has carried anything (lo too: a target on this machine is
+    reached through it)."""
+    nets = {}
+    for name, (rx, tx) in after.items():
+        if name not in before or not (rx or tx):
+            continue
+        grown_rx, grown_tx = _delta(before[name][0], rx), _delta(before[name][1], tx)
+        if grown_rx is None or grown_tx is None:
+            continue
+        nets[name] = {
+            "rx_kbs": round(grown_rx / seconds / 1000, 2),
+            "tx_kbs": round(grown_tx / seconds / 1000, 2),
+        }
+    return nets
+
+
+def _memory(kb: Mapping[str, int]) -> dict[str, float]:
+    def mb(*names: str) -> float:
+        return round(sum(kb.get(n, 0) for n in names) / 1024, 1)
+
+    cached = mb("Cached", "Buffers", "SReclaimable")
+    return {
+        "used_mb": round(mb("MemTotal") - mb("MemFree") - cached, 1),
+        "cached_mb": cached,
+        "dirty_mb": mb("Dirty"),
+        "writeback_mb": mb("Writeback"),
+    }
+
+
+def _process(
+    before: Mapping[int, list[int]],
+    after: Mapping[int, list[int]],
+    seconds: float,
+    clk_tck: int,
+) -> dict[str, float]:
+    """The database server's processes summed: a process new in this interval counts
+    from zero (it started within it), one gone counts no more."""
+    totals = [0, 0, 0, 0]
+    for pid, now in after.items():
+        was = before.get(pid, [0, 0, 0, 0])
+        for i in range(4):
+            totals[i] += max(0, now[i] - was[i])
+    return {
+        "user_cores": round(totals[0] / clk_tck / seconds, 3),
+        "system_cores": round(totals[1] / clk_tck / seconds, 3),
+        "vcsw_s": round(totals[2] / seconds, 1),
+        "nvcsw_s": round(totals[3] / seconds, 1),
+    }
+
+
+def busy_pct(values: Mapping[str, Any]) -> float | None:
+    """The share of all cores doing anything: 100 - idle - iowait (iowait is idle
+    time with I/O pending, not work)."""
+    cpu = values.get("cpu")
+    if not cpu:
+        return None
+    return round(100.0 - cpu["idle"] - cpu["iowait"], 1)
+
+
+def intervals(snapshots: Iterable[ProcSnapshot], clk_tck: int = 100) -> list[dict[str, Any]]:
+    """The values of each interval between consecutive snapshots."""
+    out: list[dict[str, Any]] = []
+    previous: ProcSnapshot | None = None
+    for snapshot in snapshots:
+        if previous is not None:
+            values = host_values(previous, snapshot, clk_tck=clk_tck)
+            if values is not None:
+                out.append(values)
+        previous = snapshot
+    return out

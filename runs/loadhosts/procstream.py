@@ -1,0 +1,230 @@
+"""A machine's /proc files once a second, as text snapshots, for the host metrics.
+
+Agentless: on an SSH host, one shell loop started once per cell over one pinned
+connection prints the files each second (a few short processes a second: head, cat,
+grep, sleep), each snapshot ended by a marker line; the worker takes them when it is awake
+for sysbench's lines. On the worker's own machine the worker reads the same files then,
+and writes the same text. The
+text's format and its parsing are runs/analysis/procfs.py's.
+
+The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
+postmaster.pid): the process it names and its children (PostgreSQL's backends), each
+summed over its threads (MariaDB's). A pid file that cannot be read is said, not guessed.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+
+import paramiko
+
+from runs.loadhosts import ssh
+from runs.loadhosts.remote import remote_command
+
+logger = logging.getLogger(__name__)
+
+MARKER = "@@benchdash-snapshot"
+SYSTEM_FILES = ("/proc/uptime", "/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev")
+CTXT_PREFIXES = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
+# paramiko's transport thread wakes every 0.1 s to see whether it should stop: for a
+# stream that speaks once a second that is most of its cost on the worker. Data still
+# wakes it at once; closing waits up to this long.
+TRANSPORT_WAKE_S = 1.0
+
+# $1: the database server's pid file, or "". Prints its clock tick and what became of
+# the pid file once, then a snapshot a second until the connection goes (the worker
+# closes it; a write then ends the loop by SIGPIPE).
+PROC_LOOP = r"""
+export LC_ALL=C
+echo "@@benchdash-clk $(getconf CLK_TCK 2>/dev/null || echo 100)"
+pid=
+if [ -n "$1" ]; then
+  if pid=$(head -n 1 -- "$1" 2>&1) && [ -d "/proc/$pid" ]; then
+    echo "@@benchdash-pid $pid"
+  else
+    echo "@@benchdash-nopid cannot read the server's process id from $1: $pid"; pid=
+  fi
+fi
+while :; do
+  head -n 100000 /proc/uptime /proc/stat /proc/meminfo /proc/diskstats /proc/net/dev
+  if [ -n "$pid" ]; then
+    files=
+    for p in $pid $(cat /proc/$pid/task/*/children 2>/dev/null); do
+      files="$files /proc/$p/stat /proc/$p/task/*/status"
+    done
+    grep -H -E '^(voluntary_ctxt_switches|nonvoluntary_ctxt_switches)|\) ' $files 2>/dev/null
+  fi
+  echo "@@benchdash-snapshot"
+  sleep 1
+done
+"""
+
+
+@dataclass
+class ProcStream:
+    """Snapshots as they came: (monotonic time of arrival, text). No thread of its own:
+    the worker collects them when it is awake anyway (`take`, at each batch of sysbench's
+    lines), which costs it less than a thread waking every second."""
+
+    host: str
+    clk_tck: int = 100
+    pid: int | None = None
+    problem: str = ""  # why the database process is not in the snapshots, or why none came
+    _snapshots: list[tuple[float, str]] = field(default_factory=list)
+    _taken: int = 0
+
+    def take(self) -> list[tuple[float, str]]:
+        """The snapshots that came since the last call."""
+        self.poll()
+        count = len(self._snapshots)
+        new = self._snapshots[self._taken : count]
+        self._taken = count
+        return new
+
+    def arrived(self) -> int:
+        self.poll()
+        return len(self._snapshots)
+
+    def poll(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LocalProcStream(ProcStream):
+    """This machine's /proc, read when the worker asks and a period has passed."""
+
+    def __init__(self, host: str, pid_file: str = "", period_s: float = 1.0) -> None:
+        super().__init__(host=host, clk_tck=os.sysconf("SC_CLK_TCK"))
+        self.period_s = period_s
+        self.pid, self.problem = _local_pid(pid_file)
+        self.poll()
+
+    def poll(self) -> None:
+        # Nine tenths: a worker woken by sysbench's line each second reads each second.
+        now = time.monotonic()
+        if not self._snapshots or now - self._snapshots[-1][0] >= 0.9 * self.period_s:
+            self._snapshots.append((now, local_snapshot(self.pid)))
+
+
+def local_snapshot(pid: int | None) -> str:
+    """This machine's files, in the format the remote loop prints."""
+    parts = []
+    for path in SYSTEM_FILES:
+        parts.append(f"==> {path} <==\n{_read(path)}")
+    if pid is not None:
+        parts += _process_lines(pid)
+    return "\n".join(parts)
+
+
+def _process_lines(pid: int) -> list[str]:
+    children = " ".join(_read(p) for p in glob.glob(f"/proc/{pid}/task/*/children")).split()
+    lines = []
+    for p in [str(pid), *children]:
+        stat = _read(f"/proc/{p}/stat").strip()
+        if stat:
+            lines.append(f"/proc/{p}/stat:{stat}")
+        for status in glob.glob(f"/proc/{p}/task/*/status"):
+            lines += [
+                f"{status}:{line}"
+                for line in _read(status).splitlines()
+                if line.startswith(CTXT_PREFIXES)
+            ]
+    return lines
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""  # a process or device gone between listing and reading
+
+
+def _local_pid(pid_file: str) -> tuple[int | None, str]:
+    if not pid_file:
+        return None, ""
+    try:
+        with open(pid_file) as f:
+            text = f.readline().strip()
+    except OSError as e:
+        return None, f"cannot read the server's process id from {pid_file}: {e.strerror}"
+    if not text.isdigit() or not os.path.isdir(f"/proc/{text}"):
+        return None, f"{pid_file} names no running process ({text!r})"
+    return int(text), ""
+
+
+class SSHProcStream(ProcStream):
+    """A remote host's /proc, streamed by one shell loop over one SSH connection."""
+
+    def __init__(self, host: ssh.SSHHost, pid_file: str = "") -> None:
+        super().__init__(host=host.name)
+        self._transport: paramiko.Transport | None = ssh.connect(host)
+        try:
+            self._transport.sock.settimeout(TRANSPORT_WAKE_S)
+            command = remote_command(PROC_LOOP, pid_file)
+            self._reader = ssh.open_command(self._transport, command, host.timeout)
+            self._reader.channel.shutdown_write()
+        except BaseException:
+            self._transport.close()
+            raise
+        self._lines: list[str] = []
+
+    def poll(self) -> None:
+        """Take what the loop printed: each snapshot dated by the host's own clock
+        (its uptime) back from now, so a late poll keeps the seconds apart."""
+        if self._transport is None or self._reader.done:
+            self._said_nothing()
+            return
+        try:
+            if self._reader.pump(0):
+                self._consume(self._reader.stdout_lines(), time.monotonic())
+        except (OSError, EOFError, paramiko.SSHException) as e:
+            self.problem = self.problem or f"the sampler's connection to {self.host} ended: {e}"
+
+    def _said_nothing(self) -> None:
+        if not self._snapshots and not self.problem and self._transport is not None:
+            said = " ".join(self._reader.stderr_lines(final=True))[-300:]
+            self.problem = f"the /proc sampler on {self.host} printed nothing {said}".strip()
+
+    def _consume(self, lines: list[str], now: float) -> None:
+        complete = []
+        for line in lines:
+            if line == MARKER:
+                if self._lines:
+                    complete.append("\n".join(self._lines))
+                self._lines = []
+            elif line.startswith("@@benchdash-"):
+                self._header(line)
+            else:
+                self._lines.append(line)
+        if complete:
+            last = _uptime(complete[-1])
+            self._snapshots += [(now - (last - _uptime(text)), text) for text in complete]
+
+    def _header(self, line: str) -> None:
+        name, _, value = line.partition(" ")
+        if name == "@@benchdash-clk" and value.isdigit():
+            self.clk_tck = int(value)
+        elif name == "@@benchdash-pid" and value.isdigit():
+            self.pid = int(value)
+        elif name == "@@benchdash-nopid":
+            self.problem = value
+
+    def close(self) -> None:
+        self._said_nothing()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+
+
+def _uptime(text: str) -> float:
+    """The host's uptime in a snapshot: the line after its /proc/uptime header."""
+    _, _, rest = text.partition("==> /proc/uptime <==\n")
+    try:
+        return float(rest.split(maxsplit=1)[0])
+    except (IndexError, ValueError):
+        return 0.0

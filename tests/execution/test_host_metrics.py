@@ -1,0 +1,222 @@
+"""Host metrics end to end: a real worker, real sysbench, a real MariaDB; the server host
+on this machine or behind the private sshd, load hosts local or over SSH; a CPU burner
+on the load host; a server host that refuses."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+from django.conf import settings
+
+from runs.execution import live
+from runs.models import Batch, HostMetrics, Status, Target
+from runs.services import batches
+from tests.helpers import wait_for_batch, wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+SHORT = {"time": 3, "report-interval": 1, "tables": 1, "table-size": 100}
+
+
+@pytest.fixture
+def burn() -> Iterator[Callable[[int], None]]:
+    """Both cores busy for at most `seconds` (killed in teardown): another process using
+    the CPU of the load host, which is this machine behind the loopback sshd."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(seconds: int) -> None:
+        procs.extend(
+            subprocess.Popen(
+                ["timeout", str(seconds), "sha1sum", "/dev/zero"], start_new_session=True
+            )
+            for _ in range(2)
+        )
+
+    yield start
+    for p in procs:  # the whole group: killing `timeout` alone would orphan sha1sum
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def rows_of(run, role: str) -> list[HostMetrics]:
+    return list(run.host_metrics.filter(role=role).order_by("seq"))
+
+
+def test_a_local_cell_records_both_sides_on_sysbenchs_clock(celery_worker, make_plan):
+    plan = make_plan(test="oltp_point_select", options=SHORT, threads=[2])
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+
+    assert batch.status == Status.DONE, batch.error
+    run = batch.runs.get()
+    server, load = rows_of(run, "server"), rows_of(run, "load")
+    assert len(server) >= 2 and len(load) == len(server)
+    assert [r.seq for r in server] == list(range(1, len(server) + 1))
+    assert 0 < server[0].time_s < 2.5  # seconds since sysbench started, like the samples
+    values = server[-1].values
+    assert {
+        "cpu",
+        "cores",
+        "ncpu",
+        "runq",
+        "ctxt_s",
+        "intr_s",
+        "disks",
+        "nets",
+        "mem",
+        "db",
+    } <= set(values)
+    assert values["db"]["user_cores"] + values["db"]["system_cores"] > 0  # mariadbd worked
+    assert "lo" in values["nets"]  # the benchmark went through loopback
+    assert "db" not in load[-1].values
+    summary = run.host_summary
+    assert {h["role"] for h in summary["hosts"]} == {"server", "load"}
+    assert summary["missing"] == []
+    (server_entry,) = [h for h in summary["hosts"] if h["role"] == "server"]
+    assert server_entry["db"]["cpu_us_per_tx"] > 0
+    verdict = run.bottleneck
+    assert verdict["same_machine"] is True
+    assert any("database server's machine" in e for e in verdict["evidence"])
+    # Two point-select threads on this two-core box: CPU-bound, one side or the other;
+    # unless other processes (this machine is shared) had the CPU before sysbench started,
+    # which the verdict then says instead of blaming either side.
+    if verdict["busy_start"]:
+        assert verdict["kind"] not in {"server_cpu", "load_cpu", "waiting"}, verdict
+    else:
+        assert verdict["kind"] in {"server_cpu", "load_cpu"}, verdict
+
+
+def test_the_server_host_is_sampled_over_ssh(
+    celery_worker, make_plan, ssh_host, make_ssh_host, target
+):
+    target.server_host = make_ssh_host("db-host")
+    target.save()
+    plan = make_plan(load_host=ssh_host, options=SHORT, threads=[1])
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+
+    assert batch.status == Status.DONE, batch.error
+    run = batch.runs.get()
+    server = rows_of(run, "server")
+    assert server and {r.host for r in server} == {"db-host"}
+    assert "db" in server[-1].values  # the pid file, read on the server host
+    assert {r.host for r in rows_of(run, "load")} == {"loadhost-1"}
+    assert run.host_summary["missing"] == []
+    assert run.bottleneck["same_machine"] is False
+
+
+def test_a_server_host_that_refuses_is_said_not_invented(
+    celery_worker, make_plan, make_ssh_host, target, free_port
+):
+    target.server_host = make_ssh_host("gone-host", port=free_port)
+    target.save()
+    plan = make_plan(options=SHORT, threads=[1])
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    assert not rows_of(run, "server")
+    (missing,) = run.host_summary["missing"]
+    assert missing["role"] == "server" and missing["host"] == "gone-host"
+    assert "connection refused" in missing["why"]
+    assert any("no host metrics for the server host gone-host" in w for w in run.warnings)
+    assert rows_of(run, "load")  # the load host is still sampled
+
+
+def test_a_cpu_burner_on_the_load_host_makes_the_cell_client_bound(
+    celery_worker, make_plan, ssh_host, burn
+):
+    burn(40)
+    plan = make_plan(load_host=ssh_host, options=SHORT, threads=[1])
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    verdict = run.bottleneck
+    assert verdict["kind"] == "load_cpu", verdict
+    assert verdict["client_bound"] is True
+    assert any("this figure measures the client" in e for e in verdict["evidence"])
+    assert verdict["busy_start"].startswith("started on a busy host")
+
+
+def test_the_quiet_wait_is_shown_and_bounded(celery_worker, make_plan, ssh_host, burn):
+    # The burner outlasts the wait (and this machine is shared): the worker waits for a
+    # quiet host, says so on the batch, gives up at the bound and flags the busy start.
+    burn(40)
+    plan = make_plan(load_host=ssh_host, options=SHORT, threads=[1])
+    plan.quiet_wait_s = 4
+    plan.save()
+    batch = batches.batch_launch(plan=plan, launched_by="api")
+    wait_until(
+        lambda: Batch.objects.get(pk=batch.pk).waiting_for.startswith("a quiet host"),
+        30,
+        "the batch to wait for a quiet host",
+    )
+    batch = wait_for_batch(batch)
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    assert batch.waiting_for == ""
+    assert run.bottleneck["busy_start"].startswith("started on a busy host")
+    assert any(w.startswith("started on a busy host") for w in run.warnings)
+
+
+@pytest.fixture
+def ps_target(transactional_db, mariadb_ps_server) -> Iterator[Target]:
+    """The private MariaDB with performance_schema on: it times its own fsyncs."""
+    name = mariadb_ps_server.create_database(f"t_{uuid.uuid4().hex[:12]}")
+    yield Target.objects.create(
+        name="ps-mariadb", engine="mariadb", host="127.0.0.1", port=mariadb_ps_server.port,
+        database=name, user=mariadb_ps_server.user, password=mariadb_ps_server.password,
+    )  # fmt: skip
+    mariadb_ps_server.drop_database(name)
+
+
+def test_a_single_thread_insert_under_flush_1_is_fsync_bound(celery_worker, make_plan, ps_target):
+    plan = make_plan(
+        target=ps_target,
+        test="oltp_insert",
+        options=SHORT,
+        threads=[1],
+        server_settings={"innodb_flush_log_at_trx_commit": ["1"], "sync_binlog": ["1"]},
+    )
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    verdict = run.bottleneck
+    assert verdict["kind"] == "fsync", verdict
+    per_transaction = float(verdict["evidence"][0].split(" fsync per transaction")[0])
+    assert per_transaction >= 0.9  # the redo log's, and the binary log's
+
+
+def test_the_machines_seconds_go_out_live_on_the_runs_channel(celery_worker, make_plan):
+    plan = make_plan(test="oltp_point_select", options={**SHORT, "time": 4}, threads=[1])
+    batch = batches.batch_launch(plan=plan, launched_by="api")
+    run = batch.runs.get()
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    pubsub = client.pubsub()
+    pubsub.subscribe(live.channel(run.pk))
+    received: list[dict] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(received) < 4:
+        message = pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+        if message and (event := json.loads(message["data"]))["type"] == "host_metrics":
+            received += event["rows"]
+    pubsub.close()
+    wait_for_batch(batch)
+    assert {(r["role"], r["host"]) for r in received} == {("server", "local"), ("load", "local")}
+    stored = {(r.role, r.seq): r.time_s for r in run.host_metrics.all()}
+    assert all(stored[(r["role"], r["seq"])] == r["time_s"] for r in received)
