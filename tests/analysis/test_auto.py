@@ -366,6 +366,53 @@ def test_real_tries_beside_a_cpu_burner_confirm_their_rates():
     assert text.endswith(", the maximum searched")
 
 
+# --- issue 24: a `rate` axis without the search answers "sustainable up to ..." ------------
+
+
+def test_offered_rates_answer_with_the_highest_held_and_the_next_offered_above_it():
+    offered = {4000: tries(4000, True, True, True), 6000: tries(6000, True, False, True),
+               8000: tries(8000, False, True, False), 10000: tries(10000, False)}  # fmt: skip
+    assert rate_search.offered_conclusion(offered, RateAuto()) == (
+        "sustainable up to 6,000 tps: 6,000 held 2/3 (achieved 6,000 tps, queue ≤ 0, p95 0.30 "
+        "ms); 8,000 failed 2/3 (achieved 6,400 of 8,000 tps)"
+    )
+
+
+def test_offered_rates_none_held_or_all_held_say_so():
+    assert (
+        rate_search.offered_conclusion(
+            {1000: tries(1000, False, False), 2000: tries(2000, False)}, RateAuto()
+        )
+        == "no offered rate sustained: 1,000 failed 2/2 (achieved 800 of 1,000 tps)"
+    )
+    assert rate_search.offered_conclusion({}, RateAuto()) == "no offered rate measured"
+
+
+def test_recorded_offered_rates_are_judged_on_their_steady_state():
+    # the recorded grid of --rate 1,000 to 32,000 at 2 threads, one try each, no search
+    points = {rate: cell_figures([point_select_at(rate)]) for rate in RATES}
+    assert rate_search.offered_conclusion(points, RateAuto()) == (
+        "sustainable up to 24,000 tps: 24,000 held 1/1 (achieved 24,229 tps, queue ≤ 0, p95 "
+        "82.96 ms); 28,000 failed 1/1 (achieved 19,838 of 28,000 tps)"
+    )
+
+
+def test_noisy_offered_rates_a_cpu_burner_and_a_last_second_stall_still_hold():
+    bursts = [point_select_burst(rate, a) for rate in (1000, 2000) for a in (1, 2, 3)]
+    stall = figures("point_rate1000_last_second_stall", threads=4, options={"rate": "1000"})
+    found = steps.offered_rates([*bursts, stall])
+    assert found[0].startswith(
+        "all runs, 2 threads: sustainable up to 2,000 tps: 2,000 held 3/3 (achieved 1,987 tps"
+    )
+    assert found[0].endswith(", the highest offered")
+    # held on its steady state: the queue of 135 lasted the last second only
+    assert found[1] == (
+        "all runs, 4 threads: sustainable up to 1,000 tps: 1,000 held 1/1 (achieved 996 tps, "
+        "queue ≤ 0, p95 0.36 ms), the highest offered"
+    )
+    assert steps.offered_rates([insert(1, 1, 1)]) == []  # no rate axis, nothing to say
+
+
 # --- issue 24: repeats until the comparison with the baseline is decided ----------------------
 
 
