@@ -26,6 +26,7 @@ from tests.analysis.recorded import (
     noise_of_repeats,
     point_select_at,
     point_select_burst,
+    point_select_plateau,
     point_select_threads,
 )
 
@@ -351,6 +352,27 @@ def test_one_repeat_moves_the_peak_three_repeats_give_its_range():
     assert text.startswith(f"peak {cells[3].median:,.0f} tps at 3 threads (p95 ")
     assert "3 repeats); within noise of it: 2\N{EN DASH}4 threads" in text
     assert all(t in threads_search.within_noise(cells, 3) for t in peaks)
+
+
+def test_near_equal_peaks_one_repeat_picks_either_three_give_a_range_covering_both():
+    # Recorded: 1, 2, 4 threads (the points the search doubles to) x 3 rounds, whose peaks
+    # at 2 and 4 threads lie within 1 % of each other (medians 32,999 and 32,702 tps)
+    def cells(counts, rounds=(1, 2, 3)):
+        return {t: cell_figures([point_select_plateau(t, r) for r in rounds]) for t in counts}
+
+    doubled = cells((1, 2, 4))
+    two, four = doubled[2].median or 0.0, doubled[4].median or 0.0
+    assert abs(two / four - 1) < 0.03
+    by_round = [cells((1, 2, 4), (r,)) for r in (1, 2, 3)]
+    peaks = [max(points, key=lambda t: points[t].median or 0.0) for points in by_round]
+    assert peaks == [2, 2, 4]  # one repeat: the peak is 2 or 4 threads, by the round
+    assert threads_search.within_noise(doubled, 2) == [1, 2, 4]
+    text = threads_search.knee_conclusion(doubled, ThreadsAuto(max=4), "tps")
+    assert text.startswith("peak 32,999 tps at 2 threads (p95 ")
+    assert text.endswith("3 repeats); within noise of it: 1\N{EN DASH}4 threads")
+    # the search then refines at 3 threads; with it the range still covers both peaks
+    everything = cells((1, 2, 3, 4))
+    assert threads_search.within_noise(everything, 3) == [1, 2, 3, 4]
 
 
 def test_real_tries_beside_a_cpu_burner_confirm_their_rates():
