@@ -2,11 +2,13 @@
 sysbench oltp_point_select at 2 threads and a fixed rate while a CPU burner beside it
 switches on and off, so that some seconds stall and others do not; and, with `threads`,
 a closed-loop grid of 2, 3 and 4 threads x 3 repeats, interleaved, whose peaks lie within
-a few % of each other on this 2-core machine. The outputs go to
+a few % of each other on this 2-core machine; with `plateau`, the same grid at 1 to 4
+threads (point_plateau_t*), whose peaks lie within 3 % of each other. The outputs go to
 tests/fixtures/recorded/noisy/, one file a run, as sysbench printed them.
 
     .venv/bin/python -m bench.capture_rate_stalls [rate ...]
     .venv/bin/python -m bench.capture_rate_stalls threads
+    .venv/bin/python -m bench.capture_rate_stalls plateau
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ RATES = (1000, 2000)
 TRIES = 3
 SECONDS = 8
 THREADS = (2, 3, 4)
+PLATEAU = (1, 2, 3, 4)
 
 
 def _burn(seconds_on: float, seconds_off: float, stop_at: float) -> None:
@@ -42,7 +45,7 @@ def _sysbench(config: Path, *args: str) -> str:
     return done.stdout + done.stderr
 
 
-def main(rates: list[int]) -> None:
+def main(rates: list[int], grid: tuple[int, ...] = THREADS, name: str = "point") -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     server = PrivateMariaDB(log_bin=False).start()
     try:
@@ -56,7 +59,7 @@ def main(rates: list[int]) -> None:
             )
             _sysbench(config, "prepare")
             if not rates:
-                _threads_grid(config)
+                _threads_grid(config, grid, name)
             for rate in rates:
                 for attempt in range(1, TRIES + 1):
                     _capture(config, rate, attempt)
@@ -90,14 +93,14 @@ def _capture(config: Path, rate: int, attempt: int) -> None:
     )
 
 
-def _threads_grid(config: Path) -> None:
+def _threads_grid(config: Path, grid: tuple[int, ...], name: str) -> None:
     for attempt in range(1, TRIES + 1):
-        for threads in THREADS:
+        for threads in grid:
             output = _sysbench(
                 config, "run", f"--threads={threads}", "--time=3", "--report-interval=1",
                 "--percentile=95",
             )  # fmt: skip
-            (OUT / f"point_t{threads}_r{attempt}.txt").write_text(output)
+            (OUT / f"{name}_t{threads}_r{attempt}.txt").write_text(output)
             done = [line for line in output.splitlines() if "transactions:" in line]
             print(threads, attempt, done)
 
@@ -105,5 +108,7 @@ def _threads_grid(config: Path) -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["threads"]:
         main([])
+    elif sys.argv[1:] == ["plateau"]:
+        main([], PLATEAU, "point_plateau")
     else:
         main([int(a) for a in sys.argv[1:]] or list(RATES))

@@ -54,7 +54,8 @@ class BatchResults:
     # each series: key, label, colour, settings, options, peak (threads, value,
     # last_threads, falloff_pct) or None
     series: list[dict[str, Any]] = field(default_factory=list)
-    summary: list[str] = field(default_factory=list)  # the verdicts in sentences
+    # the verdicts in sentences; a rate plan without a search first says what it sustained
+    summary: list[str] = field(default_factory=list)
     auto: list[str] = field(default_factory=list)  # what the auto modes found
     extra_runs: list[dict[str, Any]] = field(default_factory=list)  # why each extra run ran
     # repeats auto: why each cell compared with the baseline stopped (series, series_key,
@@ -119,7 +120,10 @@ def build(
         baseline=baseline_key,
         baseline_label=labels.get(baseline_key, ""),
         series=[_series(s) for s in series],
-        summary=summary_sentences(series, baseline_key, cell_verdicts),
+        summary=[
+            *_offered_answers(params, runs),
+            *summary_sentences(series, baseline_key, cell_verdicts),
+        ],
         auto=_auto_found(params, runs, baseline_key),
         repeats_stops=_repeats_stops(params, runs, baseline_key),
         extra_runs=_extra_runs(runs, reasons or {}),
@@ -146,6 +150,13 @@ def build(
 def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures], baseline: str) -> list[str]:
     settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
     return auto_steps.conclusions(settings, runs, baseline) if settings.any else []
+
+
+def _offered_answers(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
+    """A `rate` axis without the rate search: "sustainable up to ..." of the offered rates
+    (the search says it itself, in `auto`)."""
+    settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
+    return [] if settings.rate is not None else auto_steps.offered_rates(runs)
 
 
 def _repeats_stops(

@@ -237,11 +237,21 @@ class PlanForm(forms.Form):
     repeats_auto = forms.BooleanField(
         required=False,
         label="Repeats: auto",
-        help_text="Add interleaved repeats of the noisy cells until the 95 % interval of each "
-        "cell's mean is within the target (each cell starts with at least 3 repeats).",
+        help_text="Add interleaved repeats until each cell's comparison with the baseline is "
+        "decided (faster, slower, or equivalent within the margin), or, for a cell with "
+        "nothing to compare with, the 95 % interval of its mean is within the target (each "
+        "cell starts with at least 3 repeats).",
     )
     repeats_target_pct = forms.FloatField(
         required=False, min_value=0.1, max_value=100, initial=2.0, label="Target ± (%)"
+    )
+    repeats_margin_pct = forms.FloatField(
+        required=False,
+        min_value=0.1,
+        max_value=50,
+        initial=2.0,
+        label="Equivalence margin ± (%)",
+        help_text="A cell whose ratio to the baseline lies within this margin is equivalent.",
     )
     repeats_max = forms.IntegerField(
         required=False, min_value=2, max_value=100, initial=5, label="At most (repeats)"
@@ -323,7 +333,10 @@ class PlanForm(forms.Form):
 
 # form field → key of the plan's `auto` settings, per mode
 AUTO_FIELDS: dict[str, dict[str, str]] = {
-    "repeats": {"repeats_target_pct": "target_pct", "repeats_max": "max"},
+    "repeats": {
+        "repeats_target_pct": "target_pct", "repeats_max": "max",
+        "repeats_margin_pct": "margin_pct",
+    },
     "threads": {
         "threads_max": "max", "threads_slo_ms": "slo_p95_ms", "threads_rise_pct": "rise_pct",
     },

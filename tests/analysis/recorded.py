@@ -8,7 +8,13 @@ oltp_point_select runs of the same cell.
 noisy/ (bench/capture_rate_stalls.py, issue 24): oltp_point_select at 2 threads and --rate
 1,000 and 2,000, 3 tries each, 8 s, a bursty CPU burner beside it; and a closed-loop grid
 of 2, 3 and 4 threads x 3 rounds, 3 s, on the machine shared with other helpers, whose
-peak moves from round to round. point_rate1000_last_second_stall.txt is not captured: it
+peak moves from round to round; and point_plateau_t* (bench/capture_rate_stalls.py
+plateau): oltp_point_select at 1, 2, 3 and 4 threads x 3 rounds, 3 s, interleaved, on the
+same shared machine (load average 3.7 on 2 cores), the third of three captures (the two
+before it were as noisy; files of the third only are kept). At the points a threads search
+doubles to (1, 2, 4) its peaks, 2 and 4 threads, lie within 1 % of each other (medians
+32,999 and 32,702 tps); the 3-thread cell the search refines at is higher (37,321).
+point_rate1000_last_second_stall.txt is not captured: it
 is built from issue 24's description of its run (4 threads, 6 s, queue 0-1 and 958-1,029
 tps for seconds 1-5, the queue at 135 in the last second only)."""
 
@@ -78,6 +84,10 @@ RATES = (1000, 2000, 4000, 8000, 16000, 24000, 28000, 32000)
 
 def point_select_threads(threads: int, round_: int) -> RunFigures:
     return figures(f"noisy/point_t{threads}_r{round_}", threads=threads, round_=round_ - 1)
+
+
+def point_select_plateau(threads: int, round_: int) -> RunFigures:
+    return figures(f"noisy/point_plateau_t{threads}_r{round_}", threads=threads, round_=round_ - 1)
 
 
 def point_select_burst(rate: int, attempt: int) -> RunFigures:

@@ -26,6 +26,7 @@ from tests.analysis.recorded import (
     noise_of_repeats,
     point_select_at,
     point_select_burst,
+    point_select_plateau,
     point_select_threads,
 )
 
@@ -353,6 +354,27 @@ def test_one_repeat_moves_the_peak_three_repeats_give_its_range():
     assert all(t in threads_search.within_noise(cells, 3) for t in peaks)
 
 
+def test_near_equal_peaks_one_repeat_picks_either_three_give_a_range_covering_both():
+    # Recorded: 1, 2, 4 threads (the points the search doubles to) x 3 rounds, whose peaks
+    # at 2 and 4 threads lie within 1 % of each other (medians 32,999 and 32,702 tps)
+    def cells(counts, rounds=(1, 2, 3)):
+        return {t: cell_figures([point_select_plateau(t, r) for r in rounds]) for t in counts}
+
+    doubled = cells((1, 2, 4))
+    two, four = doubled[2].median or 0.0, doubled[4].median or 0.0
+    assert abs(two / four - 1) < 0.03
+    by_round = [cells((1, 2, 4), (r,)) for r in (1, 2, 3)]
+    peaks = [max(points, key=lambda t: points[t].median or 0.0) for points in by_round]
+    assert peaks == [2, 2, 4]  # one repeat: the peak is 2 or 4 threads, by the round
+    assert threads_search.within_noise(doubled, 2) == [1, 2, 4]
+    text = threads_search.knee_conclusion(doubled, ThreadsAuto(max=4), "tps")
+    assert text.startswith("peak 32,999 tps at 2 threads (p95 ")
+    assert text.endswith("3 repeats); within noise of it: 1\N{EN DASH}4 threads")
+    # the search then refines at 3 threads; with it the range still covers both peaks
+    everything = cells((1, 2, 3, 4))
+    assert threads_search.within_noise(everything, 3) == [1, 2, 3, 4]
+
+
 def test_real_tries_beside_a_cpu_burner_confirm_their_rates():
     settings = RateAuto(start=1000, max=2000)
     points = {
@@ -364,6 +386,53 @@ def test_real_tries_beside_a_cpu_burner_confirm_their_rates():
     text = rate_search.rate_conclusion(points, settings)
     assert text.startswith("sustainable up to 2,000 tps: 2,000 held 3/3 (achieved ")
     assert text.endswith(", the maximum searched")
+
+
+# --- issue 24: a `rate` axis without the search answers "sustainable up to ..." ------------
+
+
+def test_offered_rates_answer_with_the_highest_held_and_the_next_offered_above_it():
+    offered = {4000: tries(4000, True, True, True), 6000: tries(6000, True, False, True),
+               8000: tries(8000, False, True, False), 10000: tries(10000, False)}  # fmt: skip
+    assert rate_search.offered_conclusion(offered, RateAuto()) == (
+        "sustainable up to 6,000 tps: 6,000 held 2/3 (achieved 6,000 tps, queue ≤ 0, p95 0.30 "
+        "ms); 8,000 failed 2/3 (achieved 6,400 of 8,000 tps)"
+    )
+
+
+def test_offered_rates_none_held_or_all_held_say_so():
+    assert (
+        rate_search.offered_conclusion(
+            {1000: tries(1000, False, False), 2000: tries(2000, False)}, RateAuto()
+        )
+        == "no offered rate sustained: 1,000 failed 2/2 (achieved 800 of 1,000 tps)"
+    )
+    assert rate_search.offered_conclusion({}, RateAuto()) == "no offered rate measured"
+
+
+def test_recorded_offered_rates_are_judged_on_their_steady_state():
+    # the recorded grid of --rate 1,000 to 32,000 at 2 threads, one try each, no search
+    points = {rate: cell_figures([point_select_at(rate)]) for rate in RATES}
+    assert rate_search.offered_conclusion(points, RateAuto()) == (
+        "sustainable up to 24,000 tps: 24,000 held 1/1 (achieved 24,229 tps, queue ≤ 0, p95 "
+        "82.96 ms); 28,000 failed 1/1 (achieved 19,838 of 28,000 tps)"
+    )
+
+
+def test_noisy_offered_rates_a_cpu_burner_and_a_last_second_stall_still_hold():
+    bursts = [point_select_burst(rate, a) for rate in (1000, 2000) for a in (1, 2, 3)]
+    stall = figures("point_rate1000_last_second_stall", threads=4, options={"rate": "1000"})
+    found = steps.offered_rates([*bursts, stall])
+    assert found[0].startswith(
+        "all runs, 2 threads: sustainable up to 2,000 tps: 2,000 held 3/3 (achieved 1,987 tps"
+    )
+    assert found[0].endswith(", the highest offered")
+    # held on its steady state: the queue of 135 lasted the last second only
+    assert found[1] == (
+        "all runs, 4 threads: sustainable up to 1,000 tps: 1,000 held 1/1 (achieved 996 tps, "
+        "queue ≤ 0, p95 0.36 ms), the highest offered"
+    )
+    assert steps.offered_rates([insert(1, 1, 1)]) == []  # no rate axis, nothing to say
 
 
 # --- issue 24: repeats until the comparison with the baseline is decided ----------------------

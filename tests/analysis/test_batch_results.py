@@ -55,6 +55,23 @@ def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
     assert all(s["peak"] is None and s["single_threads"] == 2 for s in found.series)
 
 
+def test_a_rate_axis_without_the_search_says_what_it_sustained():
+    # issue 24: a plan offering its own rates (an option axis `rate`) got no answer on main
+    runs = [point_select_at(rate) for rate in RATES]
+    params = {"option_axes": {"rate": [str(rate) for rate in RATES]}}
+
+    found = batch_results.build(runs, group_series(runs)[0].key, params)
+
+    assert found.summary == [
+        "all runs, 2 threads: sustainable up to 24,000 tps: 24,000 held 1/1 (achieved 24,229 "
+        "tps, queue ≤ 0, p95 82.96 ms); 28,000 failed 1/1 (achieved 19,838 of 28,000 tps)"
+    ]
+    assert found.auto == []  # no auto mode ran
+    # and still no throughput verdicts or why between offered rates
+    assert found.verdicts == [] and found.why == [] and found.correction == ""
+    assert all(r["verdict"] is None for r in found.table)
+
+
 def with_setting(run, name, value):
     return dataclasses.replace(run, settings={**run.settings, name: value})
 

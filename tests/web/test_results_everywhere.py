@@ -10,8 +10,10 @@ import re
 from pathlib import Path
 
 from runs.analysis.batch_results import BatchResults
+from runs.analysis.summary import summarise
 from runs.services import tokens
 from runs.services.results import batch_results
+from runs.sysbench.parser import parse_text
 
 
 def section(html: str, start: str, end: str) -> str:
@@ -146,3 +148,53 @@ def test_without_telemetry_the_budget_says_what_needs_the_server_hosts(client_in
         "server CPU, off-CPU time, context switches and I/Os per transaction need the server "
         "host&#x27;s telemetry (none was recorded)"
     ) in budget
+
+
+RECORDED_RATES = RECORDED.parent
+
+
+def offer_recorded_rates(batch) -> None:
+    """Turn a stored batch of 6 runs at 2 threads into a plan of offered rates (an option
+    axis `rate`, no search), each run with the summary of a recorded oltp_point_select
+    run: 2,000 tps tried 3 times beside a CPU burner, then 24,000, 28,000 and 32,000."""
+    recorded = [*((f"noisy/point_rate2000_burst_r{a}", 2000) for a in (1, 2, 3)),
+                ("point_rate24000", 24000), ("point_rate28000", 28000),
+                ("point_rate32000", 32000)]  # fmt: skip
+    batch.params = {**batch.params, "server_settings": {},
+                    "option_axes": {"rate": ["2000", "24000", "28000", "32000"]}}  # fmt: skip
+    batch.save(update_fields=["params"])
+    for run, (name, rate) in zip(batch.runs.order_by("position"), recorded, strict=True):
+        output = (RECORDED_RATES / f"{name}.txt").read_text()
+        run.summary = summarise(parse_text(output, exit_code=0), warmup_s=0)
+        run.settings = run.verified_settings = {}
+        run.cell_key = json.dumps(
+            {"options": {"rate": str(rate)}, "settings": {}, "threads": 2}, sort_keys=True
+        )
+        run.save(update_fields=["summary", "settings", "verified_settings", "cell_key"])
+
+
+def test_a_rate_axis_says_what_it_sustained_on_the_page_the_report_and_the_api(
+    client_in, make_batch, user
+):
+    # issue 24: offered rates without the rate search got no "sustainable up to" on main
+    batch = make_batch(threads=(2,), repeats=3, samples=5)
+    offer_recorded_rates(batch)
+    token = tokens.token_create(user=user, name="tests", expires_in=None)[1]
+
+    found = batch_results(batch=batch)
+    page = client_in.get(f"/batches/{batch.pk}/results").content.decode()
+    report = client_in.get(f"/batches/{batch.pk}/report.html").content.decode()
+    api = client_in.get(
+        f"/api/v1/batches/{batch.pk}/results", HTTP_AUTHORIZATION=f"Token {token}"
+    ).json()
+
+    (sentence,) = found.summary
+    assert sentence.startswith("all runs, 2 threads: sustainable up to 24,000 tps: 24,000 held ")
+    assert sentence.endswith("; 28,000 failed 1/1 (achieved 19,838 of 28,000 tps)")
+    assert api["summary"] == [sentence]
+    summary = section(page, 'id="summary-sentences">', "</ul>")
+    assert "sustainable up to 24,000 tps: 24,000 held 1/1" in summary
+    assert summary in report
+    # no throughput verdicts and no why between offered rates, anywhere
+    assert found.verdicts == [] and api["verdicts"] == [] and api["why"] == []
+    assert " faster than " not in page and " slower than " not in page

@@ -292,6 +292,30 @@ def test_the_editor_saves_the_auto_modes_and_shows_them_again(client_in, stored_
     assert 'name="threads_max" value="32"' in page
 
 
+def test_the_editor_sets_the_equivalence_margin_of_repeats_auto(client_in, stored_target):
+    # issue 24: the margin (auto.repeats.margin_pct) was settable through the API alone
+    page = client_in.get("/plans/new").content.decode()
+    assert 'name="repeats_margin_pct"' in page and "Equivalence margin ± (%)" in page
+    fields = plan_post(stored_target, repeats_auto="on", repeats_margin_pct="1.5")
+    assert client_in.post("/plans/new", fields).status_code == 302
+
+    plan = Plan.objects.get()
+    assert plan.auto == {"repeats": {"target_pct": 2.0, "max": 5, "margin_pct": 1.5}}
+    page = client_in.get(f"/plans/{plan.pk}/").content.decode()
+    assert 'name="repeats_margin_pct" value="1.5"' in page
+
+
+@pytest.mark.parametrize("margin", ["0", "80", "wide"])
+def test_the_editor_refuses_a_margin_out_of_bounds(client_in, stored_target, margin):
+    fields = plan_post(stored_target, repeats_auto="on", repeats_margin_pct=margin)
+    answer = client_in.post("/plans/check", fields).json()
+    assert not answer["ok"]
+    [error] = answer["errors"]
+    assert error["field"] == "repeats_margin_pct"
+    page = client_in.post("/plans/new", fields).content.decode()
+    assert not Plan.objects.exists() and error["message"] in page
+
+
 def test_the_editor_refuses_threads_auto_with_a_thread_list(client_in, stored_target):
     answer = client_in.post(
         "/plans/check", plan_post(stored_target, threads_auto="on", threads_max="8")

@@ -5,6 +5,8 @@ and judged by the majority of their tries, so that one noisy second cannot decid
 answer. A try is judged on its steady state (after the warmup), and a queue counts only
 when it lasted more than one report interval (summary.py). The answer is a bracket with
 its evidence: "sustainable up to 6,000 tps: 6,000 held 3/3 (...); 6,500 failed 2/3 (...)".
+A plan that offers its rates itself (a `rate` option axis, no search) is answered the same
+way over the rates it offered (offered_conclusion).
 
 Pure: no Django, no I/O.
 """
@@ -179,3 +181,34 @@ def rate_conclusion(points: Mapping[int, CellFigures], auto: RateAuto) -> str:
     if failed:
         text += f"; a run failed: {failed[0].splitlines()[0]}"
     return text
+
+
+def offered_conclusion(points: Mapping[int, CellFigures], auto: RateAuto) -> str:
+    """A plan's own offered rates (a `rate` axis, no search), judged as the search judges a
+    point: the highest offered rate whose tries held, and the next one offered above it.
+    `sustainable up to 6,000 tps: 6,000 held 3/3 (...); 8,000 failed 2/3 (...)`."""
+    judged = {
+        rate: point_verdict(rate, cell, auto)
+        for rate, cell in sorted(points.items())
+        if (cell.values or cell.failure) and not _stopped(cell)  # held, or overflowed
+    }
+    failed = sorted(rate for rate, cell in points.items() if _stopped(cell) and cell.failure)
+    if failed:  # a failure other than the queue says nothing about the rate: named apart
+        first = points[failed[0]].failure.splitlines()[0]
+        return f"{_offered_text(judged)}; a run failed at {failed[0]:,} tps: {first}"
+    return _offered_text(judged)
+
+
+def _offered_text(judged: Mapping[int, PointVerdict]) -> str:
+    if not judged:
+        return "no offered rate measured"
+    held = [rate for rate, verdict in judged.items() if verdict.ok]
+    if not held:
+        lowest = min(judged)
+        return f"no offered rate sustained: {lowest:,} {judged[lowest].evidence}"
+    low = max(held)
+    text = f"sustainable up to {low:,} tps: {low:,} {judged[low].evidence}"
+    above = [rate for rate in judged if rate > low]
+    if not above:
+        return f"{text}, the highest offered"
+    return f"{text}; {above[0]:,} {judged[above[0]].evidence}"

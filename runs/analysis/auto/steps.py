@@ -25,7 +25,7 @@ from runs.analysis.auto.cells import (
     line_label,
     threads_text,
 )
-from runs.analysis.auto.settings import Auto, RepeatsAuto
+from runs.analysis.auto.settings import Auto, RateAuto, RepeatsAuto
 from runs.analysis.results import RunFigures, series_key, series_label, throughput_unit
 
 RATE = "rate"
@@ -115,6 +115,17 @@ def conclusions(auto: Auto, runs: Sequence[RunFigures], baseline: str = "") -> l
             auto.repeats, runs, skip={(str(s["series_key"]), int(str(s["threads"]))) for s in stops}
         )
     return found
+
+
+def offered_rates(runs: Sequence[RunFigures]) -> list[str]:
+    """A plan with a `rate` axis but no rate search: what each line (settings, options but
+    the rate, threads) sustained of the rates offered, judged as the search judges a
+    point (rate.offered_conclusion); empty without a rate axis."""
+    judged_as = Auto(rate=RateAuto())
+    return [
+        f"{line.label}: {rate_search.offered_conclusion(line.points, RateAuto())}"
+        for line in _lines(runs, judged_as).values()
+    ]
 
 
 def repeats_stops(
