@@ -210,6 +210,14 @@ class SampleSink:
         self.store.attempt(write)
         return cancelled[0]
 
+    def held(self) -> tuple[list[dict[str, object]], list[dict[str, object]], tuple[int, str]]:
+        """Everything not stored yet, as `run_write_records` takes it: sample records,
+        counter records, and the raw log (characters stored, then the chunk)."""
+        self.publish()
+        samples = [_sample_record(s) for s in [*self._samples, *self._queue_updates]]
+        chunk = "".join(line + "\n" for line in self._log)
+        return samples, _counter_records(self._counters), (self._log_stored, chunk)
+
     def _write(self) -> bool:
         chunk = "".join(line + "\n" for line in self._log)
         run, log = self.run, (self._log_stored, chunk)
@@ -242,17 +250,29 @@ def run_write(
     It can be repeated: rows already stored are skipped, but for a sample stored before
     its `--rate` queue line came, which gets the queue figures; the raw log is written as
     "the first N characters stored, then this chunk"."""
+    records = [_sample_record(s) for s in samples]
+    return run_write_records(run, samples=records, counters=_counter_records(counters), log=log)
+
+
+def run_write_records(
+    run: Run,
+    *,
+    samples: Sequence[dict[str, object]],
+    counters: Sequence[dict[str, object]],
+    log: tuple[int, str],
+) -> bool:
+    """`run_write` of samples and counter readings given as JSON records (as the sweeper
+    has them from a worker's handover, runs/execution/handover.py)."""
     stored, chunk = log
     now = timezone.now()
     parts = [f"b (cancelled) AS ({BATCH_BEAT})"]
     params: list[datetime | int | str] = [now, run.batch_id]
     if samples:
         parts.append(f"s AS ({_samples_insert()})")
-        params += [run.pk, json.dumps([_sample_record(s) for s in samples])]
+        params += [run.pk, json.dumps(list(samples))]
     if counters:
         parts.append(f"c AS ({_counters_insert()})")
-        records = [{"seq": seq, "time_s": t, "values": values} for seq, t, values in counters]
-        params += [run.pk, json.dumps(records)]
+        params += [run.pk, json.dumps(list(counters))]
     # The raw log is left alone when no line came: rewriting it costs the database.
     set_log = ", raw_log = left(raw_log, %s) || %s" if chunk else ""
     params += [now, *((stored, chunk) if chunk else ()), run.pk]
@@ -264,6 +284,12 @@ def run_write(
         )
         row = cursor.fetchone()
     return row is None or row[0] is not False
+
+
+def _counter_records(
+    counters: Sequence[tuple[int, float, dict[str, float]]],
+) -> list[dict[str, object]]:
+    return [{"seq": seq, "time_s": t, "values": values} for seq, t, values in counters]
 
 
 def _sample_record(s: LiveSample) -> dict[str, object]:
