@@ -21,6 +21,7 @@ from typing import Any
 import redis
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
+from django.db.models import Field
 from django.utils import timezone
 
 from runs.execution import live
@@ -143,7 +144,8 @@ def run_store_handover(*, run: Run, left: Handover, cause: str) -> None:
     stored (none twice), its end, and the outage told with its real length."""
     run_write_records(run, samples=left.samples, counters=left.counters, log=left.log)
     for name, value in left.run_fields.items():
-        setattr(run, name, Run._meta.get_field(name).to_python(value))
+        column = Run._meta.get_field(name)
+        setattr(run, name, column.to_python(value) if isinstance(column, Field) else value)
     run.warnings = [*run.warnings, cause]
     run.save(update_fields=RESULT_FIELDS)
     live.publish_status(run)
