@@ -1,7 +1,7 @@
 """The Django admin, for staff. Secrets are write-only everywhere, here too: every
 encrypted field (a target's password, a load host's private key) is left out of every
-admin form and page, whatever the model. Targets and load hosts are checked and stored by
-the same services as through the API and the pages (runs/services/definitions.py): a
+admin form and page, whatever the model. Targets, load hosts and plans are checked and
+stored by the same services as through the API and the pages (runs/services/definitions.py): a
 value the API refuses is refused here, naming the field, and a target or load host that
 now points elsewhere loses its stored password or key."""
 
@@ -34,9 +34,10 @@ class NoSecrets(admin.ModelAdmin[Any]):
         return [*(super().get_exclude(request, obj) or []), *secret_fields(self.model)]
 
 
-def checked_form(check: Callable[[Any], None]) -> type[forms.ModelForm[Any]]:
+def checked_form(check: Callable[[Any, dict[str, Any]], object]) -> type[forms.ModelForm[Any]]:
     """A model form whose instance goes through `check`, its service's, before it is
-    saved: the service's refusal is shown on the field it names."""
+    saved (with the form's cleaned data, for what is not on the instance: a plan's extra
+    load hosts): the service's refusal is shown on the field it names."""
 
     class CheckedForm(forms.ModelForm[Any]):
         # After Django put the form's values on the instance: the service checks that.
@@ -45,7 +46,7 @@ def checked_form(check: Callable[[Any], None]) -> type[forms.ModelForm[Any]]:
             if self.errors:
                 return
             try:
-                check(self.instance)
+                check(self.instance, self.cleaned_data)
             except InvalidInput as e:
                 self.add_error(e.field if e.field in self.fields else None, e.message)
             except ValidationError as e:
@@ -56,7 +57,7 @@ def checked_form(check: Callable[[Any], None]) -> type[forms.ModelForm[Any]]:
 
 @admin.register(models.Target)
 class TargetAdmin(NoSecrets):
-    form = checked_form(lambda target: definitions.target_check(target=target))
+    form = checked_form(lambda target, _: definitions.target_check(target=target))
     list_display = ["name", "engine", "address", "database", "user", "created_by"]
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
@@ -65,7 +66,7 @@ class TargetAdmin(NoSecrets):
 
 @admin.register(models.LoadHost)
 class LoadHostAdmin(NoSecrets):
-    form = checked_form(lambda load_host: definitions.loadhost_check(load_host=load_host))
+    form = checked_form(lambda load_host, _: definitions.loadhost_check(load_host=load_host))
     list_display = ["name", "kind", "address", "user", "created_by"]
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
@@ -74,7 +75,15 @@ class LoadHostAdmin(NoSecrets):
 
 @admin.register(models.Plan)
 class PlanAdmin(NoSecrets):
+    form = checked_form(
+        lambda plan, data: definitions.plan_validate(
+            plan=plan, extra_load_hosts=data.get("extra_load_hosts")
+        )
+    )
     list_display = ["name", "test", "target", "load_host", "repeats", "order_policy", "created_by"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        definitions.plan_save(plan=obj, extra_load_hosts=form.cleaned_data.get("extra_load_hosts"))
 
 
 class RunInline(admin.TabularInline[models.Run, models.Batch]):

@@ -24,6 +24,8 @@ The modules, in the order a batch meets them:
     sample_writes.py     the heartbeat's one statement, COPY for a burst; Redis' leftovers
     live.py              live events of a run over Redis, for the pages' Server-Sent Events
     results_store.py     the worker's writes while the results database may be away
+    handover.py          what a worker that gave up on the results database leaves in
+                         Redis, for the sweeper to store and end the batch with
     run_results.py       what a run ends with: its result or its failure, stored and announced
     target_wait.py       a target gone away is waited for; an error no retry cures stops
     auto.py              the auto modes (runs/analysis/auto/): the runs they add once the

@@ -24,6 +24,7 @@ from django.conf import settings
 from runs.analysis import multihost
 from runs.columns import RunSummary
 from runs.execution.barrier import CellBarrier
+from runs.execution.cancel import CancelListener
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
 from runs.execution.sink import SampleSink
 from runs.frozen import FrozenPlan
@@ -124,7 +125,11 @@ def follow_hosts(
         barrier.stop()
     else:
         barrier.go()
-        stop, failures = _sum_hosts(run, parts, barrier, sink, sampler, pulse)
+        # A cancel stops every host the moment it is published, as for one host
+        # (cancel.py); the heartbeat is the fallback.
+        with CancelListener(run.batch_id, on_cancel=barrier.stop) as listener:
+            watch = Watch(run.batch_id, run.expected_duration_s, listener.heard)
+            stop, failures = _sum_hosts(parts, barrier, sink, sampler, pulse, watch)
     barrier.forget()
     for part in parts:
         part.refresh_from_db()
@@ -152,17 +157,16 @@ def _barrier(barrier: CellBarrier, names: list[str]) -> list[str]:
 
 
 def _sum_hosts(
-    run: Run,
     parts: list[RunHost],
     barrier: CellBarrier,
     sink: SampleSink,
     sampler: counters.CounterSampler | None,
     pulse: Pulse,
+    watch: Watch,
 ) -> tuple[BatchStopped | None, list[str]]:
     """Until every host has ended: their lines and summed samples into the cell's sink,
     the heartbeat, and a stop for all when one fails or the batch must stop."""
     ticks = _Ticks(len(parts))
-    watch = Watch(run.batch_id, run.expected_duration_s)
     ended: set[int] = set()
     failures: list[str] = []
     stop: BatchStopped | None = None

@@ -59,6 +59,11 @@ def sample_payload(sample: Any) -> dict[str, Any]:
     return payload
 
 
+def redis_client() -> redis.Redis:
+    """The installation's Redis, with the short timeouts of live events."""
+    return _client()
+
+
 @cache
 def _client() -> redis.Redis:
     # Short timeouts: a slow or absent Redis must never stall a benchmark.

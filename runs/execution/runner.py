@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import auto, datasets, environment, live, locks, preflight
+from runs.execution import auto, datasets, environment, handover, live, locks, preflight
 from runs.execution.cell_hosts import (
     Dispatch,
     HostsFollowed,
@@ -102,6 +102,8 @@ class BatchRunner:
         self.store = ResultsStore()
         self.pulse = Pulse(batch.pk, self.store)
         self.results_lost: ResultsUnreachable | None = None
+        # The running cell, when the results database went away for good at its end.
+        self.held: tuple[Run, SampleSink] | None = None
         self.outcome = Outcome()
 
     # --- the batch ------------------------------------------------------------------------
@@ -362,24 +364,28 @@ class BatchRunner:
         counters.sampler_summary(sampler, run=run)
         # Still away after that stop: wait for it a while longer, to say what happened.
         wait_s = 3 * self.store.limit_s if results_lost else None
-        sink.flush(final=True, wait_s=wait_s)
-        self.store.ensure(
-            lambda: host_metrics_summary(machines, run=run, warmup_s=warmup_s), wait_s
-        )
-        # Told once the database is back, with the outage's real length.
-        run.warnings = [
-            *run.warnings,
-            *(o.describe() for o in self.store.outages[outages:]),
-            *sink.warnings(),
-        ]
-        self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
+        warnings = list(run.warnings)
+        try:
+            sink.flush(final=True, wait_s=wait_s)
+            self.store.ensure(
+                lambda: host_metrics_summary(machines, run=run, warmup_s=warmup_s), wait_s
+            )
+            # Told once the database is back, with the outage's real length.
+            run.warnings = [
+                *warnings,
+                *(o.describe() for o in self.store.outages[outages:]),
+                *sink.warnings(),
+            ]
+            self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
+        except ResultsUnreachable:
+            run.warnings = warnings  # the outage is told by the sweeper, with its length
+            self.held = (run, sink)  # handed to Redis when the worker gives up
+            raise
         live.publish_status(run)
         if results_lost:
             raise BatchAborted(run.error)
         if stop is not None and stop.status != Status.FAILED:
             raise stop
-
-    # --- helpers ---------------------------------------------------------------------------
 
     # --- data sets and the load host's working directory ------------------------------------
 
@@ -451,15 +457,12 @@ class BatchRunner:
         self.outcome.finished = not self.outcome.requeue
 
     def _give_up(self, lost: ResultsUnreachable) -> None:
-        """The results database did not come back: nothing can be recorded. sysbench is
-        stopped and the settings restored; when the database is back, the sweeper finds
-        the batch silent, stores the samples Redis still holds and queues it again."""
-        logger.error(
-            "batch %s: given up, nothing more can be recorded: %s; the server's settings were %s",
-            self.batch.pk,
-            lost,
-            "restored" if self.batch.settings_restored_at else "not restored",
-        )
+        """The results database did not come back: what the worker holds goes to Redis
+        with the outage, for the sweeper to store and end the batch with (handover.py)."""
+        handed = handover.handover_leave(batch=self.batch, store=self.store, held=self.held)
+        restored = "restored" if self.batch.settings_restored_at else "not restored"
+        held = "what it held handed to Redis" if handed else "Redis did not take what it held"
+        logger.error("batch %s: given up, %s: %s; settings %s", self.batch.pk, held, lost, restored)
 
 
 def _runs_failed(batch: Batch) -> str:

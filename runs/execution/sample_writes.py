@@ -79,27 +79,45 @@ def run_write(
     log: tuple[int, str],
     hosts: Sequence[HostRow] = (),
 ) -> bool:
-    """A run's new samples, counter readings, host metrics and raw log, with its heartbeat and its
-    batch's, in one statement (a worker that wakes once a second pays for every round
-    trip); whether the batch was cancelled (or deleted), as `batch_beat` answers.
+    """A run's new samples, counter readings, host metrics and raw log, with its heartbeat
+    and its batch's, in one statement (a worker that wakes once a second pays for every
+    round trip); whether the batch was cancelled (or deleted), as `batch_beat` answers.
 
     It can be repeated: rows already stored are skipped, but for a sample stored before
     its `--rate` queue line came, which gets the queue figures; the raw log is written as
     "the first N characters stored, then this chunk"."""
+    return run_write_records(
+        run,
+        samples=[sample_record(s) for s in samples],
+        counters=counter_records(counters),
+        log=log,
+        hosts=[row.record() for row in hosts],
+    )
+
+
+def run_write_records(
+    run: Run,
+    *,
+    samples: Sequence[dict[str, object]],
+    counters: Sequence[dict[str, object]],
+    log: tuple[int, str],
+    hosts: Sequence[dict[str, object]] = (),
+) -> bool:
+    """`run_write` of rows given as JSON records (as the sweeper has them from a worker's
+    handover, runs/execution/handover.py)."""
     stored, chunk = log
     now = timezone.now()
     parts = [f"b (cancelled) AS ({BATCH_BEAT})"]
     params: list[datetime | int | str] = [now, run.batch_id]
     if samples:
         parts.append(f"s AS ({_samples_insert()})")
-        params += [run.pk, json.dumps([_sample_record(s) for s in samples])]
+        params += [run.pk, json.dumps(list(samples))]
     if counters:
         parts.append(f"c AS ({_counters_insert()})")
-        records = [{"seq": seq, "time_s": t, "values": values} for seq, t, values in counters]
-        params += [run.pk, json.dumps(records)]
+        params += [run.pk, json.dumps(list(counters))]
     if hosts:
         parts.append(f"h AS ({_hosts_insert()})")
-        params += [run.pk, json.dumps([row.record() for row in hosts])]
+        params += [run.pk, json.dumps(list(hosts))]
     # The raw log is left alone when no line came: rewriting it costs the database.
     set_log = ", raw_log = left(raw_log, %s) || %s" if chunk else ""
     params += [now, *((stored, chunk) if chunk else ()), run.pk]
@@ -113,7 +131,13 @@ def run_write(
     return row is None or row[0] is not False
 
 
-def _sample_record(s: LiveSample) -> dict[str, object]:
+def counter_records(
+    counters: Sequence[tuple[int, float, dict[str, float]]],
+) -> list[dict[str, object]]:
+    return [{"seq": seq, "time_s": t, "values": values} for seq, t, values in counters]
+
+
+def sample_record(s: LiveSample) -> dict[str, object]:
     record = dict(zip(SAMPLE_FIGURES, sample_figures(s), strict=True))
     record["extra"] = s.extra
     record["received_at"] = s.received_at.isoformat()

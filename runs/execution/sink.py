@@ -18,9 +18,11 @@ from runs.execution.results_store import ResultsStore
 from runs.execution.sample_writes import (
     STATEMENT_ROWS,
     LiveSample,
+    counter_records,
     counters_copy,
     host_metrics_copy,
     run_write,
+    sample_record,
     samples_copy,
 )
 from runs.models import (
@@ -187,6 +189,14 @@ class SampleSink:
 
         self.store.attempt(write)
         return cancelled[0]
+
+    def held(self) -> tuple[list[dict[str, object]], list[dict[str, object]], tuple[int, str]]:
+        """Everything not stored yet, as `run_write_records` takes it: sample records,
+        counter records, and the raw log (characters stored, then the chunk)."""
+        self.publish()
+        samples = [sample_record(s) for s in [*self._samples, *self._queue_updates]]
+        chunk = "".join(line + "\n" for line in self._log)
+        return samples, counter_records(self._counters), (self._log_stored, chunk)
 
     def _write(self) -> bool:
         chunk = "".join(line + "\n" for line in self._log)

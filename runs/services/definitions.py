@@ -116,6 +116,17 @@ def _check_port(field: str, value: object) -> None:
 def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None) -> PlanCheck:
     """Store a plan that passes every check but the server's own (that is the preflight);
     with `extra_load_hosts`, those are its extra load hosts from now on."""
+    check = plan_validate(plan=plan, extra_load_hosts=extra_load_hosts)
+    with transaction.atomic():
+        plan.save()
+        if extra_load_hosts is not None:
+            plan.extra_load_hosts.set(extra_load_hosts)
+    return check
+
+
+def plan_validate(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None) -> PlanCheck:
+    """What plan_save checks (InvalidInput naming the field), the plan's auto modes set
+    with their defaults on `plan`: for forms that show errors before saving (the admin)."""
     if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
         raise InvalidInput("script", "custom Lua scripts run on SSH load hosts only")
     _, not_emails = notifications.plan_recipients(plan)
@@ -128,10 +139,6 @@ def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None)
     check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
     plan.auto = auto_settings.auto_stored(plan.auto)  # checked: stored with its defaults
     plan.full_clean()
-    with transaction.atomic():
-        plan.save()
-        if extra_load_hosts is not None:
-            plan.extra_load_hosts.set(extra_load_hosts)
     return check
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -11,8 +12,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from runs.execution import handover
 from runs.execution.barrier import CellBarrier
 from runs.execution.environment import batch_restore_settings
+from runs.execution.run_results import run_fail
 from runs.execution.sample_writes import run_store_recent_samples
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
 from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, LoadHost, Run, Status
@@ -34,7 +37,7 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     unfinished cell: the interrupted cell is never run twice.
     """
     cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_STALE_AFTER_SECONDS)
-    recovered = []
+    recovered = batches_end_given_up()
     stale_ids = list(
         Batch.objects.filter(
             status__in=[Status.PREPARING, Status.RUNNING], heartbeat_at__lt=cutoff
@@ -50,6 +53,54 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     batches_requeue_lost()
     batches_restore_left_settings()
     return recovered
+
+
+def batches_end_given_up() -> list[int]:
+    """End the batches whose worker gave up on the results database (runs/execution/
+    handover.py), once it is back: at once, they have no worker to wait for."""
+    active = Batch.objects.filter(status__in=[Status.PREPARING, Status.RUNNING])
+    return [pk for pk in active.values_list("pk", flat=True) if _end_given_up(pk)]
+
+
+@transaction.atomic
+def _end_given_up(batch_id: int) -> bool:
+    """The batch ends failed, with the outage and its real length as its cause, as a
+    worker that saw the database back ends it; its running cell keeps everything its
+    worker held."""
+    left = handover.handover_read(batch_id)
+    batch = (
+        Batch.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(pk=batch_id, status__in=[Status.PREPARING, Status.RUNNING])
+        .select_related("target")
+        .first()
+    )
+    if left is None or batch is None:
+        return False
+    started = datetime.fromisoformat(left.outage_started)
+    cause = left.cause(*handover.results_db_back_at(started))
+    for run in batch.runs.filter(status__in=[Status.PREPARING, Status.RUNNING]):
+        _stop_host_parts(batch, run)
+        if run.pk == left.run_id:
+            handover.run_store_handover(run=run, left=left, cause=cause)
+        else:
+            run_store_recent_samples(run=run)
+            run_fail(run, cause, "", "results_db")
+    batch.runs.filter(status=Status.QUEUED).update(status=Status.SKIPPED, error=f"skipped: {cause}")
+    if left.settings_restored_at is None:
+        # The target away too: batches_restore_left_settings puts them back later.
+        with contextlib.suppress(TargetError):
+            batch_restore_settings(batch=batch)
+    else:
+        batch.settings_restored_at = datetime.fromisoformat(left.settings_restored_at)
+    batch_release_locks(batch=batch)
+    batch.status = Status.FAILED
+    batch.error = cause
+    batch.warnings = [*batch.warnings, *left.warnings]
+    batch.finished_at = timezone.now()
+    batch.save(update_fields=["status", "error", "warnings", "finished_at", "settings_restored_at"])
+    logger.warning("batch %s: ended from its worker's handover: %s", batch.pk, cause)
+    transaction.on_commit(partial(handover.handover_drop, batch.pk))
+    return True
 
 
 RESTORE_WITHIN = timedelta(days=1)

@@ -165,6 +165,35 @@ def test_killing_one_hosts_sysbench_fails_the_cell_naming_it_and_stops_the_other
     assert run.samples.exists(), "the samples until then are kept"
 
 
+def test_a_cancel_stops_every_load_host_at_once_not_at_the_next_heartbeat(
+    drivers_worker, plan, settings
+):
+    # A heartbeat far longer than the run: only the cancel itself can stop the hosts early.
+    settings.BENCHDASH_HEARTBEAT_SECONDS = 120
+    plan.options = {**plan.options, "time": 40}
+    plan.save()
+    batch = batches.batch_launch(plan=plan)
+
+    def both_sampled() -> bool:
+        parts = RunHost.objects.filter(run__batch=batch, status=Status.RUNNING)
+        return parts.count() == 2 and HostSample.objects.filter(run_host__in=parts).count() >= 4
+
+    wait_until(both_sampled, timeout=90, what="both hosts to run")
+    batches.batch_cancel(batch=batch)
+    batch = wait_for_batch(batch, timeout=120)
+    run: Run = batch.runs.get()
+    assert batch.status == Status.CANCELLED and run.status == Status.CANCELLED
+    assert batch.cancel_requested_at is not None
+    for part in run.hosts.all():
+        # Stopped on the cancel's word, after it, before sysbench's own end (40 s).
+        assert part.status == Status.CANCELLED, (part.status, part.error)
+        assert part.started_at is not None and part.finished_at is not None
+        assert batch.cancel_requested_at < part.finished_at
+        ticks = [line for line in part.raw_log.splitlines() if "thds:" in line]
+        assert ticks and not ticks[-1].startswith("[ 40s ]")
+    assert run.samples.exists(), "the samples until then are kept"
+
+
 def test_the_preflight_checks_every_load_host_of_the_cell(plan):
     report = preflight.plan_preflight(plan=plan)
     assert report.ok, report.failures

@@ -218,3 +218,65 @@ def test_a_long_outage_is_told_with_its_real_length(
     seconds = int(outage.split("UTC (")[1].split(" s")[0])
     print(f"\nan outage of about 8 s is told as {seconds} s")
     assert seconds >= 7, outage
+
+
+SWEEP = """
+import django
+django.setup()
+from runs.services import recovery
+print(recovery.batches_sweep_stale(hostname="elsewhere"))
+"""
+
+
+def test_an_outage_beyond_the_final_wait_keeps_the_run_and_is_told_with_its_length(
+    results_db, mariadb_server, mariadb_db, tmp_path
+):
+    """Away longer than the worker waits: the worker gives up, yet nothing it held is lost
+    (sysbench ended meanwhile: its last lines and final report too), and the batch's ending
+    names the outage with its real length, not a worker that stopped beating."""
+    options = {"time": 7, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10}
+    env = {**results_db.env, "BENCHDASH_RESULTS_DB_OUTAGE_S": "6"}
+    log = tmp_path / "worker.log"
+    worker = WorkerProcess(log, env=env)
+    try:
+        batch_id = results_db.launch(mariadb_server, mariadb_db, options)
+        wait_until(lambda: results_db.samples_stored(batch_id) >= 3, timeout=90, what="samples")
+        results_db.server.stop_server()
+        down = time.monotonic()
+        wait_until(lambda: "given up" in log.read_text(), timeout=60, what="the worker to give up")
+        time.sleep(2)  # still away a while after the worker gave up
+        results_db.server.start_again()
+        away_s = time.monotonic() - down
+        # The sweeper, as the beat runs it, once the database is back.
+        sweep_env = {**results_db.env, "BENCHDASH_STALE_AFTER_SECONDS": "1"}
+        subprocess.run(
+            [sys.executable, "-c", SWEEP], cwd=ROOT, env=sweep_env, check=True, timeout=60
+        )
+        results_db.wait_finished(batch_id, timeout=30)
+    finally:
+        worker.stop()
+
+    ((status, error, run_status, run_error, warnings, raw_log, reports, run_id),) = results_db.rows(
+        "SELECT b.status, b.error, r.status, r.error, r.warnings, r.raw_log, "
+        "r.reports, r.id FROM runs_batch b JOIN runs_run r ON r.batch_id = b.id "
+        "WHERE b.id = %s",
+        batch_id,
+    )
+    print(f"\nthe batch's ending: {error}\nthe run's end: {run_error}\n{raw_log[-400:]}")
+    assert (status, run_status, run_error) == ("failed", "done", "")
+    assert "results database was unreachable" in error
+    told_s = int(error.split("UTC (")[1].split(" s")[0])
+    print(f"an outage of {away_s:.1f} s is told as {told_s} s")
+    assert told_s >= int(away_s) - 1
+    seqs = [
+        s
+        for (s,) in results_db.rows(
+            "SELECT seq FROM runs_sample WHERE run_id = %s ORDER BY seq", run_id
+        )
+    ]
+    lines = interval_lines(raw_log)
+    assert seqs == list(range(1, len(lines) + 1))  # every line of the raw log a sample
+    assert len(lines) >= 5
+    assert "SQL statistics:" in raw_log  # sysbench's final report
+    assert reports
+    assert any(w.startswith("the results database was unreachable") for w in warnings)

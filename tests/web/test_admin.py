@@ -167,3 +167,60 @@ def test_the_admin_refuses_what_the_api_refuses_naming_the_field(staff_client, m
     assert field in errors, errors
     obj.refresh_from_db()
     assert getattr(obj, field) == before
+
+
+# --- plans, checked and stored by plan_save as through the API --------------------------------
+
+
+def page_form(client: Client, url: str, **changes: object) -> dict[str, object]:
+    """The admin form on `url` as it shows the stored plan, with `changes`: what a browser
+    would post back."""
+    form = client.get(url).context["adminform"].form
+    data: dict[str, object] = {}
+    for name in form.fields:
+        value = form[name].value()
+        if value is None or value is False:
+            continue  # an empty field, an unticked box: not posted
+        data[name] = value
+    return {**data, **changes}
+
+
+@pytest.fixture
+def plan(db) -> Plan:
+    target = Target.objects.create(name="db", host="127.0.0.1", port=3306, user="bench")
+    host, _ = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})
+    return Plan.objects.create(name="p", target=target, load_host=host, threads=[1])
+
+
+def post_plan(client: Client, plan: Plan, **changes: object):
+    url = reverse("admin:runs_plan_change", args=[plan.pk])
+    return client.post(url, page_form(client, url, **changes))
+
+
+def test_a_plan_changed_in_the_admin_is_stored_as_the_api_stores_it(staff_client, plan):
+    answer = post_plan(staff_client, plan, threads="[1, 2]", notify_emails="ops@example.com")
+
+    assert answer.status_code == 302, answer.context and answer.context["adminform"].form.errors
+    plan.refresh_from_db()
+    assert (plan.threads, plan.notify_emails) == ([1, 2], "ops@example.com")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("notify_emails", "not an address"),
+        ("threads", "[0]"),
+    ],
+)
+def test_the_admin_refuses_a_plan_the_api_refuses_naming_the_field(
+    staff_client, plan, field, value
+):
+    before = getattr(plan, field)
+
+    answer = post_plan(staff_client, plan, **{field: value})
+
+    assert answer.status_code == 200  # the form again, with the error
+    errors = answer.context["adminform"].form.errors
+    assert field in errors, errors
+    plan.refresh_from_db()
+    assert getattr(plan, field) == before

@@ -5,15 +5,20 @@ filtered, and a live page that stays true without a reload while a real worker r
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
+import redis
+from django.conf import settings
 from playwright.sync_api import expect
 
+from runs.execution.live import recent_key
 from runs.models import Run, Status
 from runs.services import batches
 from runs.services.importer import log_import
 from tests.helpers import wait_for_batch
+from tests.web.test_events import stored_run
 from tests.web.test_ui import Browser, browser  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -163,4 +168,28 @@ def test_the_machines_are_drawn_under_the_tps_chart(
     stored = run.host_metrics.filter(role="server").count()
     assert points == [stored] * 6  # CPU, switches, disks of both sides, a point a second
     b.shot("run-host-metrics")
+    assert b.errors == []
+
+
+def test_the_live_page_shows_the_viewer_a_gap_the_server_could_not_fill(
+    browser,  # noqa: F811
+    session_cookie,
+):
+    """Samples #4 and #5 are neither stored nor in Redis when #6 comes: the server sends a
+    `gap` event, and the viewer reads it among the run's lines."""
+    b = logged_in(browser, session_cookie)
+    run = stored_run(Status.RUNNING, samples=3)
+    sample_6 = {"seq": 6, "time_s": 6.0, "threads": 1, "tps": 106.0, "received_at": 0.0}
+    live = redis.Redis.from_url(settings.REDIS_URL)
+    live.rpush(recent_key(run.pk), json.dumps({"type": "sample", "sample": sample_6}))
+    try:
+        page = b.open(f"/runs/{run.pk}/")
+        expect(page.locator("#run-lines")).to_contain_text(
+            "benchdash: 2 samples (after #3, before #6) did not reach this page live",
+            timeout=30_000,  # the server waits for the database to fill it first
+        )
+        expect(page.locator("#run-samples")).to_have_text("4")  # #1 to #3, then #6
+        b.shot("run-live-gap")
+    finally:
+        live.delete(recent_key(run.pk))
     assert b.errors == []
