@@ -9,7 +9,8 @@ The modules, in the order a batch meets them:
     preflight_report.py  preflight's record of its steps, and the subject it checks
     worker_limits.py     the benchmarks workers' open-file limits, reported at their start
     locks.py             claiming a batch; one benchmark per server and per load host at a time
-    runner.py            executing a batch: groups, cells, steps, settings, the end (the entry)
+    runner.py            executing a batch: groups, steps, settings, the end (the entry)
+    cell_run.py          running one cell: its settings, sysbench followed, its result stored
     environment.py       the environment recorded before the first change; settings put back
     datasets.py          the runs sharing a data set (a group), their prepare and cleanup
                          steps, and reusing a data set left on the target

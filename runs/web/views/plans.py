@@ -25,7 +25,7 @@ from runs.services import batches, definitions, permissions, schedules, selector
 from runs.services.queue import BrokerUnavailable
 from runs.sysbench.options import OPTIONS
 from runs.web import plan_editor
-from runs.web.forms import (
+from runs.web.plan_form import (
     PlanForm,
     plan_initial,
     plan_matrix_values,

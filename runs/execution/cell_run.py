@@ -1,0 +1,232 @@
+"""Running one cell of a batch: its settings applied and verified, sysbench started on
+its load host (or on every load host of the cell), followed to its end with the machines'
+host metrics and the server's counters, and its result stored. BatchRunner (runner.py)
+runs the batch around it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.utils import timezone
+
+from runs import targets
+from runs.execution import environment, live
+from runs.execution.cell_hosts import (
+    Dispatch,
+    HostsFollowed,
+    batch_load_hosts,
+    cell_parts,
+    follow_hosts,
+    hosts_set_result,
+)
+from runs.execution.environment import run_server_changes
+from runs.execution.heartbeat import Pulse
+from runs.execution.host_metrics import (
+    HostMetricsSampler,
+    host_metrics_clock,
+    host_metrics_start,
+    host_metrics_stop,
+    host_metrics_summary,
+)
+from runs.execution.results_store import ResultsStore, ResultsUnreachable
+from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result
+from runs.execution.sink import SampleSink
+from runs.execution.sysbench_process import (
+    BatchAborted,
+    Followed,
+    Starter,
+    follow_run,
+    supervised,
+)
+from runs.execution.target_wait import target_wait, unreachable
+from runs.frozen import FrozenPlan
+from runs.loadhosts import Executor
+from runs.models import Batch, Run, Status
+from runs.sysbench.options import is_sql_test
+from runs.targets import counters
+
+logger = logging.getLogger(__name__)
+
+
+class CellRun:
+    """The state a batch's execution keeps, and how it runs one cell with it."""
+
+    def __init__(self, batch: Batch, executor: Executor, dispatch: Dispatch | None = None) -> None:
+        self.batch = batch
+        self.executor = executor
+        self.hosts = batch_load_hosts(batch)  # more than one: each cell from all of them
+        self.dispatch = dispatch
+        self.starter = Starter(batch, executor)
+        self.plan = FrozenPlan.from_params(batch.params)
+        self.test = self.plan.test
+        self.sql = is_sql_test(self.test)
+        self.store = ResultsStore()
+        self.pulse = Pulse(batch.pk, self.store)
+        self.results_lost: ResultsUnreachable | None = None
+        # The running cell, when the results database went away for good at its end.
+        self.held: tuple[Run, SampleSink] | None = None
+
+    # --- one run ---------------------------------------------------------------------------
+
+    def _run_cell(self, run: Run) -> None:
+        now = timezone.now()
+        run.status = Status.RUNNING
+        run.started_at = now
+        run.heartbeat_at = now
+        self.store.ensure(lambda: run.save(update_fields=["status", "started_at", "heartbeat_at"]))
+        live.publish_start(run)
+        verified = self._settings_for(run)
+        if verified is None:
+            return
+        run.verified_settings = verified
+        outages = len(self.store.outages)
+        machines = host_metrics_start(batch=self.batch, load_hosts=self.hosts, store=self.store)
+        try:
+            if len(self.hosts) > 1:
+                self._run_cell_on_hosts(run, outages, machines)
+            else:
+                self._run_cell_on_host(run, outages, machines)
+        finally:
+            host_metrics_stop(machines)
+
+    def _run_cell_on_host(
+        self, run: Run, outages: int, machines: HostMetricsSampler | None
+    ) -> None:
+        with supervised(self.starter.start("run", run.options), run, self.store) as process:
+            host_metrics_clock(machines)
+            run.pgid = process.pgid
+            run.argv = process.command.argv
+            sampler = counters.sampler_start(run=run, batch=self.batch)
+            try:
+                self.store.ensure(
+                    lambda: run.save(
+                        update_fields=["verified_settings", "environment", "pgid", "argv"]
+                    )
+                )
+                self._stream(
+                    run,
+                    outages,
+                    lambda sink: follow_run(
+                        run=run, process=process, sink=sink, sampler=sampler, pulse=self.pulse
+                    ),
+                    sampler,
+                    machines,
+                )
+            finally:
+                counters.sampler_stop(sampler)
+
+    def _run_cell_on_hosts(
+        self, run: Run, outages: int, machines: HostMetricsSampler | None
+    ) -> None:
+        """The cell from every load host at once (runs/execution/cell_hosts.py)."""
+        assert self.dispatch is not None, "a cell from several hosts needs its drivers"
+        dispatch = self.dispatch
+        parts = cell_parts(run, self.hosts, self.plan.load_split)
+        host_metrics_clock(machines)  # the hosts' drivers start sysbench together, now
+        sampler = counters.sampler_start(run=run, batch=self.batch)
+        try:
+            self.store.ensure(lambda: run.save(update_fields=["verified_settings", "environment"]))
+            self._stream(
+                run,
+                outages,
+                lambda sink: follow_hosts(
+                    run=run,
+                    parts=parts,
+                    dispatch=dispatch,
+                    sink=sink,
+                    sampler=sampler,
+                    pulse=self.pulse,
+                ),
+                sampler,
+                machines,
+            )
+        finally:
+            counters.sampler_stop(sampler)
+
+    def _settings_for(self, run: Run, *, waited: bool = False) -> dict[str, str] | None:
+        """The run's settings applied and verified, once more after waiting for a target
+        that went away; None when the run failed on them."""
+        try:
+            return self._apply_settings(run)
+        except targets.TargetError as e:
+            if not waited and unreachable(e.message) and self.batch.target is not None:
+                target_wait(batch=self.batch, pulse=self.pulse, error=e.message)
+                return self._settings_for(run, waited=True)
+            kind = "setting" if isinstance(e, targets.SettingNotApplied) else "target"
+            run_fail(run, e.message, e.hint, kind)
+            return None
+
+    def _apply_settings(self, run: Run) -> dict[str, str]:
+        if not run.settings:
+            return {}
+        with self._target() as db:
+            applied: targets.Applied = db.apply(run.settings)
+        run.environment = run_server_changes(batch=self.batch, variables=applied.variables)
+        return applied.verified
+
+    def _stream(
+        self,
+        run: Run,
+        outages: int,
+        follow: Callable[[SampleSink], Followed | HostsFollowed],
+        sampler: counters.CounterSampler | None,
+        machines: HostMetricsSampler | None = None,
+    ) -> None:
+        """Follow the running cell to its end through `follow`, then store its result."""
+        warmup_s = float(self.plan.warmup_s)
+        sink = SampleSink(run, warmup_s=warmup_s, store=self.store)
+        sink.host_metrics = machines
+        followed = follow(sink)
+        sink.add_host_rows(host_metrics_stop(machines))
+        stop = followed.stop
+        results_lost = stop is not None and stop.kind == "results_db"
+        if results_lost:
+            self._restore_settings()  # now: the target is there, the results database not
+        run_set_result(run, followed.result, warmup_s=warmup_s, stop=stop)
+        if isinstance(followed, HostsFollowed):
+            hosts_set_result(run, followed)
+        counters.sampler_summary(sampler, run=run)
+        # Still away after that stop: wait for it a while longer, to say what happened.
+        wait_s = 3 * self.store.limit_s if results_lost else None
+        warnings = list(run.warnings)
+        try:
+            sink.flush(final=True, wait_s=wait_s)
+            self.store.ensure(
+                lambda: host_metrics_summary(machines, run=run, warmup_s=warmup_s), wait_s
+            )
+            # Told once the database is back, with the outage's real length.
+            run.warnings = [
+                *warnings,
+                *(o.describe() for o in self.store.outages[outages:]),
+                *sink.warnings(),
+            ]
+            self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
+        except ResultsUnreachable:
+            run.warnings = warnings  # the outage is told by the sweeper, with its length
+            self.held = (run, sink)  # handed to Redis when the worker gives up
+            raise
+        live.publish_status(run)
+        if results_lost:
+            raise BatchAborted(run.error)
+        if stop is not None and stop.status != Status.FAILED:
+            raise stop
+
+    def _target(self) -> Any:
+        assert self.batch.target is not None
+        return targets.connect_to(self.batch.target)
+
+    def _restore_settings(self) -> None:
+        """The server's original settings back, even while the results database is away
+        (they are in memory); recorded with the batch's end."""
+        self.store.attempt(lambda: self.batch.refresh_from_db(fields=["original_settings"]))
+        try:
+            if environment.settings_put_back(batch=self.batch):
+                self.batch.settings_restored_at = timezone.now()
+        except targets.TargetError as e:
+            originals = self.batch.original_settings
+            message = f"could not restore the server's settings {originals}: {e.message}"
+            self.batch.error = "\n".join(filter(None, [self.batch.error, message]))
+            logger.error("batch %s: %s", self.batch.pk, message)

@@ -1,0 +1,317 @@
+"""The plan editor's form: a plan's plain fields, its automatic modes and its schedule,
+and the initial values from a stored plan (its matrix comes through plan_editor.py)."""
+
+from __future__ import annotations
+
+import zoneinfo
+from datetime import datetime
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import AnonymousUser, User
+
+from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
+from runs.services.batches import MAX_SEED
+from runs.services.schedules import schedule_describe
+from runs.sysbench.options import ALL_TESTS
+from runs.web import plan_editor
+
+SCHEDULE_KINDS = [
+    ("", "No schedule"),
+    ("cron", "Cron"),
+    ("interval", "Every N minutes"),
+    ("clocked", "Once, at a time"),
+]
+
+
+def _zones() -> list[tuple[str, str]]:
+    return [(z, z) for z in sorted(zoneinfo.available_timezones())]
+
+
+class PlanForm(forms.Form):
+    """The plain fields of a plan; its matrix comes through plan_editor.matrix_from_form."""
+
+    name = forms.CharField(max_length=200)
+    target = forms.ModelChoiceField(Target.objects.all(), required=False, empty_label="— none —")
+    load_host = forms.ModelChoiceField(LoadHost.objects.all(), empty_label=None)
+    extra_load_hosts = forms.ModelMultipleChoiceField(
+        LoadHost.objects.filter(kind=LoadHost.Kind.SSH),
+        required=False,
+        label="More load hosts",
+        help_text="SSH hosts that drive each cell together with the load host, for a server "
+        "one host cannot saturate.",
+    )
+    load_split = forms.ChoiceField(
+        choices=LoadSplit.choices,
+        initial=LoadSplit.DIVIDE,
+        required=False,
+        label="With several load hosts",
+    )
+    test = forms.ChoiceField(choices=[(t, t) for t in ALL_TESTS], initial="oltp_read_write")
+    script = forms.ModelChoiceField(
+        LuaScript.objects.all(),
+        required=False,
+        empty_label="— the built-in test —",
+        help_text="A custom Lua script in place of the test (SSH load hosts only).",
+    )
+    threads = forms.CharField(
+        max_length=1000, initial="1,2,4,8", help_text="Comma-separated thread counts."
+    )
+    repeats = forms.IntegerField(min_value=1, max_value=1000, initial=3)
+    warmup_s = forms.IntegerField(
+        min_value=0,
+        initial=0,
+        label="Warmup (s)",
+        help_text="Seconds excluded from the steady-state figures.",
+    )
+    quiet_wait_s = forms.IntegerField(
+        min_value=0,
+        max_value=3600,
+        initial=0,
+        required=False,
+        label="Wait for quiet hosts (s)",
+        help_text="Before each cell, wait up to this long for the server and load hosts to "
+        "be quiet (no other process using the CPU); 0 does not wait. A busy start is "
+        "flagged either way.",
+    )
+    order_policy = forms.ChoiceField(choices=OrderPolicy.choices, initial=OrderPolicy.INTERLEAVED)
+    dataset_policy = forms.ChoiceField(choices=DatasetPolicy.choices, initial=DatasetPolicy.SHARED)
+    cleanup = forms.BooleanField(
+        required=False, initial=True, help_text="Drop the data set after the batch."
+    )
+    hold_last_step_s = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=86_400,
+        label="Hold the last step (s)",
+        help_text="Ramp order: the largest thread count runs this long, the other steps the "
+        "plan's time. Empty: every step alike.",
+    )
+    seed = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_SEED,
+        help_text="Of the interleaved order: the same seed replays the same order. Empty: a "
+        "new one at each launch, recorded on the batch.",
+    )
+    schedule_kind = forms.ChoiceField(choices=SCHEDULE_KINDS, required=False, label="Schedule")
+    schedule_cron = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Cron",
+        help_text="minute hour day-of-month month day-of-week, e.g. 0 2 * * *",
+    )
+    schedule_interval_min = forms.IntegerField(required=False, min_value=1, label="Every (minutes)")
+    schedule_clocked_at = forms.DateTimeField(
+        required=False,
+        label="At",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
+        help_text="In the time zone below.",
+    )
+    schedule_run_now = forms.BooleanField(
+        required=False, label="Launch at once if that time has passed"
+    )
+    schedule_timezone = forms.ChoiceField(
+        choices=_zones, initial="UTC", required=False, label="Time zone"
+    )
+    schedule_enabled = forms.BooleanField(required=False, initial=True, label="Enabled")
+    notify_emails = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Email",
+        help_text="Told of regressions and failed nightly batches; one address a line.",
+    )
+    notify_webhook = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="Webhook",
+        help_text="Receives the same news as JSON (POST).",
+    )
+    regression_threshold_pct = forms.FloatField(
+        required=False,
+        min_value=0.1,
+        max_value=100,
+        initial=5.0,
+        label="Threshold (%)",
+        help_text="Smallest change flagged, beyond 3 x the noise of earlier nights.",
+    )
+    history_nights = forms.IntegerField(
+        required=False, min_value=5, max_value=365, initial=7, label="Baseline nights"
+    )
+    # The auto modes (runs/analysis/auto/): each adds runs until its answer is clear.
+    repeats_auto = forms.BooleanField(
+        required=False,
+        label="Repeats: auto",
+        help_text="Add interleaved repeats until each cell's comparison with the baseline is "
+        "decided (faster, slower, or equivalent within the margin), or, for a cell with "
+        "nothing to compare with, the 95 % interval of its mean is within the target (each "
+        "cell starts with at least 3 repeats).",
+    )
+    repeats_target_pct = forms.FloatField(
+        required=False, min_value=0.1, max_value=100, initial=2.0, label="Target ± (%)"
+    )
+    repeats_margin_pct = forms.FloatField(
+        required=False,
+        min_value=0.1,
+        max_value=50,
+        initial=2.0,
+        label="Equivalence margin ± (%)",
+        help_text="A cell whose ratio to the baseline lies within this margin is equivalent.",
+    )
+    repeats_max = forms.IntegerField(
+        required=False, min_value=2, max_value=100, initial=5, label="At most (repeats)"
+    )
+    threads_auto = forms.BooleanField(
+        required=False,
+        label="Threads: auto",
+        help_text="Start at 1 thread and double while throughput rises by more than the "
+        "threshold and p95 stays under the SLO, then refine between the last two points.",
+    )
+    threads_max = forms.IntegerField(
+        required=False, min_value=1, max_value=100_000, initial=64, label="Up to (threads)"
+    )
+    threads_slo_ms = forms.FloatField(
+        required=False, min_value=0.001, label="p95 SLO (ms)", help_text="Optional."
+    )
+    threads_rise_pct = forms.FloatField(
+        required=False, min_value=0.1, max_value=1000, initial=5.0, label="Rise threshold (%)"
+    )
+    rate_auto = forms.BooleanField(
+        required=False,
+        label="Rate: auto (open loop)",
+        help_text="Find the highest --rate the server sustains: achieved tps keeps up, the "
+        "queue stays bounded, p95 stays under the SLO. Double from the start, then bisect.",
+    )
+    rate_start = forms.IntegerField(
+        required=False, min_value=1, initial=100, label="Start at (tps)"
+    )
+    rate_max = forms.IntegerField(
+        required=False, min_value=1, initial=1_000_000, label="Up to (tps)"
+    )
+    rate_slo_ms = forms.FloatField(
+        required=False, min_value=0.001, label="p95 SLO (ms)", help_text="Optional."
+    )  # fmt: skip
+
+    def __init__(self, *args: Any, user: User | AnonymousUser | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        may_script = user is not None and user.has_perm("runs.upload_luascript")
+        plan_script = self.initial.get("script")
+        if not may_script and not plan_script:
+            del self.fields["script"]
+
+    def plan_fields(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "name": data["name"],
+            "target": data["target"],
+            "load_host": data["load_host"],
+            "load_split": data.get("load_split") or LoadSplit.DIVIDE,
+            "test": data["test"],
+            "script": data.get("script"),
+            "repeats": data["repeats"],
+            "warmup_s": data["warmup_s"],
+            "quiet_wait_s": data.get("quiet_wait_s") or 0,
+            "order_policy": data["order_policy"],
+            "dataset_policy": data["dataset_policy"],
+            "cleanup": data["cleanup"],
+            "seed": data.get("seed"),
+            "notify_emails": data.get("notify_emails") or "",
+            "notify_webhook": data.get("notify_webhook") or "",
+            # Left empty: the plan's defaults (5 %, 7 nights).
+            "regression_threshold_pct": data.get("regression_threshold_pct") or 5.0,
+            "history_nights": data.get("history_nights") or 7,
+            "auto": self.auto_settings(),
+        }
+
+    def auto_settings(self) -> dict[str, Any]:
+        """The plan's `auto` field from the checked modes (checked further on save)."""
+        data = self.cleaned_data
+        modes: dict[str, Any] = {}
+        for mode, fields in AUTO_FIELDS.items():
+            if data.get(f"{mode}_auto"):
+                given = {key: data.get(name) for name, key in fields.items()}
+                modes[mode] = {k: v for k, v in given.items() if v is not None}
+        if data.get("hold_last_step_s"):
+            modes["hold"] = {"last_step_s": data["hold_last_step_s"]}
+        return modes
+
+
+# form field → key of the plan's `auto` settings, per mode
+AUTO_FIELDS: dict[str, dict[str, str]] = {
+    "repeats": {
+        "repeats_target_pct": "target_pct", "repeats_max": "max",
+        "repeats_margin_pct": "margin_pct",
+    },
+    "threads": {
+        "threads_max": "max", "threads_slo_ms": "slo_p95_ms", "threads_rise_pct": "rise_pct",
+    },
+    "rate": {"rate_start": "start", "rate_max": "max", "rate_slo_ms": "slo_p95_ms"},
+}  # fmt: skip
+
+
+def auto_initial(auto: dict[str, Any]) -> dict[str, Any]:
+    """The editor's fields of a plan's auto modes: the inverse of auto_settings."""
+    initial: dict[str, Any] = {}
+    for mode, fields in AUTO_FIELDS.items():
+        if isinstance(auto.get(mode), dict):
+            initial[f"{mode}_auto"] = True
+            for name, key in fields.items():
+                if auto[mode].get(key) is not None:
+                    initial[name] = auto[mode][key]
+    if isinstance(auto.get("hold"), dict):
+        initial["hold_last_step_s"] = auto["hold"].get("last_step_s")
+    return initial
+
+
+def plan_initial(plan: Plan) -> dict[str, Any]:
+    initial: dict[str, Any] = {
+        "name": plan.name,
+        "target": plan.target_id,
+        "load_host": plan.load_host_id,
+        "extra_load_hosts": [h.pk for h in plan.extra_load_hosts.all()] if plan.pk else [],
+        "load_split": plan.load_split,
+        "test": plan.test,
+        "script": plan.script_id,
+        "threads": ",".join(str(t) for t in plan.threads),
+        "repeats": plan.repeats,
+        "warmup_s": plan.warmup_s,
+        "quiet_wait_s": plan.quiet_wait_s,
+        "order_policy": plan.order_policy,
+        "dataset_policy": plan.dataset_policy,
+        "cleanup": plan.cleanup,
+        "seed": plan.seed,
+        "notify_emails": plan.notify_emails,
+        "notify_webhook": plan.notify_webhook,
+        "regression_threshold_pct": plan.regression_threshold_pct,
+        "history_nights": plan.history_nights,
+        "schedule_timezone": "UTC",
+        "schedule_enabled": True,
+        **auto_initial(plan.auto or {}),
+    }
+    if plan.schedule is not None:
+        info = schedule_describe(plan.schedule)
+        initial.update(
+            schedule_kind=info.kind,
+            schedule_cron=info.cron or "",
+            schedule_clocked_at=_wall_time(info.clocked_at, info.timezone),
+            schedule_interval_min=(info.interval_s // 60) if info.interval_s else None,
+            schedule_timezone=info.timezone,
+            schedule_enabled=info.enabled,
+        )
+    return initial
+
+
+def _wall_time(moment: datetime | None, zone: str) -> str:
+    """What a datetime-local input shows: the time in the schedule's zone, no offset."""
+    if moment is None:
+        return ""
+    return moment.astimezone(zoneinfo.ZoneInfo(zone)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def plan_matrix_values(plan: Plan) -> dict[str, Any]:
+    return plan_editor.form_values(
+        threads=plan.threads,
+        options=plan.options,
+        server_settings=plan.server_settings,
+        option_axes=plan.option_axes,
+    )
