@@ -18,7 +18,7 @@ from typing import Any
 
 from runs.analysis.budget import LOG_FSYNCS, binlog_fsyncs, per_transaction
 from runs.analysis.verdicts import TIMES
-from runs.analysis.why import FSYNC_TIMERS
+from runs.analysis.why import fsync_latency_ms
 from runs.columns import RunCounters
 
 SATURATED_PCT = 85.0  # busy share of all cores at which a host is the limit
@@ -212,14 +212,3 @@ def fsync_figures(counters: Mapping[str, Any] | None) -> tuple[float | None, flo
     parts = [per_transaction(run_counters, LOG_FSYNCS), binlog_fsyncs(run_counters)]
     counted = [p for p in parts if p is not None]
     return (sum(counted) if counted else None), fsync_latency_ms(run_counters.deltas)
-
-
-def fsync_latency_ms(deltas: Mapping[str, float]) -> float | None:
-    """The server's own average fsync time, where it times them (performance_schema,
-    pg_stat_wal's wal_sync_time)."""
-    count = total = 0.0
-    for count_name, time_name, per_ms in FSYNC_TIMERS:
-        if deltas.get(count_name) and deltas.get(time_name):
-            count += float(deltas[count_name])
-            total += float(deltas[time_name]) / per_ms
-    return total / count if count else None

@@ -132,7 +132,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         binlog_fsyncs=spent.binlog_fsyncs,
         log_bytes=spent.log_bytes,
         binlog_bytes=spent.binlog_bytes,
-        fsync_ms=_median(_fsync_latency(RunCounters.load(r.counters).deltas) for r in good),
+        fsync_ms=_median(fsync_latency_ms(RunCounters.load(r.counters).deltas) for r in good),
         budget=spent,
         untimed=_untimed(good),
     )
@@ -148,21 +148,23 @@ def _untimed(runs: Iterable[RunFigures]) -> str:
     return ""
 
 
-def _time_ms(run: RunFigures) -> float:
-    # The average latency is the time per transaction; without it, threads / tps.
-    average = run.figures.latency_avg_ms
-    if average:
-        return average
-    return run.threads / float(run.throughput or 1) * 1000
-
-
-def _fsync_latency(deltas: Mapping[str, float]) -> float | None:
+def fsync_latency_ms(deltas: Mapping[str, float]) -> float | None:
+    """The server's own average fsync time, where it times them (performance_schema,
+    pg_stat_wal's wal_sync_time)."""
     count = total = 0.0
     for count_name, time_name, per_ms in FSYNC_TIMERS:
         if deltas.get(count_name) and deltas.get(time_name):
             count += float(deltas[count_name])
             total += float(deltas[time_name]) / per_ms
     return total / count if count else None
+
+
+def _time_ms(run: RunFigures) -> float:
+    # The average latency is the time per transaction; without it, threads / tps.
+    average = run.figures.latency_avg_ms
+    if average:
+        return average
+    return run.threads / float(run.throughput or 1) * 1000
 
 
 def _median(values: Iterable[float | None]) -> float | None:
