@@ -284,6 +284,12 @@ class Plan(models.Model):
         "the load hosts to be quiet (no other process using the CPU); 0 does not wait. A "
         "cell that starts on a busy host is flagged either way.",
     )
+    baseline_from = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Nights before this no longer judge the nights after it (an alert "
+        "accepted as the new baseline).",
+    )
     seed = models.BigIntegerField(
         null=True,
         blank=True,
@@ -329,6 +335,7 @@ class LaunchedBy(models.TextChoices):
     SCHEDULE = "schedule"
     IMPORT = "import"
     CLI = "cli"
+    CONFIRM = "confirm"
 
 
 class Batch(models.Model):
@@ -377,11 +384,20 @@ class Batch(models.Model):
         max_length=300, blank=True, help_text="What a waiting batch waits for."
     )
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    night = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="This batch's figures per cell as history reads them (the median of each "
+        "cell's repeats), stored as it ends, so a plan's history reads one row a night.",
+    )
+    notes = models.TextField(blank=True, help_text="What the team knows of this batch.")
+    tags = models.JSONField(default=list, blank=True, help_text='Short labels, e.g. ["upgrade"].')
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "batches"
         constraints = [_status_constraint("batch_status_valid")]
+        indexes = [models.Index(fields=["plan", "-created_at"], name="batch_plan_night")]
 
     def __str__(self) -> str:
         return f"batch {self.pk} of {self.plan or self.label or 'an imported log'}"
@@ -638,6 +654,104 @@ class HostMetrics(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} {self.host} of run {self.run_id} at {self.time_s:g}s"
+
+
+class StoredAnswer(models.Model):
+    """A finished batch's answer, computed once and served as it is: what the results page,
+    the API, the compare page and the report render. `key` names the view of it (the
+    baseline chosen); a change to what feeds it (a baseline chosen, an import) replaces it."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="answers")
+    key = models.CharField(max_length=200, help_text='The view stored, e.g. "baseline=0".')
+    content = models.JSONField()
+    etag = models.CharField(max_length=64, help_text="A digest of the content, for ETag.")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "key"], name="storedanswer_unique_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"answer of batch {self.batch_id} ({self.key})"
+
+
+class Alert(models.Model):
+    """A night that looked slower, from the suspicion to what the team made of it: confirmed
+    by a re-run (or recorded as noise), then acknowledged, dismissed as noise, or accepted as
+    the new baseline."""
+
+    class State(models.TextChoices):
+        CONFIRMING = "confirming"  # the flagged cells are being run again
+        CONFIRMED = "confirmed"  # the re-run agreed: the team was told
+        NOISE = "noise"  # the re-run did not agree: recorded, nobody alerted
+        ACKNOWLEDGED = "acknowledged"  # someone is on it
+        DISMISSED = "dismissed"  # a person judged it noise
+        ACCEPTED = "accepted"  # the new normal: history before it no longer judges after
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="alerts")
+    batch = models.ForeignKey(
+        Batch, on_delete=models.CASCADE, related_name="alerts", help_text="The flagged night."
+    )
+    confirmation = models.ForeignKey(
+        Batch,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="confirms",
+        help_text="The batch that ran the flagged cells again.",
+    )
+    state = models.CharField(max_length=12, choices=State.choices, default=State.CONFIRMING)
+    cells = models.JSONField(default=list, blank=True, help_text="The flagged cells, with steps.")
+    changes = models.JSONField(
+        default=list, blank=True, help_text="What differs from the baseline nights."
+    )
+    verdict = models.TextField(blank=True, help_text="What the confirmation found, in words.")
+    comment = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    state__in=[
+                        "confirming",
+                        "confirmed",
+                        "noise",
+                        "acknowledged",
+                        "dismissed",
+                        "accepted",
+                    ]
+                ),
+                name="alert_state_valid",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"alert on batch {self.batch_id} ({self.state})"
+
+
+class Annotation(models.Model):
+    """A mark on a plan's history timeline, e.g. "upgraded to 10.11.9"."""
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="annotations")
+    at = models.DateTimeField(help_text="Where on the timeline it stands.")
+    text = models.CharField(max_length=500)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["plan", "at"]
+
+    def __str__(self) -> str:
+        return f"{self.text} ({self.at:%Y-%m-%d})"
 
 
 class ResourceLock(models.Model):
