@@ -12,7 +12,7 @@ from celery.signals import worker_ready, worker_shutting_down
 from runs.execution import worker_limits
 from runs.execution.heartbeat import WORKER_STOPPING
 from runs.models import Batch
-from runs.services import batches, history, recovery, schedules
+from runs.services import alerts, batches, recovery, schedules
 
 
 @shared_task(bind=True, name="runs.tasks.batch_execute", ignore_result=True)
@@ -80,7 +80,8 @@ def plan_launch_scheduled(self: Task, plan_id: int) -> None:
 
 @shared_task(name="runs.tasks.batch_analyse", ignore_result=True)
 def batch_analyse(batch_id: int) -> None:
-    # After a scheduled batch: its regression check against earlier nights, and the news.
+    # After a scheduled batch: its regression check against earlier nights, the alert and
+    # the news; after a batch launched to confirm, its alert's verdict.
     batch = Batch.objects.select_related("plan").filter(pk=batch_id).first()
     if batch is not None:
-        history.batch_analyse(batch=batch)
+        alerts.batch_judge(batch=batch)

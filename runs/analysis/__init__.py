@@ -21,6 +21,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     regressions.py     whether a night got slower than the nights before it: the rule
     change_points.py   the nights a cell's figure stepped (Apache Otava's E-divisive)
     nightly.py         the nightly check: the band and the new steps of each cell; the alert
+    confirmation.py    whether the re-run of a night's flagged cells agrees with its steps
+    night_changes.py   what changed: a flagged night's environment against its baseline's
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
     procfs.py          a machine's /proc snapshots parsed, and the rates between two of them

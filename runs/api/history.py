@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.analysis import change_points, regressions
+from runs.api import alerts as alert_api
 from runs.api.common import QueryParameters
 from runs.models import Plan, Status
 from runs.services import history
@@ -179,6 +180,12 @@ class PlanHistorySerializer(serializers.Serializer[Any]):
     rule = RuleSerializer()
     cells = HistoryCellSerializer(many=True)
     nights = NightSerializer(many=True, help_text="The scheduled batches, newest first.")
+    baseline_from = serializers.DateTimeField(
+        allow_null=True, help_text="The accepted baseline: nights before it judge nothing."
+    )
+    alert_counts = alert_api.AlertCountsSerializer()
+    alerts = alert_api.AlertSerializer(many=True, help_text="The plan's alerts, newest first.")
+    annotations = alert_api.AnnotationSerializer(many=True, help_text="Marks on the timeline.")
 
 
 class PlanHistory(APIView):
@@ -199,5 +206,5 @@ class PlanHistory(APIView):
             threshold_pct=plan.regression_threshold_pct,
             window=max(plan.history_nights, regressions.MIN_NIGHTS),
         ).to_dict()["rule"]
-        body = {"plan": plan.pk, "rule": rule, **past.table()}
+        body = {"plan": plan.pk, "rule": rule, **past.table(), **alert_api.history_extras(plan)}
         return Response(PlanHistorySerializer(body).data)

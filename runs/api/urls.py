@@ -5,6 +5,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from runs.api import (
+    alerts,
     batches,
     compare,
     history,
@@ -43,6 +44,16 @@ urlpatterns = [
     path("plans/<int:pk>/launch", plans.PlanLaunch.as_view(), name="api-plan-launch"),
     path("plans/<int:pk>/schedule", plans.PlanSchedule.as_view(), name="api-plan-schedule"),
     path("plans/<int:pk>/history", history.PlanHistory.as_view(), name="api-plan-history"),
+    path("plans/<int:pk>/alerts", alerts.PlanAlerts.as_view(), name="api-plan-alerts"),
+    path(
+        "plans/<int:pk>/annotations",
+        alerts.PlanAnnotations.as_view(),
+        name="api-plan-annotations",
+    ),
+    path("alerts/<int:pk>", alerts.AlertDetail.as_view(), name="api-alert"),
+    path("alerts/<int:pk>/decision", alerts.AlertDecide.as_view(), name="api-alert-decide"),
+    path("annotations/<int:pk>", alerts.AnnotationDetail.as_view(), name="api-annotation"),
+    path("batches/<int:pk>/notes", alerts.BatchNotes.as_view(), name="api-batch-notes"),
     path("batches", batches.BatchList.as_view(), name="api-batches"),
     path("batches/<int:pk>", batches.BatchDetail.as_view(), name="api-batch"),
     path("batches/<int:pk>/cancel", batches.BatchCancel.as_view(), name="api-batch-cancel"),

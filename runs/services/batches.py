@@ -81,6 +81,29 @@ def batch_launch(
     return batch
 
 
+@transaction.atomic
+def batch_launch_cells(
+    *, plan: Plan, params: dict[str, Any], seed: int, cells: list[Run], launched_by: str
+) -> Batch:
+    """A batch of given runs (unsaved Run rows: position, round and the cell's parameters)
+    under frozen `params`, not the plan's whole matrix: the confirmation of a night's
+    flagged cells (runs/services/alerts.py). Handed to a worker once committed."""
+    batch = Batch.objects.create(
+        plan=plan,
+        target=plan.target,
+        load_host=plan.load_host,
+        params=params,
+        seed=seed,
+        launched_by=launched_by,
+    )
+    for run in cells:
+        run.batch = batch
+    Run.objects.bulk_create(cells)
+    _wait_if_busy(batch)
+    transaction.on_commit(partial(_hand_over, batch.pk))
+    return batch
+
+
 def _wait_if_busy(batch: Batch) -> None:
     """Another batch holds the target or a load host: this one waits, saying for what (the
     worker's claim waits the same way; the holder's end wakes it)."""

@@ -18,13 +18,14 @@ from functools import cached_property
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from runs.analysis import nightly, regressions
 from runs.analysis.regressions import CellNight
 from runs.columns import NightCheck
 from runs.frozen import FrozenPlan
-from runs.models import Batch, LaunchedBy, Plan, Run, Status
+from runs.models import Alert, Batch, LaunchedBy, Plan, Run, Status
 from runs.services import notifications, queue
 
 logger = logging.getLogger(__name__)
@@ -55,8 +56,8 @@ BATCH_FIELDS = (
 def batch_finished(*, batch: Batch) -> None:
     """Where a batch ends: a scheduled batch of a plan is checked and reported by a task,
     once what it stored is committed."""
-    if batch.launched_by != LaunchedBy.SCHEDULE or batch.plan_id is None:
-        return
+    if batch.launched_by not in (LaunchedBy.SCHEDULE, LaunchedBy.CONFIRM) or batch.plan_id is None:
+        return  # a batch launched to confirm is judged by its alert, never as a night
     batch_id = batch.pk
     transaction.on_commit(lambda: enqueue_analyse(batch_id))
 
@@ -76,6 +77,8 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
     plan = batch.plan
     if plan is None:
         return {}
+    if batch.launched_by == LaunchedBy.CONFIRM:
+        return {}  # the re-run of a night's flagged cells is not a night (services/alerts.py)
     runs = Run.objects.filter(batch_id=batch.pk).only(*RUN_FIELDS)
     window = max(plan.history_nights, regressions.MIN_NIGHTS)
     previous = _previous_nights(batch, plan, window)
@@ -95,6 +98,7 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
     batch.analysis = analysis
     logger.info("batch %s of plan %s: %s", batch.pk, plan.pk, result.summary)
     if notify:
+        # An alerted night is told by its alert, once confirmed (runs/services/alerts.py).
         notifications.batch_notify(batch=batch)
     return analysis
 
@@ -103,8 +107,24 @@ def _seen(batch: Batch, previous: Sequence[Batch]) -> nightly.Seen:
     """The nights' batches, and the steps the previous night's check recorded: a step it
     had seen is not new. A check made before steps were recorded gives None."""
     last = NightCheck.load(previous[0].analysis) if previous else NightCheck()
-    recorded = {c["identity"]: c["steps"] for c in last.cells if "steps" in c}
+    # A step its confirmation ruled noise is not seen: shown again, it is alerted again.
+    noise = Alert.objects.filter(batch__in=previous[:1], state=Alert.State.NOISE).exists()
+    recorded = {
+        c["identity"]: [s for s in c["steps"] if not (noise and s.get("alert"))]
+        for c in last.cells
+        if "steps" in c
+    }
     return nightly.Seen(batches=[batch.pk, *(b.pk for b in previous)], steps=recorded or None)
+
+
+def previous_nights(*, batch: Batch) -> list[Batch]:
+    """The nights a scheduled batch is judged against: the plan's successful scheduled
+    batches before it (since its baseline), most recent first."""
+    plan = batch.plan
+    if plan is None:
+        return []
+    window = max(plan.history_nights, regressions.MIN_NIGHTS)
+    return [b for b, _ in _previous_nights(batch, plan, window)]
 
 
 def batch_night(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
@@ -139,11 +159,17 @@ def _previous_nights(batch: Batch, plan: Plan, window: int) -> list[tuple[Batch,
             status=Status.DONE,
             created_at__lt=batch.created_at,
         )
+        .filter(_since_baseline(plan))
         .order_by("-created_at", "-pk")
         .only(*BATCH_FIELDS)[: max(window * LOOKBACK, regressions.STEP_NIGHTS)]
     )
     runs = _runs_by_batch([b.pk for b in earlier])
     return [(b, runs.get(b.pk, [])) for b in earlier]
+
+
+def _since_baseline(plan: Plan) -> Q:
+    """The nights a plan's check may look at: those since its accepted baseline, if any."""
+    return Q(created_at__gte=plan.baseline_from) if plan.baseline_from else Q()
 
 
 def _runs_by_batch(batch_ids: Sequence[int]) -> dict[int, list[Run]]:
@@ -220,9 +246,12 @@ class PlanHistory:
 
     def _series(self, identity: str, metric: regressions.Metric) -> list[float | None]:
         """A cell's figure night by night; None where the night failed or did not measure it."""
+        since = self.plan.baseline_from
         return [
             cell.value(metric)
-            if n.batch.status == Status.DONE and (cell := n.cells.get(identity))
+            if n.batch.status == Status.DONE
+            and (since is None or n.batch.created_at >= since)
+            and (cell := n.cells.get(identity))
             else None
             for n in self.nights
         ]

@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from runs.analysis import regressions
 from runs.columns import NightCheck
-from runs.models import Batch, Plan, Status
+from runs.models import Alert, Batch, Plan, Status
 from runs.services import webhook_bodies, webhooks
 
 logger = logging.getLogger(__name__)
@@ -42,16 +42,18 @@ MAX_ERROR_CHARS = 300
 
 @dataclass(frozen=True)
 class News:
-    event: str  # regression, batch_failed, batch_skipped, batch_cancelled
+    event: str  # regression, regression_unconfirmed, batch_failed, batch_skipped, batch_cancelled
     subject: str
     text: str
     payload: dict[str, Any]
 
 
-def batch_notify(*, batch: Batch) -> list[dict[str, Any]]:
+def batch_notify(*, batch: Batch, alert: Alert | None = None) -> list[dict[str, Any]]:
     """Send the news of a scheduled batch, once: a batch already notified is left alone.
-    Returns what Batch.notified records: one entry per channel, sent or not."""
-    news = batch_news(batch)
+    An alerted night is told with its alert (runs/services/alerts.py): once its re-run
+    confirmed it, or could not. Returns what Batch.notified records: one entry per
+    channel, sent or not."""
+    news = batch_news(batch, alert)
     if news is None or batch.plan is None:
         return []
     plan = batch.plan
@@ -69,8 +71,9 @@ def batch_notify(*, batch: Batch) -> list[dict[str, Any]]:
     return records
 
 
-def batch_news(batch: Batch) -> News | None:
-    """What there is to tell about a scheduled batch; None when the night went well."""
+def batch_news(batch: Batch, alert: Alert | None = None) -> News | None:
+    """What there is to tell about a scheduled batch; None when the night went well, and
+    for an alerted night without its alert confirmed (or unconfirmed)."""
     plan = batch.plan
     if plan is None:
         return None
@@ -79,14 +82,37 @@ def batch_news(batch: Batch) -> News | None:
     if batch.status in LOST_NIGHT:
         event = f"batch_{batch.status}"
         headline = f"nightly batch {batch.pk} {_lost(batch.status)}"
-    elif flagged:
-        event = "regression"
-        headline = f"{len(flagged)} of {len(check.cells)} cells slower"
+    elif flagged and alert is not None and alert.state != Alert.State.NOISE:
+        confirmed = alert.state != Alert.State.CONFIRMING
+        event = "regression" if confirmed else "regression_unconfirmed"
+        headline = f"{len(flagged)} of {len(check.cells)} cells slower" + (
+            ", confirmed by a re-run" if confirmed else ", could not be confirmed"
+        )
     else:
         return None
     subject = f"[benchdash] {plan.name}: {headline}"
     payload = _payload(batch, plan, event, headline, flagged)
+    if alert is not None:
+        payload["alert"] = _alert_payload(alert)
     return News(event=event, subject=subject, text=_text(payload), payload=payload)
+
+
+def _alert_payload(alert: Alert) -> dict[str, Any]:
+    """The alert's evidence: what the re-run found, and what changed since the baseline."""
+    confirming = alert.confirmation_id
+    return {
+        "id": alert.pk,
+        "state": alert.state,
+        "verdict": alert.verdict,
+        "confirmation": {
+            "batch": confirming,
+            "url": absolute_url(reverse("batch_results", args=[confirming]))
+            if confirming
+            else None,
+            "cells": [c["confirmation"] for c in alert.cells if "confirmation" in c],
+        },
+        "changes": list(alert.changes),
+    }
 
 
 def _lost(status: str) -> str:
@@ -153,12 +179,22 @@ def _text(payload: dict[str, Any]) -> str:
         lines += [f"  {step['text']}" for step in cell["steps"]]
     if payload["flagged"]:
         lines += ["", f"Rule: {payload['analysis']['rule']['text']}.", ""]
+    if "alert" in payload:
+        lines += _alert_text(payload["alert"])
     lines += [
         f"Batch:   {batch['url']}",
         f"Results: {batch['results_url']}",
         f"History: {plan['history_url']}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _alert_text(alert: dict[str, Any]) -> list[str]:
+    changes = [c["text"] for c in alert["changes"]] or ["nothing recorded differs"]
+    lines = ["Confirmation:", *(f"  {line}" for line in alert["verdict"].splitlines())]
+    if alert["confirmation"]["url"]:
+        lines.append(f"  {alert['confirmation']['url']}")
+    return [*lines, "", "What changed since the baseline nights:", *(f"  {c}" for c in changes), ""]
 
 
 def absolute_url(path: str) -> str:

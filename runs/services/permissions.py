@@ -14,7 +14,9 @@ benchmark sends the target's password to the load host and may change the target
 server settings, so it needs the same right as changing them. The built-in `local` load
 host holds no secret and anyone may use it. Launching a plan needs the right to change
 the plan and to use its target and load host. Cancelling a batch is for who launched it,
-the owner of its plan, members of a group with `runs.change_batch`, and staff.
+the owner of its plan, members of a group with `runs.change_batch`, and staff; so are its
+notes and tags. Deciding a plan's alerts (acknowledge, dismiss, accept as the new baseline)
+and annotating its history need the right to change the plan.
 
 A row without an owner (made before owners existed) is staff's and the groups' only.
 """
@@ -123,6 +125,16 @@ def require_cancel(user: AnyUser, batch: Batch) -> None:
         raise NotAllowed(
             f"only who launched batch {batch.pk}, the owner of its plan, staff, or a member of "
             "a group with the permission runs.change_batch may cancel it"
+        )
+
+
+def require_note(user: AnyUser, batch: Batch) -> None:
+    """Notes and tags on a batch: for who may cancel it (who launched it, the owner of its
+    plan, a group with runs.change_batch, staff)."""
+    if not may_cancel(user, batch):
+        raise NotAllowed(
+            f"only who launched batch {batch.pk}, the owner of its plan, staff, or a member of "
+            "a group with the permission runs.change_batch may write its notes and tags"
         )
 
 

@@ -64,6 +64,11 @@ def _lines(payload: dict[str, Any]) -> list[tuple[str, list[str]]]:
     ]
     if len(cells) > MAX_CELLS_SHOWN:
         told.append((f"and {len(cells) - MAX_CELLS_SHOWN} more cells", []))
+    if "alert" in payload:  # the re-run's evidence, and what changed since the baseline
+        alert = payload["alert"]
+        told.append(("Confirmation", alert["verdict"].splitlines()))
+        changes = [c["text"] for c in alert["changes"]] or ["nothing recorded differs"]
+        told.append(("What changed", changes[:MAX_CELLS_SHOWN]))
     return told
 
 

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from runs.web.views import (
+    alerts,
     batches,
     history,
     hosts,
@@ -20,6 +21,7 @@ urlpatterns = [
     path("batches/<int:batch_id>/", batches.batch_detail, name="batch_detail"),
     path("batches/<int:batch_id>/progress", batches.batch_progress, name="batch_progress"),
     path("batches/<int:batch_id>/cancel", batches.batch_cancel, name="batch_cancel"),
+    path("batches/<int:batch_id>/notes", alerts.batch_notes, name="batch_notes"),
     path("batches/<int:batch_id>/results", results.batch_results, name="batch_results"),
     path("batches/<int:batch_id>/export.csv", results.export_csv, name="batch_export_csv"),
     path("batches/<int:batch_id>/export.json", results.export_json, name="batch_export_json"),
@@ -52,6 +54,11 @@ urlpatterns = [
     path("plans/<int:plan_id>/launch", plans.plan_launch, name="plan_launch"),
     path("plans/<int:plan_id>/delete", plans.plan_delete, name="plan_delete"),
     path("plans/<int:plan_id>/history", history.plan_history, name="plan_history"),
+    path("plans/<int:plan_id>/annotations", alerts.annotation_add, name="annotation_add"),
+    path(
+        "annotations/<int:annotation_id>/delete", alerts.annotation_delete, name="annotation_delete"
+    ),
+    path("alerts/<int:alert_id>/decision", alerts.alert_decide, name="alert_decide"),
     path("schedules/", plans.schedules_list, name="schedules"),
     path("scripts/", scripts.scripts_list, name="scripts"),
     # import, tokens

@@ -13,8 +13,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from runs.models import Batch, LaunchedBy, Plan, Run, Status
-from runs.services import history
+from runs.models import Alert, Batch, LaunchedBy, Plan, Run, Status
+from runs.services import alerts, history
 from tests.services.test_history import Receiver
 
 NIGHTS, STEP_AT = 30, 20
@@ -59,6 +59,18 @@ def stored_night(plan: Plan, night: int, tps: float) -> Batch:
     return batch
 
 
+def confirmed(confirm: Batch, tps: float) -> None:
+    """A confirmation batch ended as a worker leaves it: its queued runs done around `tps`,
+    then judged as the task does."""
+    for n, run in enumerate(confirm.runs.order_by("position")):
+        run.status = Status.DONE
+        run.summary = {"tps": tps + n - 1, "latency_pct": 95, "latency_pct_ms": 2.0, "errors": 0}
+        run.save(update_fields=["status", "summary"])
+    Batch.objects.filter(pk=confirm.pk).update(status=Status.DONE, finished_at=timezone.now())
+    confirm.refresh_from_db()
+    alerts.batch_judge(batch=confirm)
+
+
 def test_a_5_percent_step_is_marked_at_its_night_and_alerted_once(api, local_host, webhook, owner):
     plan = Plan.objects.create(
         name="nightly inserts",
@@ -74,7 +86,7 @@ def test_a_5_percent_step_is_marked_at_its_night_and_alerted_once(api, local_hos
     nights = []
     for n, level in enumerate(levels):
         nights.append(stored_night(plan, n, level * (1 + 0.015 * rng.standard_normal())))
-        history.batch_analyse(batch=nights[-1])  # as the task does when a night ends
+        alerts.batch_judge(batch=nights[-1])  # as the task does when a night ends
     for batch in nights:
         batch.refresh_from_db()
 
@@ -89,6 +101,14 @@ def test_a_5_percent_step_is_marked_at_its_night_and_alerted_once(api, local_hos
     assert first.analysis["status"] == "regression"
     # The nights before the step: never alerted.
     assert all(b.notified == [] for b in nights[:STEP_AT])
+
+    # Nobody told yet: the alert waits for its confirmation, a batch of the flagged cell.
+    alert = Alert.objects.get()
+    assert alert.batch == first and alert.state == Alert.State.CONFIRMING
+    assert webhook.received == []
+    confirmed(alert.confirmation, 950.0)  # the re-run, as the worker leaves it
+    alert.refresh_from_db()
+    assert alert.state == Alert.State.CONFIRMED
 
     # The news went out once, with the step.
     (hook,) = webhook.received

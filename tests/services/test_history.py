@@ -188,7 +188,9 @@ def test_nights_inside_the_noise_pass_and_a_slowdown_beyond_it_is_flagged_and_se
     # And the mail, to the one valid address.
     (message,) = mail.outbox
     assert message.to == ["dba@example.com"]
-    assert message.subject == "[benchdash] nightly inserts: 1 of 1 cells slower"
+    assert message.subject == (
+        "[benchdash] nightly inserts: 1 of 1 cells slower, confirmed by a re-run"
+    )
     assert tps_check["text"] in message.body
     assert f"/batches/{slow.pk}/results" in message.body
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from runs.analysis import change_points, regressions
 from runs.models import Plan
-from runs.services import history, notifications, schedules
+from runs.services import alerts, history, notifications, schedules
 
 NIGHT_CHOICES = (14, 30, 60, 120, 365)
 DEFAULT_NIGHTS = 60
@@ -56,5 +56,6 @@ def plan_history(request: HttpRequest, plan_id: int) -> HttpResponse:
             "step_nights": regressions.STEP_NIGHTS,
             "step_pvalue": change_points.MAX_PVALUE,
             "step_min_pct": change_points.MIN_MAGNITUDE * 100,
+            **alerts.history_alerts(plan=plan),
         },
     )

@@ -1,0 +1,261 @@
+"""Alerts, for scripts: a plan's alerted nights with the re-run's verdict and what changed,
+the decisions on them (acknowledge, dismiss as noise, accept as the new baseline), notes
+and tags on batches, and annotations on a plan's history (runs/services/alerts.py,
+runs/services/notes.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runs.models import Alert, Annotation, Batch, Plan
+from runs.services import alerts, permissions
+from runs.services import notes as notes_service
+
+STATUSES = [*Alert.State.values, alerts.UNCONFIRMED]
+
+
+class ChangeSerializer(serializers.Serializer[Any]):
+    """One difference between the flagged night and its baseline nights."""
+
+    kind = serializers.ChoiceField(choices=["fact", "variable", "telemetry", "bottleneck"])
+    name = serializers.CharField(help_text="server version, a variable's name, a figure ...")
+    before = serializers.JSONField(help_text="The baseline nights' value (most common).")
+    after = serializers.JSONField(help_text="The flagged night's value.")
+    nights = serializers.IntegerField(help_text="Baseline nights that recorded it.")
+    text = serializers.CharField()
+
+
+class AlertCellSerializer(serializers.Serializer[Any]):
+    identity = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label
+    threads = serializers.IntegerField()
+    settings = serializers.DictField(child=serializers.CharField())
+    options = serializers.DictField(child=serializers.CharField())
+    steps = serializers.ListField(
+        child=serializers.DictField(), help_text="The alerted steps, as the check stored them."
+    )
+    checks = serializers.ListField(child=serializers.DictField())
+    confirmation = serializers.DictField(
+        required=False,
+        help_text="What the re-run said: verdict (confirmed, noise, no figure) and, per "
+        "step, the re-run's median, its 95 % interval, the step's levels and midpoint.",
+    )
+
+
+class AlertSerializer(serializers.ModelSerializer[Alert]):
+    status = serializers.SerializerMethodField(
+        help_text="The state, or `unconfirmed` when the re-run ended without an answer."
+    )
+    night_created_at = serializers.DateTimeField(source="batch.created_at", read_only=True)
+    confirmation_status = serializers.SerializerMethodField()
+    cells = AlertCellSerializer(many=True, read_only=True)
+    changes = ChangeSerializer(many=True, read_only=True)
+    decided_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+
+    class Meta:
+        model = Alert
+        fields = [
+            "id",
+            "plan",
+            "batch",
+            "night_created_at",
+            "confirmation",
+            "confirmation_status",
+            "state",
+            "status",
+            "verdict",
+            "cells",
+            "changes",
+            "comment",
+            "decided_by",
+            "decided_at",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_status(self, alert: Alert) -> str:
+        return alerts.alert_status(alert)
+
+    def get_confirmation_status(self, alert: Alert) -> str | None:
+        return alert.confirmation.status if alert.confirmation else None
+
+
+class AlertCountsSerializer(serializers.Serializer[Any]):
+    total = serializers.IntegerField()
+    confirmed = serializers.IntegerField(help_text="Re-runs that agreed with the alert.")
+    noise = serializers.IntegerField(help_text="Re-runs that did not: nobody was told.")
+    dismissed = serializers.IntegerField(help_text="Judged noise by a person.")
+    acknowledged = serializers.IntegerField()
+    accepted = serializers.IntegerField(help_text="Accepted as the new baseline.")
+    confirming = serializers.IntegerField()
+    unconfirmed = serializers.IntegerField(help_text="The re-run failed or was cancelled.")
+
+
+class PlanAlertsSerializer(serializers.Serializer[Any]):
+    plan = serializers.IntegerField()
+    baseline_from = serializers.DateTimeField(allow_null=True)
+    counts = AlertCountsSerializer()
+    alerts = AlertSerializer(many=True)
+
+
+def _alerts() -> Any:
+    return Alert.objects.select_related("batch", "confirmation", "decided_by")
+
+
+class PlanAlerts(APIView):
+    """A plan's alerts, newest first, with how many were confirmed, noise or dismissed."""
+
+    @extend_schema(operation_id="plans_alerts", responses={200: PlanAlertsSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        plan = get_object_or_404(Plan, pk=pk)
+        body = {
+            "plan": plan.pk,
+            "baseline_from": plan.baseline_from,
+            "counts": alerts.plan_alert_counts(plan=plan),
+            "alerts": _alerts().filter(plan=plan),
+        }
+        return Response(PlanAlertsSerializer(body).data)
+
+
+class AlertDetail(APIView):
+    @extend_schema(operation_id="alerts_retrieve", responses={200: AlertSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(AlertSerializer(get_object_or_404(_alerts(), pk=pk)).data)
+
+
+class DecisionSerializer(serializers.Serializer[Any]):
+    decision = serializers.ChoiceField(
+        choices=list(alerts.DECISIONS),
+        help_text="acknowledge; dismiss (noise); accept (the new baseline: the plan's "
+        "nights before the step no longer judge the nights after it).",
+    )
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+
+class AlertDecide(APIView):
+    """Decide an alert: for who may change its plan."""
+
+    @extend_schema(
+        operation_id="alerts_decide", request=DecisionSerializer, responses={200: AlertSerializer}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        alert = get_object_or_404(Alert.objects.select_related("plan"), pk=pk)
+        permissions.require(request.user, "change", alert.plan)
+        given = DecisionSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        alerts.alert_decide(alert=alert, user=request.user, **given.validated_data)
+        return Response(AlertSerializer(_alerts().get(pk=pk)).data)
+
+
+# --- notes, tags, annotations -------------------------------------------------------------------
+
+
+class BatchNotesSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField(read_only=True)
+    notes = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=notes_service.MAX_NOTES_CHARS,
+    )
+    tags = serializers.ListField(
+        child=serializers.RegexField(
+            r"\S", max_length=notes_service.MAX_TAG_CHARS, trim_whitespace=False
+        ),  # trimmed by the service: a tag has something besides spaces
+        max_length=notes_service.MAX_TAGS,
+        required=False,
+        help_text="Short labels, kept once each in their order; [] removes them all.",
+    )
+
+
+class BatchNotes(APIView):
+    """A batch's notes and tags: anyone reads them; who may cancel the batch writes them."""
+
+    @extend_schema(operation_id="batches_notes_retrieve", responses={200: BatchNotesSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(BatchNotesSerializer(get_object_or_404(Batch, pk=pk)).data)
+
+    @extend_schema(
+        operation_id="batches_notes_update",
+        request=BatchNotesSerializer,
+        responses={200: BatchNotesSerializer},
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        batch = get_object_or_404(Batch.objects.select_related("plan"), pk=pk)
+        permissions.require_note(request.user, batch)
+        given = BatchNotesSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        notes_service.batch_annotate(batch=batch, **given.validated_data)
+        return Response(BatchNotesSerializer(batch).data)
+
+
+class AnnotationSerializer(serializers.ModelSerializer[Annotation]):
+    text = serializers.RegexField(
+        r"\S",
+        max_length=notes_service.MAX_TEXT_CHARS,
+        trim_whitespace=False,
+        help_text='What happened, e.g. "upgraded to 10.11.9".',
+    )
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "plan", "at", "text", "created_by", "created_at"]
+        read_only_fields = ["id", "plan", "created_by", "created_at"]
+
+
+class PlanAnnotations(APIView):
+    """Marks on a plan's history timeline, oldest first; adding one needs the right to
+    change the plan."""
+
+    @extend_schema(
+        operation_id="plans_annotations_list", responses={200: AnnotationSerializer(many=True)}
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        plan = get_object_or_404(Plan, pk=pk)
+        found = Annotation.objects.filter(plan=plan).select_related("created_by")
+        return Response(AnnotationSerializer(found, many=True).data)
+
+    @extend_schema(
+        operation_id="plans_annotations_create",
+        request=AnnotationSerializer,
+        responses={201: AnnotationSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        plan = get_object_or_404(Plan, pk=pk)
+        permissions.require(request.user, "change", plan)
+        given = AnnotationSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        made = notes_service.annotation_create(plan=plan, user=request.user, **given.validated_data)
+        return Response(AnnotationSerializer(made).data, status=status.HTTP_201_CREATED)
+
+
+class AnnotationDetail(APIView):
+    @extend_schema(operation_id="annotations_destroy", responses={204: None})
+    def delete(self, request: Request, pk: int) -> Response:
+        annotation = get_object_or_404(Annotation.objects.select_related("plan"), pk=pk)
+        permissions.require(request.user, "change", annotation.plan)
+        notes_service.annotation_delete(annotation=annotation)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def history_extras(plan: Plan) -> dict[str, Any]:
+    """What the history answer adds for alerts (rows, serialized by PlanHistorySerializer):
+    the plan's baseline, the alert counts, the alerts and the annotations."""
+    return {
+        "baseline_from": plan.baseline_from,
+        "alert_counts": alerts.plan_alert_counts(plan=plan),
+        "alerts": list(_alerts().filter(plan=plan)),
+        "annotations": list(Annotation.objects.filter(plan=plan).select_related("created_by")),
+    }
