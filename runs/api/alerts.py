@@ -117,11 +117,12 @@ class PlanAlerts(APIView):
     @extend_schema(operation_id="plans_alerts", responses={200: PlanAlertsSerializer})
     def get(self, request: Request, pk: int) -> Response:
         plan = get_object_or_404(Plan, pk=pk)
+        found = list(_alerts().filter(plan=plan))
         body = {
             "plan": plan.pk,
             "baseline_from": plan.baseline_from,
-            "counts": alerts.plan_alert_counts(plan=plan),
-            "alerts": _alerts().filter(plan=plan),
+            "counts": alerts.plan_alert_counts(plan=plan, found=found),
+            "alerts": found,
         }
         return Response(PlanAlertsSerializer(body).data)
 
@@ -253,9 +254,10 @@ class AnnotationDetail(APIView):
 def history_extras(plan: Plan) -> dict[str, Any]:
     """What the history answer adds for alerts (rows, serialized by PlanHistorySerializer):
     the plan's baseline, the alert counts, the alerts and the annotations."""
+    found = list(_alerts().filter(plan=plan))
     return {
         "baseline_from": plan.baseline_from,
-        "alert_counts": alerts.plan_alert_counts(plan=plan),
-        "alerts": list(_alerts().filter(plan=plan)),
+        "alert_counts": alerts.plan_alert_counts(plan=plan, found=found),
+        "alerts": found,
         "annotations": list(Annotation.objects.filter(plan=plan).select_related("created_by")),
     }

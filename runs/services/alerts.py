@@ -314,9 +314,12 @@ def alert_step_night(alert: Alert) -> Any:
     return min(dates, default=alert.batch.created_at)
 
 
-def plan_alert_counts(*, plan: Plan) -> dict[str, int]:
-    """The plan's alerts counted: `confirmed` and `noise` by what the re-run said (whatever
-    was decided after), the others by their state now; `total` all of them."""
+def plan_alert_counts(*, plan: Plan, found: Sequence[Alert] | None = None) -> dict[str, int]:
+    """The plan's alerts counted (`found`: them, already read): `confirmed` and `noise` by
+    what the re-run said (whatever was decided after), the others by their state now;
+    `total` all of them."""
+    if found is None:
+        found = list(Alert.objects.filter(plan=plan).only("state", "verdict", "cells"))
     counts = {
         "total": 0,
         "confirmed": 0,
@@ -327,7 +330,7 @@ def plan_alert_counts(*, plan: Plan) -> dict[str, int]:
         "confirming": 0,
         UNCONFIRMED: 0,
     }
-    for alert in Alert.objects.filter(plan=plan).only("state", "verdict", "cells"):
+    for alert in found:
         counts["total"] += 1
         rerun = alert_rerun(alert)
         if rerun in (confirmation.CONFIRMED, confirmation.NOISE):
@@ -364,6 +367,6 @@ def history_alerts(*, plan: Plan) -> dict[str, Any]:
     )
     return {
         "alerts": [(alert, alert_status(alert)) for alert in found],
-        "alert_counts": plan_alert_counts(plan=plan),
+        "alert_counts": plan_alert_counts(plan=plan, found=found),
         "annotations": list(plan.annotations.select_related("created_by")),
     }

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from runs.analysis import regressions
+from runs.models import FINISHED_STATUSES, Alert
 from runs.services import batches, history
-from tests.helpers import wait_for_batch
+from tests.helpers import wait_for_batch, wait_until
 from tests.services.test_history import NIGHTLY_OPTIONS, audit_trigger, night
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -31,6 +32,14 @@ def test_a_slower_last_night_is_readable_from_the_api(
     earlier = [night(plan) for _ in range(regressions.MIN_NIGHTS)]
     audit_trigger(mariadb_server, target.database, 0.09)
     slow = night(plan)
+    # The slow night's re-run (runs/services/alerts.py) ends before the worker stops.
+    wait_until(
+        lambda: Alert.objects.filter(
+            batch=slow, confirmation__status__in=FINISHED_STATUSES
+        ).exists(),
+        timeout=120,
+        what="the confirmation of the slow night",
+    )
 
     # The batch detail: the check, cell by cell.
     detail = api.get(f"/api/v1/batches/{slow.pk}").json()

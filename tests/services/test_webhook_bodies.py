@@ -210,3 +210,25 @@ def test_a_lost_night_is_posted_in_the_format_the_url_says(db, receiver, kind):
     fired.refresh_from_db()
     (record,) = fired.notified
     assert record["ok"] and record["format"] == kind
+
+
+def test_a_confirmed_alert_brings_its_rerun_and_what_changed_in_both_formats():
+    confirmed = {
+        **news(),
+        "alert": {
+            "id": 7,
+            "state": "confirmed",
+            "verdict": "threads=4 flush=<2>: tps re-run 8,190 (\u221218 %): confirmed",
+            "confirmation": {"batch": 42, "url": f"{BASE}/batches/42/results", "cells": []},
+            "changes": [{"kind": "variable", "text": "sync_binlog: 0 \u2192 1"}],
+        },
+    }
+
+    _, _, rerun, changed, _ = slack_body(confirmed)["blocks"]
+    assert rerun["text"]["text"] == (
+        "*Confirmation*\n\u2022 threads=4 flush=&lt;2&gt;: tps re-run 8,190 (\u221218 %): confirmed"
+    )
+    assert changed["text"]["text"] == "*What changed*\n\u2022 sync_binlog: 0 \u2192 1"
+    card = teams_body(confirmed)["attachments"][0]["content"]
+    texts = [b.get("text") for b in card["body"]]
+    assert "What changed" in texts and "sync_binlog: 0 \u2192 1" in texts
