@@ -31,6 +31,7 @@ from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Alert, Batch, LaunchedBy, Plan, Run, Status
 from runs.services import batches, history, notifications
+from runs.services.queue import BrokerUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -93,19 +94,24 @@ def alert_open(*, batch: Batch, previous: Sequence[Batch]) -> Alert | None:
     flagged = [c for c in NightCheck.load(batch.analysis).cells if c.get("flagged")]
     if plan is None or not flagged:
         return None
-    with transaction.atomic():
-        Batch.objects.select_for_update().only("id").get(pk=batch.pk)
-        found = Alert.objects.filter(batch=batch).first()
-        if found is not None:
-            return found
-        alert = Alert.objects.create(
-            plan=plan,
-            batch=batch,
-            cells=[_alert_cell(cell) for cell in flagged],
-            changes=batch_changes(batch=batch, baseline=_baseline(flagged, previous, plan)),
-        )
-        alert.confirmation = confirmation_launch(alert=alert)
-        alert.save(update_fields=["confirmation"])
+    try:
+        with transaction.atomic():
+            Batch.objects.select_for_update().only("id").get(pk=batch.pk)
+            found = Alert.objects.filter(batch=batch).first()
+            if found is not None:
+                return found
+            alert = Alert.objects.create(
+                plan=plan,
+                batch=batch,
+                cells=[_alert_cell(cell) for cell in flagged],
+                changes=batch_changes(batch=batch, baseline=_baseline(flagged, previous, plan)),
+            )
+            alert.confirmation = confirmation_launch(alert=alert)
+            alert.save(update_fields=["confirmation"])
+    except BrokerUnavailable:
+        # Committed, but no worker will run the re-run (it was failed at once): say so.
+        confirmation_finished(batch=Batch.objects.get(confirms__batch=batch))
+        return Alert.objects.get(batch=batch)
     logger.info(
         "batch %s: alert %s, confirming with batch %s", batch.pk, alert.pk, alert.confirmation_id
     )

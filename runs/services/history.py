@@ -5,8 +5,8 @@ When a scheduled batch ends (done, failed, cancelled, or a launch recorded as sk
 task compares each of its cells with the previous successful nights of the same plan and
 looks for new steps in its series (runs/analysis/regressions.py holds the rule,
 runs/analysis/nightly.py applies it), stores the verdict in Batch.analysis and tells the
-plan's recipients when a cell was alerted or the night was lost
-(runs/services/notifications.py). The history also marks each cell's steps.
+plan's recipients when the night was lost (runs/services/notifications.py); alerted cells
+are re-run and told by runs/services/alerts.py. The history also marks each cell's steps.
 """
 
 from __future__ import annotations

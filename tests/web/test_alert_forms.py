@@ -21,12 +21,17 @@ def alerted(transactional_db, user) -> Alert:
     plan = Plan.objects.create(
         name="nightly", load_host=local, test="oltp_insert", threads=[1], created_by=user
     )
-    for n, tps in enumerate([*QUIET, 900]):
-        alerts.batch_judge(batch=stored_night(plan, n, tps))
+    nights(plan, [*QUIET, 900])
     alert = Alert.objects.get()
     confirmed(alert.confirmation, 900.0)
     alert.refresh_from_db()
     return alert
+
+
+def nights(plan: Plan, values: list[float]) -> None:
+    start = plan.batches.filter(launched_by="schedule").count()
+    for n, tps in enumerate(values, start=start):
+        alerts.batch_judge(batch=stored_night(plan, n, tps))
 
 
 def test_the_history_page_shows_the_alert_and_decides_it(client_in, alerted):
@@ -78,3 +83,16 @@ def test_who_may_not_change_the_plan_decides_nothing(alerted, django_user_model)
     assert other.post(f"/batches/{alerted.batch_id}/notes", {"notes": "x"}).status_code == 403
     alerted.refresh_from_db()
     assert alerted.state == Alert.State.CONFIRMED
+
+
+def test_the_alerts_and_annotations_cost_the_history_page_two_queries(
+    client_in, alerted, django_assert_max_num_queries
+):
+    for text in ("10.11.9", "new kernel"):
+        Annotation.objects.create(plan=alerted.plan, at=alerted.batch.created_at, text=text)
+    nights(alerted.plan, [905.0, 899.0])  # two more nights at the new level
+    # 6 as tests/web/test_history_page.py bounds it, whatever the nights, and 2 more.
+    with django_assert_max_num_queries(8):
+        page = client_in.get(f"/plans/{alerted.plan_id}/history")
+    assert page.status_code == 200
+    assert page.content.decode().count('<tr class="alert-') == Alert.objects.count() >= 1

@@ -43,6 +43,9 @@ def test_the_history_of_60_nights_of_12_cells_reads_a_bounded_number_of_queries(
         options={"time": 0, "events": 20, "report-interval": 0},
         threads=[1, 2, 3, 4],
         option_axes={"cpu-max-prime": [500, 1000, 2000]},
+        # The page's queries are measured here, not the alerts: on this shared machine the
+        # load steps the figures, and every alert would re-run its cells (alerts.py).
+        regression_threshold_pct=1000,
     )
     nights = []
     for _ in range(NIGHTS):
