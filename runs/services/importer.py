@@ -53,6 +53,8 @@ class ImportResult:
     sample_count: int = 0
     first_samples: list[IntervalSample] = field(default_factory=list)
     preview: dict[str, list[list[float]]] = field(default_factory=dict)  # tps, latency_ms
+    # a dry run's facts, as the run page says them: the preview shows what the run would
+    facts: run_facts.RunFacts | None = None
     error: str = ""
     batch: Batch | None = None
     run: Run | None = None
@@ -115,6 +117,7 @@ def log_import(
         imported = _import(log, target, given_test, label, user)
         if dry_run:
             imported.preview = _preview(imported)
+            imported.facts = _facts(imported)
             transaction.set_rollback(True)
     if dry_run:
         imported.dry_run, imported.batch, imported.run = True, None, None
@@ -195,6 +198,22 @@ def _preview(imported: ImportResult) -> dict[str, list[list[float]]]:
         [imported.run.pk], buckets=charts.SERIES_BUCKETS, metrics=("tps", "latency_ms")
     )
     return series.get(imported.run.pk, {})
+
+
+def _facts(imported: ImportResult) -> run_facts.RunFacts | None:
+    """Everything sysbench printed, from the run a dry run stored, read before it is
+    rolled back."""
+    if imported.run is None:
+        return None
+    run = Run.objects.get(pk=imported.run.pk)
+    return run_facts.run_facts(
+        outcome=run.outcome,
+        reports=run.reports,
+        histogram=run.histogram,
+        counters=run.counters,
+        raw_log=run.raw_log,
+        histogram_option=run.options.get("histogram", "on"),
+    )
 
 
 def _check_test_name(given: str | None) -> str | None:
