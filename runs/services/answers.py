@@ -34,9 +34,11 @@ from django.db.models import F, FilteredRelation, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 
+from runs.analysis import comparison
 from runs.analysis.batch_results import BatchResults
+from runs.analysis.results import RunFigures
 from runs.models import FINISHED_STATUSES, Batch, StoredAnswer
-from runs.services import results
+from runs.services import results, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,9 @@ SOURCES = (
     "runs/web/templatetags",
     "templates/runs",
 )
-PARTS = ("results", "html")  # what the API and report read, and what the page shows
+# What the API and the report read, what the page shows, and the figures of the batch's
+# runs that the compare page reads (selectors.SideFigures).
+PARTS = ("results", "html", "side")
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,18 @@ def batch_page(
     return Answer(render_to_string(PAGE_TEMPLATE, page), None)
 
 
+def batch_side(*, batch: Batch) -> selectors.SideFigures | None:
+    """A finished batch's run figures as its stored answer keeps them, for the compare page
+    (read with the batch: with_answer(part="side")); None when there are none stored, for
+    the caller to read its runs (the compare page stores nothing)."""
+    if batch.status not in FINISHED_STATUSES:
+        return None
+    etag, side = _stored(batch, None, "side")
+    if etag is None:
+        return None
+    return [RunFigures.from_json(f) for f in side["figures"]], side["host_busy_pct"]
+
+
 def batch_answers_store(*, batch: Batch) -> None:
     """Where a batch ends: its answers replaced by the default view's, built now. A
     failure is logged: it costs the stored answer (built on the first request instead),
@@ -188,6 +204,10 @@ def _store(batch: Batch, baseline: str | int | None) -> tuple[str, dict[str, Any
         "version": answer_version(),
         "results": _plain(page["results"].to_json()),
         "html": render_to_string(PAGE_TEMPLATE, page),
+        "side": {
+            "figures": _plain({"f": [f.to_json() for f in read.figures]})["f"],
+            "host_busy_pct": comparison.host_busy_pct(r.host_summary for r in read.runs),
+        },
     }
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
     etag = f"{answer_version()}-{digest[:47]}"  # made by this code (with_answer reads it)

@@ -9,7 +9,9 @@ import json
 from datetime import timedelta
 
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from runs.models import Batch, Run, StoredAnswer
@@ -180,3 +182,30 @@ def test_the_api_and_the_report_serve_the_stored_answer_with_their_own_etags(
     assert report.status_code == 200 and report["ETag"] != body["ETag"]
     assert report_held.status_code == 304
     assert keys(batch) == ["baseline=1"]  # the report read what the API stored
+
+
+def test_the_compare_page_reads_a_finished_batchs_figures_from_its_stored_answer(
+    client_in, make_batch
+):
+    one = make_batch(threads=(1, 2), repeats=3, samples=3)
+    two = make_batch(threads=(1, 2), repeats=3, samples=3)
+    Run.objects.filter(batch=two, threads=2).update(summary={"tps": 80.0, "latency_pct_ms": 3})
+    url = f"/compare?s=b{one.pk}&s=b{two.pk}"
+    read_from_runs = client_in.get(url).content.decode()
+    answers.batch_answers_store(batch=one)
+    answers.batch_answers_store(batch=two)
+
+    with CaptureQueriesContext(connection) as queries:
+        read_from_answers = client_in.get(url).content.decode()
+
+    assert not [q["sql"] for q in queries if 'FROM "runs_run"' in q["sql"]]
+    table = '<table class="table compare-table">'
+    assert section(read_from_answers, table, "</table>") == section(
+        read_from_runs, table, "</table>"
+    )
+    assert "slower" in section(read_from_answers, table, "</table>")
+
+
+def section(html: str, start: str, end: str) -> str:
+    begin = html.index(start)
+    return html[begin : html.index(end, begin) + len(end)]
