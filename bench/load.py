@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py [--clients 50] [--seconds 30] [--sse-clients 50]
                                    [--web-workers N] [--after 60] [--warmup 5]
+                                   [--mix live|pages] [--idle]
 
 Starts its own world on loopback, and removes it at the end: a private PostgreSQL
 (max_connections 100, as PostgreSQL ships) and a private Redis (tests/servers.py), the
@@ -17,6 +18,12 @@ Reports per page: requests, throughput, p50, p99, errors; the SSE clients that c
 and the samples they got; the connections to PostgreSQL at the peak and --after seconds
 after the load; the "too many clients" refusals PostgreSQL logged; the load average.
 Writes bench/results/load.json (or --out); the logs stay in /tmp/benchdash-load-*.
+
+--mix pages (issue 27): the clients ask in turn for the batch list, the results page of a
+finished 50-run batch and the API results of a finished 200-run batch (600 samples a run,
+650 server variables: bench/benchdata.py), whose answers are stored first as a batch's
+end stores them (where the code has stored answers). --idle: no live run (and no SSE
+clients) meanwhile.
 """
 
 from __future__ import annotations
@@ -135,6 +142,21 @@ def store_batches(plan: Any) -> list[int]:
         )
         big.append(batch.pk)
     return big
+
+
+def store_finished_pages() -> dict[str, str]:
+    """The batches of --mix pages, made as bench/pages.py makes them, their answers stored
+    as a batch's end stores them; the pages asked for."""
+    from bench import benchdata
+
+    fifty = benchdata.batch("load-50x600", runs=50, samples=600)
+    two_hundred = benchdata.batch("load-200x600", runs=200, samples=600)
+    benchdata.store_answers()
+    return {
+        "batch list": "/",
+        "results page, 50 runs": f"/batches/{fifty.pk}/results",
+        "API results, 200 runs": f"/api/v1/batches/{two_hundred.pk}/results",
+    }
 
 
 def launch_live_run(plan: Any, seconds: int) -> tuple[Any, Any]:
@@ -286,6 +308,11 @@ def main() -> None:
     parser.add_argument("--after", type=float, default=60, help="seconds to wait, then count")
     parser.add_argument("--warmup", type=float, default=5, help="seconds of requests not counted")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
+    parser.add_argument(
+        "--mix", choices=["live", "pages"], default="live",
+        help="live: list, batch page, compare API; pages: list, results page, API results",
+    )  # fmt: skip
+    parser.add_argument("--idle", action="store_true", help="no live run during the load")
     parser.add_argument("--sse-only", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sse_only:
@@ -327,18 +354,22 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             logs / "worker.log",
         ))  # fmt: skip
         wait_for_http(base + "/accounts/login/")
-        live_batch, live_run = launch_live_run(plan, int(args.seconds + args.warmup) + 30)
+        live = None if args.idle else launch_live_run(plan, int(args.seconds + args.warmup) + 30)
         paths = {
             "batch list": "/",
             "40-run batch page": f"/batches/{big[0]}/",
             "compare API": f"/api/v1/compare?batches={big[0]},{big[1]}",
         }
+        if args.mix == "pages":
+            paths = store_finished_pages()
         # Each worker process's first requests load code and open its pool: not measured.
         page_clients(base, paths, cookies, 2 * args.web_workers, args.warmup)
         load_before = os.getloadavg()
-        sse = run_sse_process(
-            f"{base}/runs/{live_run.pk}/events", cookies, args.sse_clients, args.seconds
-        )
+        sse = None
+        if live is not None and args.sse_clients:
+            sse = run_sse_process(
+                f"{base}/runs/{live[1].pk}/events", cookies, args.sse_clients, args.seconds
+            )
         peak = [0]
         done = threading.Event()
 
@@ -350,11 +381,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         watcher = threading.Thread(target=watch)
         watcher.start()
         results = page_clients(base, paths, cookies, args.clients, args.seconds)
-        sse_out, _ = sse.communicate(timeout=args.seconds + 120)
+        sse_out = sse.communicate(timeout=args.seconds + 120)[0] if sse is not None else ""
         done.set()
         watcher.join()
         load_after = os.getloadavg()
-        batches.batch_cancel(batch=live_batch)
+        if live is not None:
+            batches.batch_cancel(batch=live[0])
         right_after = connections(postgres)
         time.sleep(args.after)
         later = connections(postgres)
@@ -362,9 +394,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "clients": args.clients,
             "seconds": args.seconds,
             "web_workers": args.web_workers,
+            "mix": args.mix,
+            "live_run": live is not None,
             "pages": {name: page_figures(r, args.seconds) for name, r in results.items()},
             "all_pages": page_figures([x for r in results.values() for x in r], args.seconds),
-            "sse": json.loads(sse_out) if sse_out.strip() else {"errors": ["no answer"]},
+            "sse": json.loads(sse_out) if sse_out.strip() else {"errors": ["none, or no answer"]},
             "postgres_connections": {
                 "peak": peak[0],
                 "right_after": right_after,

@@ -118,19 +118,6 @@ def forget(label: str) -> Any:
     return lambda: StoredAnswer.objects.filter(batch__label=f"bench:{label}").delete()
 
 
-def store_answers() -> None:
-    """Each finished batch's answer stored, as the worker does when a batch ends (on a
-    commit before issue 27 there is nothing to store)."""
-    try:
-        from runs.services import answers
-    except ImportError:
-        return
-    from runs.models import Batch
-
-    for batch in Batch.objects.filter(label__startswith="bench:"):
-        answers.batch_answers_store(batch=batch)
-
-
 def pages() -> list[tuple[str, str, Any]]:
     from bench import benchdata
 
@@ -153,7 +140,7 @@ def pages() -> list[tuple[str, str, Any]]:
     found.append(
         (f"history, {NIGHTS} nights x 20 cells", f"/plans/{history_plan().pk}/history", None)
     )
-    store_answers()
+    benchdata.store_answers()
     return found
 
 

@@ -144,7 +144,7 @@ class BatchResultsView(APIView):
     def get(self, request: Request, pk: int) -> HttpResponseBase:
         baseline = _baseline(request)
         batch = get_object_or_404(_with_answer(baseline, "results"), pk=pk)
-        answer = answers.batch_answer(batch=batch, baseline=baseline)
+        answer = answers.batch_answer_json(batch=batch, baseline=baseline)
         report = request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk]))
         etag = answers.shown_etag(answer.etag, batch, "api", report)
         return conditional(request, etag, lambda: _results(batch, answer.value, report))
@@ -154,12 +154,13 @@ def _with_answer(baseline: int | None, part: str) -> QuerySet[Batch]:
     return answers.with_answer(selectors.batches_with_plan(), baseline=baseline, part=part)
 
 
-def _results(batch: Batch, found: BatchResults, report: str) -> Response:
+def _results(batch: Batch, found: dict[str, Any], report: str) -> Response:
+    """`found`: BatchResults.to_json()."""
     body = {
-        **found.to_json(),
+        **found,
         "batch": batch.pk,
-        "series": [s["label"] for s in found.series],
-        "baseline": found.baseline_label,
+        "series": [s["label"] for s in found["series"]],
+        "baseline": found["baseline_label"],
         "report": report,
     }
     return Response(BatchResultsSerializer(body).data)
