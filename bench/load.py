@@ -14,7 +14,8 @@ and launches a live `sysbench cpu` run (one sample a second).
 Then, for --seconds, --clients logged-in clients (threads) each ask in turn for the batch
 list (`/`), the page of a 40-run batch and the compare API on the two 40-run batches,
 while --sse-clients clients (another process) follow the live run's event stream.
-Reports per page: requests, throughput, p50, p99, errors; the SSE clients that connected
+Reports per page: requests, throughput, p50, p99, errors; the web server's CPU per request
+(uvicorn's processes, from /proc); the SSE clients that connected
 and the samples they got; the connections to PostgreSQL at the peak and --after seconds
 after the load; the "too many clients" refusals PostgreSQL logged; the load average.
 Writes bench/results/load.json (or --out); the logs stay in /tmp/benchdash-load-*.
@@ -272,6 +273,21 @@ def connections(postgres: Any) -> int:
         return int(row[0]) if row else 0
 
 
+def web_cpu_s(web_pid: int) -> float:
+    """CPU seconds used so far by the web server: uvicorn's supervisor and its worker
+    processes (its children, from /proc)."""
+    clock = os.sysconf("SC_CLK_TCK")
+    used = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # not a process, or one that has just ended
+        if int(fields[1]) == web_pid or entry.name == str(web_pid):  # its parent, or itself
+            used += int(fields[11]) + int(fields[12])
+    return used / clock
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
@@ -380,7 +396,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
         watcher = threading.Thread(target=watch)
         watcher.start()
+        web_cpu_before = web_cpu_s(processes[0].pid)
         results = page_clients(base, paths, cookies, args.clients, args.seconds)
+        web_cpu = web_cpu_s(processes[0].pid) - web_cpu_before
         sse_out = sse.communicate(timeout=args.seconds + 120)[0] if sse is not None else ""
         done.set()
         watcher.join()
@@ -398,6 +416,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "live_run": live is not None,
             "pages": {name: page_figures(r, args.seconds) for name, r in results.items()},
             "all_pages": page_figures([x for r in results.values() for x in r], args.seconds),
+            # The web server's CPU over the measured seconds, per request answered.
+            "web_cpu_s": round(web_cpu, 2),
+            "web_cpu_ms_per_request": round(
+                1000 * web_cpu / max(1, sum(len(r) for r in results.values())), 1
+            ),
             "sse": json.loads(sse_out) if sse_out.strip() else {"errors": ["none, or no answer"]},
             "postgres_connections": {
                 "peak": peak[0],
