@@ -66,20 +66,21 @@ class Answer:
     """What a view serves, and the digest of it when it is stored (None: built for this
     request only)."""
 
-    value: Any  # BatchResults (batch_answer) or the page's HTML (batch_page)
+    value: Any  # BatchResults, its JSON (batch_answer_json) or the page's HTML (batch_page)
     etag: str | None
 
 
 def answer_key(baseline: str | int | None) -> str:
-    """The view an answer is stored under: `baseline=1` (?baseline=1; anything else is 0)."""
-    text = str(baseline if baseline is not None else "0").strip()
+    """The view an answer is stored under: `baseline=1` (?baseline=1; what is no index is
+    0, as results.baseline_index reads it)."""
+    text = str(baseline if baseline is not None else "0")
     return f"baseline={int(text) if text.isdigit() else 0}"
 
 
 def with_answer(
     batches: QuerySet[Batch], *, baseline: str | int | None, part: str
 ) -> QuerySet[Batch]:
-    """The batches, each with its stored answer's `part` ("results" or "html") for the
+    """The batches, each with its stored answer's `part` (one of PARTS) for the
     baseline asked for when one is stored and fresh: read in the same query as the batch
     (`answer_etag`, `answer_<part>`; None when there is none)."""
     if part not in PARTS:
