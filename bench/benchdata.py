@@ -165,8 +165,8 @@ def store_answers() -> None:
     """Each finished bench batch's answer stored, as the worker stores it when a batch ends
     (issue 27; a commit before it has nothing to store, and its pages build every time)."""
     try:
-        from runs.services import answers
+        from runs.services import stored_results
     except ImportError:
         return
     for made in Batch.objects.filter(label__startswith="bench:"):
-        answers.batch_answers_store(batch=made)
+        stored_results.batch_results_store(batch=made)

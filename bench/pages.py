@@ -113,9 +113,9 @@ def measure(browser: Any, url: str, repeats: int, before: Any = None) -> dict[st
 
 def forget(label: str) -> Any:
     """Deletes the stored answers of the batch labelled so (before each request)."""
-    from runs.models import StoredAnswer
+    from runs.models import StoredResults
 
-    return lambda: StoredAnswer.objects.filter(batch__label=f"bench:{label}").delete()
+    return lambda: StoredResults.objects.filter(batch__label=f"bench:{label}").delete()
 
 
 def pages() -> list[tuple[str, str, Any]]:

@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from runs.analysis.batch_results import BatchResults
 from runs.api.common import QueryParameters
 from runs.models import Batch
-from runs.services import answers, reports, selectors
+from runs.services import reports, selectors, stored_results
 from runs.web.responses import conditional
 
 
@@ -144,14 +144,14 @@ class BatchResultsView(APIView):
     def get(self, request: Request, pk: int) -> HttpResponseBase:
         baseline = _baseline(request)
         batch = get_object_or_404(_with_answer(baseline, "results"), pk=pk)
-        answer = answers.batch_answer_json(batch=batch, baseline=baseline)
+        answer = stored_results.batch_stored_json(batch=batch, baseline=baseline)
         report = request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk]))
-        etag = answers.shown_etag(answer.etag, batch, "api", report)
+        etag = stored_results.shown_etag(answer.etag, batch, "api", report)
         return conditional(request, etag, lambda: _results(batch, answer.value, report))
 
 
 def _with_answer(baseline: int | None, part: str) -> QuerySet[Batch]:
-    return answers.with_answer(selectors.batches_with_plan(), baseline=baseline, part=part)
+    return stored_results.with_stored(selectors.batches_with_plan(), baseline=baseline, part=part)
 
 
 def _results(batch: Batch, found: dict[str, Any], report: str) -> Response:
@@ -173,8 +173,8 @@ class BatchReport(APIView):
     def get(self, request: Request, pk: int) -> HttpResponseBase:
         baseline = _baseline(request)
         batch = get_object_or_404(_with_answer(baseline, "results"), pk=pk)
-        answer = answers.batch_answer(batch=batch, baseline=baseline)
-        etag = answers.shown_etag(answer.etag, batch, "report")
+        answer = stored_results.batch_stored(batch=batch, baseline=baseline)
+        etag = stored_results.shown_etag(answer.etag, batch, "report")
         return conditional(request, etag, lambda: _report(batch, answer.value))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from runs.analysis import charts, comparison, results
 from runs.analysis.host_metrics import cell_host_metrics
-from runs.services import answers, selectors
+from runs.services import selectors, stored_results
 
 MAX_SIDES = 8
 
@@ -39,13 +39,13 @@ def sides_compare(*, keys: list[str]) -> Comparison:
 
 def comparison_sides(*, keys: list[str]) -> dict[str, comparison.Side]:
     """The sides by key ("b12", "r345"): a finished batch's figures as stored with its
-    answer (runs/services/answers.py), the others read from their runs."""
+    answer (runs/services/stored_results.py), the others read from their runs."""
     batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]
-    with_side = answers.with_answer(
+    with_side = stored_results.with_stored(
         selectors.batches_with_plan().filter(pk__in=batch_ids), baseline=None, part="side"
     )
     batches = {batch.pk: batch for batch in with_side}
-    stored = {pk: side for pk, b in batches.items() if (side := answers.batch_side(batch=b))}
+    stored = {pk: side for pk, b in batches.items() if (side := stored_results.batch_side(batch=b))}
     return selectors.comparison_sides(keys, batches, stored)
 
 

@@ -16,7 +16,7 @@ from runs.analysis.batch_results import BatchResults
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services import answers
+from runs.services import stored_results
 
 # Inlined into the report, in this order: nothing is fetched when it is opened.
 REPORT_SCRIPTS = (
@@ -32,8 +32,8 @@ def batch_report_html(
     *, batch: Batch, baseline: str | int | None = None, found: BatchResults | None = None
 ) -> str:
     """The report of `found` (the batch's results against `baseline` unless given: as
-    stored once the batch is finished, runs/services/answers.py)."""
-    found = found or answers.batch_answer(batch=batch, baseline=baseline).value
+    stored once the batch is finished, runs/services/stored_results.py)."""
+    found = found or stored_results.batch_stored(batch=batch, baseline=baseline).value
     context = {
         "batch": batch,
         "results": found,

@@ -1,7 +1,7 @@
 """A batch's results: the one place they are built (runs/analysis/batch_results.py does the
 arithmetic), for the results page, the report (runs/services/reports.py) and the API
 (runs/api/results.py) to render. A finished batch's are built once and stored
-(runs/services/answers.py)."""
+(runs/services/stored_results.py)."""
 
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def batch_results_page(
     counter: str = "",
     read: ResultsRuns | None = None,
 ) -> dict[str, Any]:
-    """What the results page shows below its header (templates/runs/_results_answer.html):
+    """What the results page shows below its header (templates/runs/_results_stored.html):
     the batch's results, and what only the page draws: the runs over time, with the
     counter asked for, and the environment."""
     read = read or batch_results_runs(batch=batch)

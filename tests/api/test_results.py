@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runs.models import Batch, Plan, Status, StoredAnswer
+from runs.models import Batch, Plan, Status, StoredResults
 from runs.services import batches
 from tests.helpers import wait_for_batch, wait_until
 
@@ -58,7 +58,7 @@ def test_a_batch_answers_with_verdicts_intervals_and_the_reasons_of_its_extra_ru
 
 
 def test_the_worker_stores_the_answer_as_the_batch_ends_and_the_api_serves_it(api, cpu_batch):
-    stored = StoredAnswer.objects.filter(batch=cpu_batch)
+    stored = StoredResults.objects.filter(batch=cpu_batch)
     wait_until(stored.exists, 60, "the answer stored as the batch ended")
     (answer,) = stored
     assert answer.key == "baseline=0" and answer.computed_at >= cpu_batch.finished_at
@@ -73,7 +73,7 @@ def test_the_worker_stores_the_answer_as_the_batch_ends_and_the_api_serves_it(ap
     )
     assert "private" in first.headers["Cache-Control"]
     assert held.status_code == 304 and held.content == b""
-    assert StoredAnswer.objects.get(pk=answer.pk).computed_at == answer.computed_at  # not rebuilt
+    assert StoredResults.objects.get(pk=answer.pk).computed_at == answer.computed_at  # not rebuilt
 
 
 def _repeats(verdict):

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from runs.analysis import stats
 from runs.errors import InvalidInput
-from runs.models import Batch, Run, Sample, Status, StoredAnswer, Target
+from runs.models import Batch, Run, Sample, Status, StoredResults, Target
 from runs.services.importer import log_import
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysbench"
@@ -149,7 +149,7 @@ def test_an_import_ends_its_batch_with_its_answer_stored(target):
         imported = log_import(log=log, target=target)
 
     assert imported.batch is not None
-    stored = StoredAnswer.objects.get(batch=imported.batch)
+    stored = StoredResults.objects.get(batch=imported.batch)
     assert stored.key == "baseline=0"
     assert stored.content["results"]["unit"] == "tps"
     assert stored.content["results"]["table"][0]["point"]["median"] == 1037.40

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import mark_safe
 
 from runs.models import Batch
-from runs.services import answers, exports, reports, selectors
+from runs.services import exports, reports, selectors, stored_results
 from runs.services.compare import MAX_SIDES, sides_compare
 from runs.web.responses import conditional, streamed
 
@@ -22,11 +22,13 @@ def _ids(text: str) -> list[int]:
 
 
 def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
-    """The results of a batch (runs/services/answers.py: stored once it is finished)."""
+    """The results of a batch (runs/services/stored_results.py: stored once it is finished)."""
     baseline = request.GET.get("baseline")
-    batches = answers.with_answer(selectors.batches_with_plan(), baseline=baseline, part="html")
+    batches = stored_results.with_stored(
+        selectors.batches_with_plan(), baseline=baseline, part="html"
+    )
     batch = get_object_or_404(batches, pk=batch_id)
-    page = answers.batch_page(
+    page = stored_results.batch_page(
         batch=batch,
         baseline=baseline,
         selected=_ids(",".join(request.GET.getlist("runs"))),
@@ -34,7 +36,7 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     )
     # Rendered from our own template, which escaped what it holds.
     answer = mark_safe(page.value)  # noqa: S308
-    etag = answers.shown_etag(page.etag, batch, *_who(request), baseline)
+    etag = stored_results.shown_etag(page.etag, batch, *_who(request), baseline)
     context = {"batch": batch, "answer": answer}
     return conditional(request, etag, lambda: render(request, "runs/batch_results.html", context))
 
@@ -42,14 +44,16 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
 def batch_report(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     """The batch's report to share: one HTML file, readable offline."""
     baseline = request.GET.get("baseline")
-    batches = answers.with_answer(selectors.batches_with_plan(), baseline=baseline, part="results")
+    batches = stored_results.with_stored(
+        selectors.batches_with_plan(), baseline=baseline, part="results"
+    )
     batch = get_object_or_404(batches, pk=batch_id)
-    answer = answers.batch_answer(batch=batch, baseline=baseline)
-    etag = answers.shown_etag(answer.etag, batch, "report")
+    answer = stored_results.batch_stored(batch=batch, baseline=baseline)
+    etag = stored_results.shown_etag(answer.etag, batch, "report")
     return conditional(request, etag, lambda: _report(batch, answer))
 
 
-def _report(batch: Batch, answer: answers.Answer) -> HttpResponse:
+def _report(batch: Batch, answer: stored_results.Stored) -> HttpResponse:
     html = reports.batch_report_html(batch=batch, found=answer.value)
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'

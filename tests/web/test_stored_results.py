@@ -1,4 +1,4 @@
-"""A finished batch's answer is built once and served as stored (runs/services/answers.py):
+"""A finished batch's answer is built once and served as stored (runs/services/stored_results.py):
 the results page, the API and the report read it with the batch in one query, send an
 ETag and answer 304 to a client that holds it; a live batch's is built on each request.
 (That the worker stores it as a batch ends: tests/api/test_results.py.)"""
@@ -14,13 +14,13 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from runs.models import Batch, Run, StoredAnswer
-from runs.services import answers, tokens
+from runs.models import Batch, Run, StoredResults
+from runs.services import stored_results, tokens
 from tests.web.test_results_pages import page_data
 
 
 def keys(batch: Batch) -> list[str]:
-    return sorted(StoredAnswer.objects.filter(batch=batch).values_list("key", flat=True))
+    return sorted(StoredResults.objects.filter(batch=batch).values_list("key", flat=True))
 
 
 def test_a_finished_batchs_page_is_stored_on_its_first_request_and_served_in_3_queries(
@@ -31,14 +31,14 @@ def test_a_finished_batchs_page_is_stored_on_its_first_request_and_served_in_3_q
 
     with django_assert_max_num_queries(8):  # as before: built, and stored in one more
         first = client_in.get(url)
-    stored = StoredAnswer.objects.get(batch=batch)
+    stored = StoredResults.objects.get(batch=batch)
     # The session, the user, and the batch with its answer: no run, no sample is read.
     with django_assert_num_queries(3):
         second = client_in.get(url)
 
     assert stored.key == "baseline=0"
-    assert stored.etag.startswith(f"{answers.answer_version()}-")
-    assert StoredAnswer.objects.get(batch=batch).computed_at == stored.computed_at  # not rebuilt
+    assert stored.etag.startswith(f"{stored_results.stored_version()}-")
+    assert StoredResults.objects.get(batch=batch).computed_at == stored.computed_at  # not rebuilt
     assert page_data(second, "results-data") == page_data(first, "results-data")
     assert second.content.count(b'id="report-table"') == 1
     assert stored.content["results"]["baseline_label"] == "flush=1"
@@ -105,7 +105,9 @@ def test_a_live_batch_is_built_on_each_request_and_never_stored(client_in, make_
     page = client_in.get(f"/batches/{batch.pk}/results")
     Run.objects.filter(batch=batch, threads=2).update(summary={"tps": 1.0})
     later = client_in.get(f"/batches/{batch.pk}/results")
-    answers.batch_answers_store(batch=Batch.objects.get(pk=batch.pk))  # not finished: nothing
+    stored_results.batch_results_store(
+        batch=Batch.objects.get(pk=batch.pk)
+    )  # not finished: nothing
 
     assert page.status_code == 200 and not page.has_header("ETag")
     assert "no-cache" in page["Cache-Control"]
@@ -120,8 +122,8 @@ def test_the_batchs_end_replaces_its_answers_and_an_answer_older_than_the_end_is
     client_in.get(f"/batches/{batch.pk}/results?baseline=1")
     assert keys(batch) == ["baseline=1"]
 
-    answers.batch_answers_store(batch=batch)  # where a batch ends (batches.batch_execute)
-    stored = StoredAnswer.objects.get(batch=batch)
+    stored_results.batch_results_store(batch=batch)  # where a batch ends (batches.batch_execute)
+    stored = StoredResults.objects.get(batch=batch)
     assert keys(batch) == ["baseline=0"]
 
     # A batch resumed and ended again (or its answer stored before the end was recorded):
@@ -129,12 +131,12 @@ def test_the_batchs_end_replaces_its_answers_and_an_answer_older_than_the_end_is
     Batch.objects.filter(pk=batch.pk).update(finished_at=timezone.now() + timedelta(seconds=1))
     Run.objects.filter(batch=batch, threads=2).update(summary={"tps": 1.0})
     page = client_in.get(f"/batches/{batch.pk}/results")
-    rebuilt = StoredAnswer.objects.get(batch=batch)
+    rebuilt = StoredResults.objects.get(batch=batch)
     assert rebuilt.etag != stored.etag and rebuilt.computed_at > stored.computed_at
     assert page["ETag"] and page_data(page, "results-data") == _scaling(rebuilt)
 
 
-def _scaling(stored: StoredAnswer) -> dict:
+def _scaling(stored: StoredResults) -> dict:
     """The chart data of the page stored in an answer."""
     html = stored.content["html"]
     start = html.index('<script id="results-data" type="application/json">')
@@ -146,7 +148,7 @@ def test_runs_edited_in_the_admin_forget_the_batchs_answers(make_batch, django_u
     batch = make_batch(threads=(1, 2), repeats=3, samples=5)
     admin = Client()
     admin.force_login(django_user_model.objects.create_superuser("root", password="pw-root-1"))
-    answers.batch_answers_store(batch=batch)
+    stored_results.batch_results_store(batch=batch)
     run = batch.runs.order_by("position").first()
     assert run is not None and keys(batch) == ["baseline=0"]
 
@@ -165,7 +167,7 @@ def test_the_api_and_the_report_serve_the_stored_answer_with_their_own_etags(
     api = Client()
 
     body = api.get(f"/api/v1/batches/{batch.pk}/results?baseline=1", headers=auth)
-    stored = StoredAnswer.objects.get(batch=batch, key="baseline=1")
+    stored = StoredResults.objects.get(batch=batch, key="baseline=1")
     held = api.get(
         f"/api/v1/batches/{batch.pk}/results?baseline=1",
         headers={**auth, "If-None-Match": body["ETag"]},
@@ -192,8 +194,8 @@ def test_the_compare_page_reads_a_finished_batchs_figures_from_its_stored_answer
     Run.objects.filter(batch=two, threads=2).update(summary={"tps": 80.0, "latency_pct_ms": 3})
     url = f"/compare?s=b{one.pk}&s=b{two.pk}"
     read_from_runs = client_in.get(url).content.decode()
-    answers.batch_answers_store(batch=one)
-    answers.batch_answers_store(batch=two)
+    stored_results.batch_results_store(batch=one)
+    stored_results.batch_results_store(batch=two)
 
     with CaptureQueriesContext(connection) as queries:
         read_from_answers = client_in.get(url).content.decode()
