@@ -1,5 +1,6 @@
 """Typed readers of the JSON columns that code reads by key, besides a batch's params
-(runs/frozen.py): a run's summary and counters, a batch's environment, its nightly check.
+(runs/frozen.py): a run's summary, counters, host summary and bottleneck, a batch's (and a
+run's) environment, its nightly check.
 
 Each is parsed once where code reaches the row (`BatchEnvironment.load(batch.environment)`)
 and read by attribute after, so a key's name and its default for older or partial rows
@@ -49,13 +50,32 @@ class RunSummary:
     read_mib_per_s: float | None = None  # fileio
     written_mib_per_s: float | None = None
     interval_batch_means: list[float] = field(default_factory=list)
+    interval_tps_median: float | None = None  # the median of the steady interval tps
+    queue_length_max: int | None = None  # --rate only: the longest queue after the warmup
+    outcome: str = ""  # sysbench's: "ok", "forced_shutdown", "error", ...
+    unfinished_transactions: int | None = None  # a forced shutdown's, when it said
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunSummary:
         data = data or {}
         numbers = {name: _number(data, name) for name in _FIGURES if data.get(name) is not None}
         means = [float(v) for v in _list(data, "interval_batch_means")]
-        return cls(**numbers, interval_batch_means=means)
+        queue, unfinished = (
+            _number(data, "queue_length_max"),
+            _number(data, "unfinished_transactions"),
+        )
+        return cls(
+            **numbers,
+            interval_batch_means=means,
+            interval_tps_median=_number(_dict(data, "interval_tps"), "median"),
+            queue_length_max=int(queue) if queue is not None else None,
+            outcome=str(data.get("outcome") or ""),
+            unfinished_transactions=int(unfinished) if unfinished is not None else None,
+        )
+
+    @property
+    def forced_shutdown(self) -> bool:
+        return self.outcome == "forced_shutdown"
 
     @property
     def throughput(self) -> tuple[float | None, str]:
@@ -130,6 +150,9 @@ class RunCounters:
     deltas: dict[str, float] = field(default_factory=dict)
     derived: dict[str, Any] = field(default_factory=dict)
     gauges: dict[str, dict[str, float]] = field(default_factory=dict)  # name → avg, max
+    # FsyncTiming.to_dict() (runs/targets/base.py): readable, or the reason and the fix
+    fsync_timing: dict[str, Any] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)  # expected counters the server lacks
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunCounters:
@@ -138,6 +161,8 @@ class RunCounters:
             deltas=_dict(data, "deltas"),
             derived=_dict(data, "derived"),
             gauges=_dict(data, "gauges"),
+            fsync_timing=_dict(data, "fsync_timing"),
+            missing=[str(name) for name in _list(data, "missing")],
         )
 
     @property
@@ -164,4 +189,98 @@ class NightCheck:
             summary=str(summary) if summary is not None else None,
             rule=dict(rule) if isinstance(rule, Mapping) else None,
             cells=[dict(c) for c in _list(data, "cells") if isinstance(c, Mapping)],
+        )
+
+
+@dataclass(frozen=True)
+class HostFigures:
+    """One host of `Run.host_summary`'s hosts (runs/analysis/host_metrics.py `host_entry`):
+    the figures the results page, the budget and the exports read, None where unmeasured."""
+
+    role: str = ""  # "server" or "load"
+    host: str = ""
+    busy_pct: float | None = None
+    iowait_pct: float | None = None
+    iops: float | None = None
+    mbs: float | None = None
+    ctxt_per_tx: float | None = None
+    cpu_us_per_tx: float | None = None  # the database process's, server host only
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any]) -> HostFigures:
+        return cls(
+            role=str(data.get("role") or ""),
+            host=str(data.get("host") or ""),
+            busy_pct=_number(data, "busy_pct"),
+            iowait_pct=_number(_dict(data, "cpu"), "iowait"),
+            iops=_number(data, "iops"),
+            mbs=_number(data, "mbs"),
+            ctxt_per_tx=_number(data, "ctxt_per_tx"),
+            cpu_us_per_tx=_number(_dict(data, "db"), "cpu_us_per_tx"),
+        )
+
+
+@dataclass(frozen=True)
+class MissingHost:
+    """A host of a run without metrics, and why (runs/execution/host_metrics.py)."""
+
+    role: str = ""
+    host: str = ""
+    why: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.role} {self.host}"
+
+
+@dataclass(frozen=True)
+class HostSummary:
+    """`Run.host_summary`: what each sampled machine did over the run's steady state, and
+    why any other host has no figures. Runs from before host metrics read as empty."""
+
+    hosts: list[HostFigures] = field(default_factory=list)
+    missing: list[MissingHost] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any] | None) -> HostSummary:
+        data = data or {}
+        return cls(
+            hosts=[HostFigures.load(h) for h in _list(data, "hosts") if isinstance(h, Mapping)],
+            missing=[
+                MissingHost(
+                    str(m.get("role") or ""), str(m.get("host") or ""), str(m.get("why") or "")
+                )
+                for m in _list(data, "missing")
+                if isinstance(m, Mapping)
+            ],
+        )
+
+    def of_role(self, role: str) -> list[HostFigures]:
+        return [h for h in self.hosts if h.role == role]
+
+    def first(self, role: str) -> HostFigures | None:
+        """The first host of the role: a cell has one server host, its first load host."""
+        return next(iter(self.of_role(role)), None)
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """`Run.bottleneck` (runs/analysis/bottleneck.py `bottleneck_classify`): what limited
+    the run, its evidence and the guards; a run not classified reads as no kind ("")."""
+
+    kind: str = ""
+    evidence: list[str] = field(default_factory=list)
+    client_bound: bool = False  # the load host set the pace: figures measure the client
+    same_machine: bool = False  # sysbench shared the database server's machine
+    busy_start: str = ""  # another process used a host's CPU before sysbench started
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any] | None) -> Bottleneck:
+        data = data or {}
+        return cls(
+            kind=str(data.get("kind") or ""),
+            evidence=[str(e) for e in _list(data, "evidence")],
+            client_bound=bool(data.get("client_bound")),
+            same_machine=bool(data.get("same_machine")),
+            busy_start=str(data.get("busy_start") or ""),
         )
