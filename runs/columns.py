@@ -29,6 +29,11 @@ def _number(data: Mapping[str, Any], key: str) -> float | None:
     return float(value)
 
 
+def _integer(data: Mapping[str, Any], key: str) -> int | None:
+    value = _number(data, key)
+    return None if value is None else int(value)
+
+
 def _list(data: Mapping[str, Any], key: str) -> list[Any]:
     value = data.get(key)
     return list(value) if isinstance(value, list) else []
@@ -52,25 +57,25 @@ class RunSummary:
     interval_batch_means: list[float] = field(default_factory=list)
     interval_tps_median: float | None = None  # the median of the steady interval tps
     queue_length_max: int | None = None  # --rate only: the longest queue after the warmup
+    queue_stall_max: int | None = None  # the longest queue held over two intervals
+    queue_length_last: int | None = None
+    queue_length_early_max: int | None = None  # the longest in the first half
+    queue_length_before_last: int | None = None
     outcome: str = ""  # sysbench's: "ok", "forced_shutdown", "error", ...
     unfinished_transactions: int | None = None  # a forced shutdown's, when it said
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunSummary:
         data = data or {}
-        numbers = {name: _number(data, name) for name in _FIGURES if data.get(name) is not None}
+        numbers: dict[str, Any] = {n: _number(data, n) for n in _FIGURES if data.get(n) is not None}
         means = [float(v) for v in _list(data, "interval_batch_means")]
-        queue, unfinished = (
-            _number(data, "queue_length_max"),
-            _number(data, "unfinished_transactions"),
-        )
+        counts: dict[str, Any] = {name: _integer(data, name) for name in _COUNTS}
         return cls(
             **numbers,
+            **counts,
             interval_batch_means=means,
             interval_tps_median=_number(_dict(data, "interval_tps"), "median"),
-            queue_length_max=int(queue) if queue is not None else None,
             outcome=str(data.get("outcome") or ""),
-            unfinished_transactions=int(unfinished) if unfinished is not None else None,
         )
 
     @property
@@ -92,6 +97,15 @@ class RunSummary:
         return None, "tps"
 
 
+# The summary's counts read as whole numbers, each a field of RunSummary.
+_COUNTS = (
+    "queue_length_max",
+    "queue_stall_max",
+    "queue_length_last",
+    "queue_length_early_max",
+    "queue_length_before_last",
+    "unfinished_transactions",
+)
 # The summary's figures read as numbers, each a field of RunSummary.
 _FIGURES = (
     "tps",
@@ -193,6 +207,25 @@ class NightCheck:
 
 
 @dataclass(frozen=True)
+class DatabaseProcess:
+    """The database process's own use of the server host over a run, per second (cores
+    busy, context switches) and per transaction (runs/analysis/host_metrics.py)."""
+
+    user_cores: float | None = None
+    system_cores: float | None = None
+    vcsw_s: float | None = None  # voluntary context switches
+    nvcsw_s: float | None = None
+    cpu_us_per_tx: float | None = None
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any]) -> DatabaseProcess:
+        return cls(**{name: _number(data, name) for name in _DB_FIGURES})
+
+
+_DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx")
+
+
+@dataclass(frozen=True)
 class HostFigures:
     """One host of `Run.host_summary`'s hosts (runs/analysis/host_metrics.py `host_entry`):
     the figures the results page, the budget and the exports read, None where unmeasured."""
@@ -203,11 +236,13 @@ class HostFigures:
     iowait_pct: float | None = None
     iops: float | None = None
     mbs: float | None = None
+    ctxt_s: float | None = None  # the host's context switches per second
     ctxt_per_tx: float | None = None
-    cpu_us_per_tx: float | None = None  # the database process's, server host only
+    db: DatabaseProcess | None = None  # server host only, when its process was found
 
     @classmethod
     def load(cls, data: Mapping[str, Any]) -> HostFigures:
+        db = data.get("db")
         return cls(
             role=str(data.get("role") or ""),
             host=str(data.get("host") or ""),
@@ -215,9 +250,15 @@ class HostFigures:
             iowait_pct=_number(_dict(data, "cpu"), "iowait"),
             iops=_number(data, "iops"),
             mbs=_number(data, "mbs"),
+            ctxt_s=_number(data, "ctxt_s"),
             ctxt_per_tx=_number(data, "ctxt_per_tx"),
-            cpu_us_per_tx=_number(_dict(data, "db"), "cpu_us_per_tx"),
+            db=DatabaseProcess.load(db) if isinstance(db, Mapping) else None,
         )
+
+    @property
+    def cpu_us_per_tx(self) -> float | None:
+        """The database process's CPU per transaction, in µs."""
+        return self.db.cpu_us_per_tx if self.db else None
 
 
 @dataclass(frozen=True)

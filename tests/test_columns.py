@@ -65,11 +65,20 @@ def test_a_summary_reads_its_outcome_its_interval_median_and_its_queue() -> None
     assert figures.outcome == "ok" and not figures.forced_shutdown
     assert figures.interval_tps_median == stored["interval_tps"]["median"]
     assert figures.queue_length_max is None  # no --rate: no queue
-    forced = RunSummary.load(
-        {"outcome": "forced_shutdown", "unfinished_transactions": 2, "queue_length_max": 135}
-    )
+    rate = summarise(parse("oltp_rate"), warmup_s=0)
+    queue = RunSummary.load(rate)
+    assert queue.queue_length_max == rate["queue_length_max"]
+    assert queue.queue_stall_max == rate["queue_stall_max"]
+    assert queue.queue_length_last == rate["queue_length_last"]
+    assert queue.queue_length_early_max == rate["queue_length_early_max"]
+    assert queue.queue_length_before_last == rate["queue_length_before_last"]
+    forced = RunSummary.load(summarise(parse("oltp_forced_shutdown"), warmup_s=0))
     assert forced.forced_shutdown
-    assert (forced.unfinished_transactions, forced.queue_length_max) == (2, 135)
+
+
+def test_a_forced_shutdown_reads_its_unfinished_transactions() -> None:
+    forced = RunSummary.load({"outcome": "forced_shutdown", "unfinished_transactions": 2})
+    assert forced.forced_shutdown and forced.unfinished_transactions == 2
 
 
 def test_an_older_summary_reads_no_outcome_no_median_and_no_queue() -> None:
@@ -77,7 +86,7 @@ def test_an_older_summary_reads_no_outcome_no_median_and_no_queue() -> None:
         figures = RunSummary.load(data)
         assert figures.outcome == ""
         assert figures.interval_tps_median is None
-        assert figures.queue_length_max is None
+        assert figures.queue_length_max is None and figures.queue_stall_max is None
         assert figures.unfinished_transactions is None
 
 
@@ -167,8 +176,10 @@ def test_a_host_summary_reads_what_the_worker_stores() -> None:
     assert server.busy_pct == stored["hosts"][0]["busy_pct"] == 25.0
     assert server.iowait_pct == stored["hosts"][0]["cpu"]["iowait"]
     assert server.iops == stored["hosts"][0]["iops"]
+    assert server.ctxt_s == stored["hosts"][0]["ctxt_s"]
+    assert server.db is not None and (server.db.user_cores, server.db.nvcsw_s) == (0.5, 100.0)
     assert server.cpu_us_per_tx == 750.0
-    assert load.cpu_us_per_tx is None  # a load host has no database process
+    assert load.db is None and load.cpu_us_per_tx is None  # no database process on it
     assert summary.of_role("server") == [server]
     assert summary.missing == [MissingHost("load", "lh2", "no SSH")]
     assert summary.missing[0].name == "load lh2"
