@@ -157,6 +157,22 @@ class BatchEnvironment:
 
 
 @dataclass(frozen=True)
+class FsyncTimingRecord:
+    """`Run.counters`' fsync_timing, as runs/targets/base.py `FsyncTiming.to_dict()` stored
+    it: whether the server timed its fsyncs; when not, why and the fix. Runs from before it
+    was recorded read as not known (not readable, no reason)."""
+
+    readable: bool = False
+    reason: str = ""
+    fix: str = ""
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any]) -> FsyncTimingRecord:
+        fields = (str(data.get("reason") or ""), str(data.get("fix") or ""))
+        return cls(bool(data.get("readable")), *fields)
+
+
+@dataclass(frozen=True)
 class RunCounters:
     """`Run.counters`: the server's counters over a run (runs/analysis/counters.py):
     cumulative counters as deltas, ratios derived from them, gauges as read."""
@@ -164,8 +180,7 @@ class RunCounters:
     deltas: dict[str, float] = field(default_factory=dict)
     derived: dict[str, Any] = field(default_factory=dict)
     gauges: dict[str, dict[str, float]] = field(default_factory=dict)  # name → avg, max
-    # FsyncTiming.to_dict() (runs/targets/base.py): readable, or the reason and the fix
-    fsync_timing: dict[str, Any] = field(default_factory=dict)
+    fsync_timing: FsyncTimingRecord = field(default_factory=lambda: FsyncTimingRecord())
     missing: list[str] = field(default_factory=list)  # expected counters the server lacks
 
     @classmethod
@@ -175,7 +190,7 @@ class RunCounters:
             deltas=_dict(data, "deltas"),
             derived=_dict(data, "derived"),
             gauges=_dict(data, "gauges"),
-            fsync_timing=_dict(data, "fsync_timing"),
+            fsync_timing=FsyncTimingRecord.load(_dict(data, "fsync_timing")),
             missing=[str(name) for name in _list(data, "missing")],
         )
 

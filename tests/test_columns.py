@@ -14,12 +14,14 @@ from runs.analysis.summary import summarise
 from runs.columns import (
     BatchEnvironment,
     Bottleneck,
+    FsyncTimingRecord,
     HostSummary,
     MissingHost,
     NightCheck,
     RunCounters,
     RunSummary,
 )
+from runs.targets.base import FsyncTiming
 from tests.analysis.test_bottleneck import host
 from tests.analysis.test_host_metrics import rows
 from tests.sysbench.test_parser import parse
@@ -148,7 +150,7 @@ def test_counters_of_a_run_without_readings_read_as_empty() -> None:
         assert counters.deltas == {}
         assert counters.gauges == {}
         assert counters.transactions == 0.0
-        assert counters.fsync_timing == {}
+        assert counters.fsync_timing == FsyncTimingRecord(readable=False, reason="", fix="")
         assert counters.missing == []
 
 
@@ -157,7 +159,11 @@ def test_counters_read_the_fsync_timing_and_the_counters_the_server_lacks() -> N
     counters = RunCounters.load(
         {"deltas": {}, "fsync_timing": timing, "missing": ["Innodb_rows_read", "SPIN_WAITS"]}
     )
-    assert counters.fsync_timing == timing
+    assert counters.fsync_timing == FsyncTimingRecord(
+        False, "performance_schema is off", "turn it on"
+    )
+    timed = FsyncTiming(readable=True)
+    assert RunCounters.load({"fsync_timing": timed.to_dict()}).fsync_timing.readable is True
     assert counters.missing == ["Innodb_rows_read", "SPIN_WAITS"]
 
 
