@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from runs.analysis import charts, run_facts
 from runs.analysis.summary import summary_of
+from runs.columns import RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
@@ -62,7 +63,7 @@ class ImportResult:
     @property
     def outcome_text(self) -> str:
         """sysbench's outcome, not the batch's status: a forced shutdown is "done" too."""
-        unfinished = self.summary.get("unfinished_transactions")
+        unfinished = RunSummary.load(self.summary).unfinished_transactions
         return run_facts.outcome_text(self.result.outcome, unfinished)
 
     @property
