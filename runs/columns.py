@@ -124,7 +124,8 @@ _FIGURES = (
 @dataclass(frozen=True)
 class BatchEnvironment:
     """`Batch.environment`: what a batch ran in, recorded before its first setting changed
-    (runs/execution/environment.py), and the preflight it started with."""
+    (runs/execution/environment.py), and the preflight it started with. `Run.environment`
+    has its shape too, with only the server variables the run saw changed."""
 
     server_version: str = ""
     server_variables: dict[str, str] = field(default_factory=dict)
