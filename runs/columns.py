@@ -341,3 +341,39 @@ class Bottleneck:
             same_machine=bool(data.get("same_machine")),
             busy_start=str(data.get("busy_start") or ""),
         )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """`Run.options` (and a matrix cell's): the cell's sysbench options, name → value as
+    sysbench takes it. The few options code reads by name are fields, read as the run
+    would pass them; `values` holds them all."""
+
+    rate: int | None = None  # --rate: transactions per second offered; None: as fast as it can
+    histogram: str = "on"  # --histogram, as given ("off", "false", "0" turn it off)
+    report_interval: float | None = None  # --report-interval; None: the plan's
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any] | None) -> RunOptions:
+        data = data or {}
+        interval = data.get("report-interval")
+        return cls(
+            rate=_whole(data.get("rate")),
+            histogram=str(data.get("histogram", "on")),
+            report_interval=None if "report-interval" not in data else _float(interval),
+            values=dict(data),
+        )
+
+
+def _whole(value: Any) -> int | None:
+    """An option's whole number as sysbench reads it ("100" or 100), None when unset or 0."""
+    number = _float(value)
+    return int(number) if number else None
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0

@@ -19,6 +19,7 @@ from runs.columns import (
     MissingHost,
     NightCheck,
     RunCounters,
+    RunOptions,
     RunSummary,
 )
 from runs.targets.base import FsyncTiming
@@ -245,3 +246,22 @@ def test_a_batch_that_is_not_a_night_has_no_verdict() -> None:
         assert check.summary is None
         assert check.rule is None
         assert check.cells == []
+
+
+def test_a_runs_options_read_the_rate_the_histogram_and_the_report_interval() -> None:
+    stored = {"time": 1, "rate": 20, "histogram": "off", "report-interval": 1, "tables": 4}
+    options = RunOptions.load(stored)
+    assert (options.rate, options.histogram, options.report_interval) == (20, "off", 1.0)
+    assert options.values == stored
+    # as the plan editor or an imported command line may give them: strings, booleans
+    given = RunOptions.load({"rate": "100", "histogram": False, "report-interval": "0.5"})
+    assert (given.rate, given.histogram, given.report_interval) == (100, "False", 0.5)
+
+
+def test_options_without_a_rate_or_an_interval_read_as_sysbenchs_defaults() -> None:
+    for data in (None, {}, {"rate": 0}, {"rate": None}, {"rate": "fast"}):
+        options = RunOptions.load(data)
+        assert options.rate is None  # no --rate: as fast as it can
+        assert options.histogram == "on"  # benchdash's default
+    assert RunOptions.load({}).report_interval is None  # the plan's
+    assert RunOptions.load({"report-interval": "soon"}).report_interval == 0.0
