@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from runs.analysis import charts, run_facts
 from runs.analysis.summary import summary_of
-from runs.columns import RunSummary
+from runs.columns import RunOptions, RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
@@ -213,7 +213,7 @@ def _facts(imported: ImportResult) -> run_facts.RunFacts | None:
         histogram=run.histogram,
         counters=run.counters,
         raw_log=run.raw_log,
-        histogram_option=run.options.get("histogram", "on"),
+        histogram_option=RunOptions.load(run.options).histogram,
     )
 
 
