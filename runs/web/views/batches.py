@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from runs.analysis import charts, results, run_facts
-from runs.columns import BatchEnvironment
+from runs.columns import BatchEnvironment, RunOptions
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
 from runs.services import batches, permissions, selectors
 from runs.web import events
@@ -149,7 +149,7 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
                 histogram=run.histogram,
                 counters=run.counters,
                 raw_log=run.raw_log,
-                histogram_option=run.options.get("histogram", "on"),
+                histogram_option=RunOptions.load(run.options).histogram,
             ),
             "log": log,
             "log_lines": [text for _, text in log.lines],
