@@ -250,25 +250,39 @@ class HostFigures:
     host: str = ""
     busy_pct: float | None = None
     iowait_pct: float | None = None
+    user_pct: float | None = None
+    system_pct: float | None = None
+    ncpu: int = 0  # cores; 0 when not read
+    runq: float | None = None  # run queue
     iops: float | None = None
     mbs: float | None = None
+    util_pct: float | None = None  # the busiest disk's utilisation
+    rx_kbs: float | None = None  # network, KB/s
+    tx_kbs: float | None = None
     ctxt_s: float | None = None  # the host's context switches per second
     ctxt_per_tx: float | None = None
     db: DatabaseProcess | None = None  # server host only, when its process was found
 
     @classmethod
     def load(cls, data: Mapping[str, Any]) -> HostFigures:
-        db = data.get("db")
+        db, cpu = data.get("db"), _dict(data, "cpu")
         return cls(
             role=str(data.get("role") or ""),
             host=str(data.get("host") or ""),
             busy_pct=_number(data, "busy_pct"),
-            iowait_pct=_number(_dict(data, "cpu"), "iowait"),
+            iowait_pct=_number(cpu, "iowait"),
+            user_pct=_number(cpu, "user"),
+            system_pct=_number(cpu, "system"),
+            ncpu=_integer(data, "ncpu") or 0,
+            runq=_number(data, "runq"),
             iops=_number(data, "iops"),
             mbs=_number(data, "mbs"),
+            util_pct=_number(data, "util_pct"),
+            rx_kbs=_number(data, "rx_kbs"),
+            tx_kbs=_number(data, "tx_kbs"),
             ctxt_s=_number(data, "ctxt_s"),
             ctxt_per_tx=_number(data, "ctxt_per_tx"),
-            db=DatabaseProcess.load(db) if isinstance(db, Mapping) else None,
+            db=DatabaseProcess.load(db) if isinstance(db, Mapping) and db else None,
         )
 
     @property

@@ -184,6 +184,15 @@ def test_a_host_summary_reads_what_the_worker_stores() -> None:
     assert server.iowait_pct == stored["hosts"][0]["cpu"]["iowait"]
     assert server.iops == stored["hosts"][0]["iops"]
     assert server.ctxt_s == stored["hosts"][0]["ctxt_s"]
+    entry = stored["hosts"][1]
+    assert (load.user_pct, load.system_pct) == (entry["cpu"]["user"], entry["cpu"]["system"])
+    assert (load.ncpu, load.runq, load.util_pct) == (
+        entry["ncpu"],
+        entry["runq"],
+        entry["util_pct"],
+    )
+    assert (load.rx_kbs, load.tx_kbs) == (entry["rx_kbs"], entry["tx_kbs"])
+    assert load.ncpu > 0
     assert server.db is not None and (server.db.user_cores, server.db.nvcsw_s) == (0.5, 100.0)
     assert server.cpu_us_per_tx == 750.0
     assert load.db is None and load.cpu_us_per_tx is None  # no database process on it
@@ -200,6 +209,7 @@ def test_a_host_summary_of_an_older_or_partial_run_reads_as_empty() -> None:
     partial = HostSummary.load({"hosts": [{"role": "server", "host": "db1"}]})
     (server,) = partial.hosts
     assert (server.busy_pct, server.iowait_pct, server.cpu_us_per_tx) == (None, None, None)
+    assert (server.ncpu, server.runq, server.db) == (0, None, None)
 
 
 def test_a_bottleneck_reads_what_the_classifier_stores() -> None:
