@@ -233,8 +233,8 @@ def _counters(run: RunFigures) -> dict[str, Any]:
         "position": run.position,
         "label": run.label,
         "status": run.status,
-        "derived": dict(run.counters.get("derived") or {}),
-        "missing": list(run.counters.get("missing") or []),
+        "derived": run.server_counters.derived,
+        "missing": run.server_counters.missing,
     }
 
 
@@ -352,9 +352,9 @@ def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
 
 
 def _rate_point(rate: int, runs: list[RunFigures]) -> dict[str, Any]:
-    achieved = [v for r in runs if (v := (r.summary.get("interval_tps") or {}).get("median"))]
+    achieved = [v for r in runs if (v := r.figures.interval_tps_median)]
     p95 = [v for r in runs if (v := r.latency_ms) is not None]
-    queues = [int(r.summary["queue_length_max"]) for r in runs if "queue_length_max" in r.summary]
+    queues = [q for r in runs if (q := r.figures.queue_length_max) is not None]
     return {
         "offered": rate,
         "achieved": statistics.median(achieved) if achieved else None,

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from runs.columns import BatchEnvironment, RunSummary
+from runs.columns import BatchEnvironment, Bottleneck, HostSummary, RunCounters, RunSummary
 
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
@@ -115,6 +115,19 @@ class RunFigures:
     def figures(self) -> RunSummary:
         """The summary's figures, as numbers."""
         return RunSummary.load(self.summary)
+
+    @property
+    def server_counters(self) -> RunCounters:
+        return RunCounters.load(self.counters)
+
+    @property
+    def host_figures(self) -> HostSummary:
+        return HostSummary.load(self.host_summary)
+
+    @property
+    def limit(self) -> Bottleneck:
+        """What limited the run (`Run.bottleneck`)."""
+        return Bottleneck.load(self.bottleneck)
 
     @property
     def latency_ms(self) -> float | None:
@@ -340,7 +353,7 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
     qps = [v for r in good if (v := r.figures.qps) is not None]
     latencies = [v for r in good if (v := r.latency_ms) is not None]
     errors = [v for r in good if (v := r.figures.errors) is not None]
-    forced = [r for r in good if r.summary.get("outcome") == "forced_shutdown"]
+    forced = [r for r in good if r.figures.forced_shutdown]
     return Point(
         threads=threads,
         run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
@@ -352,7 +365,7 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
         errors=sum(errors) if errors else None,
         failed=sum(r.status not in FINISHED_WELL and r.status not in NOT_RUN for r in runs),
         forced_shutdowns=len(forced),
-        unfinished=sum(int(r.summary.get("unfinished_transactions") or 0) for r in forced),
+        unfinished=sum(r.figures.unfinished_transactions or 0 for r in forced),
     )
 
 

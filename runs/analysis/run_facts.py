@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from runs.columns import RunCounters
 from runs.sysbench.errors import classify
 
 OUTCOMES = {
@@ -110,8 +111,9 @@ def run_facts(
     facts.histogram = histogram_shares(histogram)
     if not facts.histogram:
         facts.no_histogram = no_histogram_reason(outcome, histogram_option)
-    facts.per_transaction = _per_transaction(counters or {}, final)
-    facts.missing_counters = list((counters or {}).get("missing") or [])
+    server_counters = RunCounters.load(counters)
+    facts.per_transaction = _per_transaction(server_counters, final)
+    facts.missing_counters = server_counters.missing
     return facts
 
 
@@ -232,11 +234,11 @@ def no_histogram_reason(outcome: str, histogram_option: object = "on") -> str:
 
 
 def _per_transaction(
-    counters: Mapping[str, Any], report: Mapping[str, Any] | None
+    counters: RunCounters, report: Mapping[str, Any] | None
 ) -> list[tuple[str, float]]:
-    deltas = counters.get("deltas") or {}
+    deltas = counters.deltas
     transactions = ((report or {}).get("sql") or {}).get("transactions")
-    derived = (counters.get("derived") or {}).get("transactions") or transactions
+    derived = counters.transactions or transactions
     if not deltas or not derived:
         return []
     return [(name, round(deltas[name] / derived, 3)) for name in _PER_TRANSACTION if name in deltas]

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from runs.analysis import charts, run_facts
 from runs.analysis.summary import summary_of
+from runs.columns import RunOptions, RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
@@ -62,7 +63,7 @@ class ImportResult:
     @property
     def outcome_text(self) -> str:
         """sysbench's outcome, not the batch's status: a forced shutdown is "done" too."""
-        unfinished = self.summary.get("unfinished_transactions")
+        unfinished = RunSummary.load(self.summary).unfinished_transactions
         return run_facts.outcome_text(self.result.outcome, unfinished)
 
     @property
@@ -214,7 +215,7 @@ def _facts(imported: ImportResult) -> run_facts.RunFacts | None:
         histogram=run.histogram,
         counters=run.counters,
         raw_log=run.raw_log,
-        histogram_option=run.options.get("histogram", "on"),
+        histogram_option=RunOptions.load(run.options).histogram,
     )
 
 

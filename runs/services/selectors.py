@@ -176,8 +176,7 @@ def run_environment(run: Run) -> dict[str, Any]:
 
 def run_changed_variables(run: Run) -> dict[str, str]:
     """The server variables this run saw differ from its batch's snapshot."""
-    changed: dict[str, str] = ((run.environment or {}).get("server") or {}).get("variables") or {}
-    return changed
+    return BatchEnvironment.load(run.environment).server_variables
 
 
 def samples_after(run: Run, *, after: int, limit: int) -> list[Sample]:
