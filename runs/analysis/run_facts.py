@@ -47,6 +47,14 @@ _REPEATED = re.compile(r"\(last message repeated (\d+) times\)")
 _ERROR_LINES = re.compile(
     r"^(?:(?:FATAL|ALERT): .*|.*\(last message repeated \d+ times\).*)$", re.M
 )
+# Every line errors_by_code reads, for the database to pick out of a stored log (the
+# results read no raw log): valid in Python's re and PostgreSQL's regular expressions,
+# with one group, matched line by line.
+ERROR_LINES_PATTERN = (
+    r"^((?:FATAL|ALERT): .*"
+    r"|.*\(last message repeated \d+ times\).*"
+    r"|Initializing worker threads\.\.\.)$"
+)
 _THREAD_FAILED = "' function failed: "  # `thread_run' function failed: ..."
 _FORCED = "forcing shutdown"  # the shutdown's FATAL line is the outcome, not an error
 _WORKERS_STARTING = "Initializing worker threads..."
