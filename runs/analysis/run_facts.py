@@ -99,6 +99,17 @@ def outcome_text(outcome: str, unfinished_transactions: int | None) -> str:
     return text
 
 
+def status_text(status: str, outcome: str, unfinished_transactions: int | None) -> str:
+    """A run's status where a list of runs says it in a word, with a forced shutdown said:
+    "done (forced shutdown, 200 unfinished)"."""
+    if outcome != "forced_shutdown":
+        return status
+    unfinished = (
+        "" if unfinished_transactions is None else f", {unfinished_transactions} unfinished"
+    )
+    return f"{status} (forced shutdown{unfinished})"
+
+
 def run_facts(
     *,
     outcome: str,

@@ -105,13 +105,25 @@ def _running_cell(current: Run | None) -> tuple[float | None, float]:
 
 
 def batch_run_figures(batch: Batch) -> dict[int, dict[str, Any]]:
-    """tps, qps and latency of the batch's finished runs, for the live page's rows."""
+    """tps, qps and latency of the batch's finished runs, and their status with the
+    outcome ("done (forced shutdown, 200 unfinished)"), for the live page's rows."""
     rows = batch.runs.filter(status__in=FINISHED_STATUSES).values_list(
-        "id", "summary__tps", "summary__qps", "summary__latency_pct_ms"
+        "id",
+        "summary__tps",
+        "summary__qps",
+        "summary__latency_pct_ms",
+        "status",
+        "outcome",
+        "summary__unfinished_transactions",
     )
     return {
-        run_id: {"tps": tps, "qps": qps, "latency_pct_ms": latency}
-        for run_id, tps, qps, latency in rows
+        run_id: {
+            "tps": tps,
+            "qps": qps,
+            "latency_pct_ms": latency,
+            "status_text": run_facts.status_text(status, outcome, unfinished),
+        }
+        for run_id, tps, qps, latency, status, outcome, unfinished in rows
     }
 
 

@@ -150,3 +150,21 @@ def test_the_per_run_table_reads_as_many_queries_for_40_runs_as_for_2(client_in,
 
     assert counts[2, False] == counts[40, False]
     assert counts[2, True] == counts[40, True]
+
+
+def test_the_batch_page_says_a_forced_shutdown_not_just_done(client_in):
+    forced, normal = imported("oltp_forced_shutdown"), imported("oltp_histogram")
+
+    page = client_in.get(f"/batches/{forced.batch_id}/").content.decode()
+    progress = client_in.get(f"/batches/{forced.batch_id}/progress").json()
+    other = client_in.get(f"/batches/{normal.batch_id}/").content.decode()
+
+    assert (
+        f'<td class="status done" data-status-of="{forced.pk}">'
+        "done (forced shutdown, 2 unfinished)</td>"
+    ) in page
+    assert progress["figures"][str(forced.pk)]["status_text"] == (
+        "done (forced shutdown, 2 unfinished)"
+    )
+    assert progress["runs"][str(forced.pk)] == "done"  # the dots keep the status
+    assert f'<td class="status done" data-status-of="{normal.pk}">done</td>' in other
