@@ -16,7 +16,7 @@ import json
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -95,6 +95,22 @@ class RunFigures:
             final_report=dict(getattr(run, "final_report", None) or {}),
             error_lines=getattr(run, "error_lines", None) or "",
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (times in ISO 8601): a finished batch's figures are stored with its
+        answer, for the compare page to read without its runs."""
+        data = asdict(self)
+        for name in ("started_at", "finished_at"):
+            data[name] = data[name].isoformat() if data[name] else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunFigures:
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        for name in ("started_at", "finished_at"):
+            if values.get(name):
+                values[name] = datetime.fromisoformat(values[name])
+        return cls(**values)
 
     @property
     def series_key(self) -> str:

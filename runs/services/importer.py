@@ -26,7 +26,7 @@ from runs.analysis.summary import summary_of
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
-from runs.services import permissions, timeseries
+from runs.services import permissions, stored_results, timeseries
 from runs.services.import_store import ImportStore, log_lines
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
@@ -121,6 +121,8 @@ def log_import(
             transaction.set_rollback(True)
     if dry_run:
         imported.dry_run, imported.batch, imported.run = True, None, None
+    elif imported.batch is not None:
+        stored_results.batch_results_store(batch=imported.batch)  # an import ends its batch
     return imported
 
 

@@ -319,24 +319,35 @@ def run_log_tail(batch: Batch, run_id: int, *, lines: int = 40, chars: int = 800
     return (text or "").splitlines()[-lines:]
 
 
-def comparison_sides(keys: list[str]) -> dict[str, comparison.Side]:
-    """The sides of a comparison by key ("b12" a batch, "r345" a run), in three queries;
-    keys of batches or runs that do not exist are left out."""
+# A side's figures and its server host's mean CPU busy %
+SideFigures = tuple[list[results.RunFigures], float | None]
+
+
+def comparison_sides(
+    keys: list[str],
+    batches: dict[int, Batch] | None = None,
+    stored: dict[int, SideFigures] | None = None,
+) -> dict[str, comparison.Side]:
+    """The sides of a comparison by key ("b12" a batch, "r345" a run), in three queries
+    at most: the batches (unless given), the runs of those whose figures are not
+    `stored`, the runs asked for; keys of batches or runs that do not exist are left out."""
     batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]
     run_ids = [int(k[1:]) for k in keys if k[0] == "r"]
-    batches = batches_by_ids(batch_ids)
+    batches = batches_by_ids(batch_ids) if batches is None else batches
+    figures = dict(stored or {})
     by_batch: dict[int, list[Run]] = {}
-    for run in runs_of_batches(batch_ids):
+    for run in runs_of_batches([pk for pk in batch_ids if pk in batches and pk not in figures]):
         by_batch.setdefault(run.batch_id, []).append(run)
+    for pk, members in by_batch.items():
+        busy = comparison.host_busy_pct(r.host_summary for r in members)
+        figures[pk] = ([results.RunFigures.of(r) for r in members], busy)
     single = {r.pk: r for r in runs_by_ids(run_ids)}
     sides: dict[str, comparison.Side] = {}
     for key in keys:
         number = int(key[1:])
         if key[0] == "b" and number in batches:
-            members = by_batch.get(number, [])
-            figures = [results.RunFigures.of(r) for r in members]
-            busy = comparison.host_busy_pct(r.host_summary for r in members)
-            sides[key] = comparison.Side(key, batch_label(batches[number]), figures, busy)
+            runs, busy = figures.get(number, ([], None))
+            sides[key] = comparison.Side(key, batch_label(batches[number]), runs, busy)
         elif key[0] == "r" and number in single:
             run = single[number]
             label = f"run {run.pk} of batch {run.batch_id} ({run.label})"
