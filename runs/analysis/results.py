@@ -66,6 +66,12 @@ class RunFigures:
     error: str = ""
     host_summary: dict[str, Any] = field(default_factory=dict)  # runs/analysis/host_metrics.py
     bottleneck: dict[str, Any] = field(default_factory=dict)  # runs/analysis/bottleneck.py
+    outcome: str = ""  # ok, forced_shutdown, error; "" while the run has no result
+    # sysbench's final report without its histogram, and the raw log's error lines: the
+    # results' per-run facts (runs/analysis/run_facts.py), read by the runs query itself
+    # (runs/services/selectors.py results_runs), empty where it does not read them
+    final_report: dict[str, Any] = field(default_factory=dict)
+    error_lines: str = ""
 
     @classmethod
     def of(cls, run: Any) -> RunFigures:
@@ -85,6 +91,9 @@ class RunFigures:
             error=run.error,
             host_summary=dict(run.host_summary or {}),
             bottleneck=dict(run.bottleneck or {}),
+            outcome=getattr(run, "outcome", ""),
+            final_report=dict(getattr(run, "final_report", None) or {}),
+            error_lines=getattr(run, "error_lines", None) or "",
         )
 
     def to_json(self) -> dict[str, Any]:

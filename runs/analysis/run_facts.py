@@ -48,6 +48,14 @@ _REPEATED = re.compile(r"\(last message repeated (\d+) times\)")
 _ERROR_LINES = re.compile(
     r"^(?:(?:FATAL|ALERT): .*|.*\(last message repeated \d+ times\).*)$", re.M
 )
+# Every line errors_by_code reads, for the database to pick out of a stored log (the
+# results read no raw log): valid in Python's re and PostgreSQL's regular expressions,
+# with one group, matched line by line.
+ERROR_LINES_PATTERN = (
+    r"^((?:FATAL|ALERT): .*"
+    r"|.*\(last message repeated \d+ times\).*"
+    r"|Initializing worker threads\.\.\.)$"
+)
 _THREAD_FAILED = "' function failed: "  # `thread_run' function failed: ..."
 _FORCED = "forcing shutdown"  # the shutdown's FATAL line is the outcome, not an error
 _WORKERS_STARTING = "Initializing worker threads..."
@@ -90,6 +98,17 @@ def outcome_text(outcome: str, unfinished_transactions: int | None) -> str:
         n = unfinished_transactions
         text += f", {n} transaction{'s' if n != 1 else ''} unfinished"
     return text
+
+
+def status_text(status: str, outcome: str, unfinished_transactions: int | None) -> str:
+    """A run's status where a list of runs says it in a word, with a forced shutdown said:
+    "done (forced shutdown, 200 unfinished)"."""
+    if outcome != "forced_shutdown":
+        return status
+    unfinished = (
+        "" if unfinished_transactions is None else f", {unfinished_transactions} unfinished"
+    )
+    return f"{status} (forced shutdown{unfinished})"
 
 
 def run_facts(

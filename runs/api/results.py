@@ -133,6 +133,16 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         "MB/s, context switches and server CPU µs per transaction (medians over the "
         "repeats), and the cell's bottleneck with its evidence and guards.",
     )
+    runs = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="Each run as sysbench's final report and its log say it: id, position, label, "
+        'status, outcome (ok, forced_shutdown, error) and outcome_text ("forced shutdown, 200 '
+        'transactions unfinished"), unfinished_transactions, errors by code (code, kind, count, '
+        "message, hint), tps, qps, queries (read, write, other, total), latency (min, avg, max, "
+        "percentile, percentile_value; ms), errors_per_s, reconnects_per_s, fairness "
+        "(events_avg, events_stddev, exec_time_avg, exec_time_stddev), per_transaction "
+        "([counter, per transaction]), and the run's page and raw log (url, log).",
+    )
     report = serializers.URLField(help_text="The HTML report of the batch.")
 
 
@@ -147,23 +157,33 @@ class BatchResultsView(APIView):
         answer = stored_results.batch_stored_json(batch=batch, baseline=baseline)
         report = request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk]))
         etag = stored_results.shown_etag(answer.etag, batch, "api", report)
-        return conditional(request, etag, lambda: _results(batch, answer.value, report))
+        return conditional(request, etag, lambda: _results(request, batch, answer.value, report))
 
 
 def _with_answer(baseline: int | None, part: str) -> QuerySet[Batch]:
     return stored_results.with_stored(selectors.batches_with_plan(), baseline=baseline, part=part)
 
 
-def _results(batch: Batch, found: dict[str, Any], report: str) -> Response:
+def _results(request: Request, batch: Batch, found: dict[str, Any], report: str) -> Response:
     """`found`: BatchResults.to_json()."""
     body = {
         **found,
         "batch": batch.pk,
         "series": [s["label"] for s in found["series"]],
         "baseline": found["baseline_label"],
+        "runs": [_with_links(request, row) for row in found.get("runs") or []],
         "report": report,
     }
     return Response(BatchResultsSerializer(body).data)
+
+
+def _with_links(request: Request, row: dict[str, Any]) -> dict[str, Any]:
+    run = row["id"]
+    return {
+        **row,
+        "url": request.build_absolute_uri(reverse("run_live", args=[run])),
+        "log": request.build_absolute_uri(reverse("api-run-log", args=[run])),
+    }
 
 
 class BatchReport(APIView):

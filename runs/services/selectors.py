@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, JSONField, Max, Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Right
 from django.utils import timezone
 
-from runs.analysis import comparison, regressions, results
+from runs.analysis import comparison, regressions, results, run_facts
 from runs.columns import BatchEnvironment
 from runs.models import (
     ACTIVE_STATUSES,
@@ -104,13 +105,25 @@ def _running_cell(current: Run | None) -> tuple[float | None, float]:
 
 
 def batch_run_figures(batch: Batch) -> dict[int, dict[str, Any]]:
-    """tps, qps and latency of the batch's finished runs, for the live page's rows."""
+    """tps, qps and latency of the batch's finished runs, and their status with the
+    outcome ("done (forced shutdown, 200 unfinished)"), for the live page's rows."""
     rows = batch.runs.filter(status__in=FINISHED_STATUSES).values_list(
-        "id", "summary__tps", "summary__qps", "summary__latency_pct_ms"
+        "id",
+        "summary__tps",
+        "summary__qps",
+        "summary__latency_pct_ms",
+        "status",
+        "outcome",
+        "summary__unfinished_transactions",
     )
     return {
-        run_id: {"tps": tps, "qps": qps, "latency_pct_ms": latency}
-        for run_id, tps, qps, latency in rows
+        run_id: {
+            "tps": tps,
+            "qps": qps,
+            "latency_pct_ms": latency,
+            "status_text": run_facts.status_text(status, outcome, unfinished),
+        }
+        for run_id, tps, qps, latency, status, outcome, unfinished in rows
     }
 
 
@@ -231,10 +244,34 @@ def plan_last_batches(plan: Plan, limit: int = 10) -> QuerySet[Batch]:
     return batches_counted().filter(plan=plan)[:limit]
 
 
+# sysbench's final report (the last without a checkpoint time), without its histogram
+_FINAL_REPORT = """(SELECT r - 'histogram' FROM jsonb_array_elements("runs_run"."reports")
+    WITH ORDINALITY AS e(r, i) WHERE r ->> 'checkpoint_s' IS NULL ORDER BY i DESC LIMIT 1)"""
+# The raw log's lines that errors_by_code reads, picked out by PostgreSQL: the results count
+# each run's errors by code without the logs leaving the database. A log without a FATAL or
+# ALERT line has no error to count, and is not searched further (most logs; a quicker test).
+_ERROR_LINES = """CASE WHEN strpos("runs_run"."raw_log", 'FATAL: ') > 0
+    OR strpos("runs_run"."raw_log", 'ALERT: ') > 0
+    THEN array_to_string(ARRAY(SELECT m[1]
+        FROM regexp_matches("runs_run"."raw_log", %s, 'gn') AS m), E'\\n')
+    ELSE '' END"""
+
+
 def results_runs(batch: Batch) -> list[Run]:
     """Every run of a batch with what the results page shows, without the raw log and
-    the histograms (only the chosen runs' are drawn: run_histograms)."""
-    return list(batch.runs.order_by("position").defer("raw_log", "reports", "argv", "histogram"))
+    the histograms (only the chosen runs' are drawn: run_histograms); with the final
+    report and the log's error lines (`final_report`, `error_lines`) in the same query."""
+    return list(
+        batch.runs.order_by("position")
+        .defer("raw_log", "reports", "argv", "histogram")
+        .annotate(
+            # constant SQL; the pattern goes as a parameter
+            final_report=RawSQL(_FINAL_REPORT, (), output_field=JSONField()),  # noqa: S611
+            error_lines=RawSQL(  # noqa: S611
+                _ERROR_LINES, (run_facts.ERROR_LINES_PATTERN,), output_field=TextField()
+            ),
+        )
+    )
 
 
 def run_histograms(run_ids: list[int]) -> dict[int, list[list[float]]]:
