@@ -8,6 +8,7 @@ from typing import Any
 from django import template
 
 from runs.analysis import run_facts
+from runs.columns import RunSummary
 
 register = template.Library()
 
@@ -79,5 +80,5 @@ def pvalue(value: Any) -> str:
 def run_status(run: Any) -> str:
     """`{{ run|run_status }}`: a run's status with a forced shutdown said, as the live
     batch page fills it in: "done (forced shutdown, 200 unfinished)"."""
-    unfinished = (run.summary or {}).get("unfinished_transactions")
+    unfinished = RunSummary.load(run.summary).unfinished_transactions
     return run_facts.status_text(run.status, run.outcome, unfinished)
