@@ -13,6 +13,7 @@ tests/fixtures/recorded/noisy/, one file a run, as sysbench printed them.
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import subprocess
 import sys
@@ -20,9 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.servers import PrivateMariaDB
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "recorded" / "noisy"
+from tests.servers import PrivateMariaDB  # noqa: E402
+
+OUT = ROOT / "tests" / "fixtures" / "recorded" / "noisy"
 RATES = (1000, 2000)
 TRIES = 3
 SECONDS = 8
@@ -105,10 +109,21 @@ def _threads_grid(config: Path, grid: tuple[int, ...], name: str) -> None:
             print(threads, attempt, done)
 
 
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "what",
+        nargs="*",
+        help="rates to capture (default 1000 2000), or 'threads', or 'plateau'",
+    )
+    return parser.parse_args()
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["threads"]:
+    what = _arguments().what
+    if what == ["threads"]:
         main([])
-    elif sys.argv[1:] == ["plateau"]:
+    elif what == ["plateau"]:
         main([], PLATEAU, "point_plateau")
     else:
-        main([int(a) for a in sys.argv[1:]] or list(RATES))
+        main([int(a) for a in what] or list(RATES))

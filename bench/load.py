@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py [--clients 50] [--seconds 30] [--sse-clients 50]
                                    [--web-workers N] [--after 60] [--warmup 5]
+                                   [--mix live|pages] [--idle]
 
 Starts its own world on loopback, and removes it at the end: a private PostgreSQL
 (max_connections 100, as PostgreSQL ships) and a private Redis (tests/servers.py), the
@@ -13,10 +14,17 @@ and launches a live `sysbench cpu` run (one sample a second).
 Then, for --seconds, --clients logged-in clients (threads) each ask in turn for the batch
 list (`/`), the page of a 40-run batch and the compare API on the two 40-run batches,
 while --sse-clients clients (another process) follow the live run's event stream.
-Reports per page: requests, throughput, p50, p99, errors; the SSE clients that connected
+Reports per page: requests, throughput, p50, p99, errors; the web server's CPU per request
+(uvicorn's processes, from /proc); the SSE clients that connected
 and the samples they got; the connections to PostgreSQL at the peak and --after seconds
 after the load; the "too many clients" refusals PostgreSQL logged; the load average.
 Writes bench/results/load.json (or --out); the logs stay in /tmp/benchdash-load-*.
+
+--mix pages (issue 27): the clients ask in turn for the batch list, the results page of a
+finished 50-run batch and the API results of a finished 200-run batch (600 samples a run,
+650 server variables: bench/benchdata.py), whose answers are stored first as a batch's
+end stores them (where the code has stored answers). --idle: no live run (and no SSE
+clients) meanwhile.
 """
 
 from __future__ import annotations
@@ -137,6 +145,21 @@ def store_batches(plan: Any) -> list[int]:
     return big
 
 
+def store_finished_pages() -> dict[str, str]:
+    """The batches of --mix pages, made as bench/pages.py makes them, their answers stored
+    as a batch's end stores them; the pages asked for."""
+    from bench import benchdata
+
+    fifty = benchdata.batch("load-50x600", runs=50, samples=600)
+    two_hundred = benchdata.batch("load-200x600", runs=200, samples=600)
+    benchdata.store_answers()
+    return {
+        "batch list": "/",
+        "results page, 50 runs": f"/batches/{fifty.pk}/results",
+        "API results, 200 runs": f"/api/v1/batches/{two_hundred.pk}/results",
+    }
+
+
 def launch_live_run(plan: Any, seconds: int) -> tuple[Any, Any]:
     from runs.models import Plan, Run
     from runs.services import batches
@@ -250,6 +273,21 @@ def connections(postgres: Any) -> int:
         return int(row[0]) if row else 0
 
 
+def web_cpu_s(web_pid: int) -> float:
+    """CPU seconds used so far by the web server: uvicorn's supervisor and its worker
+    processes (its children, from /proc)."""
+    clock = os.sysconf("SC_CLK_TCK")
+    used = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # not a process, or one that has just ended
+        if int(fields[1]) == web_pid or entry.name == str(web_pid):  # its parent, or itself
+            used += int(fields[11]) + int(fields[12])
+    return used / clock
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
@@ -286,6 +324,11 @@ def main() -> None:
     parser.add_argument("--after", type=float, default=60, help="seconds to wait, then count")
     parser.add_argument("--warmup", type=float, default=5, help="seconds of requests not counted")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
+    parser.add_argument(
+        "--mix", choices=["live", "pages"], default="live",
+        help="live: list, batch page, compare API; pages: list, results page, API results",
+    )  # fmt: skip
+    parser.add_argument("--idle", action="store_true", help="no live run during the load")
     parser.add_argument("--sse-only", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sse_only:
@@ -327,18 +370,22 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             logs / "worker.log",
         ))  # fmt: skip
         wait_for_http(base + "/accounts/login/")
-        live_batch, live_run = launch_live_run(plan, int(args.seconds + args.warmup) + 30)
+        live = None if args.idle else launch_live_run(plan, int(args.seconds + args.warmup) + 30)
         paths = {
             "batch list": "/",
             "40-run batch page": f"/batches/{big[0]}/",
             "compare API": f"/api/v1/compare?batches={big[0]},{big[1]}",
         }
+        if args.mix == "pages":
+            paths = store_finished_pages()
         # Each worker process's first requests load code and open its pool: not measured.
         page_clients(base, paths, cookies, 2 * args.web_workers, args.warmup)
         load_before = os.getloadavg()
-        sse = run_sse_process(
-            f"{base}/runs/{live_run.pk}/events", cookies, args.sse_clients, args.seconds
-        )
+        sse = None
+        if live is not None and args.sse_clients:
+            sse = run_sse_process(
+                f"{base}/runs/{live[1].pk}/events", cookies, args.sse_clients, args.seconds
+            )
         peak = [0]
         done = threading.Event()
 
@@ -349,12 +396,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
         watcher = threading.Thread(target=watch)
         watcher.start()
+        web_cpu_before = web_cpu_s(processes[0].pid)
         results = page_clients(base, paths, cookies, args.clients, args.seconds)
-        sse_out, _ = sse.communicate(timeout=args.seconds + 120)
+        web_cpu = web_cpu_s(processes[0].pid) - web_cpu_before
+        sse_out = sse.communicate(timeout=args.seconds + 120)[0] if sse is not None else ""
         done.set()
         watcher.join()
         load_after = os.getloadavg()
-        batches.batch_cancel(batch=live_batch)
+        if live is not None:
+            batches.batch_cancel(batch=live[0])
         right_after = connections(postgres)
         time.sleep(args.after)
         later = connections(postgres)
@@ -362,9 +412,16 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "clients": args.clients,
             "seconds": args.seconds,
             "web_workers": args.web_workers,
+            "mix": args.mix,
+            "live_run": live is not None,
             "pages": {name: page_figures(r, args.seconds) for name, r in results.items()},
             "all_pages": page_figures([x for r in results.values() for x in r], args.seconds),
-            "sse": json.loads(sse_out) if sse_out.strip() else {"errors": ["no answer"]},
+            # The web server's CPU over the measured seconds, per request answered.
+            "web_cpu_s": round(web_cpu, 2),
+            "web_cpu_ms_per_request": round(
+                1000 * web_cpu / max(1, sum(len(r) for r in results.values())), 1
+            ),
+            "sse": json.loads(sse_out) if sse_out.strip() else {"errors": ["none, or no answer"]},
             "postgres_connections": {
                 "peak": peak[0],
                 "right_after": right_after,

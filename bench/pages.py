@@ -10,6 +10,12 @@ handler in this process (all middleware, no network) as a logged-in user, and pr
 min / median / max server time, the bytes of the body (and gzipped, when the server
 compresses), and the number of SQL queries. The load average is printed before and after:
 on a shared machine, read the figures with it.
+
+Each request's server CPU is measured too (the thread's CPU time: Django's, not
+PostgreSQL's). A finished batch's answer is stored on its first request (issue 27): the
+first, unmeasured, request of each page stores it, and the 200-run page is also measured
+with its stored answers deleted before each request (the cost of building and storing
+it). --only NAME measures the pages whose name holds NAME.
 """
 
 from __future__ import annotations
@@ -75,17 +81,20 @@ def client() -> Any:
     return browser
 
 
-def measure(browser: Any, url: str, repeats: int) -> dict[str, Any]:
+def measure(browser: Any, url: str, repeats: int, before: Any = None) -> dict[str, Any]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    times, queries, body, response = [], 0, b"", None
-    browser.get(url)  # warm: templates compiled, connection open
+    times, cpu, queries, body, response = [], [], 0, b"", None
+    browser.get(url)  # warm: templates compiled, connection open, the answer stored
     for _ in range(repeats):
+        if before is not None:
+            before()
         with CaptureQueriesContext(connection) as captured:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.thread_time()
             response = browser.get(url)
             body = b"".join(response.streaming_content) if response.streaming else response.content
+            cpu.append(time.thread_time() - began_cpu)
             times.append(time.perf_counter() - began)
         queries = len(captured.captured_queries)
     assert response is not None and response.status_code == 200, (url, response)
@@ -94,6 +103,7 @@ def measure(browser: Any, url: str, repeats: int) -> dict[str, Any]:
     return {
         "url": url,
         "ms": [round(t * 1000, 1) for t in times],
+        "cpu_ms": [round(t * 1000, 1) for t in cpu],
         "bytes": len(raw),
         "sent": len(body),
         "gzip": gzipped,
@@ -101,26 +111,45 @@ def measure(browser: Any, url: str, repeats: int) -> dict[str, Any]:
     }
 
 
-def pages() -> list[tuple[str, str]]:
+def forget(label: str) -> Any:
+    """Deletes the stored answers of the batch labelled so (before each request)."""
+    from runs.models import StoredResults
+
+    return lambda: StoredResults.objects.filter(batch__label=f"bench:{label}").delete()
+
+
+def pages() -> list[tuple[str, str, Any]]:
     from bench import benchdata
 
     found = []
     for size in SIZES:
         one = benchdata.batch(f"{size}x{SAMPLES}", runs=size, samples=SAMPLES)
-        found.append((f"results, {size} runs x {SAMPLES}", f"/batches/{one.pk}/results"))
+        found.append((f"results, {size} runs x {SAMPLES}", f"/batches/{one.pk}/results", None))
+    big = benchdata.batch(f"200x{SAMPLES}", runs=200, samples=SAMPLES)
+    found.append((
+        f"results, 200 runs x {SAMPLES}, built each time", f"/batches/{big.pk}/results",
+        forget(f"200x{SAMPLES}"),
+    ))  # fmt: skip
+    found.append((f"API results, 200 runs x {SAMPLES}", f"/api/v1/batches/{big.pk}/results", None))
     for size in SIZES:
         one = benchdata.batch(f"{size}x{SAMPLES}", runs=size, samples=SAMPLES)
         two = benchdata.batch(f"{size}x{SAMPLES}-partner", runs=size, samples=0)
-        found.append((f"compare, 2 batches of {size} runs", f"/compare?s=b{one.pk}&s=b{two.pk}"))
-    found.append((f"history, {NIGHTS} nights x 20 cells", f"/plans/{history_plan().pk}/history"))
+        found.append(
+            (f"compare, 2 batches of {size} runs", f"/compare?s=b{one.pk}&s=b{two.pk}", None)
+        )
+    found.append(
+        (f"history, {NIGHTS} nights x 20 cells", f"/plans/{history_plan().pk}/history", None)
+    )
+    benchdata.store_answers()
     return found
 
 
 def row(name: str, result: dict[str, Any]) -> str:
-    ms = result["ms"]
+    ms, cpu = result["ms"], result["cpu_ms"]
     sent = f"{result['sent'] / 1e3:,.0f} kB gzip" if result["gzip"] else "not compressed"
     return (
         f"| {name} | {min(ms):.0f} / {statistics.median(ms):.0f} / {max(ms):.0f} | "
+        f"{min(cpu):.0f} / {statistics.median(cpu):.0f} / {max(cpu):.0f} | "
         f"{result['bytes'] / 1e3:,.0f} kB | {sent} | {result['queries']} |"
     )
 
@@ -128,6 +157,7 @@ def row(name: str, result: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--only", default="", help="measure the pages whose name holds this")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "pages.json"))
     args = parser.parse_args()
     setup()
@@ -139,11 +169,13 @@ def main() -> None:
 
     before = os.getloadavg()
     print(f"load average before: {before[0]:.2f} / {before[1]:.2f} / {before[2]:.2f}")
-    print("| page | server ms min / median / max | body | sent | queries |")
-    print("|---|---|---|---|---|")
+    print("| page | server ms min / median / max | server CPU ms | body | sent | queries |")
+    print("|---|---|---|---|---|---|")
     results = {}
-    for name, url in found:
-        results[name] = measure(browser, url, args.repeats)
+    for name, url, before_each in found:
+        if args.only not in name:
+            continue
+        results[name] = measure(browser, url, args.repeats, before_each)
         print(row(name, results[name]), flush=True)
     after = os.getloadavg()
     print(f"load average after: {after[0]:.2f} / {after[1]:.2f} / {after[2]:.2f}")

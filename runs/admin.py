@@ -19,7 +19,7 @@ from django.http import HttpRequest
 from runs import models
 from runs.errors import InvalidInput
 from runs.secrets import EncryptedTextField
-from runs.services import definitions
+from runs.services import definitions, stored_results
 
 
 def secret_fields(model: type[db_models.Model]) -> list[str]:
@@ -100,11 +100,31 @@ class BatchAdmin(NoSecrets):
     list_filter = ["status", "launched_by"]
     inlines = [RunInline]
 
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        stored_results.batch_results_forget(batch_id=obj.pk)  # what its answers say may change
+
 
 @admin.register(models.Run)
 class RunAdmin(NoSecrets):
+    """A run edited or deleted here changes its batch's answers: they are built again."""
+
     list_display = ["id", "batch", "position", "threads", "status", "outcome"]
     list_filter = ["status"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        stored_results.batch_results_forget(batch_id=obj.batch_id)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        super().delete_model(request, obj)
+        stored_results.batch_results_forget(batch_id=obj.batch_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        batch_ids = set(queryset.values_list("batch_id", flat=True))
+        super().delete_queryset(request, queryset)
+        for batch_id in batch_ids:
+            stored_results.batch_results_forget(batch_id=batch_id)
 
 
 @admin.register(models.Sample)

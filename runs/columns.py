@@ -1,5 +1,6 @@
 """Typed readers of the JSON columns that code reads by key, besides a batch's params
-(runs/frozen.py): a run's summary and counters, a batch's environment, its nightly check.
+(runs/frozen.py): a run's summary, counters, host summary and bottleneck, a batch's (and a
+run's) environment, its nightly check.
 
 Each is parsed once where code reaches the row (`BatchEnvironment.load(batch.environment)`)
 and read by attribute after, so a key's name and its default for older or partial rows
@@ -28,6 +29,11 @@ def _number(data: Mapping[str, Any], key: str) -> float | None:
     return float(value)
 
 
+def _integer(data: Mapping[str, Any], key: str) -> int | None:
+    value = _number(data, key)
+    return None if value is None else int(value)
+
+
 def _list(data: Mapping[str, Any], key: str) -> list[Any]:
     value = data.get(key)
     return list(value) if isinstance(value, list) else []
@@ -49,13 +55,32 @@ class RunSummary:
     read_mib_per_s: float | None = None  # fileio
     written_mib_per_s: float | None = None
     interval_batch_means: list[float] = field(default_factory=list)
+    interval_tps_median: float | None = None  # the median of the steady interval tps
+    queue_length_max: int | None = None  # --rate only: the longest queue after the warmup
+    queue_stall_max: int | None = None  # the longest queue held over two intervals
+    queue_length_last: int | None = None
+    queue_length_early_max: int | None = None  # the longest in the first half
+    queue_length_before_last: int | None = None
+    outcome: str = ""  # sysbench's: "ok", "forced_shutdown", "error", ...
+    unfinished_transactions: int | None = None  # a forced shutdown's, when it said
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunSummary:
         data = data or {}
-        numbers = {name: _number(data, name) for name in _FIGURES if data.get(name) is not None}
+        numbers: dict[str, Any] = {n: _number(data, n) for n in _FIGURES if data.get(n) is not None}
         means = [float(v) for v in _list(data, "interval_batch_means")]
-        return cls(**numbers, interval_batch_means=means)
+        counts: dict[str, Any] = {name: _integer(data, name) for name in _COUNTS}
+        return cls(
+            **numbers,
+            **counts,
+            interval_batch_means=means,
+            interval_tps_median=_number(_dict(data, "interval_tps"), "median"),
+            outcome=str(data.get("outcome") or ""),
+        )
+
+    @property
+    def forced_shutdown(self) -> bool:
+        return self.outcome == "forced_shutdown"
 
     @property
     def throughput(self) -> tuple[float | None, str]:
@@ -72,6 +97,15 @@ class RunSummary:
         return None, "tps"
 
 
+# The summary's counts read as whole numbers, each a field of RunSummary.
+_COUNTS = (
+    "queue_length_max",
+    "queue_stall_max",
+    "queue_length_last",
+    "queue_length_early_max",
+    "queue_length_before_last",
+    "unfinished_transactions",
+)
 # The summary's figures read as numbers, each a field of RunSummary.
 _FIGURES = (
     "tps",
@@ -90,7 +124,8 @@ _FIGURES = (
 @dataclass(frozen=True)
 class BatchEnvironment:
     """`Batch.environment`: what a batch ran in, recorded before its first setting changed
-    (runs/execution/environment.py), and the preflight it started with."""
+    (runs/execution/environment.py), and the preflight it started with. `Run.environment`
+    has its shape too, with only the server variables the run saw changed."""
 
     server_version: str = ""
     server_variables: dict[str, str] = field(default_factory=dict)
@@ -123,6 +158,22 @@ class BatchEnvironment:
 
 
 @dataclass(frozen=True)
+class FsyncTimingRecord:
+    """`Run.counters`' fsync_timing, as runs/targets/base.py `FsyncTiming.to_dict()` stored
+    it: whether the server timed its fsyncs; when not, why and the fix. Runs from before it
+    was recorded read as not known (not readable, no reason)."""
+
+    readable: bool = False
+    reason: str = ""
+    fix: str = ""
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any]) -> FsyncTimingRecord:
+        fields = (str(data.get("reason") or ""), str(data.get("fix") or ""))
+        return cls(bool(data.get("readable")), *fields)
+
+
+@dataclass(frozen=True)
 class RunCounters:
     """`Run.counters`: the server's counters over a run (runs/analysis/counters.py):
     cumulative counters as deltas, ratios derived from them, gauges as read."""
@@ -130,6 +181,8 @@ class RunCounters:
     deltas: dict[str, float] = field(default_factory=dict)
     derived: dict[str, Any] = field(default_factory=dict)
     gauges: dict[str, dict[str, float]] = field(default_factory=dict)  # name → avg, max
+    fsync_timing: FsyncTimingRecord = field(default_factory=lambda: FsyncTimingRecord())
+    missing: list[str] = field(default_factory=list)  # expected counters the server lacks
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunCounters:
@@ -138,6 +191,8 @@ class RunCounters:
             deltas=_dict(data, "deltas"),
             derived=_dict(data, "derived"),
             gauges=_dict(data, "gauges"),
+            fsync_timing=FsyncTimingRecord.load(_dict(data, "fsync_timing")),
+            missing=[str(name) for name in _list(data, "missing")],
         )
 
     @property
@@ -165,3 +220,174 @@ class NightCheck:
             rule=dict(rule) if isinstance(rule, Mapping) else None,
             cells=[dict(c) for c in _list(data, "cells") if isinstance(c, Mapping)],
         )
+
+
+@dataclass(frozen=True)
+class DatabaseProcess:
+    """The database process's own use of the server host over a run, per second (cores
+    busy, context switches) and per transaction (runs/analysis/host_metrics.py)."""
+
+    user_cores: float | None = None
+    system_cores: float | None = None
+    vcsw_s: float | None = None  # voluntary context switches
+    nvcsw_s: float | None = None
+    cpu_us_per_tx: float | None = None
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any]) -> DatabaseProcess:
+        return cls(**{name: _number(data, name) for name in _DB_FIGURES})
+
+
+_DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx")
+
+
+@dataclass(frozen=True)
+class HostFigures:
+    """One host of `Run.host_summary`'s hosts (runs/analysis/host_metrics.py `host_entry`):
+    the figures the results page, the budget and the exports read, None where unmeasured."""
+
+    role: str = ""  # "server" or "load"
+    host: str = ""
+    busy_pct: float | None = None
+    iowait_pct: float | None = None
+    user_pct: float | None = None
+    system_pct: float | None = None
+    ncpu: int = 0  # cores; 0 when not read
+    runq: float | None = None  # run queue
+    iops: float | None = None
+    mbs: float | None = None
+    util_pct: float | None = None  # the busiest disk's utilisation
+    rx_kbs: float | None = None  # network, KB/s
+    tx_kbs: float | None = None
+    ctxt_s: float | None = None  # the host's context switches per second
+    ctxt_per_tx: float | None = None
+    db: DatabaseProcess | None = None  # server host only, when its process was found
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any]) -> HostFigures:
+        db, cpu = data.get("db"), _dict(data, "cpu")
+        return cls(
+            role=str(data.get("role") or ""),
+            host=str(data.get("host") or ""),
+            busy_pct=_number(data, "busy_pct"),
+            iowait_pct=_number(cpu, "iowait"),
+            user_pct=_number(cpu, "user"),
+            system_pct=_number(cpu, "system"),
+            ncpu=_integer(data, "ncpu") or 0,
+            runq=_number(data, "runq"),
+            iops=_number(data, "iops"),
+            mbs=_number(data, "mbs"),
+            util_pct=_number(data, "util_pct"),
+            rx_kbs=_number(data, "rx_kbs"),
+            tx_kbs=_number(data, "tx_kbs"),
+            ctxt_s=_number(data, "ctxt_s"),
+            ctxt_per_tx=_number(data, "ctxt_per_tx"),
+            db=DatabaseProcess.load(db) if isinstance(db, Mapping) and db else None,
+        )
+
+    @property
+    def cpu_us_per_tx(self) -> float | None:
+        """The database process's CPU per transaction, in µs."""
+        return self.db.cpu_us_per_tx if self.db else None
+
+
+@dataclass(frozen=True)
+class MissingHost:
+    """A host of a run without metrics, and why (runs/execution/host_metrics.py)."""
+
+    role: str = ""
+    host: str = ""
+    why: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.role} {self.host}"
+
+
+@dataclass(frozen=True)
+class HostSummary:
+    """`Run.host_summary`: what each sampled machine did over the run's steady state, and
+    why any other host has no figures. Runs from before host metrics read as empty."""
+
+    hosts: list[HostFigures] = field(default_factory=list)
+    missing: list[MissingHost] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any] | None) -> HostSummary:
+        data = data or {}
+        return cls(
+            hosts=[HostFigures.load(h) for h in _list(data, "hosts") if isinstance(h, Mapping)],
+            missing=[
+                MissingHost(
+                    str(m.get("role") or ""), str(m.get("host") or ""), str(m.get("why") or "")
+                )
+                for m in _list(data, "missing")
+                if isinstance(m, Mapping)
+            ],
+        )
+
+    def of_role(self, role: str) -> list[HostFigures]:
+        return [h for h in self.hosts if h.role == role]
+
+    def first(self, role: str) -> HostFigures | None:
+        """The first host of the role: a cell has one server host, its first load host."""
+        return next(iter(self.of_role(role)), None)
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """`Run.bottleneck` (runs/analysis/bottleneck.py `bottleneck_classify`): what limited
+    the run, its evidence and the guards; a run not classified reads as no kind ("")."""
+
+    kind: str = ""
+    evidence: list[str] = field(default_factory=list)
+    client_bound: bool = False  # the load host set the pace: figures measure the client
+    same_machine: bool = False  # sysbench shared the database server's machine
+    busy_start: str = ""  # another process used a host's CPU before sysbench started
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any] | None) -> Bottleneck:
+        data = data or {}
+        return cls(
+            kind=str(data.get("kind") or ""),
+            evidence=[str(e) for e in _list(data, "evidence")],
+            client_bound=bool(data.get("client_bound")),
+            same_machine=bool(data.get("same_machine")),
+            busy_start=str(data.get("busy_start") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """`Run.options` (and a matrix cell's): the cell's sysbench options, name → value as
+    sysbench takes it. The few options code reads by name are fields, read as the run
+    would pass them; `values` holds them all."""
+
+    rate: int | None = None  # --rate: transactions per second offered; None: as fast as it can
+    histogram: str = "on"  # --histogram, as given ("off", "false", "0" turn it off)
+    report_interval: float | None = None  # --report-interval; None: the plan's
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, data: Mapping[str, Any] | None) -> RunOptions:
+        data = data or {}
+        interval = data.get("report-interval")
+        return cls(
+            rate=_whole(data.get("rate")),
+            histogram=str(data.get("histogram", "on")),
+            report_interval=None if "report-interval" not in data else _float(interval),
+            values=dict(data),
+        )
+
+
+def _whole(value: Any) -> int | None:
+    """An option's whole number as sysbench reads it ("100" or 100), None when unset or 0."""
+    number = _float(value)
+    return int(number) if number else None
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0

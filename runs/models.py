@@ -656,12 +656,12 @@ class HostMetrics(models.Model):
         return f"{self.role} {self.host} of run {self.run_id} at {self.time_s:g}s"
 
 
-class StoredAnswer(models.Model):
+class StoredResults(models.Model):
     """A finished batch's answer, computed once and served as it is: what the results page,
     the API, the compare page and the report render. `key` names the view of it (the
     baseline chosen); a change to what feeds it (a baseline chosen, an import) replaces it."""
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="answers")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="stored_results")
     key = models.CharField(max_length=200, help_text='The view stored, e.g. "baseline=0".')
     content = models.JSONField()
     etag = models.CharField(max_length=64, help_text="A digest of the content, for ETag.")
@@ -669,7 +669,7 @@ class StoredAnswer(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["batch", "key"], name="storedanswer_unique_key")
+            models.UniqueConstraint(fields=["batch", "key"], name="storedresults_unique_key")
         ]
 
     def __str__(self) -> str:

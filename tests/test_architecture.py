@@ -251,3 +251,96 @@ def test_each_rooms_map_names_every_module_of_the_room(room_name: str) -> None:
     mapped = {line.split()[0] for line in doc.splitlines() if line.startswith("    ")}
     modules_here = {path.name for path in room.glob("*.py")} - {"__init__.py"}
     assert sorted(modules_here - mapped) == [], "give these modules their line in the map"
+
+
+# The JSON columns code reads by key, each with its typed reader (runs/frozen.py,
+# runs/columns.py): parsed once where code reaches the row, read by attribute after.
+COLUMN_READERS = {
+    "params": "FrozenPlan",  # Batch.params
+    "environment": "BatchEnvironment",  # Batch.environment, Run.environment
+    "analysis": "NightCheck",  # Batch.analysis
+    "options": "RunOptions",  # Run.options, a matrix cell's
+    "summary": "RunSummary",  # Run.summary, RunHost.summary
+    "counters": "RunCounters",  # Run.counters
+    "host_summary": "HostSummary",  # Run.host_summary
+    "bottleneck": "Bottleneck",  # Run.bottleneck
+}
+READERS_HOME = {"runs.columns", "runs.frozen"}
+
+
+def _column(node: ast.expr) -> str | None:
+    """The column `x.summary` or `x.summary or {}` names, if it is one of them."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        node = node.values[0]
+    return node.attr if isinstance(node, ast.Attribute) and node.attr in COLUMN_READERS else None
+
+
+def _read_by_key(node: ast.AST) -> ast.expr | None:
+    """What `node` reads by a literal key: `x["tps"]`, `x.get("tps")`; a write is no read."""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        key = node.slice
+        return node.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        first = node.args[0] if node.args else None
+        literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
+        return node.func.value if node.func.attr == "get" and literal else None
+    return None
+
+
+def reads_of_columns_by_key(source: str) -> list[str]:
+    """`run.summary.get("tps")`, `run.counters["deltas"]`, and a name bound from a column
+    (`hosts = run.host_summary or {}`) read the same way in the same function."""
+    tree = ast.parse(source)
+    found: dict[int, str] = {}
+    for scope in ast.walk(tree):
+        if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        bound = {
+            node.targets[0].id: column
+            for node in ast.walk(scope)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and (column := _column(node.value))
+        }
+        for node in ast.walk(scope):
+            read = _read_by_key(node)
+            if read is None:
+                continue
+            name = read.id if isinstance(read, ast.Name) else ""
+            if column := _column(read) or bound.get(name):
+                found[id(node)] = _said(node, column)
+    return sorted(set(found.values()))
+
+
+def _said(node: ast.AST, column: str) -> str:
+    line = getattr(node, "lineno", 0)
+    return f"{line}: {ast.unparse(node)} (read {column} through {COLUMN_READERS[column]})"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('run.summary.get("tps")', ["1: run.summary.get('tps') (read summary through RunSummary)"]),
+        ('r.bottleneck["kind"]', ["1: r.bottleneck['kind'] (read bottleneck through Bottleneck)"]),
+        (
+            'def f(run):\n    hosts = run.host_summary or {}\n    return hosts.get("hosts")',
+            ["3: hosts.get('hosts') (read host_summary through HostSummary)"],
+        ),
+        ('RunSummary.load(run.summary).tps\nrun.counters["missing"] = []', []),
+        ("run.options.get(name)\nrun.settings.get('sync_binlog')", []),
+    ],
+)
+def test_the_scan_sees_a_column_read_by_key(source: str, expected: list[str]) -> None:
+    assert reads_of_columns_by_key(source) == expected
+
+
+def test_json_columns_are_read_through_their_typed_readers() -> None:
+    """Outside runs/columns.py and runs/frozen.py nothing in runs/ reads a JSON column of
+    COLUMN_READERS by key: a key's name and its default for older rows live in the reader."""
+    reads = [
+        f"{path.relative_to(ROOT)}:{read}"
+        for module, path in modules().items()
+        if module not in READERS_HOME
+        for read in reads_of_columns_by_key(path.read_text())
+    ]
+    assert reads == [], "read these through the typed readers:\n" + "\n".join(reads)

@@ -1,6 +1,6 @@
-"""The typed readers of a run's summary and counters, a batch's environment and a night's
-check read what the worker and the nightly check store, and read older or partial rows as
-empty."""
+"""The typed readers of a run's summary, counters, host summary and bottleneck, a batch's
+environment and a night's check read what the worker and the nightly check store, and read
+older or partial rows as empty."""
 
 from __future__ import annotations
 
@@ -8,8 +8,23 @@ from typing import Any
 
 import pytest
 
+from runs.analysis.bottleneck import RunLoad, bottleneck_classify
+from runs.analysis.host_metrics import HostSeries, host_summary
 from runs.analysis.summary import summarise
-from runs.columns import BatchEnvironment, NightCheck, RunCounters, RunSummary
+from runs.columns import (
+    BatchEnvironment,
+    Bottleneck,
+    FsyncTimingRecord,
+    HostSummary,
+    MissingHost,
+    NightCheck,
+    RunCounters,
+    RunOptions,
+    RunSummary,
+)
+from runs.targets.base import FsyncTiming
+from tests.analysis.test_bottleneck import host
+from tests.analysis.test_host_metrics import rows
 from tests.sysbench.test_parser import parse
 
 
@@ -45,6 +60,37 @@ def test_a_summary_without_a_report_reads_as_no_figures() -> None:
         assert figures.latency_pct_ms is None
         assert figures.interval_batch_means == []
     assert RunSummary.load({"tps": True, "qps": "12"}).tps is None  # not numbers: none
+
+
+def test_a_summary_reads_its_outcome_its_interval_median_and_its_queue() -> None:
+    stored = summarise(parse("oltp_read_write"), warmup_s=0)
+    figures = RunSummary.load(stored)
+    assert figures.outcome == "ok" and not figures.forced_shutdown
+    assert figures.interval_tps_median == stored["interval_tps"]["median"]
+    assert figures.queue_length_max is None  # no --rate: no queue
+    rate = summarise(parse("oltp_rate"), warmup_s=0)
+    queue = RunSummary.load(rate)
+    assert queue.queue_length_max == rate["queue_length_max"]
+    assert queue.queue_stall_max == rate["queue_stall_max"]
+    assert queue.queue_length_last == rate["queue_length_last"]
+    assert queue.queue_length_early_max == rate["queue_length_early_max"]
+    assert queue.queue_length_before_last == rate["queue_length_before_last"]
+    forced = RunSummary.load(summarise(parse("oltp_forced_shutdown"), warmup_s=0))
+    assert forced.forced_shutdown
+
+
+def test_a_forced_shutdown_reads_its_unfinished_transactions() -> None:
+    forced = RunSummary.load({"outcome": "forced_shutdown", "unfinished_transactions": 2})
+    assert forced.forced_shutdown and forced.unfinished_transactions == 2
+
+
+def test_an_older_summary_reads_no_outcome_no_median_and_no_queue() -> None:
+    for data in (None, {}, {"interval_tps": None}, {"interval_tps": {"n": 3}}):
+        figures = RunSummary.load(data)
+        assert figures.outcome == ""
+        assert figures.interval_tps_median is None
+        assert figures.queue_length_max is None and figures.queue_stall_max is None
+        assert figures.unfinished_transactions is None
 
 
 # A batch's environment as runs/execution/environment.py and the preflight record it.
@@ -105,6 +151,86 @@ def test_counters_of_a_run_without_readings_read_as_empty() -> None:
         assert counters.deltas == {}
         assert counters.gauges == {}
         assert counters.transactions == 0.0
+        assert counters.fsync_timing == FsyncTimingRecord(readable=False, reason="", fix="")
+        assert counters.missing == []
+
+
+def test_counters_read_the_fsync_timing_and_the_counters_the_server_lacks() -> None:
+    timing = {"readable": False, "reason": "performance_schema is off", "fix": "turn it on"}
+    counters = RunCounters.load(
+        {"deltas": {}, "fsync_timing": timing, "missing": ["Innodb_rows_read", "SPIN_WAITS"]}
+    )
+    assert counters.fsync_timing == FsyncTimingRecord(
+        False, "performance_schema is off", "turn it on"
+    )
+    timed = FsyncTiming(readable=True)
+    assert RunCounters.load({"fsync_timing": timed.to_dict()}).fsync_timing.readable is True
+    assert counters.missing == ["Innodb_rows_read", "SPIN_WAITS"]
+
+
+def test_a_host_summary_reads_what_the_worker_stores() -> None:
+    db = {"user_cores": 0.5, "system_cores": 0.25, "vcsw_s": 300.0, "nvcsw_s": 100.0}
+    stored = host_summary(
+        [HostSeries("server", "db1", rows(20.0, db=db)), HostSeries("load", "lh", rows(40.0))],
+        warmup_s=1.0,
+        tps=1000.0,
+        missing=[{"role": "load", "host": "lh2", "why": "no SSH"}],
+    )
+    summary = HostSummary.load(stored)
+    server, load = summary.first("server"), summary.first("load")
+    assert server is not None and load is not None
+    assert (server.host, load.host) == ("db1", "lh")
+    assert server.busy_pct == stored["hosts"][0]["busy_pct"] == 25.0
+    assert server.iowait_pct == stored["hosts"][0]["cpu"]["iowait"]
+    assert server.iops == stored["hosts"][0]["iops"]
+    assert server.ctxt_s == stored["hosts"][0]["ctxt_s"]
+    entry = stored["hosts"][1]
+    assert (load.user_pct, load.system_pct) == (entry["cpu"]["user"], entry["cpu"]["system"])
+    assert (load.ncpu, load.runq, load.util_pct) == (
+        entry["ncpu"],
+        entry["runq"],
+        entry["util_pct"],
+    )
+    assert (load.rx_kbs, load.tx_kbs) == (entry["rx_kbs"], entry["tx_kbs"])
+    assert load.ncpu > 0
+    assert server.db is not None and (server.db.user_cores, server.db.nvcsw_s) == (0.5, 100.0)
+    assert server.cpu_us_per_tx == 750.0
+    assert load.db is None and load.cpu_us_per_tx is None  # no database process on it
+    assert summary.of_role("server") == [server]
+    assert summary.missing == [MissingHost("load", "lh2", "no SSH")]
+    assert summary.missing[0].name == "load lh2"
+
+
+def test_a_host_summary_of_an_older_or_partial_run_reads_as_empty() -> None:
+    for data in (None, {}, {"hosts": None, "missing": None}, {"hosts": ["not a host"]}):
+        summary = HostSummary.load(data)
+        assert summary.hosts == [] and summary.missing == []
+        assert summary.first("server") is None
+    partial = HostSummary.load({"hosts": [{"role": "server", "host": "db1"}]})
+    (server,) = partial.hosts
+    assert (server.busy_pct, server.iowait_pct, server.cpu_us_per_tx) == (None, None, None)
+    assert (server.ncpu, server.runq, server.db) == (0, None, None)
+
+
+def test_a_bottleneck_reads_what_the_classifier_stores() -> None:
+    stored = bottleneck_classify(
+        {"hosts": [host("server", "db", 40.0), host("load", "lh", 97.0)]},
+        RunLoad(tps=[100.0, 101.0, 99.0, 100.0], latency_ms=10.0, busy_start_pct={"lh": 60.0}),
+    )
+    verdict = Bottleneck.load(stored)
+    assert verdict.kind == stored["kind"] == "load_cpu"
+    assert verdict.evidence == stored["evidence"]
+    assert verdict.client_bound is True and verdict.same_machine is False
+    assert verdict.busy_start == stored["busy_start"]
+    assert verdict.busy_start.startswith("started on a busy host")
+
+
+def test_a_run_not_classified_has_no_bottleneck() -> None:
+    for data in (None, {}, {"kind": None, "evidence": None}):
+        verdict = Bottleneck.load(data)
+        assert verdict.kind == "" and verdict.evidence == []
+        assert not verdict.client_bound and not verdict.same_machine
+        assert verdict.busy_start == ""
 
 
 def test_a_night_check_reads_its_verdict_and_cells() -> None:
@@ -130,3 +256,22 @@ def test_a_batch_that_is_not_a_night_has_no_verdict() -> None:
         assert check.summary is None
         assert check.rule is None
         assert check.cells == []
+
+
+def test_a_runs_options_read_the_rate_the_histogram_and_the_report_interval() -> None:
+    stored = {"time": 1, "rate": 20, "histogram": "off", "report-interval": 1, "tables": 4}
+    options = RunOptions.load(stored)
+    assert (options.rate, options.histogram, options.report_interval) == (20, "off", 1.0)
+    assert options.values == stored
+    # as the plan editor or an imported command line may give them: strings, booleans
+    given = RunOptions.load({"rate": "100", "histogram": False, "report-interval": "0.5"})
+    assert (given.rate, given.histogram, given.report_interval) == (100, "False", 0.5)
+
+
+def test_options_without_a_rate_or_an_interval_read_as_sysbenchs_defaults() -> None:
+    for data in (None, {}, {"rate": 0}, {"rate": None}, {"rate": "fast"}):
+        options = RunOptions.load(data)
+        assert options.rate is None  # no --rate: as fast as it can
+        assert options.histogram == "on"  # benchdash's default
+    assert RunOptions.load({}).report_interval is None  # the plan's
+    assert RunOptions.load({"report-interval": "soon"}).report_interval == 0.0

@@ -36,6 +36,7 @@ LAUNCHED: dict[str, Any] = {
     "load_host": "local",
     "extra_load_hosts": [3, 7],
     "load_split": "each",
+    "quiet_wait_s": 30,
     "script": {"name": "point-select", "content": "function event() end"},
 }
 
@@ -64,6 +65,7 @@ def test_a_launched_batch_reads_as_typed_fields_and_writes_back_the_same_dict() 
     assert plan.dataset_policy == "shared"
     assert plan.warmup_s == 1
     assert plan.extra_load_hosts == [3, 7]
+    assert plan.quiet_wait_s == 30
     assert plan.script == FrozenScript(name="point-select", content="function event() end")
     assert plan.target_name == "demo-mariadb"
     assert plan.report_interval == 1

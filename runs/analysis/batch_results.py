@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from runs.analysis import charts, verdicts, why
+from runs.analysis import charts, run_facts, verdicts, why
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps as auto_steps
 from runs.analysis.host_metrics import cell_host_metrics
@@ -82,6 +82,9 @@ class BatchResults:
     plan_wide: list[str] = field(default_factory=list)
     # per cell: what the machines did and the bottleneck (runs/analysis/host_metrics.py)
     host_metrics: list[dict[str, Any]] = field(default_factory=list)
+    # each run as sysbench's final report says it: outcome, rates, latency, fairness,
+    # errors by code, counters per transaction (run_facts_rows)
+    runs: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,6 +141,7 @@ def build(
             (v.correction for cells in cell_verdicts.values() for v in cells.values()), ""
         ),
         host_metrics=cell_host_metrics(runs),
+        runs=run_facts_rows(runs, series),
     )
     table = report_table(series, baseline_key)
     found.table = [_row(row, cell_verdicts) for row in table]
@@ -233,9 +237,44 @@ def _counters(run: RunFigures) -> dict[str, Any]:
         "position": run.position,
         "label": run.label,
         "status": run.status,
-        "derived": dict(run.counters.get("derived") or {}),
-        "missing": list(run.counters.get("missing") or []),
+        "derived": run.server_counters.derived,
+        "missing": run.server_counters.missing,
     }
+
+
+def run_facts_rows(runs: Sequence[RunFigures], series: Sequence[Series]) -> list[dict[str, Any]]:
+    """Each run as the run page says it (runs/analysis/run_facts.py), from its final report
+    and its log's error lines: the outcome (a forced shutdown with its unfinished
+    transactions), errors by code, rates with the read/write/other split, latency,
+    errors and reconnects per second, thread fairness, server counters per transaction."""
+    colours = {s.key: s.colour for s in series}
+    return [_run_facts(run, colours.get(run.series_key, "")) for run in runs]
+
+
+def _run_facts(run: RunFigures, colour: str) -> dict[str, Any]:
+    report = run.final_report
+    facts = run_facts.run_facts(
+        outcome=run.outcome,
+        reports=[report] if report else [],
+        histogram=[],
+        counters=run.counters,
+        raw_log=run.error_lines,
+    )
+    sql, general = report.get("sql") or {}, report.get("general") or {}
+    return {
+        "id": run.id, "position": run.position, "label": run.label, "colour": colour,
+        "threads": run.threads, "status": run.status, "outcome": run.outcome,
+        "outcome_text": facts.outcome_text if run.outcome else "",
+        "unfinished_transactions": facts.unfinished_transactions, "error": run.error,
+        "errors": [asdict(e) for e in facts.errors],
+        "tps": sql.get("tps"), "qps": sql.get("qps"), "events_per_s": general.get("events_per_s"),
+        "queries": facts.queries,  # read, write, other, total: counts
+        "latency": facts.latency,  # min, avg, max, percentile, percentile_value (ms)
+        "errors_per_s": sql.get("ignored_errors_per_s"),
+        "reconnects_per_s": sql.get("reconnects_per_s"),
+        "fairness": facts.fairness,  # events_avg/_stddev, exec_time_avg/_stddev (s)
+        "per_transaction": [[name, value] for name, value in facts.per_transaction],
+    }  # fmt: skip
 
 
 def shown_runs(
@@ -352,9 +391,9 @@ def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
 
 
 def _rate_point(rate: int, runs: list[RunFigures]) -> dict[str, Any]:
-    achieved = [v for r in runs if (v := (r.summary.get("interval_tps") or {}).get("median"))]
+    achieved = [v for r in runs if (v := r.figures.interval_tps_median)]
     p95 = [v for r in runs if (v := r.latency_ms) is not None]
-    queues = [int(r.summary["queue_length_max"]) for r in runs if "queue_length_max" in r.summary]
+    queues = [q for r in runs if (q := r.figures.queue_length_max) is not None]
     return {
         "offered": rate,
         "achieved": statistics.median(achieved) if achieved else None,

@@ -19,7 +19,7 @@ from typing import Any
 from runs.analysis.budget import LOG_FSYNCS, binlog_fsyncs, per_transaction
 from runs.analysis.verdicts import TIMES
 from runs.analysis.why import fsync_latency_ms
-from runs.columns import RunCounters
+from runs.columns import HostFigures, HostSummary, RunCounters
 
 SATURATED_PCT = 85.0  # busy share of all cores at which a host is the limit
 IO_UTIL_PCT = 80.0
@@ -30,6 +30,8 @@ FSYNC_SHARE = 0.5  # fsync time per transaction over the latency
 NETWORK_KBS = 100_000.0  # 0.8 Gbit/s: most of a 1 Gbit/s link
 BUSY_START_PCT = 25.0  # another process using the CPU before sysbench started
 CLIENT = "this figure measures the client"
+Host = HostFigures | None  # the server host, when it was sampled
+Hosts = Sequence[HostFigures]  # the load hosts
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,9 @@ class RunLoad:
 
 def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, Any]:
     """`Run.bottleneck`: kind, evidence sentences, and the guards."""
-    hosts = summary.get("hosts") or []
-    server = _first(hosts, "server")
-    loads = [h for h in hosts if h.get("role") == "load"]
+    hosts = HostSummary.load(summary)
+    server = hosts.first("server")
+    loads = hosts.of_role("load")
     kind, evidence = _kind(server, loads, load)
     client_bound = kind == "load_cpu"
     if client_bound:
@@ -65,17 +67,17 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
 
 
 def _kind(
-    server: Mapping[str, Any] | None, loads: Sequence[Mapping[str, Any]], load: RunLoad
+    server: HostFigures | None, loads: Sequence[HostFigures], load: RunLoad
 ) -> tuple[str, list[str]]:
     checks = [_server_cpu, _fsync, _io, _network]
     if load.same_machine and server is not None:
         # One machine's CPU is judged once, by who used it: not as a load host's and
         # a server's both.
-        before = (load.busy_start_pct or {}).get(server.get("host", ""), 0.0)
+        before = (load.busy_start_pct or {}).get(server.host, 0.0)
         found = _shared_cpu(server, before)
         if found is not None:
             return found
-        loads = [h for h in loads if h.get("host") != server.get("host")]
+        loads = [h for h in loads if h.host != server.host]
         checks.remove(_server_cpu)
     for host in loads:
         if _busy(host) >= SATURATED_PCT:
@@ -91,35 +93,33 @@ def _kind(
     return "unknown", ["no machine was saturated and the throughput moved: nothing stands out"]
 
 
-def _shared_cpu(host: Mapping[str, Any], before: float) -> tuple[str, list[str]] | None:
+def _shared_cpu(host: HostFigures, before: float) -> tuple[str, list[str]] | None:
     """One machine for both: who used its CPU, the database process or the rest. What
     was busy before sysbench started (other processes) is not the benchmark's: a machine
     saturated by them says so (busy_start), not that the benchmark was CPU-bound."""
-    busy, ncpu = _busy(host), int(host.get("ncpu") or 0)
-    db = host.get("db") or {}
-    if busy - before < SATURATED_PCT or not ncpu or not db:
+    busy, ncpu, db = _busy(host), host.ncpu, host.db
+    if busy - before < SATURATED_PCT or not ncpu or db is None:
         return None
-    db_pct = 100.0 * ((db.get("user_cores") or 0) + (db.get("system_cores") or 0)) / ncpu
+    db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / ncpu
     rest_pct = max(0.0, busy - db_pct)
     text = (
-        f"{host['host']} was {busy:.0f} % busy: the database process {db_pct:.0f} %, "
+        f"{host.host} was {busy:.0f} % busy: the database process {db_pct:.0f} %, "
         f"sysbench and the rest {rest_pct:.0f} %"
     )
     return ("load_cpu" if rest_pct > db_pct else "server_cpu"), [text]
 
 
-def _server_cpu(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+def _server_cpu(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
     if server is None or _busy(server) < SATURATED_PCT:
         return None
     evidence = [_busy_text("server host", server)]
-    db = server.get("db") or {}
-    if db.get("cpu_us_per_tx") is not None:
-        used = db["cpu_us_per_tx"]
+    used = server.cpu_us_per_tx
+    if used is not None:
         evidence.append(f"the database process used {used:.0f} µs of CPU per transaction")
     return "server_cpu", evidence
 
 
-def _fsync(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+def _fsync(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
     if not (load.fsyncs_per_tx and load.fsync_ms and load.latency_ms):
         return None
     cost = load.fsyncs_per_tx * load.fsync_ms
@@ -132,39 +132,39 @@ def _fsync(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | No
     ]
 
 
-def _io(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+def _io(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
     if server is None:
         return None
-    util = server.get("util_pct") or 0.0
-    iowait = (server.get("cpu") or {}).get("iowait") or 0.0
+    util = server.util_pct or 0.0
+    iowait = server.iowait_pct or 0.0
     if util < IO_UTIL_PCT and iowait < IOWAIT_PCT:
         return None
     return "io", [
-        f"server host {server['host']}: its busiest disk {util:.0f} % utilised, iowait "
-        f"{iowait:.0f} %, {server.get('iops') or 0:.0f} IOPS, {server.get('mbs') or 0:.1f} MB/s"
+        f"server host {server.host}: its busiest disk {util:.0f} % utilised, iowait "
+        f"{iowait:.0f} %, {server.iops or 0:.0f} IOPS, {server.mbs or 0:.1f} MB/s"
     ]
 
 
-def _network(server: Any, loads: Any, load: RunLoad) -> tuple[str, list[str]] | None:
+def _network(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
     for host in [*loads, *([server] if server else [])]:
-        moved = (host.get("rx_kbs") or 0) + (host.get("tx_kbs") or 0)
+        moved = (host.rx_kbs or 0) + (host.tx_kbs or 0)
         if moved >= NETWORK_KBS:
             return "network", [
-                f"{host['role']} host {host['host']} moved {moved / 1000:.0f} MB/s "
+                f"{host.role} host {host.host} moved {moved / 1000:.0f} MB/s "
                 "(most of a 1 Gbit/s link) while no CPU was saturated"
             ]
     return None
 
 
-def _waiting(server: Any, loads: Sequence[Mapping[str, Any]], load: RunLoad) -> bool:
+def _waiting(server: Host, loads: Hosts, load: RunLoad) -> bool:
     hosts = [h for h in [server, *loads] if h]
     if not hosts or any(_busy(h) >= IDLE_BUSY_PCT for h in hosts):
         return False
     return _flat(load.tps)
 
 
-def _waiting_text(server: Any, loads: Sequence[Mapping[str, Any]], load: RunLoad) -> str:
-    busy = ", ".join(f"{h['role']} {h['host']} {_busy(h):.0f} %" for h in [server, *loads] if h)
+def _waiting_text(server: Host, loads: Hosts, load: RunLoad) -> str:
+    busy = ", ".join(f"{h.role} {h.host} {_busy(h):.0f} %" for h in [server, *loads] if h)
     return (
         f"both sides mostly idle ({busy} busy) while tps held flat at {fmean(load.tps):.0f}: "
         "the benchmark waited (a --rate, locks, or round trips)"
@@ -178,21 +178,16 @@ def _flat(tps: Sequence[float]) -> bool:
     return mean > 0 and pstdev(tps) / mean <= FLAT_CV
 
 
-def _busy(host: Mapping[str, Any]) -> float:
-    return float(host.get("busy_pct") or 0.0)
+def _busy(host: HostFigures) -> float:
+    return host.busy_pct or 0.0
 
 
-def _busy_text(what: str, host: Mapping[str, Any]) -> str:
-    cpu = host.get("cpu") or {}
+def _busy_text(what: str, host: HostFigures) -> str:
     return (
-        f"{what} {host['host']} was {_busy(host):.0f} % busy over {host.get('ncpu') or '?'} "
-        f"cores (user {cpu.get('user') or 0:.0f} %, system {cpu.get('system') or 0:.0f} %), "
-        f"run queue {host.get('runq') or 0:.1f}"
+        f"{what} {host.host} was {_busy(host):.0f} % busy over {host.ncpu or '?'} "
+        f"cores (user {host.user_pct or 0:.0f} %, system {host.system_pct or 0:.0f} %), "
+        f"run queue {host.runq or 0:.1f}"
     )
-
-
-def _first(hosts: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any] | None:
-    return next((h for h in hosts if h.get("role") == role), None)
 
 
 def busy_start_text(busy: Mapping[str, float]) -> str:

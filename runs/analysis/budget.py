@@ -35,12 +35,12 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from runs.analysis.results import RunFigures
-from runs.columns import RunCounters
+from runs.columns import DatabaseProcess, RunCounters
 
 # Counter deltas → per-transaction figures; the first counter the server has is used.
 LOG_FSYNCS = ("Innodb_os_log_fsyncs", "pfs_log_file_syncs", "wal_sync", "Innodb_data_fsyncs")
@@ -163,28 +163,23 @@ def _binlog_source(runs: Iterable[RunFigures]) -> str:
 
 
 def _telemetry_lines(run: RunFigures, time_us: float) -> dict[str, float | None]:
-    server = _server_host(run.host_summary)
+    server = run.host_figures.first("server")
     tps = run.throughput or 0.0
     if server is None or tps <= 0:
         return {}
-    db = server.get("db") or {}
+    db = server.db or DatabaseProcess()
     lines: dict[str, float | None] = {
-        "host_switches": _per(server.get("ctxt_s"), tps),
-        "ios": _per(server.get("iops"), tps),
-        "cpu_user_us": _per(db.get("user_cores"), tps, 1e6),
-        "cpu_system_us": _per(db.get("system_cores"), tps, 1e6),
+        "host_switches": _per(server.ctxt_s, tps),
+        "ios": _per(server.iops, tps),
+        "cpu_user_us": _per(db.user_cores, tps, 1e6),
+        "cpu_system_us": _per(db.system_cores, tps, 1e6),
     }
-    if "vcsw_s" in db and "nvcsw_s" in db:
-        lines["db_switches"] = _per(float(db["vcsw_s"]) + float(db["nvcsw_s"]), tps)
+    if db.vcsw_s is not None and db.nvcsw_s is not None:
+        lines["db_switches"] = _per(db.vcsw_s + db.nvcsw_s, tps)
     if lines["cpu_user_us"] is not None and lines["cpu_system_us"] is not None:
         on_cpu = lines["cpu_user_us"] + lines["cpu_system_us"]
         lines["off_cpu_us"] = max(time_us - on_cpu, 0.0)
     return lines
-
-
-def _server_host(summary: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    hosts = summary.get("hosts") or []
-    return next((h for h in hosts if isinstance(h, Mapping) and h.get("role") == "server"), None)
 
 
 def _per(value: Any, tps: float, scale: float = 1.0) -> float | None:
@@ -193,9 +188,9 @@ def _per(value: Any, tps: float, scale: float = 1.0) -> float | None:
 
 def _missing(runs: Sequence[RunFigures]) -> str:
     for run in runs:
-        for host in run.host_summary.get("missing") or []:
-            if isinstance(host, Mapping) and host.get("role") == "server" and host.get("why"):
-                return f"{NEEDS_TELEMETRY} need the server host's telemetry: {host['why']}"
+        for host in run.host_figures.missing:
+            if host.role == "server" and host.why:
+                return f"{NEEDS_TELEMETRY} need the server host's telemetry: {host.why}"
     return f"{NEEDS_TELEMETRY} need the server host's telemetry (none was recorded)"
 
 

@@ -65,7 +65,7 @@ def find_steps(values: Sequence[float | None], *, higher_is_better: bool) -> lis
     points = sorted(points, key=lambda p: int(p.index))
     cuts = [int(p.index) for p in points]
     edges = [0, *cuts, len(series)]
-    return [
+    steps = [
         _step(
             known[cut][0],
             series[edges[n] : cut],
@@ -75,6 +75,9 @@ def find_steps(values: Sequence[float | None], *, higher_is_better: bool) -> lis
         )
         for n, cut in enumerate(cuts)
     ]
+    # A level of 0 before the step (a p95 below sysbench's 0.01 ms resolution) has no
+    # relative size: such a step is the printout's rounding, not the server's.
+    return [s for s in steps if s.before]
 
 
 def _step(
@@ -82,7 +85,7 @@ def _step(
 ) -> Step:
     before, after = statistics.fmean(left), statistics.fmean(right)
     low, high = _interval(left, right)
-    scale = 100 / before if before else math.nan
+    scale = 100 / before if before else 0.0
     worse = after < before if higher_is_better else after > before
     return Step(
         index=index,

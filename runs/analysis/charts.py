@@ -222,7 +222,7 @@ def latency_histograms(
 
 def no_histogram_reason(runs: Sequence[RunFigures]) -> str:
     """Why the chosen runs have no histogram: sysbench prints none on a forced shutdown."""
-    if any(run.summary.get("outcome") == "forced_shutdown" for run in runs):
+    if any(run.figures.forced_shutdown for run in runs):
         return run_facts.no_histogram_reason("forced_shutdown")
     return (
         "The chosen runs have no latency histogram (run sysbench with --histogram=on, "

@@ -20,6 +20,7 @@ from typing import Any
 
 from runs.analysis import stats, verdicts
 from runs.analysis.results import Point, RunFigures, Series, group_series
+from runs.columns import HostSummary
 
 
 @dataclass(frozen=True)
@@ -183,10 +184,6 @@ def _when(span: tuple[datetime, datetime]) -> str:
 def host_busy_pct(summaries: Iterable[Mapping[str, Any]]) -> float | None:
     """The server host's mean busy % over runs' host summaries (`Run.host_summary`), None
     when no run sampled it."""
-    busy = [
-        float(host["busy_pct"])
-        for summary in summaries
-        for host in summary.get("hosts") or []
-        if host.get("role") == "server" and host.get("busy_pct") is not None
-    ]
+    servers = [h for s in summaries for h in HostSummary.load(s).of_role("server")]
+    busy = [host.busy_pct for host in servers if host.busy_pct is not None]
     return statistics.fmean(busy) if busy else None

@@ -110,14 +110,15 @@ def cell_host_metrics(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
     bottleneck (the most frequent among its repeats), with the guards any repeat raised."""
     cells: dict[tuple[str, int], list[RunFigures]] = {}
     for run in runs:
-        if run.host_summary.get("hosts") or run.bottleneck:
+        if run.host_figures.hosts or run.bottleneck:
             cells.setdefault((run.series_key, run.threads), []).append(run)
     return [_cell(repeats) for repeats in cells.values()]
 
 
 def _cell(repeats: Sequence[RunFigures]) -> dict[str, Any]:
     first = repeats[0]
-    kinds = [r.bottleneck.get("kind") for r in repeats if r.bottleneck.get("kind")]
+    limits = [r.limit for r in repeats]
+    kinds = [limit.kind for limit in limits if limit.kind]
     return {
         "series": first.series_key,
         "label": first.label,
@@ -126,34 +127,29 @@ def _cell(repeats: Sequence[RunFigures]) -> dict[str, Any]:
         "server": _side(repeats, "server"),
         "load": _side(repeats, "load"),
         "bottleneck": max(set(kinds), key=kinds.count) if kinds else "",
-        "evidence": next((r.bottleneck.get("evidence") for r in repeats if r.bottleneck), []),
-        "client_bound": any(r.bottleneck.get("client_bound") for r in repeats),
-        "same_machine": any(r.bottleneck.get("same_machine") for r in repeats),
-        "busy_start": sum(1 for r in repeats if r.bottleneck.get("busy_start")),
+        "evidence": next((r.limit.evidence for r in repeats if r.bottleneck), []),
+        "client_bound": any(limit.client_bound for limit in limits),
+        "same_machine": any(limit.same_machine for limit in limits),
+        "busy_start": sum(1 for limit in limits if limit.busy_start),
         "missing": _missing(repeats),
     }
 
 
 def _missing(repeats: Sequence[RunFigures]) -> list[str]:
-    named = set()
-    for run in repeats:
-        named |= {f"{m.get('role')} {m.get('host')}" for m in run.host_summary.get("missing") or []}
-    return sorted(named)
+    return sorted({m.name for run in repeats for m in run.host_figures.missing})
 
 
 def _side(repeats: Sequence[RunFigures], role: str) -> dict[str, float | None] | None:
-    entries = [
-        h for r in repeats for h in r.host_summary.get("hosts") or [] if h.get("role") == role
-    ]
+    entries = [h for r in repeats for h in r.host_figures.of_role(role)]
     if not entries:
         return None
     figures = {
-        "busy_pct": [h.get("busy_pct") for h in entries],
-        "iowait": [(h.get("cpu") or {}).get("iowait") for h in entries],
-        "iops": [h.get("iops") for h in entries],
-        "mbs": [h.get("mbs") for h in entries],
-        "ctxt_per_tx": [h.get("ctxt_per_tx") for h in entries],
-        "cpu_us_per_tx": [(h.get("db") or {}).get("cpu_us_per_tx") for h in entries],
+        "busy_pct": [h.busy_pct for h in entries],
+        "iowait": [h.iowait_pct for h in entries],
+        "iops": [h.iops for h in entries],
+        "mbs": [h.mbs for h in entries],
+        "ctxt_per_tx": [h.ctxt_per_tx for h in entries],
+        "cpu_us_per_tx": [h.cpu_us_per_tx for h in entries],
     }
     return {name: _median(values) for name, values in figures.items()}
 

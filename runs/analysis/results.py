@@ -16,11 +16,11 @@ import json
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from runs.columns import BatchEnvironment, RunSummary
+from runs.columns import BatchEnvironment, Bottleneck, HostSummary, RunCounters, RunSummary
 
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
@@ -66,6 +66,12 @@ class RunFigures:
     error: str = ""
     host_summary: dict[str, Any] = field(default_factory=dict)  # runs/analysis/host_metrics.py
     bottleneck: dict[str, Any] = field(default_factory=dict)  # runs/analysis/bottleneck.py
+    outcome: str = ""  # ok, forced_shutdown, error; "" while the run has no result
+    # sysbench's final report without its histogram, and the raw log's error lines: the
+    # results' per-run facts (runs/analysis/run_facts.py), read by the runs query itself
+    # (runs/services/selectors.py results_runs), empty where it does not read them
+    final_report: dict[str, Any] = field(default_factory=dict)
+    error_lines: str = ""
 
     @classmethod
     def of(cls, run: Any) -> RunFigures:
@@ -85,7 +91,26 @@ class RunFigures:
             error=run.error,
             host_summary=dict(run.host_summary or {}),
             bottleneck=dict(run.bottleneck or {}),
+            outcome=getattr(run, "outcome", ""),
+            final_report=dict(getattr(run, "final_report", None) or {}),
+            error_lines=getattr(run, "error_lines", None) or "",
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (times in ISO 8601): a finished batch's figures are stored with its
+        answer, for the compare page to read without its runs."""
+        data = asdict(self)
+        for name in ("started_at", "finished_at"):
+            data[name] = data[name].isoformat() if data[name] else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunFigures:
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        for name in ("started_at", "finished_at"):
+            if values.get(name):
+                values[name] = datetime.fromisoformat(values[name])
+        return cls(**values)
 
     @property
     def series_key(self) -> str:
@@ -99,6 +124,19 @@ class RunFigures:
     def figures(self) -> RunSummary:
         """The summary's figures, as numbers."""
         return RunSummary.load(self.summary)
+
+    @property
+    def server_counters(self) -> RunCounters:
+        return RunCounters.load(self.counters)
+
+    @property
+    def host_figures(self) -> HostSummary:
+        return HostSummary.load(self.host_summary)
+
+    @property
+    def limit(self) -> Bottleneck:
+        """What limited the run (`Run.bottleneck`)."""
+        return Bottleneck.load(self.bottleneck)
 
     @property
     def latency_ms(self) -> float | None:
@@ -324,7 +362,7 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
     qps = [v for r in good if (v := r.figures.qps) is not None]
     latencies = [v for r in good if (v := r.latency_ms) is not None]
     errors = [v for r in good if (v := r.figures.errors) is not None]
-    forced = [r for r in good if r.summary.get("outcome") == "forced_shutdown"]
+    forced = [r for r in good if r.figures.forced_shutdown]
     return Point(
         threads=threads,
         run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
@@ -336,7 +374,7 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
         errors=sum(errors) if errors else None,
         failed=sum(r.status not in FINISHED_WELL and r.status not in NOT_RUN for r in runs),
         forced_shutdowns=len(forced),
-        unfinished=sum(int(r.summary.get("unfinished_transactions") or 0) for r in forced),
+        unfinished=sum(r.figures.unfinished_transactions or 0 for r in forced),
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from runs.columns import RunCounters
 from runs.sysbench.errors import classify
 
 OUTCOMES = {
@@ -46,6 +47,14 @@ _LOG_LINE = re.compile(r"^(FATAL|ALERT): ")
 _REPEATED = re.compile(r"\(last message repeated (\d+) times\)")
 _ERROR_LINES = re.compile(
     r"^(?:(?:FATAL|ALERT): .*|.*\(last message repeated \d+ times\).*)$", re.M
+)
+# Every line errors_by_code reads, for the database to pick out of a stored log (the
+# results read no raw log): valid in Python's re and PostgreSQL's regular expressions,
+# with one group, matched line by line.
+ERROR_LINES_PATTERN = (
+    r"^((?:FATAL|ALERT): .*"
+    r"|.*\(last message repeated \d+ times\).*"
+    r"|Initializing worker threads\.\.\.)$"
 )
 _THREAD_FAILED = "' function failed: "  # `thread_run' function failed: ..."
 _FORCED = "forcing shutdown"  # the shutdown's FATAL line is the outcome, not an error
@@ -91,6 +100,17 @@ def outcome_text(outcome: str, unfinished_transactions: int | None) -> str:
     return text
 
 
+def status_text(status: str, outcome: str, unfinished_transactions: int | None) -> str:
+    """A run's status where a list of runs says it in a word, with a forced shutdown said:
+    "done (forced shutdown, 200 unfinished)"."""
+    if outcome != "forced_shutdown":
+        return status
+    unfinished = (
+        "" if unfinished_transactions is None else f", {unfinished_transactions} unfinished"
+    )
+    return f"{status} (forced shutdown{unfinished})"
+
+
 def run_facts(
     *,
     outcome: str,
@@ -110,8 +130,9 @@ def run_facts(
     facts.histogram = histogram_shares(histogram)
     if not facts.histogram:
         facts.no_histogram = no_histogram_reason(outcome, histogram_option)
-    facts.per_transaction = _per_transaction(counters or {}, final)
-    facts.missing_counters = list((counters or {}).get("missing") or [])
+    server_counters = RunCounters.load(counters)
+    facts.per_transaction = _per_transaction(server_counters, final)
+    facts.missing_counters = server_counters.missing
     return facts
 
 
@@ -232,11 +253,11 @@ def no_histogram_reason(outcome: str, histogram_option: object = "on") -> str:
 
 
 def _per_transaction(
-    counters: Mapping[str, Any], report: Mapping[str, Any] | None
+    counters: RunCounters, report: Mapping[str, Any] | None
 ) -> list[tuple[str, float]]:
-    deltas = counters.get("deltas") or {}
+    deltas = counters.deltas
     transactions = ((report or {}).get("sql") or {}).get("transactions")
-    derived = (counters.get("derived") or {}).get("transactions") or transactions
+    derived = counters.transactions or transactions
     if not deltas or not derived:
         return []
     return [(name, round(deltas[name] / derived, 3)) for name in _PER_TRANSACTION if name in deltas]

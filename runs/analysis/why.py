@@ -141,10 +141,10 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
 def _untimed(runs: Iterable[RunFigures]) -> str:
     """Why the server did not time its fsyncs, with the fix, as the sampler found it."""
     for run in runs:
-        timing = run.counters.get("fsync_timing") or {}
-        if timing.get("reason") and not timing.get("readable"):
-            fix = f"; {timing['fix']}" if timing.get("fix") else ""
-            return f"{timing['reason']}{fix}"
+        timing = run.server_counters.fsync_timing
+        if timing.reason and not timing.readable:
+            fix = f"; {timing.fix}" if timing.fix else ""
+            return f"{timing.reason}{fix}"
     return ""
 
 

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from runs.analysis import comparison, multiplicity, results
 from runs.api.common import QueryParameters
-from runs.services import selectors
+from runs.services import compare
 
 MAX_SIDES = 8  # as many as the compare page takes
 _ID = "[0-9]{1,18}"  # ids fit a bigint
@@ -182,7 +182,7 @@ def _split(ids: str | None) -> list[str]:
 
 def _sides_or_404(keys: list[str]) -> list[tuple[comparison.Side, int]]:
     """Each side with the id it stands for, in the order asked; 404 for one that is not."""
-    found = selectors.comparison_sides(keys)
+    found = compare.comparison_sides(keys=keys)
     for key in keys:
         if key not in found:
             kind = "batch" if key[0] == "b" else "run"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -18,9 +20,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.analysis.batch_results import BatchResults
 from runs.api.common import QueryParameters
-from runs.services import reports, selectors
-from runs.services.results import batch_results
+from runs.models import Batch
+from runs.services import reports, selectors, stored_results
+from runs.web.responses import conditional
 
 
 class BaselineQuery(QueryParameters):
@@ -129,33 +133,73 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         "MB/s, context switches and server CPU µs per transaction (medians over the "
         "repeats), and the cell's bottleneck with its evidence and guards.",
     )
+    runs = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="Each run as sysbench's final report and its log say it: id, position, label, "
+        'status, outcome (ok, forced_shutdown, error) and outcome_text ("forced shutdown, 200 '
+        'transactions unfinished"), unfinished_transactions, errors by code (code, kind, count, '
+        "message, hint), tps, qps, queries (read, write, other, total), latency (min, avg, max, "
+        "percentile, percentile_value; ms), errors_per_s, reconnects_per_s, fairness "
+        "(events_avg, events_stddev, exec_time_avg, exec_time_stddev), per_transaction "
+        "([counter, per transaction]), and the run's page and raw log (url, log).",
+    )
     report = serializers.URLField(help_text="The HTML report of the batch.")
 
 
 class BatchResultsView(APIView):
-    """The batch's results: the same as its results page, in JSON."""
+    """The batch's results: the same as its results page, in JSON. A finished batch's are
+    stored (with an ETag: If-None-Match gets a 304)."""
 
     @extend_schema(parameters=[BaselineQuery], responses={200: BatchResultsSerializer})
-    def get(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
-        found = batch_results(batch=batch, baseline=_baseline(request))
-        body = {
-            **found.to_json(),
-            "batch": batch.pk,
-            "series": [s["label"] for s in found.series],
-            "baseline": found.baseline_label,
-            "report": request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk])),
-        }
-        return Response(BatchResultsSerializer(body).data)
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
+        baseline = _baseline(request)
+        batch = get_object_or_404(_with_answer(baseline, "results"), pk=pk)
+        answer = stored_results.batch_stored_json(batch=batch, baseline=baseline)
+        report = request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk]))
+        etag = stored_results.shown_etag(answer.etag, batch, "api", report)
+        return conditional(request, etag, lambda: _results(request, batch, answer.value, report))
+
+
+def _with_answer(baseline: int | None, part: str) -> QuerySet[Batch]:
+    return stored_results.with_stored(selectors.batches_with_plan(), baseline=baseline, part=part)
+
+
+def _results(request: Request, batch: Batch, found: dict[str, Any], report: str) -> Response:
+    """`found`: BatchResults.to_json()."""
+    body = {
+        **found,
+        "batch": batch.pk,
+        "series": [s["label"] for s in found["series"]],
+        "baseline": found["baseline_label"],
+        "runs": [_with_links(request, row) for row in found.get("runs") or []],
+        "report": report,
+    }
+    return Response(BatchResultsSerializer(body).data)
+
+
+def _with_links(request: Request, row: dict[str, Any]) -> dict[str, Any]:
+    run = row["id"]
+    return {
+        **row,
+        "url": request.build_absolute_uri(reverse("run_live", args=[run])),
+        "log": request.build_absolute_uri(reverse("api-run-log", args=[run])),
+    }
 
 
 class BatchReport(APIView):
     """The batch's report: one HTML file with its charts and data, readable offline."""
 
     @extend_schema(parameters=[BaselineQuery], responses={(200, "text/html"): OpenApiTypes.STR})
-    def get(self, request: Request, pk: int) -> HttpResponse:
-        batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
-        html = reports.batch_report_html(batch=batch, baseline=_baseline(request))
-        response = HttpResponse(html, content_type="text/html; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
-        return response
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
+        baseline = _baseline(request)
+        batch = get_object_or_404(_with_answer(baseline, "results"), pk=pk)
+        answer = stored_results.batch_stored(batch=batch, baseline=baseline)
+        etag = stored_results.shown_etag(answer.etag, batch, "report")
+        return conditional(request, etag, lambda: _report(batch, answer.value))
+
+
+def _report(batch: Batch, found: BatchResults) -> HttpResponse:
+    html = reports.batch_report_html(batch=batch, found=found)
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
+    return response

@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from runs.analysis import multihost
-from runs.columns import RunSummary
+from runs.columns import RunOptions, RunSummary
 from runs.execution.barrier import CellBarrier
 from runs.execution.cancel import CancelListener
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
@@ -49,20 +49,20 @@ def batch_load_hosts(batch: Batch) -> list[LoadHost]:
 
 def cell_parts(run: Run, hosts: Sequence[LoadHost], split: str) -> list[RunHost]:
     """The run's part on each host: its threads, and its share of --rate."""
+    rate = RunOptions.load(run.options).rate
+    rates: list[int | None] = [rate] * len(hosts)
     if split == LoadSplit.EACH:
         threads = [run.threads] * len(hosts)
-        rates = [run.options.get("rate")] * len(hosts)
     else:
         threads = multihost.split_evenly(run.threads, len(hosts))
-        rate = run.options.get("rate")
-        rates = multihost.split_evenly(int(rate), len(hosts)) if rate else [None] * len(hosts)
+        rates = [*multihost.split_evenly(rate, len(hosts))] if rate else rates
     return RunHost.objects.bulk_create(
         RunHost(
             run=run,
             index=i,
             load_host=host,
             threads=threads[i],
-            rate=int(rates[i]) if rates[i] else None,
+            rate=rates[i] or None,
             status=Status.QUEUED,
         )
         for i, host in enumerate(hosts)

@@ -13,6 +13,7 @@ from django.conf import settings
 from runs import loadhosts, targets
 from runs.analysis import matrix
 from runs.analysis.auto import settings as auto_settings
+from runs.columns import RunOptions
 from runs.errors import InvalidInput
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
 from runs.sysbench.options import is_sql_test
@@ -150,7 +151,7 @@ def _check_load_hosts(
             "load hosts: run the threads on each host instead",
         )
     for cell in cells:
-        rate = int(str(cell.options.get("rate") or 0))
+        rate = RunOptions.load(cell.options).rate or 0
         if cell.threads < len(hosts) or 0 < rate < len(hosts):
             raise InvalidInput(
                 "threads" if cell.threads < len(hosts) else "rate",

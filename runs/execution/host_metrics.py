@@ -25,6 +25,7 @@ from runs import targets
 from runs.analysis.bottleneck import BUSY_START_PCT, RunLoad, bottleneck_classify, fsync_figures
 from runs.analysis.host_metrics import HostSeries, host_summary
 from runs.analysis.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
+from runs.columns import Bottleneck, RunSummary
 from runs.execution.results_store import ResultsStore
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ssh
@@ -308,13 +309,14 @@ def host_metrics_summary(sampler: HostMetricsSampler | None, *, run: Run, warmup
         busy_start_pct=sampler.busy_start,
     )
     run.bottleneck = bottleneck_classify(run.host_summary, load)
+    busy_start = Bottleneck.load(run.bottleneck).busy_start
     run.warnings = [
         *run.warnings,
         *(f"no host metrics for the {m['role']} host {m['host']}: {m['why']}" for m in missing),
-        *([run.bottleneck["busy_start"]] if run.bottleneck["busy_start"] else []),
+        *([busy_start] if busy_start else []),
     ]
 
 
 def _latency_ms(run: Run) -> float | None:
-    latency = (run.summary or {}).get("latency_avg_ms")
-    return float(latency) if latency else None
+    latency = RunSummary.load(run.summary).latency_avg_ms
+    return latency if latency else None

@@ -80,7 +80,7 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
-            name="StoredAnswer",
+            name="StoredResults",
             fields=[
                 (
                     "id",
@@ -210,10 +210,10 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.AddField(
-            model_name="storedanswer",
+            model_name="storedresults",
             name="batch",
             field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE, related_name="answers", to="runs.batch"
+                on_delete=django.db.models.deletion.CASCADE, related_name="stored_results", to="runs.batch"
             ),
         ),
         migrations.AddConstraint(
@@ -236,9 +236,9 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.AddConstraint(
-            model_name="storedanswer",
+            model_name="storedresults",
             constraint=models.UniqueConstraint(
-                fields=("batch", "key"), name="storedanswer_unique_key"
+                fields=("batch", "key"), name="storedresults_unique_key"
             ),
         ),
     ]

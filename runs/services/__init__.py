@@ -24,6 +24,7 @@ Reads:
     selectors.py       the queries pages and the API need, each in one place
     permissions.py     who may do what: the one place pages and API ask
     results.py         a batch's results, built once for the page, the report and the API
+    stored_results.py  a finished batch's results, stored once and served as stored (ETag)
     reports.py         the results rendered as one offline HTML file
     compare.py         batches and runs side by side
     timeseries.py      samples as chart series, bucketed in PostgreSQL
@@ -31,5 +32,6 @@ Reads:
 
 A batch's life: `batches.batch_launch` freezes the plan (runs/frozen.py) and hands the
 batch to a worker (queue.py); the worker's task calls `batches.batch_execute`, which runs it
-(runs/execution/); the pages then ask `results.batch_results` for what it says.
+(runs/execution/); as it ends, `stored_results.batch_results_store` stores what it says
+(built by `results.batch_results`), which the pages, the API and the report then serve.
 """

@@ -21,7 +21,7 @@ from runs.execution import cancel, host_driver, locks, runner
 from runs.execution.checks import PlanCheck, plan_check
 from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
-from runs.services import history, queue
+from runs.services import history, queue, stored_results
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
 
@@ -181,6 +181,7 @@ def batch_cancel(*, batch: Batch, user: AbstractBaseUser | AnonymousUser | None 
         if running.update(cancel_requested_at=now):
             cancel.publish_cancel(batch.pk)  # heard at once; the heartbeat is the fallback
     batch.refresh_from_db()
+    stored_results.batch_results_store(batch=batch)  # a batch that never started is finished now
     return batch
 
 
@@ -196,6 +197,7 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
         enqueue_batch(batch_id)
     if outcome.finished:
         history.batch_finished(batch=Batch.objects.get(pk=batch_id))
+        stored_results.batch_results_store(batch=Batch.objects.get(pk=batch_id))
     if outcome.error is not None:
         raise outcome.error
 

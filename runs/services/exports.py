@@ -18,6 +18,7 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 
 from runs.analysis import run_facts
+from runs.columns import Bottleneck, HostFigures, HostSummary
 from runs.models import SAMPLE_FIGURES, Batch, Run
 from runs.services import selectors
 
@@ -96,21 +97,21 @@ def _run_row(run: Run) -> list[Any]:
 
 
 def _host_figures(run: Run) -> list[Any]:
-    hosts: list[dict[str, Any]] = (run.host_summary or {}).get("hosts") or []
-    server: dict[str, Any] = next((h for h in hosts if h.get("role") == "server"), {})
-    load: dict[str, Any] = next((h for h in hosts if h.get("role") == "load"), {})
-    verdict = run.bottleneck or {}
+    hosts = HostSummary.load(run.host_summary)
+    server = hosts.first("server") or HostFigures()
+    load = hosts.first("load") or HostFigures()
+    verdict = Bottleneck.load(run.bottleneck)
+    # a run not classified leaves the bottleneck's cells empty, not "False"
+    guards = (verdict.kind, verdict.client_bound, verdict.same_machine) if run.bottleneck else ()
     return [
-        server.get("busy_pct"),
-        (server.get("cpu") or {}).get("iowait"),
-        server.get("iops"),
-        server.get("mbs"),
-        server.get("ctxt_per_tx"),
-        (server.get("db") or {}).get("cpu_us_per_tx"),
-        load.get("busy_pct"),
-        verdict.get("kind", ""),
-        verdict.get("client_bound", ""),
-        verdict.get("same_machine", ""),
+        server.busy_pct,
+        server.iowait_pct,
+        server.iops,
+        server.mbs,
+        server.ctxt_per_tx,
+        server.cpu_us_per_tx,
+        load.busy_pct,
+        *(guards or ("", "", "")),
     ]
 
 

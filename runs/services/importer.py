@@ -23,10 +23,11 @@ from django.utils import timezone
 
 from runs.analysis import charts, run_facts
 from runs.analysis.summary import summary_of
+from runs.columns import RunOptions, RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
-from runs.services import permissions, timeseries
+from runs.services import permissions, stored_results, timeseries
 from runs.services.import_store import ImportStore, log_lines
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
@@ -53,6 +54,8 @@ class ImportResult:
     sample_count: int = 0
     first_samples: list[IntervalSample] = field(default_factory=list)
     preview: dict[str, list[list[float]]] = field(default_factory=dict)  # tps, latency_ms
+    # a dry run's facts, as the run page says them: the preview shows what the run would
+    facts: run_facts.RunFacts | None = None
     error: str = ""
     batch: Batch | None = None
     run: Run | None = None
@@ -60,7 +63,7 @@ class ImportResult:
     @property
     def outcome_text(self) -> str:
         """sysbench's outcome, not the batch's status: a forced shutdown is "done" too."""
-        unfinished = self.summary.get("unfinished_transactions")
+        unfinished = RunSummary.load(self.summary).unfinished_transactions
         return run_facts.outcome_text(self.result.outcome, unfinished)
 
     @property
@@ -115,9 +118,12 @@ def log_import(
         imported = _import(log, target, given_test, label, user)
         if dry_run:
             imported.preview = _preview(imported)
+            imported.facts = _facts(imported)
             transaction.set_rollback(True)
     if dry_run:
         imported.dry_run, imported.batch, imported.run = True, None, None
+    elif imported.batch is not None:
+        stored_results.batch_results_store(batch=imported.batch)  # an import ends its batch
     return imported
 
 
@@ -195,6 +201,22 @@ def _preview(imported: ImportResult) -> dict[str, list[list[float]]]:
         [imported.run.pk], buckets=charts.SERIES_BUCKETS, metrics=("tps", "latency_ms")
     )
     return series.get(imported.run.pk, {})
+
+
+def _facts(imported: ImportResult) -> run_facts.RunFacts | None:
+    """Everything sysbench printed, from the run a dry run stored, read before it is
+    rolled back."""
+    if imported.run is None:
+        return None
+    run = Run.objects.get(pk=imported.run.pk)
+    return run_facts.run_facts(
+        outcome=run.outcome,
+        reports=run.reports,
+        histogram=run.histogram,
+        counters=run.counters,
+        raw_log=run.raw_log,
+        histogram_option=RunOptions.load(run.options).histogram,
+    )
 
 
 def _check_test_name(given: str | None) -> str | None:

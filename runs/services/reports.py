@@ -12,10 +12,11 @@ from django.contrib.staticfiles import finders
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from runs.analysis.batch_results import BatchResults
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services.results import batch_results
+from runs.services import stored_results
 
 # Inlined into the report, in this order: nothing is fetched when it is opened.
 REPORT_SCRIPTS = (
@@ -27,8 +28,12 @@ REPORT_SCRIPTS = (
 REPORT_STYLES = ("css/benchdash.css", "css/batch_results.css")
 
 
-def batch_report_html(*, batch: Batch, baseline: str | int | None = None) -> str:
-    found = batch_results(batch=batch, baseline=baseline)
+def batch_report_html(
+    *, batch: Batch, baseline: str | int | None = None, found: BatchResults | None = None
+) -> str:
+    """The report of `found` (the batch's results against `baseline` unless given: as
+    stored once the batch is finished, runs/services/stored_results.py)."""
+    found = found or stored_results.batch_stored(batch=batch, baseline=baseline).value
     context = {
         "batch": batch,
         "results": found,

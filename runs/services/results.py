@@ -1,6 +1,7 @@
 """A batch's results: the one place they are built (runs/analysis/batch_results.py does the
 arithmetic), for the results page, the report (runs/services/reports.py) and the API
-(runs/api/results.py) to render."""
+(runs/api/results.py) to render. A finished batch's are built once and stored
+(runs/services/stored_results.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from runs.analysis import batch_results as pure
 from runs.analysis import charts, results
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures, Series
+from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services import selectors, timeseries
@@ -61,10 +63,13 @@ def baseline_key(series: list[Series], index: str | int | None) -> str:
     """The series chosen as baseline by its index (the pages' ?baseline=), else the first:
     the series are in the plan's order, so the first is the plan's first value of each
     axis (`["1", "0"]`: flush=1)."""
+    return series[baseline_index(series, index)].key if series else ""
+
+
+def baseline_index(series: list[Series], index: str | int | None) -> int:
+    """The index asked for when there is such a series, else 0 (the first)."""
     text = str(index if index is not None else "0")
-    if text.isdigit() and int(text) < len(series):
-        return series[int(text)].key
-    return series[0].key if series else ""
+    return int(text) if text.isdigit() and int(text) < len(series) else 0
 
 
 def _reference(batch: Batch) -> tuple[int | None, str]:
@@ -100,3 +105,73 @@ def batch_time_charts(
         ),
         "timeline": charts.timeline_chart(read.figures, timeline, colours, batch.started_at),
     }
+
+
+def batch_results_page(
+    *,
+    batch: Batch,
+    baseline: str | int | None = None,
+    selected: Sequence[int] = (),
+    counter: str = "",
+    read: ResultsRuns | None = None,
+) -> dict[str, Any]:
+    """What the results page shows below its header (templates/runs/_results_stored.html):
+    the batch's results, and what only the page draws: the runs over time, with the
+    counter asked for, and the environment."""
+    read = read or batch_results_runs(batch=batch)
+    found = batch_results(batch=batch, baseline=baseline, selected=selected, read=read)
+    counter_names, gauges = charts.counter_names(read.figures)
+    counter = counter if counter in counter_names else ""
+    time_charts = batch_time_charts(
+        batch=batch, read=read, found=found, counter=counter, gauge=counter in gauges
+    )
+    return {
+        "batch": batch,
+        "results": found,
+        "runs": read.runs,
+        "runs_asked": bool(selected),
+        "figures": read.figures,
+        "series": found.series,
+        "colours": charts.run_colours(read.figures, read.series),
+        "baseline": found.baseline,
+        "unit": found.unit,
+        "selected": found.selected,
+        "counter": counter,
+        "counter_names": counter_names,
+        "environment": _environment(batch, read.runs),
+        "chart": {
+            "unit": found.unit,
+            "reference": found.reference,
+            "series": found.scaling_chart,
+            **time_charts,
+            "counter": counter,
+            "cdf": found.cdf,
+            "histogram": found.histogram,
+        },
+        "rate_data": {"rate": found.rate_chart},
+    }
+
+
+def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
+    env = BatchEnvironment.load(batch.environment)
+    variables = env.server_variables
+    verified = [r.verified_settings for r in runs if r.verified_settings]
+    differing = set(results.differing_keys(verified))
+    settings_names = sorted(
+        {k for v in verified for k in v} | set(FrozenPlan.from_params(batch.params).server_settings)
+    )
+    return {
+        "version": env.server_version,
+        "load_host": env.load_host,
+        "server_host": env.server_host,
+        "reference": env.reference,
+        "preflight": env.preflight,
+        "imported": env.imported,
+        "settings": [
+            (name, variables.get(name, ""), [r.verified_settings.get(name, "") for r in runs],
+             name in differing)
+            for name in settings_names
+        ],
+        "variables": sorted(variables.items()),
+        "differing": differing,
+    }  # fmt: skip

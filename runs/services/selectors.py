@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, JSONField, Max, Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Right
 from django.utils import timezone
 
-from runs.analysis import comparison, regressions, results
+from runs.analysis import comparison, regressions, results, run_facts
 from runs.columns import BatchEnvironment
 from runs.models import (
     ACTIVE_STATUSES,
@@ -104,13 +105,25 @@ def _running_cell(current: Run | None) -> tuple[float | None, float]:
 
 
 def batch_run_figures(batch: Batch) -> dict[int, dict[str, Any]]:
-    """tps, qps and latency of the batch's finished runs, for the live page's rows."""
+    """tps, qps and latency of the batch's finished runs, and their status with the
+    outcome ("done (forced shutdown, 200 unfinished)"), for the live page's rows."""
     rows = batch.runs.filter(status__in=FINISHED_STATUSES).values_list(
-        "id", "summary__tps", "summary__qps", "summary__latency_pct_ms"
+        "id",
+        "summary__tps",
+        "summary__qps",
+        "summary__latency_pct_ms",
+        "status",
+        "outcome",
+        "summary__unfinished_transactions",
     )
     return {
-        run_id: {"tps": tps, "qps": qps, "latency_pct_ms": latency}
-        for run_id, tps, qps, latency in rows
+        run_id: {
+            "tps": tps,
+            "qps": qps,
+            "latency_pct_ms": latency,
+            "status_text": run_facts.status_text(status, outcome, unfinished),
+        }
+        for run_id, tps, qps, latency, status, outcome, unfinished in rows
     }
 
 
@@ -176,8 +189,7 @@ def run_environment(run: Run) -> dict[str, Any]:
 
 def run_changed_variables(run: Run) -> dict[str, str]:
     """The server variables this run saw differ from its batch's snapshot."""
-    changed: dict[str, str] = ((run.environment or {}).get("server") or {}).get("variables") or {}
-    return changed
+    return BatchEnvironment.load(run.environment).server_variables
 
 
 def samples_after(run: Run, *, after: int, limit: int) -> list[Sample]:
@@ -232,10 +244,34 @@ def plan_last_batches(plan: Plan, limit: int = 10) -> QuerySet[Batch]:
     return batches_counted().filter(plan=plan)[:limit]
 
 
+# sysbench's final report (the last without a checkpoint time), without its histogram
+_FINAL_REPORT = """(SELECT r - 'histogram' FROM jsonb_array_elements("runs_run"."reports")
+    WITH ORDINALITY AS e(r, i) WHERE r ->> 'checkpoint_s' IS NULL ORDER BY i DESC LIMIT 1)"""
+# The raw log's lines that errors_by_code reads, picked out by PostgreSQL: the results count
+# each run's errors by code without the logs leaving the database. A log without a FATAL or
+# ALERT line has no error to count, and is not searched further (most logs; a quicker test).
+_ERROR_LINES = """CASE WHEN strpos("runs_run"."raw_log", 'FATAL: ') > 0
+    OR strpos("runs_run"."raw_log", 'ALERT: ') > 0
+    THEN array_to_string(ARRAY(SELECT m[1]
+        FROM regexp_matches("runs_run"."raw_log", %s, 'gn') AS m), E'\\n')
+    ELSE '' END"""
+
+
 def results_runs(batch: Batch) -> list[Run]:
     """Every run of a batch with what the results page shows, without the raw log and
-    the histograms (only the chosen runs' are drawn: run_histograms)."""
-    return list(batch.runs.order_by("position").defer("raw_log", "reports", "argv", "histogram"))
+    the histograms (only the chosen runs' are drawn: run_histograms); with the final
+    report and the log's error lines (`final_report`, `error_lines`) in the same query."""
+    return list(
+        batch.runs.order_by("position")
+        .defer("raw_log", "reports", "argv", "histogram")
+        .annotate(
+            # constant SQL; the pattern goes as a parameter
+            final_report=RawSQL(_FINAL_REPORT, (), output_field=JSONField()),  # noqa: S611
+            error_lines=RawSQL(  # noqa: S611
+                _ERROR_LINES, (run_facts.ERROR_LINES_PATTERN,), output_field=TextField()
+            ),
+        )
+    )
 
 
 def run_histograms(run_ids: list[int]) -> dict[int, list[list[float]]]:
@@ -282,24 +318,35 @@ def run_log_tail(batch: Batch, run_id: int, *, lines: int = 40, chars: int = 800
     return (text or "").splitlines()[-lines:]
 
 
-def comparison_sides(keys: list[str]) -> dict[str, comparison.Side]:
-    """The sides of a comparison by key ("b12" a batch, "r345" a run), in three queries;
-    keys of batches or runs that do not exist are left out."""
+# A side's figures and its server host's mean CPU busy %
+SideFigures = tuple[list[results.RunFigures], float | None]
+
+
+def comparison_sides(
+    keys: list[str],
+    batches: dict[int, Batch] | None = None,
+    stored: dict[int, SideFigures] | None = None,
+) -> dict[str, comparison.Side]:
+    """The sides of a comparison by key ("b12" a batch, "r345" a run), in three queries
+    at most: the batches (unless given), the runs of those whose figures are not
+    `stored`, the runs asked for; keys of batches or runs that do not exist are left out."""
     batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]
     run_ids = [int(k[1:]) for k in keys if k[0] == "r"]
-    batches = batches_by_ids(batch_ids)
+    batches = batches_by_ids(batch_ids) if batches is None else batches
+    figures = dict(stored or {})
     by_batch: dict[int, list[Run]] = {}
-    for run in runs_of_batches(batch_ids):
+    for run in runs_of_batches([pk for pk in batch_ids if pk in batches and pk not in figures]):
         by_batch.setdefault(run.batch_id, []).append(run)
+    for pk, members in by_batch.items():
+        busy = comparison.host_busy_pct(r.host_summary for r in members)
+        figures[pk] = ([results.RunFigures.of(r) for r in members], busy)
     single = {r.pk: r for r in runs_by_ids(run_ids)}
     sides: dict[str, comparison.Side] = {}
     for key in keys:
         number = int(key[1:])
         if key[0] == "b" and number in batches:
-            members = by_batch.get(number, [])
-            figures = [results.RunFigures.of(r) for r in members]
-            busy = comparison.host_busy_pct(r.host_summary for r in members)
-            sides[key] = comparison.Side(key, batch_label(batches[number]), figures, busy)
+            runs, busy = figures.get(number, ([], None))
+            sides[key] = comparison.Side(key, batch_label(batches[number]), runs, busy)
         elif key[0] == "r" and number in single:
             run = single[number]
             label = f"run {run.pk} of batch {run.batch_id} ({run.label})"

@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from runs import targets
+from runs.columns import RunOptions
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.sysbench.command import Connection
@@ -166,11 +167,9 @@ def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
 
 
 def _interval(run: Run, plan: FrozenPlan) -> float:
-    value = run.options.get("report-interval", plan.report_interval)
-    try:
-        interval = float(value or 0)
-    except (TypeError, ValueError):
-        interval = 0.0
+    # the run's own option over the plan's
+    options = RunOptions.load({"report-interval": plan.report_interval, **run.options})
+    interval = options.report_interval or 0.0
     return interval if interval > 0 else 1.0
 
 

@@ -1,20 +1,24 @@
 """Answers of the pages: JSON with <, > and & escaped as \\u003C... (still valid JSON: a log
 line or a name holding `<script>` stays inert even if the answer is ever shown as HTML),
-and long answers (exports) streamed as they are written."""
+long answers (exports) streamed as they are written, and a finished batch's stored
+answer sent only when the client does not hold it already (conditional GET)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.utils.cache import get_conditional_response, patch_cache_control
 
 _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 PIECE_CHARS = 64 * 1024  # what a streamed answer sends at a time (and gzips as one piece)
+Answered = TypeVar("Answered", bound=HttpResponseBase)
 
 
 def json_response(data: Any, *, indent: int | None = None, status: int = 200) -> HttpResponse:
@@ -76,3 +80,21 @@ async def _pulled(pieces: Iterator[str]) -> AsyncIterator[str]:
         close = getattr(pieces, "close", None)
         if close is not None:
             await sync_to_async(close, thread_sensitive=True)()
+
+
+def conditional(
+    request: Any, etag: str | None, respond: Callable[[], Answered]
+) -> Answered | HttpResponseBase:
+    """A stored answer (`etag` given): 304 Not Modified when the client holds it
+    (If-None-Match), else `respond()` with its ETag; kept by the browser only (private:
+    every page needs a login) and asked again each time, since an import or an edit can
+    still replace it. A live answer (None): no ETag, never served from a cache."""
+    if etag is None:
+        response: HttpResponseBase = respond()
+        patch_cache_control(response, private=True, no_cache=True)
+        return response
+    quoted = f'"{etag}"'
+    response = get_conditional_response(request, etag=quoted) or respond()
+    response["ETag"] = quoted
+    patch_cache_control(response, private=True, max_age=0, must_revalidate=True)
+    return response

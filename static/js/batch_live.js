@@ -47,8 +47,10 @@
     Object.entries(p.runs).forEach(function ([id, status]) {
       setDot(Number(id), status);
       const cell = document.querySelector('[data-status-of="' + id + '"]');
-      if (cell && cell.textContent !== status) {
-        cell.textContent = status;
+      // A finished run's status says its outcome: "done (forced shutdown, 200 unfinished)".
+      const text = ((p.figures || {})[id] || {}).status_text || status;
+      if (cell && cell.textContent !== text) {
+        cell.textContent = text;
         cell.className = "status " + status;
       }
     });

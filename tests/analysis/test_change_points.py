@@ -93,3 +93,13 @@ def test_two_steps_are_both_found_with_their_own_levels():
 def test_too_short_a_series_has_no_step():
     assert find_steps([100.0, 50.0], higher_is_better=True) == []
     assert find_steps([None, None, 100.0], higher_is_better=True) == []
+
+
+def test_a_step_up_from_a_level_of_zero_has_no_relative_size_and_is_not_reported():
+    # Seen on a nightly cpu plan: p95 printed as 0.00 ms for 30 nights, then 0.01 ms (the
+    # printout's resolution); its relative size was NaN, which PostgreSQL's JSON refused.
+    p95 = [0.0] * 30 + [0.01] * 30
+    assert find_steps(p95, higher_is_better=False) == []
+    steps = find_steps([0.0] * 30 + [0.01] * 30 + [0.5] * 30, higher_is_better=False)
+    assert [s.index for s in steps] == [60]
+    assert steps[0].before > 0 and steps[0].change_pct > 0

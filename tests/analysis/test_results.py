@@ -4,6 +4,7 @@ chart shapes, comparisons. Pure functions, no database."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -275,3 +276,19 @@ def test_the_matrix_grid_lays_repeats_out_by_series_and_threads():
     )
     assert threads == [1, 2]
     assert [[len(c) for c in row.cells] for row in rows] == [[2, 1], [0, 1]]
+
+
+def test_a_runs_figures_round_trip_through_json_as_a_stored_answer_keeps_them():
+    figures = replace(
+        run(7, 16, 812.5, p95=4.2, start=30),
+        counters={"derived": {"log_fsyncs_per_transaction": 0.98}, "missing": []},
+        finished_at=T0 + timedelta(seconds=90),
+        host_summary={"server": {"cpu_busy_pct": 71.5}},
+    )
+    unfinished = replace(run(8, 1, None, status="interrupted"), started_at=None)
+
+    stored = [json.loads(json.dumps(f.to_json())) for f in (figures, unfinished)]
+
+    assert [results.RunFigures.from_json(s) for s in stored] == [figures, unfinished]
+    assert stored[0]["started_at"] == "2024-05-01T02:00:30+00:00"
+    assert results.RunFigures.from_json(stored[0]).latency_ms == 4.2

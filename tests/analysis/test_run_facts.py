@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from runs.analysis.run_facts import errors_by_code, log_matches, log_tail, run_facts
+from runs.analysis.run_facts import (
+    ERROR_LINES_PATTERN,
+    errors_by_code,
+    log_matches,
+    log_tail,
+    run_facts,
+)
 from runs.sysbench.parser import parse_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
@@ -79,3 +86,16 @@ def test_log_tail_and_matches_number_the_lines():
     assert log_matches(log, "FATAL", limit=1).lines == [(2, "FATAL: x")]
     assert not log_matches(log, "FATAL", limit=1).complete
     assert errors_by_code("") == []
+
+
+def test_the_lines_the_database_picks_out_count_the_errors_as_the_whole_log_does():
+    """The results count errors from the lines PostgreSQL picks out of each stored log with
+    ERROR_LINES_PATTERN (tests/web/test_results_runs_table.py runs it there): the same
+    errors, counts and first messages as from the whole log, for every recorded output."""
+    with_errors = 0
+    for path in sorted(FIXTURES.glob("*.txt")):
+        text = path.read_text()
+        picked = "\n".join(m.group(1) for m in re.finditer(ERROR_LINES_PATTERN, text, re.M))
+        assert errors_by_code(picked) == errors_by_code(text), path.name
+        with_errors += bool(errors_by_code(text))
+    assert with_errors >= 15  # the comparison is about errors: most err_* outputs have some

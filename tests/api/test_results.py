@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from runs.models import Batch, Plan, Status
+from runs.models import Batch, Plan, Status, StoredResults
 from runs.services import batches
-from tests.helpers import wait_for_batch
+from tests.helpers import wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -55,6 +55,25 @@ def test_a_batch_answers_with_verdicts_intervals_and_the_reasons_of_its_extra_ru
 
     swapped = api.get(f"/api/v1/batches/{cpu_batch.pk}/results?baseline=1").json()
     assert swapped["verdicts"][0]["verdict"] == "faster"
+
+
+def test_the_worker_stores_the_answer_as_the_batch_ends_and_the_api_serves_it(api, cpu_batch):
+    stored = StoredResults.objects.filter(batch=cpu_batch)
+    wait_until(stored.exists, 60, "the answer stored as the batch ended")
+    (answer,) = stored
+    assert answer.key == "baseline=0" and answer.computed_at >= cpu_batch.finished_at
+
+    first = api.get(f"/api/v1/batches/{cpu_batch.pk}/results")
+    held = api.get(
+        f"/api/v1/batches/{cpu_batch.pk}/results", headers={"If-None-Match": first.headers["ETag"]}
+    )
+
+    assert (
+        first.status_code == 200 and first.json()["summary"] == answer.content["results"]["summary"]
+    )
+    assert "private" in first.headers["Cache-Control"]
+    assert held.status_code == 304 and held.content == b""
+    assert StoredResults.objects.get(pk=answer.pk).computed_at == answer.computed_at  # not rebuilt
 
 
 def _repeats(verdict):

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from runs.analysis import stats
 from runs.errors import InvalidInput
-from runs.models import Batch, Run, Sample, Status, Target
+from runs.models import Batch, Run, Sample, Status, StoredResults, Target
 from runs.services.importer import log_import
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysbench"
@@ -142,6 +142,17 @@ def test_an_import_stores_the_run_with_its_summary_samples_and_raw_log(target, a
     assert run.samples.order_by("seq")[0].tps == 1041.17
     assert run.reports[0]["sql"]["transactions"] == 94409
     assert "OLTP test statistics:" in run.raw_log
+
+
+def test_an_import_ends_its_batch_with_its_answer_stored(target):
+    with (FIXTURES / "legacy_05_oltp_rw.txt").open("rb") as log:
+        imported = log_import(log=log, target=target)
+
+    assert imported.batch is not None
+    stored = StoredResults.objects.get(batch=imported.batch)
+    assert stored.key == "baseline=0"
+    assert stored.content["results"]["unit"] == "tps"
+    assert stored.content["results"]["table"][0]["point"]["median"] == 1037.40
 
 
 def test_the_raw_log_keeps_no_password(target):

@@ -54,5 +54,5 @@ def test_progress_and_remaining_time_count_the_running_cell(client_in, make_batc
     assert 0.4 <= progress["running_share"] <= 0.5
     assert progress["counts_text"] == ""
     assert progress["figures"] == {
-        str(done.pk): {"tps": 812.5, "qps": 16250.0, "latency_pct_ms": 3.1}
+        str(done.pk): {"tps": 812.5, "qps": 16250.0, "latency_pct_ms": 3.1, "status_text": "done"}
     }

@@ -30,6 +30,12 @@ def test_the_import_preview_says_forced_shutdown_not_done(client_in):
     outcome = "forced shutdown, 2 transactions unfinished"
     assert f'<dd id="import-outcome" class="status warning">{outcome}</dd>' in html
     assert "1.02 / 3.21 / 7.22 ms" in html  # latency min / avg / max
+    # issue 25: the preview holds what the run page will (tests/web/test_run_page.py)
+    assert "17,444 / 4,980 / 2,490" in html  # queries read / write / other
+    assert '<td>ignored errors</td><td class="num">2</td><td class="num">1.00</td>' in html
+    assert "events per thread 623.0 ± 5.00" in html  # thread fairness
+    assert "unfinished transactions on forced shutdown" in html
+    assert "sysbench prints no latency histogram on a forced shutdown" in html
 
 
 def test_the_results_table_and_the_report_say_it(client_in):

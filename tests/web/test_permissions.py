@@ -5,6 +5,8 @@ the teammate and staff. The rule itself is runs/services/permissions.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import Group, Permission
 from django.test import Client
@@ -201,3 +203,20 @@ def test_the_plan_check_logs_in_with_a_stored_password_for_who_may_use_the_targe
     assert logins["outsider"] == 0, logins
     warnings = answers["outsider"].json()["warnings"]
     assert any("you may not run benchmarks with the target" in w for w in warnings), warnings
+
+
+def test_an_outsider_may_not_attach_an_imported_log_to_anothers_target_from_the_page(people, owned):
+    # issue 26 item 8: the import page, like the API (tests/api/test_permissions.py), asks
+    # who may use the target before results go on it
+    target, _, _ = owned
+    log = (Path(__file__).parents[1] / "fixtures" / "sysbench" / "cpu.txt").read_text()
+    fields = {"text": log, "action": "save", "label": "not mine", "target": target.pk}
+
+    page = people["outsider"].post("/import", fields)
+
+    assert page.status_code == 403
+    assert "you may not attach results to the target db-9" in page.content.decode()
+    assert not Batch.objects.exists()
+    answer = people["teammate"].post("/import", {**fields, "label": "the team's"})
+    assert answer.status_code == 302, answer.content.decode()[:2000]
+    assert Batch.objects.get().target == target

@@ -60,6 +60,14 @@ def test_the_results_page_answers_and_its_report_reads_offline(
     expect(page.locator("#extra-runs")).to_contain_text("rate search: 8,000 tps")
     assert chart_points(page, "rate-achieved-chart") == 4
     assert chart_points(page, "rate-p95-chart") == 4
+    # issue 24: "offered" is y = x on the chart's own scales (log x, linear y): sampled along
+    # the offered range, not two end points joined straight, which bends on a log axis
+    offered = page.evaluate(
+        """() => Chart.getChart("rate-achieved-chart").data.datasets
+             .find((d) => d.label === "offered").data"""
+    )
+    assert len(offered) > 10 and all(p["x"] == pytest.approx(p["y"]) for p in offered)
+    assert offered[0]["x"] == pytest.approx(1000) and offered[-1]["x"] == pytest.approx(8000)
     b.shot("20-results-answers")
 
     with page.expect_download() as caught:

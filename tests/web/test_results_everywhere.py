@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.summary import summarise
 from runs.services import tokens
@@ -63,6 +65,33 @@ def test_the_page_the_report_and_the_api_render_the_same_results(client_in, make
         assert verdict["difference"] and verdict["difference"] in page_table
     for sentence in found.summary:
         assert sentence in page and sentence in report
+
+
+def test_a_batchs_cells_are_corrected_together_and_every_rendering_names_it(
+    client_in, make_batch, user
+):
+    # issue 24 item 3: each cell was tested at 95 % alone; now the cells of a batch are one
+    # family (Holm), and the page, the report and the API say so with each adjusted p
+    batch = make_batch(threads=(1, 2, 4), repeats=3, samples=5)
+    token = tokens.token_create(user=user, name="tests", expires_in=None)[1]
+
+    found = batch_results(batch=batch)
+    page = client_in.get(f"/batches/{batch.pk}/results").content.decode()
+    report = client_in.get(f"/batches/{batch.pk}/report.html").content.decode()
+    api = client_in.get(
+        f"/api/v1/batches/{batch.pk}/results", HTTP_AUTHORIZATION=f"Token {token}"
+    ).json()
+
+    assert len(found.verdicts) == 3  # flush=2 against flush=1 at 1, 2 and 4 threads
+    assert found.correction == "Holm's correction over 3 cells"
+    for verdict in api["verdicts"]:
+        assert verdict["correction"] == found.correction
+        assert verdict["p_value"] <= verdict["p_adjusted"] <= min(1.0, 3 * verdict["p_value"])
+    assert min(v["p_adjusted"] for v in api["verdicts"]) == pytest.approx(
+        min(1.0, 3 * min(v["p_value"] for v in api["verdicts"]))
+    )
+    named = "(Holm&#x27;s correction over 3 cells: family-wise error 5 %)"
+    assert named in page and named in report
 
 
 def _cells(table: str) -> list[str]:

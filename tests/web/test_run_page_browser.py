@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import redis
 from django.conf import settings
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from runs.execution.live import recent_key
-from runs.models import Run, Status
+from runs.models import Batch, Run, Status
 from runs.services import batches
 from runs.services.importer import log_import
 from tests.helpers import wait_for_batch
@@ -192,4 +193,52 @@ def test_the_live_page_shows_the_viewer_a_gap_the_server_could_not_fill(
         b.shot("run-live-gap")
     finally:
         live.delete(recent_key(run.pk))
+    assert b.errors == []
+
+
+def test_the_live_batch_page_says_a_run_ended_in_a_forced_shutdown(
+    browser,  # noqa: F811
+    session_cookie,
+    make_batch,
+):
+    """The live batch page fills in the outcome of a run that ends while it is open, from
+    the progress it polls (the rows are written as a worker writes them)."""
+    b = logged_in(browser, session_cookie)
+    batch = make_batch(status=Status.RUNNING, started_at=timezone.now())
+    first, second = (
+        Run.objects.create(
+            batch=batch, position=i, round=0, cell_key="c", threads=2,
+            status=Status.RUNNING if i == 0 else Status.QUEUED,
+            started_at=timezone.now() if i == 0 else None,
+        )
+        for i in (0, 1)
+    )  # fmt: skip
+
+    page = b.open(f"/batches/{batch.pk}/")
+    page.evaluate("() => { window.notReloaded = true; }")
+    expect(page.locator(f'[data-status-of="{first.pk}"]')).to_have_text("running")
+    Run.objects.filter(pk=first.pk).update(
+        status=Status.DONE,
+        outcome="forced_shutdown",
+        finished_at=timezone.now(),
+        summary={"outcome": "forced_shutdown", "tps": 620.6, "unfinished_transactions": 200},
+    )
+    Run.objects.filter(pk=second.pk).update(status=Status.RUNNING, started_at=timezone.now())
+
+    expect(page.locator(f'[data-status-of="{first.pk}"]')).to_have_text(
+        "done (forced shutdown, 200 unfinished)", timeout=20_000
+    )
+    expect(page.locator(f'tr[data-run="{first.pk}"] [data-figure="tps"]')).to_have_text("620.6")
+    Run.objects.filter(pk=second.pk).update(
+        status=Status.DONE, outcome="ok", finished_at=timezone.now(), summary={"tps": 700.0}
+    )
+    Batch.objects.filter(pk=batch.pk).update(status=Status.DONE, finished_at=timezone.now())
+
+    expect(page.locator("#results-link")).to_have_text("Results are ready", timeout=20_000)
+    expect(page.locator(f'[data-status-of="{second.pk}"]')).to_have_text("done")
+    expect(page.locator(f'[data-status-of="{first.pk}"]')).to_have_text(
+        "done (forced shutdown, 200 unfinished)"
+    )
+    assert page.evaluate("() => window.notReloaded") is True
+    b.shot("batch-forced-shutdown-live")
     assert b.errors == []

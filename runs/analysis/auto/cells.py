@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from scipy import stats as scipy_stats
 
 from runs.analysis.results import FINISHED_WELL, NOT_RUN, RunFigures, series_label
+from runs.columns import RunSummary
 
 QUEUE_FLOOR = 10  # a few events waiting in sysbench's --rate queue is normal at any rate
 
@@ -53,8 +53,8 @@ def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
     failed = [r for r in runs if r.status not in FINISHED_WELL and r.status not in NOT_RUN]
     p95 = [v for r in good if (v := r.latency_ms) is not None]
     achieved = [v for r in good if (v := _interval_median(r)) is not None]
-    queues = [q for r in good if (q := _queue_held(r.summary)) is not None]
-    growing = [n for r in good if (n := _queue_growing(r.summary)) is not None]
+    queues = [q for r in good if (q := _queue_held(r.figures)) is not None]
+    growing = [n for r in good if (n := _queue_growing(r.figures)) is not None]
     ran = [r for r in runs if r.status not in NOT_RUN]
     return CellFigures(
         attempts=len(runs),
@@ -68,26 +68,27 @@ def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
     )
 
 
-def _queue_held(summary: Mapping[str, Any]) -> int | None:
+def _queue_held(summary: RunSummary) -> int | None:
     # the longest queue that lasted more than one interval (summary.py); runs summed up
     # before it was recorded have only their longest queue
-    value = summary.get("queue_stall_max", summary.get("queue_length_max"))
-    return None if value is None else int(value)
+    if summary.queue_stall_max is not None:
+        return summary.queue_stall_max
+    return summary.queue_length_max
 
 
-def _queue_growing(summary: Mapping[str, Any]) -> int | None:
-    last, early = summary.get("queue_length_last"), summary.get("queue_length_early_max")
+def _queue_growing(summary: RunSummary) -> int | None:
+    last, early = summary.queue_length_last, summary.queue_length_early_max
     if last is None or early is None or last <= 2 * early:
         return None
-    if summary.get("queue_length_before_last", QUEUE_FLOOR + 1) <= QUEUE_FLOOR:
+    before_last = summary.queue_length_before_last
+    if before_last is not None and before_last <= QUEUE_FLOOR:
         return None  # a queue of the last second alone: a stall must last two intervals
-    return int(last)
+    return last
 
 
 def _interval_median(run: RunFigures) -> float | None:
-    interval = run.summary.get("interval_tps") or {}
-    value = interval.get("median")
-    return float(value) if value is not None else run.throughput
+    value = run.figures.interval_tps_median
+    return value if value is not None else run.throughput
 
 
 def half_width_pct(values: Sequence[float]) -> float | None:

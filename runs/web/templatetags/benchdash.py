@@ -7,6 +7,9 @@ from typing import Any
 
 from django import template
 
+from runs.analysis import run_facts
+from runs.columns import RunSummary
+
 register = template.Library()
 
 
@@ -71,3 +74,11 @@ def pvalue(value: Any) -> str:
         return ""
     number = float(value)
     return "< 0.001" if number < 0.001 else f"{number:.3f}"
+
+
+@register.filter
+def run_status(run: Any) -> str:
+    """`{{ run|run_status }}`: a run's status with a forced shutdown said, as the live
+    batch page fills it in: "done (forced shutdown, 200 unfinished)"."""
+    unfinished = RunSummary.load(run.summary).unfinished_transactions
+    return run_facts.status_text(run.status, run.outcome, unfinished)

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from runs.analysis import charts, results, run_facts
+from runs.columns import BatchEnvironment, RunOptions
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
 from runs.services import batches, permissions, selectors
 from runs.web import events
@@ -148,7 +149,7 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
                 histogram=run.histogram,
                 counters=run.counters,
                 raw_log=run.raw_log,
-                histogram_option=run.options.get("histogram", "on"),
+                histogram_option=RunOptions.load(run.options).histogram,
             ),
             "log": log,
             "log_lines": [text for _, text in log.lines],
@@ -176,7 +177,7 @@ def run_log(request: HttpRequest, run_id: int) -> HttpResponse:
 def _server_changes(run: Run) -> list[tuple[str, str, str]]:
     """(variable, in the batch's snapshot, in this run) for what this run's settings
     changed: the run's own values, not the batch's."""
-    before = ((run.batch.environment or {}).get("server") or {}).get("variables") or {}
+    before = BatchEnvironment.load(run.batch.environment).server_variables
     changed = selectors.run_changed_variables(run)
     return [(name, str(before.get(name, "")), value) for name, value in sorted(changed.items())]
 

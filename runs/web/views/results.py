@@ -6,101 +6,65 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import mark_safe
 
-from runs.analysis import charts, results
-from runs.columns import BatchEnvironment
-from runs.frozen import FrozenPlan
-from runs.models import Batch, Run
-from runs.services import exports, reports, selectors
-from runs.services import results as result_service
+from runs.models import Batch
+from runs.services import exports, reports, selectors, stored_results
 from runs.services.compare import MAX_SIDES, sides_compare
-from runs.web.responses import streamed
+from runs.web.responses import conditional, streamed
 
 
 def _ids(text: str) -> list[int]:
     return [int(p) for p in text.replace(",", " ").split() if p.isdigit()][:200]
 
 
-def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
-    return render(request, "runs/batch_results.html", _results_page(request, batch))
-
-
-def _results_page(request: HttpRequest, batch: Batch) -> dict[str, Any]:
-    """The batch's results (runs/services/results.py) and what only the page draws: the
-    runs over time, with the counter asked for."""
-    read = result_service.batch_results_runs(batch=batch)
-    found = result_service.batch_results(
+def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
+    """The results of a batch (runs/services/stored_results.py: stored once it is finished)."""
+    baseline = request.GET.get("baseline")
+    batches = stored_results.with_stored(
+        selectors.batches_with_plan(), baseline=baseline, part="html"
+    )
+    batch = get_object_or_404(batches, pk=batch_id)
+    page = stored_results.batch_page(
         batch=batch,
-        baseline=request.GET.get("baseline"),
+        baseline=baseline,
         selected=_ids(",".join(request.GET.getlist("runs"))),
-        read=read,
+        counter=request.GET.get("counter", ""),
     )
-    counter_names, gauges = charts.counter_names(read.figures)
-    counter = request.GET.get("counter", "")
-    counter = counter if counter in counter_names else ""
-    time_charts = result_service.batch_time_charts(
-        batch=batch, read=read, found=found, counter=counter, gauge=counter in gauges
-    )
-    return {
-        "batch": batch,
-        "results": found,
-        "runs": read.runs,
-        "figures": read.figures,
-        "series": found.series,
-        "colours": charts.run_colours(read.figures, read.series),
-        "baseline": found.baseline,
-        "unit": found.unit,
-        "selected": found.selected,
-        "counter": counter,
-        "counter_names": counter_names,
-        "environment": _environment(batch, read.runs),
-        "chart": {
-            "unit": found.unit,
-            "reference": found.reference,
-            "series": found.scaling_chart,
-            **time_charts,
-            "counter": counter,
-            "cdf": found.cdf,
-            "histogram": found.histogram,
-        },
-        "rate_data": {"rate": found.rate_chart},
-    }
+    # Rendered from our own template, which escaped what it holds.
+    answer = mark_safe(page.value)  # noqa: S308
+    etag = stored_results.shown_etag(page.etag, batch, *_who(request), baseline)
+    context = {"batch": batch, "answer": answer}
+    return conditional(request, etag, lambda: render(request, "runs/batch_results.html", context))
 
 
-def batch_report(request: HttpRequest, batch_id: int) -> HttpResponse:
+def batch_report(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     """The batch's report to share: one HTML file, readable offline."""
-    batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
-    html = reports.batch_report_html(batch=batch, baseline=request.GET.get("baseline"))
+    baseline = request.GET.get("baseline")
+    batches = stored_results.with_stored(
+        selectors.batches_with_plan(), baseline=baseline, part="results"
+    )
+    batch = get_object_or_404(batches, pk=batch_id)
+    answer = stored_results.batch_stored(batch=batch, baseline=baseline)
+    etag = stored_results.shown_etag(answer.etag, batch, "report")
+    return conditional(request, etag, lambda: _report(batch, answer))
+
+
+def _report(batch: Batch, answer: stored_results.Stored) -> HttpResponse:
+    html = reports.batch_report_html(batch=batch, found=answer.value)
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
     return response
 
 
-def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
-    env = BatchEnvironment.load(batch.environment)
-    variables = env.server_variables
-    verified = [r.verified_settings for r in runs if r.verified_settings]
-    differing = set(results.differing_keys(verified))
-    settings_names = sorted(
-        {k for v in verified for k in v} | set(FrozenPlan.from_params(batch.params).server_settings)
-    )
-    return {
-        "version": env.server_version,
-        "load_host": env.load_host,
-        "server_host": env.server_host,
-        "reference": env.reference,
-        "preflight": env.preflight,
-        "imported": env.imported,
-        "settings": [
-            (name, variables.get(name, ""), [r.verified_settings.get(name, "") for r in runs],
-             name in differing)
-            for name in settings_names
-        ],
-        "variables": sorted(variables.items()),
-        "differing": differing,
-    }  # fmt: skip
+def _who(request: HttpRequest) -> tuple[Any, ...]:
+    """What the page's header shows of who asks: the user, and the token of the logout
+    form (a new one after each login)."""
+    get_token(request)  # the secret of a first visit is made now, before the digest
+    return request.user.pk, request.META.get("CSRF_COOKIE", "")
 
 
 # --- compare ------------------------------------------------------------------------------------

@@ -1,0 +1,247 @@
+"""A finished batch's answer, built once and served as stored.
+
+A batch that ended does not change, yet its results page, its results in the API and its
+report were built again on every request (116 to 314 ms of server CPU each). When a batch
+ends, its answer for the default view (the first series as the baseline) is built by the
+one builder, runs/services/results.py, and stored as a StoredResults: the results as the
+API and the report read them (BatchResults.to_json) and the part of the results page below
+its header, rendered (rendering the tables and charts' data of a 200-run page alone costs
+more than the 30 ms the whole page may take). Another baseline (?baseline=) is stored the
+first time it is asked for.
+
+A stored answer is served only while it is newer than the batch's end and was made by the
+code now running (stored_version(): a digest of the sources an answer is made from, the
+first part of its etag, so an upgrade rebuilds it on its first request). A batch that ends
+again (resumed, imported) replaces its answers; runs edited in the admin forget them. Live
+batches, and the page's views that are not stored (runs chosen, a counter shown), are built
+on each request and carry no ETag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.db.models import F, FilteredRelation, Q, QuerySet
+from django.db.models.functions import Coalesce
+from django.template.loader import render_to_string
+
+from runs.analysis import comparison
+from runs.analysis.batch_results import BatchResults
+from runs.analysis.results import RunFigures
+from runs.models import FINISHED_STATUSES, Batch, StoredResults
+from runs.services import results, selectors
+
+logger = logging.getLogger(__name__)
+
+PAGE_TEMPLATE = "runs/_results_stored.html"
+ROOT = Path(__file__).resolve().parents[2]
+# What an answer is made from: a change to any of these makes the stored answers stale.
+SOURCES = (
+    "runs/analysis",
+    "runs/columns.py",
+    "runs/frozen.py",
+    "runs/services/stored_results.py",
+    "runs/services/results.py",
+    "runs/services/selectors.py",
+    "runs/services/timeseries.py",
+    "runs/web/templatetags",
+    "templates/runs",
+)
+# What the API and the report read, what the page shows, and the figures of the batch's
+# runs that the compare page reads (selectors.SideFigures).
+PARTS = ("results", "html", "side")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a view serves, and the digest of it when it is stored (None: built for this
+    request only)."""
+
+    value: Any  # BatchResults, its JSON (batch_stored_json) or the page's HTML (batch_page)
+    etag: str | None
+
+
+def stored_key(baseline: str | int | None) -> str:
+    """The view an answer is stored under: `baseline=1` (?baseline=1; what is no index is
+    0, as results.baseline_index reads it)."""
+    text = str(baseline if baseline is not None else "0")
+    return f"baseline={int(text) if text.isdigit() else 0}"
+
+
+def with_stored(
+    batches: QuerySet[Batch], *, baseline: str | int | None, part: str
+) -> QuerySet[Batch]:
+    """The batches, each with its stored answer's `part` (one of PARTS) for the
+    baseline asked for when one is stored and fresh: read in the same query as the batch
+    (`cached_etag`, `cached_<part>`; None when there is none)."""
+    if part not in PARTS:
+        raise ValueError(f"not a part of an answer: {part}")
+    fresh = Q(
+        stored_results__key=stored_key(baseline),
+        stored_results__etag__startswith=f"{stored_version()}-",
+        stored_results__computed_at__gte=Coalesce(F("finished_at"), F("created_at")),
+    )
+    return batches.annotate(
+        stored=FilteredRelation("stored_results", condition=fresh),
+        cached_etag=F("stored__etag"),
+        **{f"cached_{part}": F(f"stored__content__{part}")},
+    )
+
+
+def batch_stored(*, batch: Batch, baseline: str | int | None = None) -> Stored:
+    """The batch's results (BatchResults) against the baseline asked for: as stored for a
+    finished batch (stored now if they were not), built afresh for a live one."""
+    if batch.status not in FINISHED_STATUSES:
+        return Stored(results.batch_results(batch=batch, baseline=baseline), None)
+    stored = batch_stored_json(batch=batch, baseline=baseline)
+    return Stored(BatchResults.from_json(stored.value), stored.etag)
+
+
+def batch_stored_json(*, batch: Batch, baseline: str | int | None = None) -> Stored:
+    """The same as JSON (BatchResults.to_json), for the API: a stored answer is sent as it
+    was read, without a round trip through BatchResults."""
+    if batch.status not in FINISHED_STATUSES:
+        return Stored(results.batch_results(batch=batch, baseline=baseline).to_json(), None)
+    etag, stored = _stored(batch, baseline, "results")
+    if etag is None:
+        etag, content = _store(batch, baseline)
+        stored = content["results"]
+    return Stored(stored, etag)
+
+
+def batch_page(
+    *,
+    batch: Batch,
+    baseline: str | int | None = None,
+    selected: list[int] | None = None,
+    counter: str = "",
+) -> Stored:
+    """The results page below its header, as HTML: stored for a finished batch's default
+    views (any baseline, no runs chosen, no counter), built for this request otherwise."""
+    if batch.status in FINISHED_STATUSES and not selected and not counter:
+        etag, html = _stored(batch, baseline, "html")
+        if etag is None:
+            etag, content = _store(batch, baseline)
+            html = content["html"]
+        return Stored(html, etag)
+    page = results.batch_results_page(
+        batch=batch, baseline=baseline, selected=selected or [], counter=counter
+    )
+    return Stored(render_to_string(PAGE_TEMPLATE, page), None)
+
+
+def batch_side(*, batch: Batch) -> selectors.SideFigures | None:
+    """A finished batch's run figures as its stored answer keeps them, for the compare page
+    (read with the batch: with_stored(part="side")); None when there are none stored, for
+    the caller to read its runs (the compare page stores nothing)."""
+    if batch.status not in FINISHED_STATUSES:
+        return None
+    etag, side = _stored(batch, None, "side")
+    if etag is None:
+        return None
+    return [RunFigures.from_json(f) for f in side["figures"]], side["host_busy_pct"]
+
+
+def batch_results_store(*, batch: Batch) -> None:
+    """Where a batch ends: its answers replaced by the default view's, built now. A
+    failure is logged: it costs the stored answer (built on the first request instead),
+    never the batch's ending."""
+    if batch.status not in FINISHED_STATUSES:
+        return
+    try:
+        with transaction.atomic():
+            StoredResults.objects.filter(batch=batch).delete()
+            _store(batch, None)
+    except Exception:
+        logger.exception("batch %s: its answer could not be stored", batch.pk)
+
+
+def batch_results_forget(*, batch_id: int) -> None:
+    """What feeds a batch's answers changed (its runs edited): built again when asked."""
+    StoredResults.objects.filter(batch_id=batch_id).delete()
+
+
+def shown_etag(cached_etag: str | None, batch: Batch, *facts: Any) -> str | None:
+    """The ETag of a page or document that shows a stored answer with the batch's own
+    facts around it (status, names, warnings) and the request's `facts` (who asks):
+    None when the answer is not stored."""
+    if cached_etag is None:
+        return None
+    shown = (
+        cached_etag, batch.status, batch.label, batch.plan.name if batch.plan else "",
+        batch.target.name if batch.target else "", batch.warnings, batch.error, *facts,
+    )  # fmt: skip
+    return hashlib.sha256(json.dumps(shown, default=str).encode()).hexdigest()
+
+
+@cache
+def stored_version() -> str:
+    """A digest of the sources an answer is made from, read once per process."""
+    digest = hashlib.sha256()
+    for source in SOURCES:
+        path = ROOT / source
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for file in (f for f in files if f.suffix in (".py", ".html")):
+            digest.update(str(file.relative_to(ROOT)).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _stored(batch: Batch, baseline: str | int | None, part: str) -> tuple[str | None, Any]:
+    """(etag, part) of the stored answer, read with the batch (with_stored) or now."""
+    if not hasattr(batch, "cached_etag") or not hasattr(batch, f"cached_{part}"):
+        found = with_stored(Batch.objects.filter(pk=batch.pk), baseline=baseline, part=part)
+        row = found.values_list("cached_etag", f"cached_{part}").first()
+        return row if row is not None else (None, None)
+    return batch.cached_etag, getattr(batch, f"cached_{part}")
+
+
+def _store(batch: Batch, baseline: str | int | None) -> tuple[str, dict[str, Any]]:
+    """Build the answer and store it under its baseline's index (an index beyond the
+    series is the first's: stored as baseline=0, so odd ?baseline= add no rows)."""
+    read = results.batch_results_runs(batch=batch)
+    index = results.baseline_index(read.series, baseline)
+    page = results.batch_results_page(batch=batch, baseline=index, read=read)
+    content = {
+        "version": stored_version(),
+        "results": _plain(page["results"].to_json()),
+        "html": render_to_string(PAGE_TEMPLATE, page),
+        "side": {
+            "figures": _plain({"f": [f.to_json() for f in read.figures]})["f"],
+            "host_busy_pct": comparison.host_busy_pct(r.host_summary for r in read.runs),
+        },
+    }
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+    etag = f"{stored_version()}-{digest[:47]}"  # made by this code (with_stored reads it)
+    StoredResults.objects.bulk_create(
+        [StoredResults(batch=batch, key=stored_key(index), content=content, etag=etag)],
+        update_conflicts=True,
+        unique_fields=["batch", "key"],
+        update_fields=["content", "etag", "computed_at"],
+    )
+    return etag, content
+
+
+def _plain(data: dict[str, Any]) -> dict[str, Any]:
+    """As it reads back from the database: JSON types only, NaN and infinities null."""
+    plain: dict[str, Any] = _finite(json.loads(json.dumps(data, cls=DjangoJSONEncoder)))
+    return plain
+
+
+def _finite(value: Any) -> Any:
+    """JSON that PostgreSQL takes: NaN and infinities (a ratio to nothing) become null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value

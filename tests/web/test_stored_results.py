@@ -1,0 +1,213 @@
+"""A finished batch's answer is built once and served as stored (runs/services/stored_results.py):
+the results page, the API and the report read it with the batch in one query, send an
+ETag and answer 304 to a client that holds it; a live batch's is built on each request.
+(That the worker stores it as a batch ends: tests/api/test_results.py.)"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from runs.models import Batch, Run, StoredResults
+from runs.services import stored_results, tokens
+from tests.web.test_results_pages import page_data
+
+
+def keys(batch: Batch) -> list[str]:
+    return sorted(StoredResults.objects.filter(batch=batch).values_list("key", flat=True))
+
+
+def test_a_finished_batchs_page_is_stored_on_its_first_request_and_served_in_3_queries(
+    client_in, make_batch, django_assert_max_num_queries, django_assert_num_queries
+):
+    batch = make_batch(threads=(1, 2, 4), repeats=3, samples=20)
+    url = f"/batches/{batch.pk}/results"
+
+    with django_assert_max_num_queries(8):  # as before: built, and stored in one more
+        first = client_in.get(url)
+    stored = StoredResults.objects.get(batch=batch)
+    # The session, the user, and the batch with its answer: no run, no sample is read.
+    with django_assert_num_queries(3):
+        second = client_in.get(url)
+
+    assert stored.key == "baseline=0"
+    assert stored.etag.startswith(f"{stored_results.stored_version()}-")
+    assert StoredResults.objects.get(batch=batch).computed_at == stored.computed_at  # not rebuilt
+    assert page_data(second, "results-data") == page_data(first, "results-data")
+    assert second.content.count(b'id="report-table"') == 1
+    assert stored.content["results"]["baseline_label"] == "flush=1"
+    assert "flush=2" in stored.content["html"]
+
+
+def test_a_client_that_holds_the_page_gets_a_304_and_a_new_login_a_new_etag(
+    client_in, make_batch, user
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    url = f"/batches/{batch.pk}/results"
+
+    page = client_in.get(url)
+    etag = page["ETag"]
+    again = client_in.get(url, HTTP_IF_NONE_MATCH=etag)
+    other = client_in.get(url, HTTP_IF_NONE_MATCH='"not-this-one"')
+    relogged = Client()
+    relogged.force_login(user)
+    relogged.get("/")  # a fresh login: a new CSRF token in the header's logout form
+
+    assert page.status_code == 200 and etag.startswith('"')
+    assert "private" in page["Cache-Control"] and "no-cache" not in page["Cache-Control"]
+    assert again.status_code == 304 and again.content == b"" and again["ETag"] == etag
+    assert other.status_code == 200 and other["ETag"] == etag
+    assert relogged.get(url)["ETag"] != etag
+
+
+def test_a_baseline_asked_for_is_stored_under_its_index_and_odd_ones_add_nothing(
+    client_in, make_batch
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    url = f"/batches/{batch.pk}/results"
+
+    first = client_in.get(url)
+    swapped = client_in.get(f"{url}?baseline=1")
+    for odd in ("7", "x", "-1"):
+        assert client_in.get(f"{url}?baseline={odd}").status_code == 200
+
+    assert keys(batch) == ["baseline=0", "baseline=1"]
+    assert swapped["ETag"] != first["ETag"]
+    assert '<option value="1" selected>flush=2</option>' in swapped.content.decode()
+    swapped_again = client_in.get(f"{url}?baseline=1", HTTP_IF_NONE_MATCH=swapped["ETag"])
+    assert swapped_again.status_code == 304
+
+
+def test_runs_chosen_or_a_counter_are_built_for_the_request_without_an_etag(client_in, make_batch):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    run = batch.runs.order_by("position").first()
+    assert run is not None
+
+    chosen = client_in.get(f"/batches/{batch.pk}/results?runs={run.pk}")
+    counter = client_in.get(f"/batches/{batch.pk}/results?counter=Innodb_data_fsyncs")
+
+    assert chosen.status_code == counter.status_code == 200
+    assert not chosen.has_header("ETag") and not counter.has_header("ETag")
+    assert page_data(chosen, "results-data")["timeseries"][0]["run"] == run.pk
+    assert keys(batch) == []
+
+
+def test_a_live_batch_is_built_on_each_request_and_never_stored(client_in, make_batch):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    Batch.objects.filter(pk=batch.pk).update(status="running", finished_at=None)
+
+    page = client_in.get(f"/batches/{batch.pk}/results")
+    Run.objects.filter(batch=batch, threads=2).update(summary={"tps": 1.0})
+    later = client_in.get(f"/batches/{batch.pk}/results")
+    stored_results.batch_results_store(
+        batch=Batch.objects.get(pk=batch.pk)
+    )  # not finished: nothing
+
+    assert page.status_code == 200 and not page.has_header("ETag")
+    assert "no-cache" in page["Cache-Control"]
+    assert page_data(later, "results-data") != page_data(page, "results-data")
+    assert keys(batch) == []
+
+
+def test_the_batchs_end_replaces_its_answers_and_an_answer_older_than_the_end_is_rebuilt(
+    client_in, make_batch
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    client_in.get(f"/batches/{batch.pk}/results?baseline=1")
+    assert keys(batch) == ["baseline=1"]
+
+    stored_results.batch_results_store(batch=batch)  # where a batch ends (batches.batch_execute)
+    stored = StoredResults.objects.get(batch=batch)
+    assert keys(batch) == ["baseline=0"]
+
+    # A batch resumed and ended again (or its answer stored before the end was recorded):
+    # the answer older than the end is not served but rebuilt.
+    Batch.objects.filter(pk=batch.pk).update(finished_at=timezone.now() + timedelta(seconds=1))
+    Run.objects.filter(batch=batch, threads=2).update(summary={"tps": 1.0})
+    page = client_in.get(f"/batches/{batch.pk}/results")
+    rebuilt = StoredResults.objects.get(batch=batch)
+    assert rebuilt.etag != stored.etag and rebuilt.computed_at > stored.computed_at
+    assert page["ETag"] and page_data(page, "results-data") == _scaling(rebuilt)
+
+
+def _scaling(stored: StoredResults) -> dict:
+    """The chart data of the page stored in an answer."""
+    html = stored.content["html"]
+    start = html.index('<script id="results-data" type="application/json">')
+    start = html.index(">", start) + 1
+    return json.loads(html[start : html.index("</script>", start)])
+
+
+def test_runs_edited_in_the_admin_forget_the_batchs_answers(make_batch, django_user_model):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    admin = Client()
+    admin.force_login(django_user_model.objects.create_superuser("root", password="pw-root-1"))
+    stored_results.batch_results_store(batch=batch)
+    run = batch.runs.order_by("position").first()
+    assert run is not None and keys(batch) == ["baseline=0"]
+
+    deleted = admin.post(f"/admin/runs/run/{run.pk}/delete/", {"post": "yes"})
+
+    assert deleted.status_code == 302 and not Run.objects.filter(pk=run.pk).exists()
+    assert keys(batch) == []
+
+
+def test_the_api_and_the_report_serve_the_stored_answer_with_their_own_etags(
+    client_in, make_batch, user: User
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    token = tokens.token_create(user=user, name="tests", expires_in=None)[1]
+    auth = {"Authorization": f"Token {token}"}
+    api = Client()
+
+    body = api.get(f"/api/v1/batches/{batch.pk}/results?baseline=1", headers=auth)
+    stored = StoredResults.objects.get(batch=batch, key="baseline=1")
+    held = api.get(
+        f"/api/v1/batches/{batch.pk}/results?baseline=1",
+        headers={**auth, "If-None-Match": body["ETag"]},
+    )
+    report = client_in.get(f"/batches/{batch.pk}/report.html?baseline=1")
+    report_held = client_in.get(
+        f"/batches/{batch.pk}/report.html?baseline=1", HTTP_IF_NONE_MATCH=report["ETag"]
+    )
+
+    assert body.status_code == 200 and "private" in body["Cache-Control"]
+    assert body.json()["summary"] == stored.content["results"]["summary"]
+    assert body.json()["baseline"] == "flush=2"
+    assert held.status_code == 304
+    assert report.status_code == 200 and report["ETag"] != body["ETag"]
+    assert report_held.status_code == 304
+    assert keys(batch) == ["baseline=1"]  # the report read what the API stored
+
+
+def test_the_compare_page_reads_a_finished_batchs_figures_from_its_stored_answer(
+    client_in, make_batch
+):
+    one = make_batch(threads=(1, 2), repeats=3, samples=3)
+    two = make_batch(threads=(1, 2), repeats=3, samples=3)
+    Run.objects.filter(batch=two, threads=2).update(summary={"tps": 80.0, "latency_pct_ms": 3})
+    url = f"/compare?s=b{one.pk}&s=b{two.pk}"
+    read_from_runs = client_in.get(url).content.decode()
+    stored_results.batch_results_store(batch=one)
+    stored_results.batch_results_store(batch=two)
+
+    with CaptureQueriesContext(connection) as queries:
+        read_from_answers = client_in.get(url).content.decode()
+
+    assert not [q["sql"] for q in queries if 'FROM "runs_run"' in q["sql"]]
+    table = '<table class="table compare-table">'
+    assert section(read_from_answers, table, "</table>") == section(
+        read_from_runs, table, "</table>"
+    )
+    assert "slower" in section(read_from_answers, table, "</table>")
+
+
+def section(html: str, start: str, end: str) -> str:
+    begin = html.index(start)
+    return html[begin : html.index(end, begin) + len(end)]
