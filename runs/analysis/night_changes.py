@@ -30,7 +30,7 @@ from typing import Any
 
 from runs.analysis import stats
 from runs.analysis.regressions import figure, signed_pct
-from runs.columns import BatchEnvironment
+from runs.columns import BatchEnvironment, Bottleneck, HostSummary
 
 MIN_TELEMETRY_PCT = 25.0
 NOISE_SIGMAS = 3.0
@@ -53,15 +53,6 @@ _FACTS = (
     ("server host CPU", "server_host", "cpu_model"),
     ("server host cores", "server_host", "cpu_cores"),
     ("server host memory", "server_host", "memory_bytes"),
-)
-
-# (name shown, path into one host of Run.host_summary["hosts"])
-_TELEMETRY = (
-    ("CPU busy %", ("busy_pct",)),
-    ("iowait %", ("cpu", "iowait")),
-    ("IOPS", ("iops",)),
-    ("context switches per transaction", ("ctxt_per_tx",)),
-    ("server CPU µs per transaction", ("db", "cpu_us_per_tx")),
 )
 
 
@@ -105,27 +96,27 @@ def night_facts(environment: Mapping[str, Any], runs: Sequence[RunTelemetry]) ->
 def _telemetry(runs: Sequence[RunTelemetry]) -> dict[str, float]:
     values: dict[str, list[float]] = {}
     for run in runs:
-        for host in run.host_summary.get("hosts") or []:
-            for name, path in _TELEMETRY:
-                value = _dig(host, path)
-                if isinstance(value, int | float):
-                    values.setdefault(f"{host.get('role', 'host')} {name}", []).append(value)
+        for host in HostSummary.load(run.host_summary).hosts:
+            db = host.db
+            figures = {
+                "CPU busy %": host.busy_pct,
+                "iowait %": host.iowait_pct,
+                "IOPS": host.iops,
+                "context switches per transaction": host.ctxt_per_tx,
+                "server CPU \u00b5s per transaction": db.cpu_us_per_tx if db else None,
+            }
+            for name, value in figures.items():
+                if value is not None:
+                    values.setdefault(f"{host.role or 'host'} {name}", []).append(value)
     return {name: statistics.median(v) for name, v in values.items()}
-
-
-def _dig(data: Mapping[str, Any], path: Sequence[str]) -> Any:
-    value: Any = data
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
 
 
 def _bottlenecks(runs: Sequence[RunTelemetry]) -> dict[str, str]:
     kinds: dict[str, Counter[str]] = {}
     for run in runs:
-        kind = run.bottleneck.get("kind")
+        kind = Bottleneck.load(run.bottleneck).kind
         if kind:
-            kinds.setdefault(run.label, Counter())[str(kind)] += 1
+            kinds.setdefault(run.label, Counter())[kind] += 1
     return {label: counts.most_common(1)[0][0] for label, counts in kinds.items()}
 
 
