@@ -19,7 +19,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
+import orjson
+from django.db.models import JSONField, Q, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from runs.analysis import regressions
 from runs.analysis.regressions import CellNight
@@ -111,7 +113,7 @@ def plan_nights(
     older = scheduled.order_by("-created_at", "-pk")
     if before is not None:
         older = older.filter(_before(_cursor(scheduled, before), before))
-    batches = list(older.only(*fields)[: size + 1])
+    batches = _read_batches(older, fields, size + 1)
     more = len(batches) > size
     batches = batches[:size][::-1]
     page = NightsPage(
@@ -134,6 +136,20 @@ def plan_nights(
         newer=newer[size] if len(newer) > size else None,
         has_newer=bool(newer),
     )
+
+
+def _read_batches(query: QuerySet[Batch], fields: Sequence[str], limit: int) -> list[Batch]:
+    """The first `limit` batches of `query` with `fields`, their JSON decoded by orjson: a
+    night is some 16 kB of JSON (its check's verdict, above all), which the standard
+    library's decoder reads at a third of orjson's speed."""
+    json_fields = [f for f in fields if isinstance(Batch._meta.get_field(f), JSONField)]
+    texts = {f"{name}_text": Cast(name, TextField()) for name in json_fields}
+    others = [f for f in fields if f not in json_fields]
+    batches = list(query.only(*others).annotate(**texts)[:limit])
+    for batch in batches:
+        for name in json_fields:
+            setattr(batch, name, orjson.loads(getattr(batch, f"{name}_text")))
+    return batches
 
 
 def _cursor(scheduled: Any, before: int) -> tuple[datetime, int]:
