@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from django.db import transaction
 from django.db.models import JSONField, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 
@@ -40,8 +41,10 @@ def batch_night_store(*, batch: Batch) -> None:
     if batch.plan_id is None:
         return
     try:
-        night = stored_form(batch_cells(batch, _runs_of(batch.pk)))
-        Batch.objects.filter(pk=batch.pk).update(night=night)
+        # A savepoint: a failure here must not break the transaction the ending is in.
+        with transaction.atomic():
+            night = stored_form(batch_cells(batch, _runs_of(batch.pk)))
+            Batch.objects.filter(pk=batch.pk).update(night=night)
         batch.night = night
     except Exception:
         # A night not stored is computed from the runs when history first reads it: the
