@@ -9,6 +9,7 @@ Writes (services named <entity>_<action>, keyword-only):
     queue.py           handing work to the workers
     recovery.py        the sweeper: batches of crashed workers resumed or ended
     history.py         a nightly plan's regression check, and the history of its nights
+    nights.py          each batch's cells as history reads them, stored as it ends
     notifications.py   news of a night by email and webhook
     webhooks.py        posting to a plan's webhook, to public addresses only
     webhook_bodies.py  the news as plain JSON, a Slack message or a Teams Adaptive Card
