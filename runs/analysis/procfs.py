@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SECTION = re.compile(r"^==> (/proc/[^ ]+) <==$")
 PROCESS_LINE = re.compile(r"^/proc/(\d+)/(stat|task/\d+/status):(.*)$")
 SECTOR_BYTES = 512
 WRAP = 2**32
@@ -66,8 +65,8 @@ def snapshot_parse(text: str) -> ProcSnapshot:
         if not line:
             continue
         first = line[0]
-        if first == "=" and (match := SECTION.match(line)):
-            reader = _READERS.get(match.group(1))
+        if first == "=" and line.startswith("==> ") and line.endswith(" <=="):
+            reader = _READERS.get(line[4:-4])  # `==> /proc/stat <==`
         elif first == "/" and (match := PROCESS_LINE.match(line)):
             _process_line(snapshot, int(match.group(1)), match.group(2), match.group(3))
         elif reader is not None and not line.isspace():
@@ -160,7 +159,7 @@ def host_values(
     values: dict[str, Any] = {
         "cpu": _cpu(before.cpus.get("cpu"), after.cpus.get("cpu")),
         "cores": _cores(before, after),
-        "ncpu": sum(1 for name in after.cpus if name != "cpu"),
+        "ncpu": len(after.cpus) - ("cpu" in after.cpus),
         "runq": float(after.procs_running),
         "ctxt_s": _rate(before.ctxt, after.ctxt, seconds),
         "intr_s": _rate(before.intr, after.intr, seconds),
@@ -261,15 +260,15 @@ def _nets(
 
 
 def _memory(kb: Mapping[str, int]) -> dict[str, float]:
-    def mb(*names: str) -> float:
-        return round(sum(kb.get(n, 0) for n in names) / 1024, 1)
-
-    cached = mb("Cached", "Buffers", "SReclaimable")
+    get = kb.get
+    cached = round((get("Cached", 0) + get("Buffers", 0) + get("SReclaimable", 0)) / 1024, 1)
     return {
-        "used_mb": round(mb("MemTotal") - mb("MemFree") - cached, 1),
+        "used_mb": round(
+            round(get("MemTotal", 0) / 1024, 1) - round(get("MemFree", 0) / 1024, 1) - cached, 1
+        ),
         "cached_mb": cached,
-        "dirty_mb": mb("Dirty"),
-        "writeback_mb": mb("Writeback"),
+        "dirty_mb": round(get("Dirty", 0) / 1024, 1),
+        "writeback_mb": round(get("Writeback", 0) / 1024, 1),
     }
 
 
