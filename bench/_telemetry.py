@@ -1,8 +1,8 @@
 """The host metrics' own cost (bench/overhead.py --telemetry): on the worker, the CPU of
 its process while a sampler streams a machine over SSH (a private sshd on loopback, as
 the tests use) and reads this machine's /proc, taking and encoding the rows every second
-as the sink does; on the sampled host, the CPU of the remote shell loop (with the head,
-cat, grep and sleep it waits for) and of the sshd session that carries it.
+as the sink does; on the sampled host, the CPU of the remote shell loop (with the awk,
+cat and sleep it waits for) and of the sshd session that carries it.
 
 Each figure is CPU-seconds per second of sampling, in milliseconds (ms/s); 10 ms/s is
 1 % of one core.

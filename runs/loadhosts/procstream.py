@@ -1,11 +1,11 @@
 """A machine's /proc files once a second, as text snapshots, for the host metrics.
 
 Agentless: on an SSH host, one shell loop started once per cell over one pinned
-connection prints the files each second (a few short processes a second: head, cat,
-grep, sleep), each snapshot ended by a marker line; the worker takes them when it is awake
-for sysbench's lines. On the worker's own machine the worker reads the same files then,
-and writes the same text. The
-text's format and its parsing are runs/analysis/procfs.py's.
+connection prints the lines of the files that are read, each second (an awk, a sleep and,
+for the database processes, a cat), each snapshot ended by a marker line, two seconds a
+write after the first two; the worker takes them when it is awake for sysbench's lines.
+On the worker's own machine the worker reads the same files each second and writes the
+same text. The text's format and its parsing are runs/analysis/procfs.py's.
 
 The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
 postmaster.pid): the process it names and its children (PostgreSQL's backends), each
