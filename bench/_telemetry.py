@@ -1,8 +1,8 @@
 """The host metrics' own cost (bench/overhead.py --telemetry): on the worker, the CPU of
 its process while a sampler streams a machine over SSH (a private sshd on loopback, as
 the tests use) and reads this machine's /proc, taking and encoding the rows every second
-as the sink does; on the sampled host, the CPU of the remote shell loop (with the head,
-cat, grep and sleep it waits for) and of the sshd session that carries it.
+as the sink does; on the sampled host, the CPU of the remote shell loop (with the awk,
+cat and sleep it waits for) and of the sshd session that carries it.
 
 Each figure is CPU-seconds per second of sampling, in milliseconds (ms/s); 10 ms/s is
 1 % of one core.
@@ -28,19 +28,28 @@ def _ticks(pid: int, children: bool) -> float:
     return used / CLK_TCK
 
 
-def _loop_pids() -> tuple[int, int]:
-    """The remote loop's shell and the sshd process that started it."""
+def _parent(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(x for x in status.splitlines() if x.startswith("PPid:")).split()[1])
+
+
+def _loop_pids(sshd_pid: int) -> tuple[int, int]:
+    """The remote loop's shell and the sshd process that started it: the loop under this
+    measurement's own sshd (another one on the machine, a test's, is not counted)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
-            status = (entry / "status").read_text()
-        except OSError:
+            if b"@@benchdash-snapshot" not in cmdline or not cmdline.startswith(b"sh\0"):
+                continue
+            session = ancestor = _parent(int(entry.name))
+            while ancestor not in (0, 1, sshd_pid):
+                ancestor = _parent(ancestor)
+        except (OSError, StopIteration):
             continue
-        if b"@@benchdash-snapshot" in cmdline and cmdline.startswith(b"sh\0"):
-            ppid = int(next(x for x in status.splitlines() if x.startswith("PPid:")).split()[1])
-            return int(entry.name), ppid
+        if ancestor == sshd_pid:
+            return int(entry.name), session
     raise RuntimeError("the remote sampling loop is not running")
 
 
@@ -79,7 +88,8 @@ def measure_once(seconds: int) -> dict[str, Any]:
         )  # fmt: skip
         remote = SSHProcStream(host)
         time.sleep(1.5)
-        shell, session = _loop_pids()
+        assert server._process is not None
+        shell, session = _loop_pids(server._process.pid)
         host0 = _ticks(shell, children=True) + _ticks(session, children=False)
         cpu, wall, rows = _sample([remote], seconds)
         sampled = (_ticks(shell, children=True) + _ticks(session, children=False) - host0) / wall

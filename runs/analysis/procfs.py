@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SECTION = re.compile(r"^==> (/proc/[^ ]+) <==$")
 PROCESS_LINE = re.compile(r"^/proc/(\d+)/(stat|task/\d+/status):(.*)$")
 SECTOR_BYTES = 512
 WRAP = 2**32
@@ -31,6 +30,10 @@ SKIPPED_DISK = re.compile(
 )
 # CPU time columns of /proc/stat: user nice system idle iowait irq softirq steal
 CPU_FIELDS = 8
+# The lines of /proc/meminfo the memory figures use (the remote loop sends only these).
+MEMINFO_KEYS = frozenset(
+    {"MemTotal", "MemFree", "Buffers", "Cached", "SReclaimable", "Dirty", "Writeback"}
+)
 
 
 @dataclass
@@ -53,23 +56,22 @@ class ProcSnapshot:
 
 
 def snapshot_parse(text: str) -> ProcSnapshot:
-    """A snapshot's text (see the module's docstring) as counters."""
+    """A snapshot's text (see the module's docstring) as counters. Once a second per
+    machine on the worker: each line is looked at once, by its first character, and only
+    the fields used are converted."""
     snapshot = ProcSnapshot()
-    section = ""
+    reader = None
     for line in text.splitlines():
-        if match := SECTION.match(line):
-            section = match.group(1)
-        elif match := PROCESS_LINE.match(line):
+        if not line:
+            continue
+        first = line[0]
+        if first == "=" and line.startswith("==> ") and line.endswith(" <=="):
+            reader = _READERS.get(line[4:-4])  # `==> /proc/stat <==`
+        elif first == "/" and (match := PROCESS_LINE.match(line)):
             _process_line(snapshot, int(match.group(1)), match.group(2), match.group(3))
-        elif line.strip():
-            _section_line(snapshot, section, line)
+        elif reader is not None and not line.isspace():
+            reader(snapshot, line)
     return snapshot
-
-
-def _section_line(snapshot: ProcSnapshot, section: str, line: str) -> None:
-    reader = _READERS.get(section)
-    if reader is not None:
-        reader(snapshot, line)
 
 
 def _uptime(snapshot: ProcSnapshot, line: str) -> None:
@@ -77,22 +79,25 @@ def _uptime(snapshot: ProcSnapshot, line: str) -> None:
 
 
 def _stat(snapshot: ProcSnapshot, line: str) -> None:
-    name, *values = line.split()
+    # `intr` and `softirq` carry a count per interrupt (hundreds on a big machine): only
+    # the total, their first field, is read.
+    name, _, rest = line.partition(" ")
     if name.startswith("cpu"):
-        snapshot.cpus[name] = [int(v) for v in values[:CPU_FIELDS]]
+        snapshot.cpus[name] = [int(v) for v in rest.split(None, CPU_FIELDS)[:CPU_FIELDS]]
     elif name == "ctxt":
-        snapshot.ctxt = int(values[0])
+        snapshot.ctxt = int(rest)
     elif name == "intr":
-        snapshot.intr = int(values[0])
+        snapshot.intr = int(rest.split(None, 1)[0])
     elif name == "procs_running":
-        snapshot.procs_running = int(values[0])
+        snapshot.procs_running = int(rest)
 
 
 def _meminfo(snapshot: ProcSnapshot, line: str) -> None:
     name, _, rest = line.partition(":")
-    words = rest.split()
-    if words and words[0].isdigit():
-        snapshot.meminfo_kb[name] = int(words[0])
+    if name in MEMINFO_KEYS:
+        words = rest.split()
+        if words and words[0].isdigit():
+            snapshot.meminfo_kb[name] = int(words[0])
 
 
 def _diskstats(snapshot: ProcSnapshot, line: str) -> None:
@@ -154,7 +159,7 @@ def host_values(
     values: dict[str, Any] = {
         "cpu": _cpu(before.cpus.get("cpu"), after.cpus.get("cpu")),
         "cores": _cores(before, after),
-        "ncpu": sum(1 for name in after.cpus if name != "cpu"),
+        "ncpu": len(after.cpus) - ("cpu" in after.cpus),
         "runq": float(after.procs_running),
         "ctxt_s": _rate(before.ctxt, after.ctxt, seconds),
         "intr_s": _rate(before.intr, after.intr, seconds),
@@ -181,23 +186,20 @@ def _cpu(before: list[int] | None, after: list[int] | None) -> dict[str, float] 
     if total == 0:
         return None
     user, nice, system, idle, iowait, irq, softirq, steal = deltas
-
-    def pct(ticks: int) -> float:
-        return round(100.0 * ticks / total, 1)
-
     return {
-        "user": pct(user + nice),
-        "system": pct(system + irq + softirq),
-        "iowait": pct(iowait),
-        "steal": pct(steal),
-        "idle": pct(idle),
+        "user": round(100.0 * (user + nice) / total, 1),
+        "system": round(100.0 * (system + irq + softirq) / total, 1),
+        "iowait": round(100.0 * iowait / total, 1),
+        "steal": round(100.0 * steal / total, 1),
+        "idle": round(100.0 * idle / total, 1),
     }
 
 
 def _cores(before: ProcSnapshot, after: ProcSnapshot) -> list[dict[str, float] | None]:
-    """Per core in order; a core offline in either reading is None."""
-    numbers = sorted(int(name[3:]) for name in after.cpus if name != "cpu")
-    return [_cpu(before.cpus.get(f"cpu{n}"), after.cpus.get(f"cpu{n}")) for n in numbers]
+    """Per core in order (the kernel lists them so); a core offline in either reading
+    is None."""
+    was = before.cpus
+    return [_cpu(was.get(name), now) for name, now in after.cpus.items() if name != "cpu"]
 
 
 def _disks(
@@ -258,15 +260,15 @@ def _nets(
 
 
 def _memory(kb: Mapping[str, int]) -> dict[str, float]:
-    def mb(*names: str) -> float:
-        return round(sum(kb.get(n, 0) for n in names) / 1024, 1)
-
-    cached = mb("Cached", "Buffers", "SReclaimable")
+    get = kb.get
+    cached = round((get("Cached", 0) + get("Buffers", 0) + get("SReclaimable", 0)) / 1024, 1)
     return {
-        "used_mb": round(mb("MemTotal") - mb("MemFree") - cached, 1),
+        "used_mb": round(
+            round(get("MemTotal", 0) / 1024, 1) - round(get("MemFree", 0) / 1024, 1) - cached, 1
+        ),
         "cached_mb": cached,
-        "dirty_mb": mb("Dirty"),
-        "writeback_mb": mb("Writeback"),
+        "dirty_mb": round(get("Dirty", 0) / 1024, 1),
+        "writeback_mb": round(get("Writeback", 0) / 1024, 1),
     }
 
 

@@ -49,6 +49,9 @@ SLOWER = "slower"
 SAME = "no significant difference"
 TOO_FEW = "too few repeats"
 NO_RATIO = "cannot compare"
+# A run whose load host was CPU-bound (runs/analysis/bottleneck.py) measured sysbench, not
+# the server: a verdict resting on one says so.
+CLIENT_BOUND = "resting on a run whose load host was CPU-bound: this figure measures the client"
 
 TIMES = "\u00d7"
 MINUS = "\u2212"
@@ -73,6 +76,7 @@ class Verdict:
     caveat: str = ""
     p_adjusted: float | None = None  # after the correction for the cells tested with it
     correction: str = ""  # `Holm's correction over 16 cells`, "" for a test alone
+    client_bound: bool = False  # a run of either side measured the load host (CLIENT_BOUND)
 
     @property
     def text(self) -> str:
@@ -189,6 +193,13 @@ def _constant(log_a: float, log_b: float, n_a: int, n_b: int, basis: str) -> Ver
 def compare_runs(base: Iterable[RunFigures], other: Iterable[RunFigures]) -> Verdict | None:
     """The verdict on two sets of runs of a cell; None when a side has no finished run."""
     base_runs, other_runs = _finished(base), _finished(other)
+    verdict = _compare_finished(base_runs, other_runs)
+    if verdict is not None and any(r.limit.client_bound for r in (*base_runs, *other_runs)):
+        return dataclasses.replace(verdict, client_bound=True)
+    return verdict
+
+
+def _compare_finished(base_runs: list[RunFigures], other_runs: list[RunFigures]) -> Verdict | None:
     a = [v for r in base_runs if (v := r.throughput) is not None]
     b = [v for r in other_runs if (v := r.throughput) is not None]
     if not a or not b:
@@ -319,7 +330,13 @@ def cell_verdicts(runs: Iterable[RunFigures], baseline_key: str) -> dict[str, di
 
 
 def sentence(other: str, base: str, threads: int, verdict: Verdict) -> str:
-    """`flush=0 is 2.2x faster than flush=1 at 1 thread (95 % CI 2.1-2.3x, 3 repeats each)`."""
+    """`flush=0 is 2.2x faster than flush=1 at 1 thread (95 % CI 2.1-2.3x, 3 repeats each)`,
+    and `; resting on a run whose load host was CPU-bound: ...` when it does."""
+    said = _sentence(other, base, threads, verdict)
+    return f"{said}; {CLIENT_BOUND}" if verdict.client_bound else said
+
+
+def _sentence(other: str, base: str, threads: int, verdict: Verdict) -> str:
     at = f"at {threads_text(threads)}"
     if verdict.verdict == TOO_FEW:
         return f"{other} against {base} {at}: {verdict.text}"

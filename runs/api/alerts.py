@@ -252,12 +252,16 @@ class AnnotationDetail(APIView):
 
 
 def history_extras(plan: Plan) -> dict[str, Any]:
-    """What the history answer adds for alerts (rows, serialized by PlanHistorySerializer):
-    the plan's baseline, the alert counts, the alerts and the annotations."""
+    """What the history answer adds for alerts, in plain values (the history answer is
+    written as it is, not through PlanHistorySerializer): the plan's baseline, the alert
+    counts, the alerts and the annotations."""
     found = list(_alerts().filter(plan=plan))
+    marks = Annotation.objects.filter(plan=plan).select_related("created_by")
     return {
         "baseline_from": plan.baseline_from,
-        "alert_counts": alerts.plan_alert_counts(plan=plan, found=found),
-        "alerts": found,
-        "annotations": list(Annotation.objects.filter(plan=plan).select_related("created_by")),
+        "alert_counts": AlertCountsSerializer(
+            alerts.plan_alert_counts(plan=plan, found=found)
+        ).data,
+        "alerts": AlertSerializer(found, many=True).data,
+        "annotations": AnnotationSerializer(marks, many=True).data,
     }

@@ -197,8 +197,8 @@ class CellRun:
             self.store.ensure(
                 lambda: host_metrics_summary(machines, run=run, warmup_s=warmup_s), wait_s
             )
-            # Told once the database is back, with the outage's real length (after the
-            # host metrics' own warnings, which host_metrics_summary added).
+            # Told once the database is back, with the outage's real length; after what
+            # the host metrics' summary added (a missing host, a busy start).
             run.warnings = [
                 *run.warnings,
                 *(o.describe() for o in self.store.outages[outages:]),

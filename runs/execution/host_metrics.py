@@ -72,10 +72,13 @@ class Watched:
     last_values: dict[str, Any] | None = None
     rows: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
 
-    def advance(self, started: float | None) -> list[tuple[float, dict[str, Any]]]:
-        """The intervals the new snapshots close: (time_s, values)."""
+    def advance(
+        self, started: float | None, every: bool = False
+    ) -> list[tuple[float, dict[str, Any]]]:
+        """The intervals the new snapshots close: (time_s, values). `every`: see
+        ProcStream.take."""
         new = []
-        for arrived, text in self.stream.take():
+        for arrived, text in self.stream.take(every):
             snapshot = snapshot_parse(text)
             if self.last is not None:
                 values = host_values(self.last, snapshot, clk_tck=self.stream.clk_tck)
@@ -120,7 +123,7 @@ class HostMetricsSampler:
             limit = time.monotonic() + FIRST_SECOND_S
             while watched.stream.arrived() < max(arrived, 2) and time.monotonic() < limit:
                 time.sleep(0.05)
-            watched.advance(None)
+            watched.advance(None, every=True)
             pct = busy_pct(watched.last_values or {})
             if pct is not None:
                 busy[watched.host] = pct
@@ -130,11 +133,12 @@ class HostMetricsSampler:
         """sysbench just started: time_s counts from now."""
         self.started = time.monotonic()
 
-    def take(self) -> list[HostRow]:
-        """The rows of the intervals closed since the last call, for every role."""
+    def take(self, every: bool = False) -> list[HostRow]:
+        """The rows of the intervals closed since the last call, for every role (in
+        twos while sysbench runs: ProcStream.take)."""
         rows = []
         for watched in self.watched:
-            for time_s, values in watched.advance(self.started):
+            for time_s, values in watched.advance(self.started, every):
                 rows += [self._row(watched, role, time_s, values) for role in watched.roles]
         return rows
 
@@ -150,7 +154,7 @@ class HostMetricsSampler:
         if self._stopped:
             return []
         self._stopped = True
-        rows = self.take()
+        rows = self.take(every=True)
         for watched in self.watched:
             watched.stream.close()
             self.missing += _missing_of(watched)

@@ -1,11 +1,11 @@
 """A machine's /proc files once a second, as text snapshots, for the host metrics.
 
 Agentless: on an SSH host, one shell loop started once per cell over one pinned
-connection prints the files each second (a few short processes a second: head, cat,
-grep, sleep), each snapshot ended by a marker line; the worker takes them when it is awake
-for sysbench's lines. On the worker's own machine the worker reads the same files then,
-and writes the same text. The
-text's format and its parsing are runs/analysis/procfs.py's.
+connection prints the lines of the files that are read, each second (an awk, a sleep and,
+for the database processes, a cat), each snapshot ended by a marker line, two seconds a
+write after the first two; the worker takes them when it is awake for sysbench's lines.
+On the worker's own machine the worker reads the same files each second and writes the
+same text. The text's format and its parsing are runs/analysis/procfs.py's.
 
 The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
 postmaster.pid): the process it names and its children (PostgreSQL's backends), each
@@ -14,6 +14,7 @@ summed over its threads (MariaDB's). A pid file that cannot be read is said, not
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import logging
 import os
@@ -28,18 +29,35 @@ from runs.loadhosts.remote import remote_command
 logger = logging.getLogger(__name__)
 
 MARKER = "@@benchdash-snapshot"
+MARKER_LINE = f"{MARKER}\n".encode()
 SYSTEM_FILES = ("/proc/uptime", "/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev")
 CTXT_PREFIXES = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
 # paramiko's transport thread wakes every 0.1 s to see whether it should stop: for a
 # stream that speaks once a second that is most of its cost on the worker. Data still
 # wakes it at once; closing waits up to this long.
-TRANSPORT_WAKE_S = 1.0
+TRANSPORT_WAKE_S = 10.0
+# Seconds per write of the remote loop, after its first two: the rows of an SSH host go
+# live two at a time (the earlier one a second late), for half the wakes on the worker.
+SECONDS_PER_WRITE = 2
 
-# $1: the database server's pid file, or "". Prints its clock tick and what became of
-# the pid file once, then a snapshot a second until the connection goes (the worker
-# closes it; a write then ends the loop by SIGPIPE).
+# $1: the database server's pid file, or ""; $2: the seconds a write carries. Prints its
+# clock tick and what became of the pid file once, then a snapshot a second until the
+# connection goes (the worker closes it: awk's write then fails, and the loop ends with
+# it): the first two seconds alone (the worker waits for them before sysbench starts),
+# then $2 at a time, so that the worker's SSH transport wakes once per write, not once
+# a second (each wake costs it about 0.2 ms, the largest part of a stream's cost).
+# One awk a second (mawk where there is one: a third of gawk's CPU to start) reads the
+# files and keeps only what runs/analysis/procfs.py reads: /proc/stat's cpu, ctxt and
+# procs_running lines and intr's total, the memory lines of procfs.MEMINFO_KEYS, the
+# disks that have moved (not loop, ram and the like, nor partitions), the interfaces
+# that have carried anything. A quarter of the files' bytes, in one write (gawk flushes
+# at each close: the text is gathered first): one SSH packet a second for the worker to
+# decrypt and parse. The files are read by getline, not as awk's input, so that a
+# process gone between the listing and the reading is skipped (mawk stops at a missing
+# input file).
 PROC_LOOP = r"""
 export LC_ALL=C
+awk=$(command -v mawk || echo awk)
 echo "@@benchdash-clk $(getconf CLK_TCK 2>/dev/null || echo 100)"
 pid=
 if [ -n "$1" ]; then
@@ -49,16 +67,54 @@ if [ -n "$1" ]; then
     echo "@@benchdash-nopid cannot read the server's process id from $1: $pid"; pid=
   fi
 fi
+n=0
+seconds=1
 while :; do
-  head -n 100000 /proc/uptime /proc/stat /proc/meminfo /proc/diskstats /proc/net/dev
+  files=
   if [ -n "$pid" ]; then
-    files=
     for p in $pid $(cat /proc/$pid/task/*/children 2>/dev/null); do
       files="$files /proc/$p/stat /proc/$p/task/*/status"
     done
-    grep -H -E '^(voluntary_ctxt_switches|nonvoluntary_ctxt_switches)|\) ' $files 2>/dev/null
   fi
-  echo "@@benchdash-snapshot"
+  "$awk" -v seconds="$seconds" '
+    function moved(w, n,  i) { for (i = 4; i <= n; i++) if (w[i] != 0) return 1; return 0 }
+    function system_file(f,  line, n, w) {
+      out = out "==> " f " <==\n"
+      while ((getline line < f) > 0) {
+        n = split(line, w)
+        if (f == "/proc/stat") {
+          if (w[1] == "intr") out = out "intr " w[2] "\n"
+          else if (w[1] ~ /^cpu/ || w[1] == "ctxt" || w[1] == "procs_running") out = out line "\n"
+        } else if (f == "/proc/meminfo") {
+          if (w[1] ~ /^(MemTotal|MemFree|Buffers|Cached|SReclaimable|Dirty|Writeback):$/) \
+            out = out line "\n"
+        } else if (f == "/proc/diskstats") {
+          if (w[3] !~ /^(loop|ram|zram|sr|fd|nbd)/ && w[3] !~ /^(sd|hd|vd|xvd)[a-z]+[0-9]+$/ \
+              && w[3] !~ /^(nvme[0-9]+n[0-9]+|mmcblk[0-9]+)p[0-9]+$/ && moved(w, n)) \
+            out = out line "\n"
+        } else if (f == "/proc/net/dev") {
+          if (index(line, ":") && substr(line, index(line, ":") + 1) ~ /[1-9]/) out = out line "\n"
+        } else out = out line "\n"
+      }
+      close(f)
+    }
+    function process_file(f,  line) {
+      while ((getline line < f) > 0)
+        if (f ~ /\/stat$/ || line ~ /^(voluntary|nonvoluntary)_ctxt_switches:/) \
+          out = out f ":" line "\n"
+      close(f)
+    }
+    BEGIN {
+      for (r = 1; r <= seconds; r++) {
+        if (r > 1) system("sleep 1")
+        for (i = 1; i < ARGC; i++)
+          if (ARGV[i] ~ /^\/proc\/[0-9]/) process_file(ARGV[i]); else system_file(ARGV[i])
+        out = out "@@benchdash-snapshot\n"
+      }
+      printf "%s", out
+    }' /proc/uptime /proc/stat /proc/meminfo /proc/diskstats /proc/net/dev $files || exit
+  n=$((n + 1))
+  [ "$n" -lt 2 ] || seconds=$2
   sleep 1
 done
 """
@@ -77,10 +133,15 @@ class ProcStream:
     _snapshots: list[tuple[float, str]] = field(default_factory=list)
     _taken: int = 0
 
-    def take(self) -> list[tuple[float, str]]:
-        """The snapshots that came since the last call."""
+    def take(self, every: bool = False) -> list[tuple[float, str]]:
+        """The snapshots that came since the last call: after the first two, only once
+        SECONDS_PER_WRITE have come (an SSH host's come so; this machine's are read each
+        second and handed over so, to be parsed one after the other while the code is
+        warm); `every`: all there are (before sysbench starts, after it ends)."""
         self.poll()
         count = len(self._snapshots)
+        if not every and self._taken >= 2 and count - self._taken < SECONDS_PER_WRITE:
+            return []
         new = self._snapshots[self._taken : count]
         self._taken = count
         return new
@@ -101,20 +162,52 @@ class LocalProcStream(ProcStream):
         super().__init__(host=host, clk_tck=os.sysconf("SC_CLK_TCK"))
         self.period_s = period_s
         self.pid, self.problem = _local_pid(pid_file)
+        self._files = SystemFiles()
         self.poll()
 
     def poll(self) -> None:
         # Nine tenths: a worker woken by sysbench's line each second reads each second.
         now = time.monotonic()
         if not self._snapshots or now - self._snapshots[-1][0] >= 0.9 * self.period_s:
-            self._snapshots.append((now, local_snapshot(self.pid)))
+            self._snapshots.append((now, local_snapshot(self.pid, self._files)))
+
+    def close(self) -> None:
+        self._files.close()
 
 
-def local_snapshot(pid: int | None) -> str:
+class SystemFiles:
+    """The machine's files, opened once and read again from their start each second
+    (one pread until the end: no open, no close, no file object a second)."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+        for path in SYSTEM_FILES:
+            with contextlib.suppress(OSError):
+                self._fds[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+
+    def read(self, path: str) -> str:
+        fd = self._fds.get(path)
+        if fd is None:
+            return _read(path)
+        chunks, offset = [], 0
+        try:
+            while chunk := os.pread(fd, 65536, offset):
+                chunks.append(chunk)
+                offset += len(chunk)
+        except OSError:
+            return ""
+        return b"".join(chunks).decode("ascii", errors="replace")
+
+    def close(self) -> None:
+        fds, self._fds = self._fds, {}
+        for fd in fds.values():
+            os.close(fd)
+
+
+def local_snapshot(pid: int | None, files: SystemFiles | None = None) -> str:
     """This machine's files, in the format the remote loop prints."""
-    parts = []
-    for path in SYSTEM_FILES:
-        parts.append(f"==> {path} <==\n{_read(path)}")
+    read = files.read if files is not None else _read
+    parts = [f"==> {path} <==\n{read(path)}" for path in SYSTEM_FILES]
     if pid is not None:
         parts += _process_lines(pid)
     return "\n".join(parts)
@@ -165,13 +258,13 @@ class SSHProcStream(ProcStream):
         self._transport: paramiko.Transport | None = ssh.connect(host)
         try:
             self._transport.sock.settimeout(TRANSPORT_WAKE_S)
-            command = remote_command(PROC_LOOP, pid_file)
+            command = remote_command(PROC_LOOP, pid_file, str(SECONDS_PER_WRITE))
             self._reader = ssh.open_command(self._transport, command, host.timeout)
             self._reader.channel.shutdown_write()
         except BaseException:
             self._transport.close()
             raise
-        self._lines: list[str] = []
+        self._pending = b""
 
     def poll(self) -> None:
         """Take what the loop printed: each snapshot dated by the host's own clock
@@ -181,7 +274,7 @@ class SSHProcStream(ProcStream):
             return
         try:
             if self._reader.pump(0):
-                self._consume(self._reader.stdout_lines(), time.monotonic())
+                self._consume(self._reader.stdout_bytes(), time.monotonic())
         except (OSError, EOFError, paramiko.SSHException) as e:
             self.problem = self.problem or f"the sampler's connection to {self.host} ended: {e}"
 
@@ -190,18 +283,24 @@ class SSHProcStream(ProcStream):
             said = " ".join(self._reader.stderr_lines(final=True))[-300:]
             self.problem = f"the /proc sampler on {self.host} printed nothing {said}".strip()
 
-    def _consume(self, lines: list[str], now: float) -> None:
+    def _consume(self, data: bytes, now: float) -> None:
+        """Cut what came at the markers: the bytes, not lines, so a second's snapshot
+        is decoded once, whole. The loop's header lines come before the first."""
+        self._pending += data
+        if MARKER_LINE not in self._pending:
+            return
+        *raw_snapshots, self._pending = self._pending.split(MARKER_LINE)
         complete = []
-        for line in lines:
-            if line == MARKER:
-                if self._lines:
-                    complete.append("\n".join(self._lines))
-                self._lines = []
-            elif line.startswith("@@benchdash-"):
+        for raw in raw_snapshots:
+            text = raw.decode("utf-8", errors="replace")
+            while text.startswith("@@benchdash-"):
+                line, _, text = text.partition("\n")
                 self._header(line)
-            else:
-                self._lines.append(line)
-        if complete:
+            if text.strip():
+                complete.append(text)
+        if len(complete) == 1:  # the usual: one second, just come
+            self._snapshots.append((now, complete[0]))
+        elif complete:
             last = _uptime(complete[-1])
             self._snapshots += [(now - (last - _uptime(text)), text) for text in complete]
 

@@ -238,7 +238,9 @@ class ChannelReader:
 
     def pump(self, timeout: float) -> bool:
         """Wait up to `timeout` for output and take all there is; whether any came."""
-        if not (self.channel.recv_ready() or self.channel.recv_stderr_ready()):
+        # Not for a timeout of 0: select would give the channel a pipe that paramiko's
+        # thread then writes to at every packet, to say nothing more than recv_ready.
+        if timeout > 0 and not (self.channel.recv_ready() or self.channel.recv_stderr_ready()):
             select.select([self.channel], [], [], timeout)
         got = False
         while self.channel.recv_ready():
@@ -248,6 +250,11 @@ class ChannelReader:
             self._err += self.channel.recv_stderr(65536)
             got = True
         return got
+
+    def stdout_bytes(self) -> bytes:
+        """What came on stdout since the last call, as it came."""
+        out, self._out = self._out, b""
+        return out
 
     def stdout_lines(self, final: bool = False) -> list[str]:
         lines, self._out = _split(self._out, final)

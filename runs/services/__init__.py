@@ -9,6 +9,7 @@ Writes (services named <entity>_<action>, keyword-only):
     queue.py           handing work to the workers
     recovery.py        the sweeper: batches of crashed workers resumed or ended
     history.py         a nightly plan's regression check, and the history of its nights
+    nights.py          each batch's cells as history reads them, stored as it ends
     notes.py           notes and tags on batches, annotations on a plan's history
     alerts.py          a night alerted: confirmed by a re-run or noise, then decided
     notifications.py   news of a night by email and webhook

@@ -7,7 +7,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, JSONField, Max, Q, QuerySet, TextField
+from django.db.models import (
+    Count,
+    Func,
+    IntegerField,
+    JSONField,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+)
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Right
 from django.utils import timezone
@@ -127,22 +138,56 @@ def batch_run_figures(batch: Batch) -> dict[int, dict[str, Any]]:
     }
 
 
+# What a list of batches does not show: the environment alone is some 650 variables.
+LIST_DEFERRED = (
+    "params",
+    "environment",
+    "original_settings",
+    "warnings",
+    "steps",
+    "analysis",
+    "notified",
+    "night",
+    "notes",
+)
+
+
 def batches_counted() -> QuerySet[Batch]:
     """Batches with runs_total, runs_done (runs that ended, any way), and of those the
     runs that ran (done, failed, interrupted), were cancelled, or skipped: a cancelled batch
-    of 8 runs is "1 cancelled, 7 skipped", not "8 / 8 done"."""
-    # Meta.ordering does not apply to a GROUP BY query: the order is spelled out.
+    of 8 runs is "1 cancelled, 7 skipped", not "8 / 8 done".
+
+    The counts are subqueries, not a GROUP BY over every batch: PostgreSQL evaluates them
+    after the ORDER BY ... LIMIT of a page, for the page's batches only, so that a list of
+    50 costs the same beside 30 batches or 30,000."""
     return (
         Batch.objects.select_related("plan", "target", "load_host", "launched_by_user")
         .annotate(
-            runs_total=Count("runs"),
-            runs_done=Count("runs", filter=Q(runs__status__in=FINISHED_STATUSES)),
-            runs_ran=Count("runs", filter=Q(runs__status__in=RAN_STATUSES)),
-            runs_cancelled=Count("runs", filter=Q(runs__status=Status.CANCELLED)),
-            runs_skipped=Count("runs", filter=Q(runs__status=Status.SKIPPED)),
+            runs_total=_runs_count(),
+            runs_done=_runs_count(status__in=FINISHED_STATUSES),
+            runs_ran=_runs_count(status__in=RAN_STATUSES),
+            runs_cancelled=_runs_count(status=Status.CANCELLED),
+            runs_skipped=_runs_count(status=Status.SKIPPED),
         )
         .order_by("-created_at", "-pk")
     )
+
+
+def _runs_count(**conditions: Any) -> Subquery:
+    """The batch's runs that meet `conditions`, counted by one index lookup."""
+    runs = (
+        Run.objects.filter(batch=OuterRef("pk"), **conditions)
+        .order_by()
+        .annotate(n=Func("id", function="COUNT", output_field=IntegerField()))
+        .values("n")
+    )
+    return Subquery(runs, output_field=IntegerField())
+
+
+def batches_listed() -> QuerySet[Batch]:
+    """batches_counted() for a list: without the large JSON that only a batch's own page
+    shows."""
+    return batches_counted().defer(*LIST_DEFERRED)
 
 
 def batches_filtered(
@@ -163,7 +208,7 @@ def batches_filtered(
         "created_at__gte": created_after,
         "created_at__lt": created_before,
     }
-    found = batches_counted().filter(**{k: v for k, v in conditions.items() if v is not None})
+    found = batches_listed().filter(**{k: v for k, v in conditions.items() if v is not None})
     if regressed is None:
         return found
     # A nightly check stores its verdict in analysis["status"]; other batches have none.
@@ -241,7 +286,7 @@ def plans_scheduled() -> QuerySet[Plan]:
 
 
 def plan_last_batches(plan: Plan, limit: int = 10) -> QuerySet[Batch]:
-    return batches_counted().filter(plan=plan)[:limit]
+    return batches_listed().filter(plan=plan)[:limit]
 
 
 # sysbench's final report (the last without a checkpoint time), without its histogram

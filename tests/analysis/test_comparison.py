@@ -58,3 +58,28 @@ def test_the_server_hosts_load_is_read_from_the_runs_host_summaries():
     ]
     assert comparison.host_busy_pct(summaries) == 40.0
     assert comparison.host_busy_pct([{}]) is None
+
+
+def test_a_verdict_resting_on_a_client_bound_run_says_so():
+    base, other = side("b1", [100, 101, 99]), side("b2", [150, 152, 149])
+    saturated = {"kind": "load_cpu", "client_bound": True, "evidence": []}
+    other_bound = dataclasses.replace(
+        other, runs=[dataclasses.replace(other.runs[0], bottleneck=saturated), *other.runs[1:]]
+    )
+
+    (clean,) = comparison.compare_sides(base, other)
+    (bound,) = comparison.compare_sides(base, other_bound)
+
+    assert clean.verdict is not None and not clean.verdict.client_bound
+    assert "measures the client" not in (clean.sentence or "")
+    assert bound.verdict is not None and bound.verdict.client_bound
+    assert bound.verdict.verdict == clean.verdict.verdict == verdicts.FASTER  # same answer,
+    assert (bound.sentence or "").endswith(verdicts.CLIENT_BOUND)  # and what it rests on
+    # The batch's results page asks the same question cell by cell.
+    runs = [
+        dataclasses.replace(r, settings={"flush": flush})
+        for flush, group in (("1", base.runs), ("0", other_bound.runs))
+        for r in group
+    ]
+    (cell,) = verdicts.cell_verdicts(runs, runs[0].series_key).values()
+    assert cell[1].client_bound

@@ -1,7 +1,7 @@
 """The host metrics' /proc parsing and rates, on /proc files captured on this machine a
 second apart (tests/fixtures/proc/: a MariaDB server with its threads, a PostgreSQL
-postmaster with its backends), and on edited copies for the edge cases: a core offline, a
-disk appearing, a counter that wrapped at 2**32."""
+postmaster with its backends, the SSH loop's trimmed snapshots), and on edited copies
+for the edge cases: a core offline, a disk appearing, a counter that wrapped at 2**32."""
 
 from __future__ import annotations
 
@@ -98,3 +98,18 @@ def test_busy_is_what_is_neither_idle_nor_iowait():
 def test_intervals_of_consecutive_snapshots():
     out = procfs.intervals([snapshot("mariadb-1"), snapshot("mariadb-2")])
     assert len(out) == 1
+
+
+def test_the_remote_loops_trimmed_snapshot_gives_every_figure():
+    # Printed by the SSH loop (procstream.PROC_LOOP) a second apart: only the lines that
+    # are read; a server process with two threads besides its main one.
+    v = values("remote-1", "remote-2")
+    full = values("mariadb-1", "mariadb-2")
+    assert set(v) == set(full)
+    assert set(v["cpu"]) == set(full["cpu"]) and len(v["cores"]) == 2
+    assert v["intr_s"] > 0 and v["ctxt_s"] > 0 and v["runq"] >= 1
+    assert set(v["mem"]) == set(full["mem"]) and v["mem"]["used_mb"] > 0
+    assert "vda" in v["disks"] and "lo" in v["nets"]
+    (pid,) = snapshot("remote-2").processes
+    assert len(snapshot("remote-2").processes[pid]) == 4
+    assert set(v["db"]) == set(full["db"])

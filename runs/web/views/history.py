@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
 from runs.analysis import change_points, regressions
+from runs.errors import InvalidInput
 from runs.models import Plan
 from runs.services import alerts, history, notifications, schedules
 
@@ -15,16 +16,22 @@ DEFAULT_NIGHTS = 60
 
 
 def plan_history(request: HttpRequest, plan_id: int) -> HttpResponse:
-    """`?nights=N`: how many of the last scheduled batches to show."""
+    """`?nights=N`: how many scheduled batches a page shows; `?before=B`: the page of those
+    before batch B (the newest page without)."""
     plan = get_object_or_404(
         Plan.objects.select_related(
             "target", "load_host", "schedule__crontab", "schedule__interval", "schedule__clocked"
         ),
         pk=plan_id,
     )
-    given = request.GET.get("nights", "")
+    given, before = request.GET.get("nights", ""), request.GET.get("before", "")
     nights = int(given) if given.isdigit() else DEFAULT_NIGHTS
-    past = history.plan_history(plan=plan, nights=nights)
+    try:
+        past = history.plan_history(
+            plan=plan, nights=nights, before=int(before) if before.isdigit() else None
+        )
+    except InvalidInput as refused:
+        raise Http404(refused.message) from refused
     latest = past.latest_judged
     emails, not_emails = notifications.plan_recipients(plan)
     chart = past.chart()
@@ -49,13 +56,25 @@ def plan_history(request: HttpRequest, plan_id: int) -> HttpResponse:
             "min_nights": regressions.MIN_NIGHTS,
             "sigmas": regressions.NOISE_SIGMAS,
             "chart": chart,
-            "cell_steps": [
-                (cell, table["steps"])
-                for cell, table in zip(past.cells, past.table()["cells"], strict=True)
-            ],
+            "cell_steps": past.cell_steps(),
+            **_paging(plan, nights, past),
             "step_nights": regressions.STEP_NIGHTS,
             "step_pvalue": change_points.MAX_PVALUE,
             "step_min_pct": change_points.MIN_MAGNITUDE * 100,
             **alerts.history_alerts(plan=plan),
         },
     )
+
+
+def _paging(plan: Plan, nights: int, past: history.PlanHistory) -> dict[str, str | None]:
+    """The links to the pages of older and newer nights, None where there is none."""
+    page = past.page
+    url = reverse("plan_history", args=[plan.pk]) + f"?nights={nights}"
+    return {
+        "older_url": f"{url}&before={page.older}" if page and page.older is not None else None,
+        "newer_url": (
+            url + (f"&before={page.newer}" if page.newer is not None else "")
+            if page and page.has_newer
+            else None
+        ),
+    }

@@ -1,0 +1,121 @@
+"""The host metrics' sampler: the remote loop over the private sshd (this machine as an SSH
+host) and the local reader see the same machine, so they must give the same figures;
+the remote loop ends with its connection; a pid file that names nothing is said."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from runs.analysis.procfs import host_values, snapshot_parse
+from runs.loadhosts import ssh
+from runs.loadhosts.procstream import MARKER, LocalProcStream, ProcStream, SSHProcStream
+from tests.servers import PrivateSSHD, SSHKey
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
+
+
+@pytest.fixture
+def host(sshd_server: PrivateSSHD, ssh_key: SSHKey) -> ssh.SSHHost:
+    return ssh.SSHHost(
+        name="this-machine", address=sshd_server.host, port=sshd_server.port,
+        user=sshd_server.user, private_key=ssh_key.private, host_key=sshd_server.host_key.public,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def pid_file(tmp_path: Path) -> str:
+    """This test process as the 'database server': a process with threads."""
+    path = tmp_path / "server.pid"
+    path.write_text(f"{os.getpid()}\n")
+    return str(path)
+
+
+def two_snapshots(stream: ProcStream) -> list[str]:
+    taken: list[str] = []
+    deadline = time.monotonic() + 10
+    while len(taken) < 2 and time.monotonic() < deadline:
+        taken += [text for _, text in stream.take()]
+        time.sleep(0.2)
+    assert len(taken) >= 2, stream.problem
+    return taken[-2:]
+
+
+def test_the_ssh_stream_and_the_local_reader_give_the_same_figures(host, pid_file):
+    worker = threading.Thread(target=time.sleep, args=(30,), daemon=True)
+    worker.start()  # a second thread of the "server", to be summed
+    remote = SSHProcStream(host, pid_file)
+    local = LocalProcStream("local", pid_file)
+    try:
+        remote_texts, local_texts = two_snapshots(remote), two_snapshots(local)
+    finally:
+        remote.close()
+        local.close()
+    assert remote.problem == local.problem == ""
+    assert remote.pid == local.pid == os.getpid()
+    assert remote.clk_tck == local.clk_tck
+    r1, r2 = (snapshot_parse(t) for t in remote_texts)
+    l1, l2 = (snapshot_parse(t) for t in local_texts)
+    # The remote loop sends only what is read: the same counters come out.
+    assert set(r2.cpus) == set(l2.cpus) and r2.intr > 0 and r2.ctxt > 0
+    assert set(r2.meminfo_kb) == set(l2.meminfo_kb) == {
+        "MemTotal", "MemFree", "Buffers", "Cached", "SReclaimable", "Dirty", "Writeback",
+    }  # fmt: skip
+    assert os.getpid() in r2.processes and os.getpid() in l2.processes
+    remote_values = host_values(r1, r2, clk_tck=remote.clk_tck)
+    local_values = host_values(l1, l2, clk_tck=local.clk_tck)
+    assert remote_values is not None and local_values is not None
+    assert set(remote_values) == set(local_values)
+    assert len(remote_values["cores"]) == len(local_values["cores"]) == os.cpu_count()
+    # Disks and interfaces that moved since boot on one side moved on the other.
+    assert set(remote_values["disks"]) == set(local_values["disks"])
+    assert set(remote_values["nets"]) == set(local_values["nets"])
+    assert remote_values["mem"]["used_mb"] > 0 and "db" in remote_values
+    # The remote text is the part of the machine's files that is read: much less.
+    assert len(system_part(remote_texts[1])) < len(system_part(local_texts[1])) / 2
+
+
+def system_part(text: str) -> str:
+    """The machine's files of a snapshot, without the database processes' lines."""
+    return text.partition("\n/proc/")[0]
+
+
+def loops_of(pid_file: str) -> list[int]:
+    """The remote loops started with this pid file (its path is in their command line)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if MARKER.encode() in cmdline and pid_file.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_remote_loop_ends_with_its_connection(host, pid_file):
+    remote = SSHProcStream(host, pid_file)
+    two_snapshots(remote)
+    assert loops_of(pid_file)
+    remote.close()
+    deadline = time.monotonic() + 10
+    while loops_of(pid_file) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert loops_of(pid_file) == []
+
+
+def test_a_pid_file_that_names_nothing_is_said_and_the_machine_still_sampled(host, tmp_path):
+    missing = tmp_path / "gone.pid"
+    missing.write_text("999999999\n")
+    remote = SSHProcStream(host, str(missing))
+    try:
+        texts = two_snapshots(remote)
+    finally:
+        remote.close()
+    assert remote.pid is None
+    assert f"cannot read the server's process id from {missing}" in remote.problem
+    assert snapshot_parse(texts[-1]).processes == {}
