@@ -29,6 +29,7 @@ def test_a_rerun_at_the_new_level_confirms_the_step(alerted_cell):
     (step,) = judged.steps
     assert step.before == pytest.approx(1000.8, abs=1) and step.after == 900
     assert step.midpoint == pytest.approx((step.before + 900) / 2)
+    assert step.low is not None and step.high is not None
     assert step.value == 905.0 and step.repeats == 3 and step.low < 905 < step.high
     assert step.text.startswith("tps re-run 905.0 (\u22129.6 % from 1,001, 3 repeats")
     assert step.text.endswith(": confirmed")

@@ -5,10 +5,11 @@ recorded in (runs/execution/environment.py, runs/analysis/host_metrics.py)."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from runs.analysis.night_changes import RunTelemetry, night_changes, night_facts
 
-ENVIRONMENT = {
+ENVIRONMENT: dict[str, Any] = {
     "server": {
         "version": "10.11.8-MariaDB-log",
         "variables": {

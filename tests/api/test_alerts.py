@@ -80,6 +80,7 @@ def test_a_step_ruled_noise_that_shows_again_the_next_night_is_alerted_again(pla
 def test_a_failed_rerun_says_the_night_could_not_be_confirmed(api, plan):
     *_, slow = nights(plan, [*QUIET, 900])
     confirm = Alert.objects.get(batch=slow).confirmation
+    assert confirm is not None
     Batch.objects.filter(pk=confirm.pk).update(
         status=Status.FAILED,
         error="preflight failed: the server went away",

@@ -59,9 +59,10 @@ def stored_night(plan: Plan, night: int, tps: float) -> Batch:
     return batch
 
 
-def confirmed(confirm: Batch, tps: float) -> None:
+def confirmed(confirm: Batch | None, tps: float) -> None:
     """A confirmation batch ended as a worker leaves it: its queued runs done around `tps`,
     then judged as the task does."""
+    assert confirm is not None, "the alert launched no confirmation"
     for n, run in enumerate(confirm.runs.order_by("position")):
         run.status = Status.DONE
         run.summary = {"tps": tps + n - 1, "latency_pct": 95, "latency_pct_ms": 2.0, "errors": 0}
