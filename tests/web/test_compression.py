@@ -52,3 +52,18 @@ def test_the_event_stream_of_a_run_is_never_compressed(client_in: Client, make_b
     assert events["Content-Type"] == "text/event-stream"
     assert "Content-Encoding" not in events
     events.close()
+
+
+def test_a_whole_answer_is_gzipped_with_a_random_name_against_breach(client_in: Client, make_batch):
+    # The random file name Django puts in the gzip header against BREACH: lengths vary.
+    batch = make_batch(threads=(1, 2), repeats=2, samples=60)
+    url = f"/batches/{batch.pk}/results"
+    plain = client_in.get(url).content
+    packed = [client_in.get(url, headers=GZIP) for _ in range(8)]
+
+    pages = [gzip.decompress(p.content) for p in packed]
+    # the same page (its CSRF token is masked anew on each answer, at the same length)
+    assert all(len(page) == len(plain) and b"<h1>Results of batch" in page for page in pages)
+    assert all(p.content[3] & 0x08 for p in packed)  # FNAME set: a name follows the header
+    assert len({len(p.content) for p in packed}) > 1
+    assert all(p["Content-Length"] == str(len(p.content)) for p in packed)
