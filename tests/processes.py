@@ -4,6 +4,7 @@ the test database."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import signal
@@ -54,7 +55,7 @@ class WorkerProcess:
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            preexec_fn=None if nofile is None else _limit_open_files(nofile),
+            preexec_fn=_child_setup(nofile),
         )
 
     def kill(self) -> None:
@@ -77,11 +78,20 @@ class WorkerProcess:
         self._log.close()
 
 
-def _limit_open_files(nofile: int) -> Callable[[], None]:
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
-    return limit
+
+def _child_setup(nofile: int | None = None) -> Callable[[], None]:
+    """Run in the child before it starts: it ends with pytest (a pytest killed before its
+    fixtures' teardown left a worker that took the next run's tasks from the same Redis
+    db), and with `nofile`, its open-file limit (soft and hard)."""
+
+    def setup() -> None:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    return setup
 
 
 class AsgiServer:
@@ -110,6 +120,7 @@ class AsgiServer:
             env={**test_env(), **(env or {})},
             stdout=self._log,
             stderr=subprocess.STDOUT,
+            preexec_fn=_child_setup(),
         )
         wait_until(self._answers, timeout=30, what=f"uvicorn on port {self.port}")
 
