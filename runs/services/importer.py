@@ -23,11 +23,11 @@ from django.utils import timezone
 
 from runs.analysis import charts, run_facts
 from runs.analysis.summary import summary_of
-from runs.columns import RunOptions, RunSummary
+from runs.columns import RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
-from runs.services import permissions, stored_results, timeseries
+from runs.services import permissions, selectors, stored_results, timeseries
 from runs.services.import_store import ImportStore, log_lines
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
@@ -208,15 +208,7 @@ def _facts(imported: ImportResult) -> run_facts.RunFacts | None:
     rolled back."""
     if imported.run is None:
         return None
-    run = Run.objects.get(pk=imported.run.pk)
-    return run_facts.run_facts(
-        outcome=run.outcome,
-        reports=run.reports,
-        histogram=run.histogram,
-        counters=run.counters,
-        raw_log=run.raw_log,
-        histogram_option=RunOptions.load(run.options).histogram,
-    )
+    return selectors.run_facts_of(Run.objects.get(pk=imported.run.pk))
 
 
 def _check_test_name(given: str | None) -> str | None:

@@ -24,7 +24,7 @@ from django.db.models.functions import Right
 from django.utils import timezone
 
 from runs.analysis import comparison, regressions, results, run_facts
-from runs.columns import BatchEnvironment
+from runs.columns import BatchEnvironment, RunOptions
 from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -230,6 +230,18 @@ def run_environment(run: Run) -> dict[str, Any]:
     recorded = BatchEnvironment.load(environment)
     variables = {**recorded.server_variables, **changed}
     return {**environment, "server": {**recorded.server, "variables": variables}}
+
+
+def run_facts_of(run: Run) -> run_facts.RunFacts:
+    """Everything sysbench printed for a run, as its page and the import preview show it."""
+    return run_facts.run_facts(
+        outcome=run.outcome,
+        reports=run.reports,
+        histogram=run.histogram,
+        counters=run.counters,
+        raw_log=run.raw_log,
+        histogram_option=RunOptions.load(run.options).histogram,
+    )
 
 
 def run_changed_variables(run: Run) -> dict[str, str]:

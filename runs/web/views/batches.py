@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from runs.analysis import charts, results, run_facts
-from runs.columns import BatchEnvironment, RunOptions
+from runs.columns import BatchEnvironment
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
 from runs.services import batches, permissions, selectors
 from runs.web import events
@@ -143,14 +143,7 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
             "batch": run.batch,
             "progress": selectors.batch_progress(run.batch),
             "server_changes": _server_changes(run),
-            "facts": run_facts.run_facts(
-                outcome=run.outcome,
-                reports=run.reports,
-                histogram=run.histogram,
-                counters=run.counters,
-                raw_log=run.raw_log,
-                histogram_option=RunOptions.load(run.options).histogram,
-            ),
+            "facts": selectors.run_facts_of(run),
             "log": log,
             "log_lines": [text for _, text in log.lines],
             "log_first": log.lines[0][0] if log.lines else 1,
