@@ -218,4 +218,5 @@ def test_the_batch_list_reads_as_many_queries_at_8_and_80_batches_without_the_en
     assert listed["results"][0]["runs_total"] == 6 and listed["results"][0]["runs_done"] == 6
     page = next(q["sql"] for q in captured.captured_queries if "LIMIT 50" in q["sql"])
     assert '"environment"' not in page and '"night"' not in page
+    assert '"options"' not in page and '"facts"' not in page and '"private_key"' not in page
     assert "GROUP BY" not in page  # the counts are the page's own, not every batch's
