@@ -65,5 +65,6 @@ def test_a_whole_answer_is_gzipped_with_a_random_name_against_breach(client_in: 
     # the same page (its CSRF token is masked anew on each answer, at the same length)
     assert all(len(page) == len(plain) and b"<h1>Results of batch" in page for page in pages)
     assert all(p.content[3] & 0x08 for p in packed)  # FNAME set: a name follows the header
+    assert all(p.content[8] == 4 for p in packed)  # XFL 4: the fastest level (CPU over bytes)
     assert len({len(p.content) for p in packed}) > 1
     assert all(p["Content-Length"] == str(len(p.content)) for p in packed)
