@@ -1,3 +1,4 @@
+import asyncio
 import gc
 import os
 import tempfile
@@ -19,12 +20,33 @@ from runs.web.uploads import FORM_MARGIN, max_log_bytes  # noqa: E402
 
 
 class Handler(ASGIHandler):
-    """Django's, for bodies sent in chunks (Transfer-Encoding: chunked, no Content-Length):
+    """Django's, with two changes.
+
+    Pages take turns: at most settings.WEB_TURNS answers of this process are computed
+    at once, the others wait in line (first come, first served). Django under ASGI runs
+    each request in a thread of its own, and 25 threads sharing one interpreter lock made
+    every request as slow as the crowd and the slowest slower still: with turns, 50
+    clients got more answers a second and a p99 under the 1 s goal (docs/PERFORMANCE.md).
+    A turn covers computing the answer, not receiving the body nor sending the answer: a
+    slow client holds none, nor does a stream (an export, a run's events followed for
+    hours), which is sent after its view has returned.
+
+    And for bodies sent in chunks (Transfer-Encoding: chunked, no Content-Length):
     such a body is given its length once read, so that an upload in chunks is read like
     any other (Django takes a body without a length for an empty one: "No file was
     submitted."), and what comes after a body passes the largest log is not kept; the
     upload handler then refuses it as it refuses one that declares such a length
     (runs/web/uploads.py, runs/web/middleware.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turns = asyncio.Semaphore(settings.WEB_TURNS) if settings.WEB_TURNS else None
+
+    async def run_get_response(self, request: Any) -> Any:
+        if self.turns is None:
+            return await super().run_get_response(request)
+        async with self.turns:
+            return await super().run_get_response(request)
 
     async def read_body(self, receive: Any) -> Any:
         body = _Body(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")

@@ -130,6 +130,10 @@ ASGI_APPLICATION = "benchdash.asgi.application"
 # from a pool of at most BENCHDASH_DB_POOL_SIZE per web worker process, handed back at the
 # end of each request. The Celery processes keep one persistent connection per thread.
 WEB_SERVER = env("BENCHDASH_WEB_SERVER") == "asgi"  # set by benchdash/asgi.py
+# Pages computed at once by one web worker process, the others waiting in line (0: no
+# line). Two: one computes while the other waits on the database, and a long request
+# (an import, the first view of a large batch) leaves the other turn to everyone else.
+WEB_TURNS = int(env("BENCHDASH_WEB_TURNS") or "2")
 DB_POOL = {
     "min_size": 1,
     "max_size": int(env("BENCHDASH_DB_POOL_SIZE") or "8"),

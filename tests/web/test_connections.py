@@ -25,9 +25,14 @@ WORKERS, POOL_SIZE, CLIENTS, SECONDS = 2, 4, 40, 4
 
 
 @pytest.fixture
-def production_web(transactional_db: None, tmp_path: Path) -> Iterator[tuple[AsgiServer, datetime]]:
-    """The server, and when it started."""
+def production_web(
+    request: pytest.FixtureRequest, transactional_db: None, tmp_path: Path
+) -> Iterator[tuple[AsgiServer, datetime]]:
+    """The server, and when it started; `turns` (indirect parameter) pages at once in a
+    process."""
     env = {"DJANGO_SETTINGS_MODULE": "benchdash.settings", "BENCHDASH_DB_POOL_SIZE": str(POOL_SIZE)}
+    if hasattr(request, "param"):
+        env.update(BENCHDASH_DB_POOL_SIZE="8", BENCHDASH_WEB_TURNS=str(request.param))
     started = timezone.now()
     server = AsgiServer(tmp_path / "uvicorn.log", env=env, workers=WORKERS)
     yield server, started
@@ -48,6 +53,30 @@ def web_connections(since: datetime) -> int:
 
 def test_many_concurrent_requests_hold_and_leave_few_connections(production_web, session_cookie):
     web, started = production_web
+    statuses, peak, after = load(web, started, session_cookie)
+
+    assert len(statuses) > CLIENTS and set(statuses) == {200}
+    assert peak <= WORKERS * POOL_SIZE, f"{peak} connections at the peak"
+    assert after <= WORKERS * POOL_SIZE, f"{after} connections left after the load"
+
+
+@pytest.mark.parametrize("production_web", [1], indirect=True)
+def test_pages_take_turns_and_so_need_a_connection_or_two_not_the_pool(
+    production_web, session_cookie
+):
+    # Pools of 8 a process, which 40 clients each asking at once would fill; one page at
+    # a time per process needs its connection and, for a moment, the one the page before
+    # is handing back.
+    web, started = production_web
+    statuses, peak, _ = load(web, started, session_cookie)
+
+    assert len(statuses) > CLIENTS and set(statuses) == {200}
+    assert peak <= WORKERS * 3, f"{peak} connections at the peak"
+
+
+def load(web: AsgiServer, started: datetime, cookies: dict[str, str]) -> tuple[list[int], int, int]:
+    """CLIENTS clients asking for a page for SECONDS: the statuses, the peak of the web
+    server's connections, and how many it holds a second later."""
     for i in range(20):
         Target.objects.create(name=f"db-{i}", host="127.0.0.1", port=3306, user="bench")
     statuses: list[int] = []
@@ -55,7 +84,7 @@ def test_many_concurrent_requests_hold_and_leave_few_connections(production_web,
 
     def client() -> None:
         with requests.Session() as session:
-            session.cookies.update(session_cookie)
+            session.cookies.update(cookies)
             while time.monotonic() < stop:
                 statuses.append(session.get(f"{web.url}/targets/", timeout=60).status_code)
 
@@ -69,8 +98,4 @@ def test_many_concurrent_requests_hold_and_leave_few_connections(production_web,
     for thread in clients:
         thread.join()
     time.sleep(1)
-    after = web_connections(started)
-
-    assert len(statuses) > CLIENTS and set(statuses) == {200}
-    assert peak <= WORKERS * POOL_SIZE, f"{peak} connections at the peak"
-    assert after <= WORKERS * POOL_SIZE, f"{after} connections left after the load"
+    return statuses, peak, web_connections(started)
