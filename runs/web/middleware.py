@@ -29,7 +29,7 @@ class CompressionMiddleware(GZipMiddleware):
 
     Whole answers are compressed at level 1 (nginx's default) rather than Django's 6: the
     results page of 50 runs (325 kB) in 1.5 ms of CPU instead of 8.4, for 90 kB sent instead
-    of 77. Under 50 clients, that was a third of what the page cost the server
+    of 77: level 6 was more than half of what the page cost the server
     (docs/PERFORMANCE.md). Streams keep Django's compression.
     """
 
