@@ -28,8 +28,8 @@ WORKERS, POOL_SIZE, CLIENTS, SECONDS = 2, 4, 40, 4
 def production_web(
     request: pytest.FixtureRequest, transactional_db: None, tmp_path: Path
 ) -> Iterator[tuple[AsgiServer, datetime]]:
-    """The server, and when it started; `turns` (indirect parameter) pages at once in a
-    process."""
+    """The server, and when it started; given a parameter (indirect), that many turns a
+    process, with pools of 8."""
     env = {"DJANGO_SETTINGS_MODULE": "benchdash.settings", "BENCHDASH_DB_POOL_SIZE": str(POOL_SIZE)}
     if hasattr(request, "param"):
         env.update(BENCHDASH_DB_POOL_SIZE="8", BENCHDASH_WEB_TURNS=str(request.param))

@@ -121,11 +121,13 @@ def test_a_running_run_is_followed_from_the_database_while_redis_is_down(
 
 def test_a_followed_run_holds_no_turn_of_the_pages(transactional_db, tmp_path, session_cookie):
     # One process, one turn: had the two open streams taken it, the page would wait forever.
-    server = AsgiServer(tmp_path / "uvicorn.log", env={"BENCHDASH_WEB_TURNS": "1"})
     run = stored_run(Status.RUNNING, samples=2)
+    server = AsgiServer(tmp_path / "uvicorn.log", env={"BENCHDASH_WEB_TURNS": "1"})
     url = f"{server.url}/runs/{run.pk}/events"
-    streams = [requests.get(url, cookies=session_cookie, stream=True, timeout=30) for _ in range(2)]
+    streams: list[requests.Response] = []
     try:
+        for _ in range(2):
+            streams.append(requests.get(url, cookies=session_cookie, stream=True, timeout=30))
         assert all(s.status_code == 200 for s in streams)
         page = requests.get(f"{server.url}/targets/", cookies=session_cookie, timeout=10)
         assert page.status_code == 200 and "Targets" in page.text
