@@ -2,6 +2,7 @@ import asyncio
 import gc
 import os
 import tempfile
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import django
@@ -40,11 +41,11 @@ class Handler(ASGIHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        self.turns = asyncio.Semaphore(settings.WEB_TURNS) if settings.WEB_TURNS else None
+        self.turns: AbstractAsyncContextManager[Any] = (
+            asyncio.Semaphore(settings.WEB_TURNS) if settings.WEB_TURNS else nullcontext()
+        )
 
     async def run_get_response(self, request: Any) -> Any:
-        if self.turns is None:
-            return await super().run_get_response(request)
         async with self.turns:
             return await super().run_get_response(request)
 
