@@ -10,12 +10,14 @@ made itself.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import statistics
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +150,29 @@ def spread(values: list[float]) -> dict[str, float]:
 
 def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def commit() -> str:
+    """The checkout's commit, "+changes" after it when tracked files outside
+    bench/results/ differ from it (a figure of uncommitted code says so)."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results")
+    return head + ("+changes" if changed else "")
+
+
+def write_result(out: Path | str, figures: dict[str, Any], *, indent: int = 2) -> None:
+    """Write a benchmark's one result file, over the last one: the history is git's. The
+    file says when it ran, at which commit and under what load (the 1-, 5- and 15-minute
+    load averages as it ends), unless the figures already say it themselves."""
+    stamp = {"when": datetime.now().isoformat(timespec="seconds"), "commit": commit()}
+    record = {**stamp, "load_at_end": load(), **figures}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(record, indent=indent) + "\n")
 
 
 def delete_made(*, plans: list[Any] = (), others: list[Any] = ()) -> None:  # type: ignore[assignment]

@@ -39,6 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._harness import write_result  # noqa: E402
 from runs.analysis import confirmation, nightly, regressions  # noqa: E402
 from runs.analysis.regressions import CellNight  # noqa: E402
 
@@ -183,8 +184,7 @@ def main() -> None:
     print(json.dumps(figures, indent=2))
     confirm = f"_confirm{args.confirm}" if args.confirm else ""
     name = f"change_points_noise{confirm}{'_tails' if args.tails else ''}.json"
-    out = ROOT / "bench" / "results" / name
-    out.write_text(json.dumps(figures, indent=2) + "\n")
+    write_result(ROOT / "bench" / "results" / name, figures)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ Markdown and written to bench/results/counters_cost.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -41,7 +40,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 
 import django  # noqa: E402
 
-from bench._harness import results_database  # noqa: E402
+from bench._harness import results_database, write_result  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
 
 TABLE_SIZE = 10_000
@@ -143,9 +142,7 @@ def main() -> None:
     django.setup()
     with results_database():
         result = run_pairs(args, load_before)
-    out = ROOT / "bench" / "results" / "counters_cost.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
+    write_result(ROOT / "bench" / "results" / "counters_cost.json", result)
     print(markdown(result))
 
 

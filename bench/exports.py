@@ -15,7 +15,6 @@ the load average before and after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -64,6 +63,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from bench import benchdata
+    from bench._harness import write_result
     from bench.serving import load, session_cookie, spread
 
     call_command("migrate", verbosity=0)
@@ -90,7 +90,7 @@ def main() -> None:
                 )
     results["load_after"] = load()
     print(f"load average after: {results['load_after']}")
-    Path(args.out).write_text(json.dumps(results, indent=1))
+    write_result(args.out, results, indent=1)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 
+from bench._harness import write_result  # noqa: E402
+
 THREADS = (1, 2, 4, 8, 16, 32)
 FLUSH = ("1", "2")
 SAMPLES = 300
@@ -291,7 +293,7 @@ def main() -> None:
         report["stages"].append({"nights": nights, "load": [round(x, 2) for x in load],
                                  "load_after": [round(x, 2) for x in os.getloadavg()],
                                  "pages": rows})  # fmt: skip
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    write_result(args.out, report)
     print(f"written to {args.out}")
 
 

@@ -172,6 +172,7 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
+    from bench._harness import write_result
     from bench.serving import load, spread
 
     call_command("migrate", verbosity=0)
@@ -191,7 +192,7 @@ def main() -> None:
                 print(_row(kind, path, how, runs, spread), flush=True)
     results["load_after"] = load()
     print(f"load average after: {results['load_after']}")
-    Path(args.out).write_text(json.dumps(results, indent=1))
+    write_result(args.out, results, indent=1)
 
 
 def _row(kind: str, path: Path, how: str, runs: list[dict[str, Any]], spread: Any) -> str:

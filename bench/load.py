@@ -18,7 +18,8 @@ Reports per page: requests, throughput, p50, p99, errors; the web server's CPU p
 (uvicorn's processes, from /proc); the SSE clients that connected
 and the samples they got; the connections to PostgreSQL at the peak and --after seconds
 after the load; the "too many clients" refusals PostgreSQL logged; the load average.
-Writes bench/results/load.json (or --out); the logs stay in /tmp/benchdash-load-*.
+Writes bench/results/load.json (load_pages.json with --mix pages, or --out); the logs stay
+in /tmp/benchdash-load-*.
 
 --mix pages (issue 27): the clients ask in turn for the batch list, the results page of a
 finished 50-run batch and the API results of a finished 200-run batch (600 samples a run,
@@ -43,6 +44,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench._harness import write_result  # noqa: E402
 
 RUNS_PER_BATCH = 40
 SAMPLES_PER_RUN = 60
@@ -323,7 +326,7 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=default_workers)
     parser.add_argument("--after", type=float, default=60, help="seconds to wait, then count")
     parser.add_argument("--warmup", type=float, default=5, help="seconds of requests not counted")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.json")
+    parser.add_argument("--out", type=Path, help="load.json (live) or load_pages.json (pages)")
     parser.add_argument(
         "--mix", choices=["live", "pages"], default="live",
         help="live: list, batch page, compare API; pages: list, results page, API results",
@@ -336,8 +339,9 @@ def main() -> None:
         print(json.dumps(sse_clients(url, json.loads(cookies), int(clients), float(seconds))))
         return
     figures = measure(args)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(figures, indent=2) + "\n")
+    # One file a mix, the latest run over the last one: the two mixes answer two questions.
+    name = "load.json" if args.mix == "live" else "load_pages.json"
+    write_result(args.out or ROOT / "bench" / "results" / name, figures)
     print(json.dumps(figures, indent=2))
 
 

@@ -41,6 +41,7 @@ from bench._harness import (  # noqa: E402
     spread,
     start_worker,
     stop_process,
+    write_result,
 )
 from tests.netns import TestNetwork  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
@@ -163,7 +164,7 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         summary[label]["load"] = [r["load"] for r in rows]
     print(json.dumps(summary, indent=2))
     out = ROOT / "bench" / "results" / "multihost.json"
-    out.write_text(json.dumps({"summary": summary, "runs": results}, indent=2) + "\n")
+    write_result(out, {"summary": summary, "runs": results})
 
 
 if __name__ == "__main__":

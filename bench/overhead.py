@@ -54,6 +54,7 @@ from bench._harness import (  # noqa: E402
     spread,
     start_worker,
     stop_process,
+    write_result,
 )
 from bench._telemetry import measure_once  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
@@ -195,7 +196,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             repeats.append({"rows": rows, **fit(rows)})
         return {
             "when": datetime.now().isoformat(timespec="seconds"),
-            "args": vars(args),
+            "args": {k: v for k, v in vars(args).items() if k != "out"},
             "repeats": repeats,
             "fixed_ms": spread([r["fixed_ms"] for r in repeats]),
             "ms_per_s": spread([r["ms_per_s"] for r in repeats]),
@@ -244,13 +245,12 @@ def telemetry(args: argparse.Namespace) -> None:
         repeats.append(row)
     result: dict[str, Any] = {
         "when": datetime.now().isoformat(timespec="seconds"),
-        "args": vars(args),
+        "args": {k: v for k, v in vars(args).items() if k != "out"},
         "repeats": repeats,
         **{key: spread([r[key] for r in repeats]) for key in TELEMETRY_FIGURES},
         "load": spread([os.getloadavg()[0]]),
     }
-    out = ROOT / "bench" / "results" / "telemetry_overhead.json"
-    out.write_text(json.dumps(result, indent=2))
+    write_result(ROOT / "bench" / "results" / "telemetry_overhead.json", result)
     for key in TELEMETRY_FIGURES:
         s = result[key]
         print(f"| {key} | {s['min']:g} | {s['median']:g} | {s['max']:g} |")
@@ -273,8 +273,7 @@ def main() -> None:
         return
     with results_database():
         result = measure(args)
-    Path(args.out).parent.mkdir(exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print(markdown(result))
 
 

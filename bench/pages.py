@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import os
 import statistics
 import sys
@@ -36,6 +35,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 
 import django  # noqa: E402
+
+from bench._harness import write_result  # noqa: E402
 
 SIZES = (4, 50, 200)
 SAMPLES = 600
@@ -179,9 +180,7 @@ def main() -> None:
         print(row(name, results[name]), flush=True)
     after = os.getloadavg()
     print(f"load average after: {after[0]:.2f} / {after[1]:.2f} / {after[2]:.2f}")
-    Path(args.out).write_text(
-        json.dumps({"load_before": before, "load_after": after, "pages": results}, indent=1)
-    )
+    write_result(args.out, {"load_before": before, "load_after": after, "pages": results}, indent=1)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ os.environ["BENCHDASH_DB_NAME"] = DATABASE
 import django  # noqa: E402
 import requests  # noqa: E402
 
+from bench._harness import write_result  # noqa: E402
+
 
 def psql(sql: str) -> None:
     env = {**os.environ, "PGPASSWORD": os.environ.get("BENCHDASH_DB_PASSWORD", "")}
@@ -111,8 +113,7 @@ def main() -> None:
         "seconds": round(time.monotonic() - started),
         "load_average": os.getloadavg(),
     }
-    out = ROOT / "bench" / "results" / "schema_fuzz.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(ROOT / "bench" / "results" / "schema_fuzz.json", result)
     print(json.dumps(result, indent=2))
 
 

@@ -33,7 +33,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 
 import django  # noqa: E402
 
-from bench._harness import load, results_database, spread  # noqa: E402
+from bench._harness import load, results_database, spread, write_result  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "sysbench" / "oltp_read_write.txt"
 PREFIX = re.compile(r"^\[ \d+s \] ")
@@ -105,8 +105,7 @@ def main() -> None:
         "per_s": spread([p["per_s"] for p in passes]),
         "per_cpu_s": spread([p["per_cpu_s"] for p in passes]),
     }
-    Path(args.out).parent.mkdir(exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print(json.dumps(result, indent=2))
 
 

@@ -40,7 +40,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 import django  # noqa: E402
 import requests  # noqa: E402
 
-from bench._harness import delete_made, load, results_database, start_worker, stop_process  # noqa: E402
+from bench._harness import (  # noqa: E402
+    delete_made,
+    load,
+    results_database,
+    start_worker,
+    stop_process,
+    write_result,
+)
 
 INTERVAL_LINE = re.compile(r"^\[ (\d+)s \] thds:")
 
@@ -196,8 +203,7 @@ def main() -> None:
                 plans=[m for m in made if m._meta.model_name == "plan"],
                 others=[m for m in made if m._meta.model_name != "plan"],
             )
-    Path(args.out).parent.mkdir(exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_result(args.out, result)
     print(json.dumps(result, indent=2))
 
 
