@@ -22,6 +22,8 @@ from benchdash_cli.main import _parser as benchdash_parser
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 PAGES = sorted((ROOT / "docs").glob("*.md"))
+DIARY = sorted((ROOT / "docs" / "performance").glob("*.md"))  # linked from PERFORMANCE.md
+MANUAL = [*PAGES, *DIARY]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -57,7 +59,7 @@ def code(path: Path) -> list[str]:
 def shown(pattern: str, *, read=lines) -> list[tuple[str, str, list[str]]]:
     """Every (page, name, arguments) where a page shows the command `pattern` matches."""
     found = []
-    for path in [README, *PAGES]:
+    for path in [README, *MANUAL]:
         for line in read(path):
             for match in re.finditer(pattern, line):
                 found.append((path.name, match.group(1), command_args(line, match.end())))
@@ -79,7 +81,14 @@ def test_the_readme_is_an_entry_page_that_links_every_page_of_the_manual():
     assert [p.name for p in PAGES if f"docs/{p.name}" not in linked] == []
 
 
-@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: p.name)
+def test_performance_links_every_page_of_its_measurement_diary():
+    text = (ROOT / "docs" / "PERFORMANCE.md").read_text()
+    linked = {link.partition("#")[0] for link in LINK.findall(text)}
+    assert DIARY
+    assert [p.name for p in DIARY if f"performance/{p.name}" not in linked] == []
+
+
+@pytest.mark.parametrize("page", [README, *MANUAL], ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_lands_on_a_file_and_its_heading(page: Path):
     broken = []
     for link in LINK.findall(page.read_text()):
@@ -161,7 +170,7 @@ PREFIXES = {"/api/", "/api/v1/"}  # named as where the API lives, not as an endp
 
 def test_the_pages_and_api_paths_shown_exist_with_their_method():
     missing = []
-    for path in [README, *PAGES]:
+    for path in [README, *MANUAL]:
         for method, url in PATH.findall(path.read_text()):
             if url.startswith(NOT_OURS) or url in PREFIXES:
                 continue
