@@ -203,7 +203,7 @@ class RunCounters:
 @dataclass(frozen=True)
 class NightCheck:
     """`Batch.analysis` of a nightly batch: its verdict against the past nights
-    (runs/services/history.py); other batches have none (status None)."""
+    (runs/services/nightly/history.py); other batches have none (status None)."""
 
     status: str | None = None
     summary: str | None = None

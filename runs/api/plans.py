@@ -18,9 +18,10 @@ from runs.api.batches import BatchDetailSerializer
 from runs.api.common import OWNED, JSONBody, JSONModelBody, assign, request_user
 from runs.execution import preflight
 from runs.models import LaunchedBy, LoadHost, Plan
-from runs.services import batches, definitions, permissions, schedules, selectors
+from runs.services import batches, definitions, permissions, selectors
+from runs.services.nightly import schedules
+from runs.services.nightly.schedules import ScheduleInfo
 from runs.services.queue import BrokerUnavailable
-from runs.services.schedules import ScheduleInfo
 from runs.sysbench.options import ALL_TESTS
 
 

@@ -19,7 +19,7 @@ from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
 from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
-from runs.services import notifications, webhooks
+from runs.services.nightly import notifications, webhooks
 from runs.sysbench.command import build_command
 
 # Where a target's password is sent, and where a load host's key logs in: when one of these

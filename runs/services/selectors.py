@@ -23,7 +23,8 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Right
 from django.utils import timezone
 
-from runs.analysis import comparison, regressions, results, run_facts
+from runs.analysis import comparison, results, run_facts
+from runs.analysis.nightly import regressions
 from runs.columns import BatchEnvironment, RunOptions
 from runs.models import (
     ACTIVE_STATUSES,

@@ -21,7 +21,8 @@ from runs import targets
 from runs.errors import InvalidInput
 from runs.execution import checks, preflight
 from runs.models import LaunchedBy, LoadHost, Plan, Target
-from runs.services import batches, definitions, permissions, schedules, selectors
+from runs.services import batches, definitions, permissions, selectors
+from runs.services.nightly import schedules
 from runs.services.queue import BrokerUnavailable
 from runs.sysbench.options import OPTIONS
 from runs.web import plan_editor

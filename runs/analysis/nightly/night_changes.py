@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs.analysis import stats
-from runs.analysis.regressions import figure, signed_pct
+from runs.analysis.nightly.regressions import figure, signed_pct
 from runs.columns import BatchEnvironment, Bottleneck, HostSummary
 
 MIN_TELEMETRY_PCT = 25.0

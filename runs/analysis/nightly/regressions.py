@@ -7,12 +7,12 @@ A cell's figure for a night is the median over its repeats. Two things are said 
   it); a figure worse than both the plan's threshold and three times the noise is one
   night off (OUTLIER): shown, never alerted on its own;
 - the steps: the change points of the cell's series, tonight included
-  (runs/analysis/change_points.py). The alert is a NEW step in the slower direction whose
+  (runs/analysis/nightly/change_points.py). The alert is a NEW step in the slower direction whose
   size (relative to the level before it) is at least the plan's threshold: a step at
   tonight's night, or one the previous check had not seen. A cell alerted is a
   REGRESSION: nobody is woken for noise. Improvements are reported, never alerted.
 
-runs/analysis/nightly.py applies the rule night by night.
+runs/analysis/nightly/check.py applies the rule night by night.
 
 A cell is the same cell from night to night only when everything that shapes its figures
 is identical: test, sysbench options (threads included), server settings, target server
@@ -31,7 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runs.analysis import change_points, stats
+from runs.analysis import stats
+from runs.analysis.nightly import change_points
 from runs.analysis.results import axis_options, series_label, throughput
 from runs.columns import RunSummary
 

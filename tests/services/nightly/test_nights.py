@@ -1,4 +1,4 @@
-"""A batch's night (runs/services/nights.py): each cell's figures stored with the batch as
+"""A batch's night (runs/services/nightly/nights.py): each cell's figures stored with the batch as
 it ends, computed once for batches stored before, and what the history, its API, the
 nightly check and the batch list read, in a number of queries that does not grow with the
 nights. The nights are stored as a worker leaves them: a scheduled batch each, done, with
@@ -17,7 +17,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from runs.models import Batch, LaunchedBy, LoadHost, Plan, Run, Status
-from runs.services import history, nights
+from runs.services.nightly import check as nightly_check
+from runs.services.nightly import history, nights
 
 OPTIONS = {"time": 60, "tables": 1, "table-size": 10000}
 START = timezone.now() - timedelta(days=400)
@@ -89,7 +90,7 @@ def queries(call: Any) -> int:
 def test_a_batchs_night_is_stored_as_it_ends_with_each_cells_medians(plan):
     batch = night(plan, 0)
 
-    history.batch_finished(batch=batch)  # where every batch ends
+    nightly_check.batch_finished(batch=batch)  # where every batch ends
 
     batch.refresh_from_db()
     assert batch.night["version"] == nights.NIGHT_VERSION
@@ -122,13 +123,13 @@ def test_a_night_stored_before_nights_were_is_computed_once_and_stored(plan):
 def test_the_nightly_check_reads_the_figures_stored_with_the_nights(plan):
     earlier = make_nights(plan, 0, 6)
     for batch in earlier:
-        history.batch_finished(batch=batch)
+        nightly_check.batch_finished(batch=batch)
     # A run changed behind the stored night's back: the check still reads the night.
     Run.objects.filter(batch=earlier[-1], threads=1).update(summary={"tps": 99999.0})
     tonight = night(plan, 6, tps=700.0)
-    history.batch_finished(batch=tonight)
+    nightly_check.batch_finished(batch=tonight)
 
-    analysis = history.batch_analyse(batch=tonight, notify=False)
+    analysis = nightly_check.batch_analyse(batch=tonight, notify=False)
 
     cell = next(c for c in analysis["cells"] if c["threads"] == 1)
     (throughput, _) = cell["checks"]

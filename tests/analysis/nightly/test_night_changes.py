@@ -1,4 +1,4 @@
-"""What changed (runs/analysis/night_changes.py): a flagged night's environment against
+"""What changed (runs/analysis/nightly/night_changes.py): a flagged night's environment against
 its baseline nights', in the shapes Batch.environment and Run.host_summary/bottleneck are
 recorded in (runs/execution/environment.py, runs/analysis/host_metrics.py)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from runs.analysis.night_changes import RunTelemetry, night_changes, night_facts
+from runs.analysis.nightly.night_changes import RunTelemetry, night_changes, night_facts
 
 ENVIRONMENT: dict[str, Any] = {
     "server": {

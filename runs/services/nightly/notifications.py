@@ -1,8 +1,8 @@
 """Telling a plan's people about a night: cells alerted (a new slower step, with tonight
-against the band; runs/analysis/regressions.py), or a scheduled batch that
+against the band; runs/analysis/nightly/regressions.py), or a scheduled batch that
 failed, was skipped or cancelled. By email (Django's email backend) and to a webhook URL
 that receives the same news as JSON, or as a Slack or Microsoft Teams message when the URL
-is theirs (runs/services/webhook_bodies.py); both configured per plan.
+is theirs (runs/services/nightly/webhook_bodies.py); both configured per plan.
 
 Sending is the edge of the system: every network call has a timeout, and a recipient that
 cannot be reached is recorded in Batch.notified, never raised, so that one broken webhook
@@ -28,10 +28,10 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from runs.analysis import regressions
+from runs.analysis.nightly import regressions
 from runs.columns import NightCheck
 from runs.models import Alert, Batch, Plan, Status
-from runs.services import webhook_bodies, webhooks
+from runs.services.nightly import webhook_bodies, webhooks
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class News:
 
 def batch_notify(*, batch: Batch, alert: Alert | None = None) -> list[dict[str, Any]]:
     """Send the news of a scheduled batch, once: a batch already notified is left alone.
-    An alerted night is told with its alert (runs/services/alerts.py): once its re-run
+    An alerted night is told with its alert (runs/services/nightly/alerts.py): once its re-run
     confirmed it, or could not. Returns what Batch.notified records: one entry per
     channel, sent or not."""
     news = batch_news(batch, alert)

@@ -27,7 +27,8 @@ from django_celery_beat.models import (
 
 from runs.errors import InvalidInput
 from runs.models import ACTIVE_STATUSES, Batch, LaunchedBy, Plan, Status
-from runs.services import batches, history
+from runs.services import batches
+from runs.services.nightly import check as nightly_check
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +197,7 @@ def batch_record_unlaunched(*, plan: Plan, status: str, error: str, fired_at: da
         error=error,
         finished_at=now,
     )
-    history.batch_finished(batch=batch)  # a lost night is reported
+    nightly_check.batch_finished(batch=batch)  # a lost night is reported
     return batch
 
 

@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from runs.errors import InvalidInput
 from runs.models import LoadHost, Plan, Status
-from runs.services import definitions, notifications, schedules, webhooks
-from tests.services.test_history import Receiver
+from runs.services import definitions
+from runs.services.nightly import notifications, schedules, webhooks
+from tests.services.nightly.test_history import Receiver
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ JSON. A fragment says it outright (`#slack`, `#teams`, `#json`), for a relay or 
 server of one's own: browsers and HTTP clients never send the fragment, so the receiver
 sees the URL without it.
 
-Pure functions of the payload notifications.py builds (runs/services/notifications.py).
+Pure functions of the payload notifications.py builds (runs/services/nightly/notifications.py).
 """
 
 from __future__ import annotations

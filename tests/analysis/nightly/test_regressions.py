@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from runs.analysis import regressions
-from runs.analysis.nightly import analyse
-from runs.analysis.regressions import (
+from runs.analysis.nightly import regressions
+from runs.analysis.nightly.check import analyse
+from runs.analysis.nightly.regressions import (
     IMPROVEMENT,
     LATENCY,
     NO_FIGURE,

@@ -3,7 +3,7 @@ repeats: throughput, latency and its percentile, repeats counted), stored in Bat
 when the batch ends, so that the history page, its API and the nightly check read one
 row a night instead of every run of every night.
 
-`batch_night_store` is called once as a batch ends (runs/services/history.py,
+`batch_night_store` is called once as a batch ends (runs/services/nightly/history.py,
 `batch_finished`). A batch that ended without it (it ended before nights were stored, or
 the sweeper ended it) is computed from its runs the first time it is read, and stored
 then; a batch still running is computed each time and stored never. The stored form
@@ -24,8 +24,8 @@ from django.db import transaction
 from django.db.models import JSONField, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from runs.analysis import regressions
-from runs.analysis.regressions import CellNight
+from runs.analysis.nightly import regressions
+from runs.analysis.nightly.regressions import CellNight
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import FINISHED_STATUSES, Batch, LaunchedBy, Plan, Run, Status
@@ -33,6 +33,21 @@ from runs.models import FINISHED_STATUSES, Batch, LaunchedBy, Plan, Run, Status
 logger = logging.getLogger(__name__)
 
 NIGHT_VERSION = 1
+# The fields of a night's batch that the check and the history read.
+BATCH_FIELDS = (
+    "id",
+    "plan_id",
+    "params",
+    "status",
+    "launched_by",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "error",
+    "analysis",
+    "notified",
+    "night",
+)
 RUN_FIELDS = ("id", "batch_id", "cell_key", "threads", "settings", "options", "status", "summary")
 
 

@@ -25,9 +25,11 @@ from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import sync_playwright
 
-from runs.analysis import regressions
+from runs.analysis.nightly import regressions
 from runs.models import Batch, LaunchedBy, Plan, Status, Target
-from runs.services import batches, history, schedules
+from runs.services import batches
+from runs.services.nightly import check as nightly_check
+from runs.services.nightly import schedules
 from tests.helpers import wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -282,7 +284,7 @@ def test_a_failing_webhook_is_recorded_not_raised(db, local_host, broken_webhook
         fired_at=timezone.now(),
     )
 
-    history.batch_analyse(batch=fired)
+    nightly_check.batch_analyse(batch=fired)
 
     fired.refresh_from_db()
     email, hook = fired.notified
@@ -292,7 +294,7 @@ def test_a_failing_webhook_is_recorded_not_raised(db, local_host, broken_webhook
     assert len(broken_webhook.received) == 1
 
     # Asked again (a redelivered task): the news is not sent twice.
-    history.batch_analyse(batch=fired)
+    nightly_check.batch_analyse(batch=fired)
     assert len(mail.outbox) == 1 and len(broken_webhook.received) == 1
 
     # Nobody listening, or a scheme that is not HTTP: recorded too.
@@ -305,7 +307,7 @@ def test_a_failing_webhook_is_recorded_not_raised(db, local_host, broken_webhook
         again = schedules.batch_record_unlaunched(
             plan=plan, status=Status.FAILED, error="not launched", fired_at=timezone.now()
         )
-        history.batch_analyse(batch=again)
+        nightly_check.batch_analyse(batch=again)
         again.refresh_from_db()
         assert error in again.notified[-1]["error"], again.notified
 

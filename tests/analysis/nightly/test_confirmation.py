@@ -1,4 +1,4 @@
-"""The re-run's verdict (runs/analysis/confirmation.py): an alerted step is confirmed when
+"""The re-run's verdict (runs/analysis/nightly/confirmation.py): an alerted step is confirmed when
 the re-run lands on its slower side of the midpoint between the levels before and after,
 noise otherwise; the steps come from the nightly check itself on seeded nights."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runs.analysis import confirmation
-from runs.analysis.confirmation import CONFIRMED, NO_FIGURE, NOISE
-from tests.analysis.test_nightly import check
+from runs.analysis.nightly import confirmation
+from runs.analysis.nightly.confirmation import CONFIRMED, NO_FIGURE, NOISE
+from tests.analysis.nightly.test_check import check
 
 QUIET = [1000, 1012, 991, 1005, 997, 1008, 994, 1003, 999, 1010, 988, 1002, 1006, 996, 1001]
 

@@ -11,8 +11,9 @@ import pytest
 from django.utils import timezone
 
 from runs.models import LoadHost, Plan, Status
-from runs.services import history, schedules
-from runs.services.webhook_bodies import (
+from runs.services.nightly import check as nightly_check
+from runs.services.nightly import schedules
+from runs.services.nightly.webhook_bodies import (
     JSON,
     SLACK,
     TEAMS,
@@ -21,7 +22,7 @@ from runs.services.webhook_bodies import (
     webhook_body,
     webhook_format,
 )
-from tests.services.test_history import Receiver
+from tests.services.nightly.test_history import Receiver
 
 BASE = "https://bench.example.com"
 STEP_TEXT = (
@@ -189,7 +190,7 @@ def test_a_lost_night_is_posted_in_the_format_the_url_says(db, receiver, kind):
         fired_at=timezone.now(),
     )
 
-    history.batch_analyse(batch=fired)
+    nightly_check.batch_analyse(batch=fired)
 
     (sent,) = receiver.received
     assert sent["content_type"] == "application/json"

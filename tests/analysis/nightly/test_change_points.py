@@ -1,4 +1,4 @@
-"""Steps in a night-by-night series (runs/analysis/change_points.py), on seeded synthetic
+"""Steps in a night-by-night series (runs/analysis/nightly/change_points.py), on seeded synthetic
 nights: tests/fixtures holds no recorded nightly series (only single runs), so the noise is
 Gaussian at 1.5 % of the level, what a quiet benchmark host's nightly medians show."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runs.analysis.change_points import FASTER, SLOWER, find_steps
+from runs.analysis.nightly.change_points import FASTER, SLOWER, find_steps
 
 NIGHTS = 60
 NOISE = 0.015

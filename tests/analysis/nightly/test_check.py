@@ -1,14 +1,15 @@
-"""The nightly check (runs/analysis/nightly.py): a cell is alerted on a new step in the
+"""The nightly check (runs/analysis/nightly/check.py): a cell is alerted on a new step in the
 slower direction, at least the plan's threshold, not on one night off the band."""
 
 from __future__ import annotations
 
 import pytest
 
-from runs.analysis import nightly, regressions
-from runs.analysis.nightly import analyse
-from runs.analysis.regressions import IMPROVEMENT, NOT_ENOUGH, REGRESSION
-from tests.analysis.test_regressions import night, run
+from runs.analysis.nightly import check as nightly
+from runs.analysis.nightly import regressions
+from runs.analysis.nightly.check import analyse
+from runs.analysis.nightly.regressions import IMPROVEMENT, NOT_ENOUGH, REGRESSION
+from tests.analysis.nightly.test_regressions import night, run
 
 # --- the alert: a new slower step --------------------------------------------------------------
 

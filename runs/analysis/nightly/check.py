@@ -1,7 +1,7 @@
 """The nightly check: each cell of a night against the band of the nights before it, and
-the steps of its series (runs/analysis/change_points.py); the alert is a new slower step.
+the steps of its series (runs/analysis/nightly/change_points.py); the alert is a new slower step.
 
-The rule and its verdicts are runs/analysis/regressions.py's; this module applies them
+The rule and its verdicts are runs/analysis/nightly/regressions.py's; this module applies them
 night by night, knowing which batch each night was and which steps the previous check had
 seen. Pure: no Django, no I/O.
 """
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runs.analysis import change_points
-from runs.analysis.regressions import (
+from runs.analysis.nightly import change_points
+from runs.analysis.nightly.regressions import (
     LATENCY,
     MIN_NIGHTS,
     STEP_NIGHTS,

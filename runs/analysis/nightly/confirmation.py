@@ -1,6 +1,6 @@
 """Whether a confirmation re-run agrees with the step a nightly check alerted on.
 
-A night alerted (a new slower step, runs/analysis/nightly.py) is either a real step or one
+A night alerted (a new slower step, runs/analysis/nightly/check.py) is either a real step or one
 wild night: E-divisive cannot tell them apart while the step has one night after it. The
 flagged cells are run again at once (a batch launched to confirm) and each alerted step is
 judged by where the re-run's figure lands:
@@ -34,7 +34,7 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from runs.analysis.regressions import figure, signed_pct
+from runs.analysis.nightly.regressions import figure, signed_pct
 
 CONFIRMED = "confirmed"
 NOISE = "noise"

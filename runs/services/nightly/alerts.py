@@ -1,10 +1,10 @@
 """Alerts: a night that looked slower, from the suspicion to what the team made of it.
 
-When the nightly check alerts cells (a new slower step, runs/services/history.py), nobody
+When the nightly check alerts cells (a new slower step, runs/services/nightly/check.py), nobody
 is told yet: an Alert is recorded (confirming) with the flagged cells and what changed
-since the baseline nights (runs/analysis/night_changes.py), and a batch launched to
+since the baseline nights (runs/analysis/nightly/night_changes.py), and a batch launched to
 confirm re-runs the flagged cells at once, interleaved, with repeats auto. When it ends,
-each alerted step is judged by where the re-run lands (runs/analysis/confirmation.py):
+each alerted step is judged by where the re-run lands (runs/analysis/nightly/confirmation.py):
 the alert is confirmed (the plan's recipients are told, with the evidence) or noise
 (recorded, nobody told). A confirmation that failed or was cancelled tells the recipients
 that the night could not be confirmed; the alert stays open for a person to decide.
@@ -23,14 +23,16 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
-from runs.analysis import confirmation, night_changes, regressions
 from runs.analysis.auto import settings as auto_settings
+from runs.analysis.nightly import confirmation, night_changes, regressions
 from runs.analysis.results import axis_options, series_label
 from runs.columns import NightCheck, RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Alert, Batch, LaunchedBy, Plan, Run, Status
-from runs.services import batches, history, notifications
+from runs.services import batches
+from runs.services.nightly import check as nightly_check
+from runs.services.nightly import notifications
 from runs.services.queue import BrokerUnavailable
 
 logger = logging.getLogger(__name__)
@@ -73,17 +75,17 @@ def alert_status(alert: Alert) -> str:
 
 def batch_judge(*, batch: Batch) -> None:
     """After a scheduled batch or a batch launched to confirm ended (the task): a night
-    is checked (history.batch_analyse, which tells of a lost night), and alerted cells open
+    is checked (nightly_check.batch_analyse, which tells of a lost night), and alerted cells open
     an alert; a confirmation judges its alert."""
     if batch.launched_by == LaunchedBy.CONFIRM:
         confirmation_finished(batch=batch)
         return
-    history.batch_analyse(batch=batch)
+    nightly_check.batch_analyse(batch=batch)
     if (
         batch.status == Status.DONE
         and NightCheck.load(batch.analysis).status == regressions.REGRESSION
     ):
-        alert_open(batch=batch, previous=history.previous_nights(batch=batch))
+        alert_open(batch=batch, previous=nightly_check.previous_nights(batch=batch))
 
 
 def alert_open(*, batch: Batch, previous: Sequence[Batch]) -> Alert | None:
