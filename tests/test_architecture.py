@@ -246,9 +246,9 @@ def test_each_automatic_mode_has_the_module_of_its_name() -> None:
 # feature, named with the feature's one word, the same word in every room that has it.
 ROOMS = ("execution", "analysis", "services")
 FEATURES: dict[str, set[str]] = {
-    "analysis": {"auto", "nightly"},
+    "analysis": {"auto", "host_metrics", "nightly"},
     "execution": set(),
-    "services": {"nightly"},
+    "services": {"imports", "nightly"},
 }
 
 

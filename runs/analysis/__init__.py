@@ -20,9 +20,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     comparison.py      two batches or two runs side by side, cell by cell
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
-    procfs.py          a machine's /proc snapshots parsed, and the rates between two of them
-    host_metrics.py    a run's host metrics summed up over its steady state (host_summary)
-    bottleneck.py      what limited a run, with its evidence, from its host summary
+    host_metrics/      what the machines did during a run, and what limited it (its own map)
     auto/              the automatic modes of a plan's `auto` field (its own map)
     nightly/           whether a night got slower: the rule, change points, the check, the
                        confirmation of an alert, what changed (its own map)

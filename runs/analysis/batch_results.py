@@ -19,7 +19,7 @@ from typing import Any
 from runs.analysis import charts, run_facts, verdicts, why
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps as auto_steps
-from runs.analysis.host_metrics import cell_host_metrics
+from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.analysis.report_table import TableRow, report_table, table_tsv
 from runs.analysis.results import (
     FINISHED_WELL,
@@ -80,7 +80,8 @@ class BatchResults:
     correction: str = ""
     # what every run of the batch shares, said once: `max_connections=1100`
     plan_wide: list[str] = field(default_factory=list)
-    # per cell: what the machines did and the bottleneck (runs/analysis/host_metrics.py)
+    # per cell: what the machines did and the bottleneck
+    # (runs/analysis/host_metrics/host_summary.py)
     host_metrics: list[dict[str, Any]] = field(default_factory=list)
     # each run as sysbench's final report says it: outcome, rates, latency, fairness,
     # errors by code, counters per transaction (run_facts_rows)

@@ -64,8 +64,9 @@ class RunFigures:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     error: str = ""
-    host_summary: dict[str, Any] = field(default_factory=dict)  # runs/analysis/host_metrics.py
-    bottleneck: dict[str, Any] = field(default_factory=dict)  # runs/analysis/bottleneck.py
+    # what the machines did, and what limited the run (runs/analysis/host_metrics/)
+    host_summary: dict[str, Any] = field(default_factory=dict)
+    bottleneck: dict[str, Any] = field(default_factory=dict)
     outcome: str = ""  # ok, forced_shutdown, error; "" while the run has no result
     # sysbench's final report without its histogram, and the raw log's error lines: the
     # results' per-run facts (runs/analysis/run_facts.py), read by the runs query itself

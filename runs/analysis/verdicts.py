@@ -49,8 +49,8 @@ SLOWER = "slower"
 SAME = "no significant difference"
 TOO_FEW = "too few repeats"
 NO_RATIO = "cannot compare"
-# A run whose load host was CPU-bound (runs/analysis/bottleneck.py) measured sysbench, not
-# the server: a verdict resting on one says so.
+# A run whose load host was CPU-bound (runs/analysis/host_metrics/bottleneck.py) measured
+# sysbench, not the server: a verdict resting on one says so.
 CLIENT_BOUND = "resting on a run whose load host was CPU-bound: this figure measures the client"
 
 TIMES = "\u00d7"

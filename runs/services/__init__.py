@@ -10,8 +10,7 @@ Writes (services named <entity>_<action>, keyword-only):
     notes.py           notes and tags on batches, annotations on a plan's history
     nightly/           a plan that launches on its own: its schedule, each night checked,
                        alerts confirmed by a re-run, the news by email and webhook (its own map)
-    importer.py        a sysbench log written elsewhere, imported as a batch
-    import_store.py    the import's bounded-memory reading and COPY writes
+    imports/           a sysbench log written elsewhere, imported as a batch (its own map)
     luascripts.py      custom Lua scripts, for permitted users only
     tokens.py          API tokens for scripts
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runs.analysis import charts, comparison, results
-from runs.analysis.host_metrics import cell_host_metrics
+from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.services import selectors, stored_results
 
 MAX_SIDES = 8

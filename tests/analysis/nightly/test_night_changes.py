@@ -1,6 +1,6 @@
 """What changed (runs/analysis/nightly/night_changes.py): a flagged night's environment against
 its baseline nights', in the shapes Batch.environment and Run.host_summary/bottleneck are
-recorded in (runs/execution/environment.py, runs/analysis/host_metrics.py)."""
+recorded in (runs/execution/environment.py, runs/analysis/host_metrics/host_summary.py)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from tests.helpers import wait_for_batch, wait_until
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 NIGHTLY_OPTIONS = {"time": 2, "report-interval": 1, "tables": 1, "table-size": 100}
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "history"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "history"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 
 

@@ -3,7 +3,7 @@ saturated server, fsyncs, a disk, waiting, one machine for both, and a noisy one
 
 from __future__ import annotations
 
-from runs.analysis.bottleneck import (
+from runs.analysis.host_metrics.bottleneck import (
     RunLoad,
     bottleneck_classify,
     busy_start_text,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runs.analysis import procfs
-from runs.analysis.host_metrics import HostSeries, cell_host_metrics, host_summary
+from runs.analysis.host_metrics import procfs
+from runs.analysis.host_metrics.host_summary import HostSeries, cell_host_metrics, host_summary
 from runs.analysis.results import RunFigures
 
-PROC = Path(__file__).resolve().parents[1] / "fixtures" / "proc"
+PROC = Path(__file__).resolve().parents[2] / "fixtures" / "proc"
 
 
 def recorded_values() -> dict:

@@ -5,7 +5,7 @@ parameters its header and its command line show, its samples, summary, reports,
 histogram and raw log. A log that holds only errors imports as a failed run with its
 error; lines the parser cannot place are kept in the raw log and counted, never fatal.
 
-The log is read line by line and its samples stored as they are parsed (import_store.py),
+The log is read line by line and its samples stored as they are parsed (store.py),
 in one transaction: memory stays flat however long the log, and a log refused halfway
 (too large) leaves nothing behind. A dry run does the same and rolls back.
 """
@@ -28,7 +28,7 @@ from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
 from runs.services import permissions, selectors, stored_results, timeseries
-from runs.services.import_store import ImportStore, log_lines
+from runs.services.imports.store import ImportStore, log_lines
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
 _TEST_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")

@@ -1,6 +1,6 @@
 """A run's host metrics summed up: what each machine did over the steady state.
 
-Pure: the rows' values (runs/analysis/procfs.py made them) in, `Run.host_summary` out.
+Pure: the rows' values (runs/analysis/host_metrics/procfs.py made them) in, `Run.host_summary` out.
 Means are over the intervals after the warmup; per-transaction figures divide by the
 run's steady tps. Network totals leave the loopback interface out unless it carried the
 benchmark (the target runs on the same machine) or it is the only interface that moved.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from runs.analysis.procfs import busy_pct
+from runs.analysis.host_metrics.procfs import busy_pct
 from runs.analysis.results import RunFigures
 
 CPU_PARTS = ("user", "system", "iowait", "steal", "idle")

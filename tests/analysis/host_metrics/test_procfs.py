@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runs.analysis import procfs
+from runs.analysis.host_metrics import procfs
 
-PROC = Path(__file__).resolve().parents[1] / "fixtures" / "proc"
+PROC = Path(__file__).resolve().parents[2] / "fixtures" / "proc"
 
 
 def snapshot(name: str) -> procfs.ProcSnapshot:

@@ -14,9 +14,9 @@ from django.test.utils import CaptureQueriesContext
 from runs.analysis import stats
 from runs.errors import InvalidInput
 from runs.models import Batch, Run, Sample, Status, StoredResults, Target
-from runs.services.importer import log_import
+from runs.services.imports.importer import log_import
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysbench"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sysbench"
 
 pytestmark = pytest.mark.django_db
 
