@@ -3,7 +3,6 @@
 Pure: no Django, no I/O, nothing of runs but each other, runs/errors.py and the typed
 columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded runs.
 
-    matrix.py          a plan's parameter matrix expanded into the ordered runs of a batch
     summary.py         one run's summary, from what sysbench printed
     run_facts.py       everything sysbench printed for one run, as the pages say it: outcome,
                        rates, latency, fairness, errors by code, histogram, its raw log

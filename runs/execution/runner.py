@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import auto, datasets, handover, locks, preflight
+from runs.execution import auto, datasets, handover, locks
 from runs.execution.cell_hosts import (
     Dispatch,
 )
@@ -30,6 +30,7 @@ from runs.execution.cell_run import CellRun
 from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment
 from runs.execution.heartbeat import BatchStopped
+from runs.execution.preflight import batch as preflight
 from runs.execution.results_store import ResultsUnreachable
 from runs.execution.run_results import run_fail, target_error_text
 from runs.execution.sysbench_process import (

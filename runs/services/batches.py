@@ -1,6 +1,6 @@
 """Batches: launching a plan, running a batch on a worker, cancelling one.
 
-What a plan would run is checked in runs/execution/checks.py, and a batch is executed
+What a plan would run is checked in runs/services/plans.py, and a batch is executed
 in runs/execution/runner.py; this module decides what runs and hands on what follows.
 """
 
@@ -18,11 +18,11 @@ from django.utils import timezone
 from runs import targets
 from runs.analysis.auto import settings as auto_settings
 from runs.execution import cancel, host_driver, locks, runner
-from runs.execution.checks import PlanCheck, plan_check
 from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import queue, stored_results
 from runs.services.nightly import check as nightly_check
+from runs.services.plans import PlanCheck, plan_check
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
 

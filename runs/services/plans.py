@@ -1,6 +1,10 @@
-"""What a plan would run, checked completely before anything runs: the matrix of cells,
-the server settings against the engine's allow-list, and what the target says of itself
-(its max_connections, its binary log, the account's privileges)."""
+"""Plans checked, above the worker: what a plan would run, checked completely before
+anything runs (when it is saved, edited live or launched): the matrix of cells
+(runs/sysbench/matrix.py over the option table), the server settings against the engine's
+allow-list, and what the target says of itself (its max_connections, its binary log, the
+account's privileges; runs/execution/preflight/limits.py). And a plan's preflight on
+demand: the same checks a batch starts with (runs/execution/preflight/), on the plan as
+it is."""
 
 from __future__ import annotations
 
@@ -11,11 +15,14 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from runs import loadhosts, targets
-from runs.analysis import matrix
 from runs.analysis.auto import settings as auto_settings
 from runs.columns import RunOptions
 from runs.errors import InvalidInput
+from runs.execution.preflight import batch as preflight
+from runs.execution.preflight import limits
+from runs.execution.preflight.report import FAILED, PreflightReport, Subject
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
+from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
 
 DEFAULT_OPTIONS: dict[str, object] = {"report-interval": 1, "histogram": "on"}
@@ -90,10 +97,41 @@ def plan_check(
     _check_load_hosts(plan, extra_load_hosts, cells, auto)
     check = PlanCheck(cells=cells, settings=server_settings, options=options)
     if contact_server and plan.target is not None:
-        check.server = target_inspect(target=plan.target)
+        check.server = limits.target_inspect(target=plan.target)
         max_threads = max([c.threads for c in cells] + ([auto.threads.max] if auto.threads else []))
-        check.warnings = server_warnings(check.server, server_settings, max_threads)
+        check.warnings = limits.server_warnings(check.server, server_settings, max_threads)
     return check
+
+
+def plan_preflight(
+    *, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
+) -> PreflightReport:
+    """Check a plan against its load hosts and target, without running it. A stored value
+    no connection can use is refused (InvalidInput) rather than reported as a step.
+    `extra_load_hosts` are those of a plan being edited, else those stored."""
+    if extra_load_hosts is None:
+        extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
+    plan_connections_check(plan=plan)
+    try:
+        check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
+    except InvalidInput as e:
+        report = PreflightReport()
+        report.add(plan.name, "plan", FAILED, str(e))
+        return report
+    subject = Subject(
+        load_host=plan.load_host,
+        target=plan.target,
+        test=plan.test,
+        has_script=plan.script_id is not None,
+        max_threads=max(cell.threads for cell in check.cells),
+        server_settings=check.settings,
+        fileio_bytes=preflight.fileio_bytes(plan.test, [cell.options for cell in check.cells]),
+        extra_load_hosts=tuple(extra_load_hosts),
+        prepared_statements=preflight.most_statements(
+            plan.test, [(cell.threads, cell.options) for cell in check.cells]
+        ),
+    )
+    return preflight.run_preflight(subject)
 
 
 def _held(cells: list[matrix.Cell], seconds: int) -> list[matrix.Cell]:
@@ -232,118 +270,6 @@ def target_validate(*, target: Target) -> None:
     )
     if same_store:
         raise InvalidInput("database", "this is benchdash's own results database")
-
-
-def target_inspect(*, target: Target) -> targets.ServerInfo:
-    with targets.connect_to(target) as db:
-        return db.server_info()
-
-
-def server_warnings(
-    server: targets.ServerInfo, server_settings: dict[str, list[str]], max_threads: int
-) -> list[str]:
-    """Warnings for the user, and a refusal when threads exceed max_connections."""
-    allowed = connections_allowed(server, server_settings)
-    # benchdash holds one connection of its own while sysbench runs.
-    if max_threads + 1 > allowed:
-        where = (
-            " in the cells that set it so"
-            if server_settings.get("max_connections")
-            else " on the server"
-        )
-        raise InvalidInput(
-            "threads",
-            f"threads={max_threads} needs {max_threads + 1} connections (one per sysbench "
-            f"thread, one for benchdash) but max_connections is {allowed}{where}; raise "
-            f"max_connections or use fewer threads{_max_connections_fix(server, max_threads)}",
-        )
-    warnings = _superuser_warnings(server, server_settings)
-    if "sync_binlog" in server_settings and not server.log_bin:
-        warnings.append("sync_binlog has no effect: binary logging is off (log_bin=OFF)")
-    return warnings
-
-
-def _max_connections_fix(server: targets.ServerInfo, max_threads: int) -> str:
-    if "server_version_num" in server.variables:  # PostgreSQL reads it at start only
-        return " (PostgreSQL: in postgresql.conf, then restart the server)"
-    return (
-        f": the plan itself may set it (server settings: max_connections={max_threads + 1} "
-        "or more, applied before the runs and put back after the batch)"
-    )
-
-
-def connections_allowed(server: targets.ServerInfo, server_settings: dict[str, list[str]]) -> int:
-    """The connections the benchmark may open in its tightest cell. A max_connections
-    axis is set before every cell, and every thread count meets every one of its values
-    (the matrix is a cross product): its smallest value counts, not the server's current
-    one. PostgreSQL keeps its reserved connections from a role that is not a superuser
-    either way."""
-    values = server_settings.get("max_connections")
-    if not values:
-        return server.max_connections
-    reserved = int(server.variables.get("max_connections", "0") or 0) - server.max_connections
-    return min(int(v) for v in values) - reserved
-
-
-def _superuser_warnings(
-    server: targets.ServerInfo, server_settings: dict[str, list[str]]
-) -> list[str]:
-    """PostgreSQL changes settings with ALTER SYSTEM: a superuser's privilege, which
-    PostgreSQL 15 and later can also grant per setting."""
-    if not server_settings or server.variables.get("is_superuser") != "off":
-        return []
-    names = ", ".join(sorted(server_settings))
-    if int(server.variables.get("server_version_num", "0") or 0) < 150000:
-        raise InvalidInput(
-            "server_settings",
-            f"the target's PostgreSQL account is not a superuser: it cannot change {names} "
-            "with ALTER SYSTEM; connect the target as a superuser",
-        )
-    return [
-        f"the target's PostgreSQL account is not a superuser: changing {names} needs "
-        "GRANT ALTER SYSTEM ON PARAMETER for each of them"
-    ]
-
-
-def prepared_statements_step(
-    server: targets.ServerInfo,
-    server_settings: dict[str, list[str]],
-    *,
-    test: str,
-    max_threads: int,
-    statements: int,
-) -> tuple[str, str] | None:
-    """Prepared-statement tests hold threads x tables x statements on the server; beyond
-    max_prepared_stmt_count the threads fail to start with error 1461. (status, message)
-    of the preflight step, or None when there is nothing to say. A warning, not a refusal:
-    other sessions' statements count too, and the server's value may change before the run."""
-    allowed = _statements_allowed(server, server_settings)
-    if not statements or allowed is None:
-        return None
-    needs = f"{test} at threads={max_threads} prepares up to {statements} statements"
-    if statements <= allowed:
-        if "max_prepared_stmt_count" in server_settings:  # the plan's fix, confirmed
-            return "ok", f"{needs}; max_prepared_stmt_count={allowed} holds them"
-        return None
-    return (
-        "warning",
-        f"{needs} but max_prepared_stmt_count is {allowed}: the runs would fail with error "
-        f"1461; set max_prepared_stmt_count={statements} or more in the plan's server "
-        "settings (applied before the runs, put back after the batch), or use "
-        "--db-ps-mode=disable, fewer threads or fewer tables",
-    )
-
-
-def _statements_allowed(
-    server: targets.ServerInfo, server_settings: dict[str, list[str]]
-) -> int | None:
-    """The tightest limit of the batch: a plan's max_prepared_stmt_count axis meets every
-    thread count (the matrix is a cross product), so its smallest value counts."""
-    values = server_settings.get("max_prepared_stmt_count")
-    if values:
-        return min(int(v) for v in values)
-    current = server.variables.get("max_prepared_stmt_count")
-    return int(current) if current and current.isdigit() else None
 
 
 def _check_hold(plan: Plan, auto: auto_settings.Auto, options: dict[str, object]) -> None:

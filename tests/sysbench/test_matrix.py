@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from runs.analysis.matrix import MAX_RUNS, Axes, cleanup_points, expand, prepare_points
 from runs.errors import InvalidInput
+from runs.sysbench.matrix import MAX_RUNS, Axes, cleanup_points, expand, prepare_points
 
 DURABILITY = {"innodb_flush_log_at_trx_commit": ["1", "2"], "sync_binlog": ["0", "1"]}
 

@@ -1,8 +1,10 @@
-"""Preflight: what would break a batch, found before anything runs.
+"""Preflight: what would break a batch, found before anything runs: the checks in their
+order (`run_preflight`), the load hosts' own, and a batch's first step.
 
 Every step names the host it ran against and says what to do when it fails. A plan can
-be checked on demand (`plan_preflight`), and every batch starts with the same checks
-(`batch_preflight`): a failure fails the batch before any server setting is changed.
+be checked on demand (runs/services/plans.py, `plan_preflight`), and every batch starts
+with the same checks (`batch_preflight`): a failure fails the batch before any server
+setting is changed.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import Any
 
 from django.conf import settings
 
-from runs.errors import InvalidInput
-from runs.execution import checks, preflight_target, worker_limits
-from runs.execution.preflight_report import (
+from runs.execution import worker_limits
+from runs.execution.preflight import target as preflight_target
+from runs.execution.preflight.report import (
     FAILED,
     OK,
     WARNING,
@@ -26,48 +28,15 @@ from runs.execution.preflight_report import (
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts
-from runs.models import Batch, LoadHost, Plan
+from runs.models import Batch, LoadHost
 from runs.sysbench.options import OPTIONS, size_in_bytes
 from runs.sysbench.statements import prepared_statements
 
-__all__ = ["PreflightReport", "PreflightStep", "batch_preflight", "plan_preflight"]
+__all__ = ["PreflightReport", "PreflightStep", "batch_preflight", "run_preflight"]
 
 # Beyond one descriptor per thread, sysbench holds its own: stdio, the Lua state, the
 # libraries, the log; 10 covers them with room to spare.
 OPEN_FILES_MARGIN = 10
-
-
-def plan_preflight(
-    *, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
-) -> PreflightReport:
-    """Check a plan against its load hosts and target, without running it. A stored value
-    no connection can use is refused (InvalidInput) rather than reported as a step.
-    `extra_load_hosts` are those of a plan being edited, else those stored."""
-    if extra_load_hosts is None:
-        extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
-    checks.plan_connections_check(plan=plan)
-    try:
-        check = checks.plan_check(
-            plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts
-        )
-    except InvalidInput as e:
-        report = PreflightReport()
-        report.add(plan.name, "plan", FAILED, str(e))
-        return report
-    subject = Subject(
-        load_host=plan.load_host,
-        target=plan.target,
-        test=plan.test,
-        has_script=plan.script_id is not None,
-        max_threads=max(cell.threads for cell in check.cells),
-        server_settings=check.settings,
-        fileio_bytes=_fileio_bytes(plan.test, [cell.options for cell in check.cells]),
-        extra_load_hosts=tuple(extra_load_hosts),
-        prepared_statements=_most_statements(
-            plan.test, [(cell.threads, cell.options) for cell in check.cells]
-        ),
-    )
-    return run_preflight(subject)
 
 
 def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> PreflightReport:
@@ -82,11 +51,11 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
         has_script=frozen.script is not None,
         max_threads=max(threads for threads, _ in runs),
         server_settings=frozen.server_settings,
-        fileio_bytes=_fileio_bytes(frozen.test, [options for _, options in runs]),
+        fileio_bytes=fileio_bytes(frozen.test, [options for _, options in runs]),
         extra_load_hosts=tuple(
             LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
-        prepared_statements=_most_statements(frozen.test, runs),
+        prepared_statements=most_statements(frozen.test, runs),
     )
     return run_preflight(subject, executor, on_worker=True)
 
@@ -131,13 +100,13 @@ _SCRIPT_ON_LOCAL = (
 )
 
 
-def _most_statements(test: str, cells: Sequence[tuple[int, dict[str, Any]]]) -> int:
+def most_statements(test: str, cells: Sequence[tuple[int, dict[str, Any]]]) -> int:
     return max(
         (prepared_statements(test, threads, options) for threads, options in cells), default=0
     )
 
 
-def _fileio_bytes(test: str, cell_options: list[dict[str, Any]]) -> int | None:
+def fileio_bytes(test: str, cell_options: list[dict[str, Any]]) -> int | None:
     if test != "fileio":
         return None
     default = str(OPTIONS["file-total-size"].default)

@@ -10,8 +10,8 @@ from typing import Any
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import checks
-from runs.execution.preflight_report import FAILED, OK, WARNING, PreflightReport, Subject
+from runs.execution.preflight import limits
+from runs.execution.preflight.report import FAILED, OK, WARNING, PreflightReport, Subject
 from runs.loadhosts import Executor, ExecutorError
 from runs.loadhosts.facts import server_host_facts
 from runs.models import LoadHost, Target
@@ -101,7 +101,7 @@ def check_server(report: PreflightReport, subject: Subject) -> None:
         return
     local = subject.load_host.kind == LoadHost.Kind.LOCAL
     try:
-        server = checks.target_inspect(target=target)
+        server = limits.target_inspect(target=target)
     except targets.TargetError as e:
         text = f"{e.message} ({e.hint})" if e.hint else e.message
         if local:
@@ -120,7 +120,7 @@ def _check_limits(
     report: PreflightReport, subject: Subject, target: Target, server: targets.ServerInfo
 ) -> None:
     try:
-        warnings = checks.server_warnings(server, subject.server_settings, subject.max_threads)
+        warnings = limits.server_warnings(server, subject.server_settings, subject.max_threads)
     except InvalidInput as e:
         step = "max_connections" if e.field == "threads" else e.field
         report.add(target.name, step, FAILED, e.message)
@@ -129,7 +129,7 @@ def _check_limits(
         target.name,
         "max_connections",
         OK,
-        f"max_connections={checks.connections_allowed(server, subject.server_settings)} "
+        f"max_connections={limits.connections_allowed(server, subject.server_settings)} "
         f"holds threads={subject.max_threads}",
     )
     for warning in warnings:
@@ -182,7 +182,7 @@ def check_server_host(report: PreflightReport, subject: Subject) -> None:
 def _check_prepared_statements(
     report: PreflightReport, subject: Subject, target: Target, server: targets.ServerInfo
 ) -> None:
-    step = checks.prepared_statements_step(
+    step = limits.prepared_statements_step(
         server,
         subject.server_settings,
         test=subject.test,

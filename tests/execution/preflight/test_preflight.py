@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from runs.execution import worker_limits
-from runs.execution.preflight import plan_preflight
 from runs.models import Plan, Target
+from runs.services.plans import plan_preflight
 from tests.helpers import server_variable, wait_until
 from tests.servers import SSHKey
 
