@@ -72,7 +72,7 @@ def _queue(batch: Batch, cells: list[steps.NewCell], *, seed: int) -> int:
                 cell_key=key,
                 threads=one.threads,
                 settings=one.settings,
-                options=one.options,
+                options=one.run_options,
                 expected_duration_s=expected_duration_s(one.options),
                 reason=cell.reason[:300],
             )

@@ -149,7 +149,7 @@ class BatchRunner(CellRun):
             and self.plan.dataset_policy == "shared"
         ):
             return True  # prepared before a crash; the data set is still there
-        options = group.runs[0].options
+        options = group.runs[0].sysbench_options
         decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
         if decision.reuse:
             datasets.step_skipped(self.batch, "prepare", group, reason=decision.reason)
@@ -218,7 +218,7 @@ class BatchRunner(CellRun):
     # --- data sets and the load host's working directory ------------------------------------
 
     def _cleanup(self, group: Group) -> None:
-        error = self._sysbench_step("cleanup", group, group.runs[0].options)
+        error = self._sysbench_step("cleanup", group, group.runs[0].sysbench_options)
         if error is None and self.sql and self.batch.target is not None:
             with self._target() as db:
                 datasets.dataset_removed(db=db)

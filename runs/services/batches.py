@@ -72,7 +72,7 @@ def batch_launch(
             cell_key=cell.key(),
             threads=cell.threads,
             settings=cell.settings,
-            options=cell.options,
+            options=cell.run_options,
             expected_duration_s=expected_duration_s(cell.options),
         )
         for cell in check.cells

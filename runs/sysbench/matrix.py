@@ -66,6 +66,11 @@ class Cell:
         parts += [f"{name}={value}" for name, value in self._axis_values().items()]
         return " ".join(parts)
 
+    @property
+    def run_options(self) -> dict[str, object]:
+        """The options as a Run stores them: its threads are Run.threads, never an option."""
+        return {name: value for name, value in self.options.items() if name != "threads"}
+
     def key(self) -> str:
         """The identity of the cell, the same in every round: canonical JSON.
 

@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 from runs.errors import InvalidInput
+from runs.models import Run
 from runs.sysbench.matrix import MAX_RUNS, Axes, cleanup_points, expand, prepare_points
 
 DURABILITY = {"innodb_flush_log_at_trx_commit": ["1", "2"], "sync_binlog": ["0", "1"]}
@@ -154,6 +155,13 @@ def test_a_cell_carries_fixed_options_axis_values_and_threads():
     assert cell.settings == {"sync_binlog": "0"}
     assert cell.options == {"threads": 2, "time": 30, "report-interval": 3, "table-size": 1000}
     assert cell.dataset[:3] == ("oltp", "tables=1", "table-size=1000")
+
+
+def test_a_run_keeps_its_threads_once_and_sysbench_gets_them_from_there():
+    (cell,) = cells_for(threads=(8,), options={"table-size": ["1000"]}, repeats=1)
+    assert cell.run_options == {"time": 30, "table-size": 1000}  # no "threads": Run.threads
+    run = Run(threads=cell.threads, options=cell.run_options)
+    assert run.sysbench_options == cell.options == {**cell.run_options, "threads": 8}
 
 
 def test_label_names_the_axis_values_and_key_is_the_same_in_every_round():

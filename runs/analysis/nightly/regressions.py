@@ -114,10 +114,12 @@ def cell_identity(
     target: Mapping[str, Any] | None,
     script: str | None,
 ) -> str:
-    """A short fingerprint of everything that shapes a cell's figures."""
+    """A short fingerprint of everything that shapes a cell's figures. The threads count
+    among the options too, as runs stored them before Run.threads was their one record:
+    the nights stored since keep their cells' identities."""
     frozen = {
         "test": test,
-        "options": {str(k): str(v) for k, v in options.items()},
+        "options": {str(k): str(v) for k, v in {**options, "threads": threads}.items()},
         "settings": {str(k): str(v) for k, v in settings.items()},
         "threads": threads,
         "target": {k: (target or {}).get(k) for k in _TARGET_IDENTITY} if target else None,
