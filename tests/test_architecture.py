@@ -193,10 +193,12 @@ def test_the_reader_sees_every_kind_of_import(source: str, expected: set[str]) -
 
 
 # A module longer than this is two modules, unless it says why not here.
-MAX_LINES = 450
+MAX_LINES = 400
 LONG_FOR_A_REASON = {
     "runs.sysbench.parser": "one streaming state machine over sysbench's whole output",
     "runs.models": "the vocabulary: every model of the app in one file, as Django expects",
+    "runs.targets.postgres": "one adapter class answering ServerTarget for PostgreSQL (the "
+    "server, settings, the data set, counters) with its error hints; its allow-list is apart",
 }
 
 

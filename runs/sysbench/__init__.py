@@ -2,8 +2,9 @@
 
 Pure: no Django, no I/O, nothing of runs but each other and runs/errors.py.
 
-    options.py         the tests and options benchdash accepts, and how their values are
-                       checked (nothing unlisted reaches a command line)
+    options.py         the tests and options benchdash accepts, their kinds, ranges and
+                       defaults (nothing unlisted reaches a command line)
+    values.py          an option's value checked and made canonical, as sysbench reads it
     matrix.py          a plan's matrix over that table: its axes expanded into the ordered
                        cells of a batch (runs/services/plans.py checks a plan with it)
     command.py         the command lines built, and which runs can share a data set

@@ -23,13 +23,8 @@ from dataclasses import dataclass, field
 
 from runs.errors import InvalidInput
 from runs.sysbench.command import clean_run_options, dataset_key, dataset_reusable
-from runs.sysbench.options import (
-    OptionValue,
-    clean_option,
-    clean_options,
-    render_value,
-    validate_test,
-)
+from runs.sysbench.options import OptionValue, validate_test
+from runs.sysbench.values import clean_option, clean_options, render_value
 
 ORDERS = ("interleaved", "ramp")
 DATASET_POLICIES = ("shared", "fresh")

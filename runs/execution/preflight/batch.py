@@ -29,8 +29,9 @@ from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.loadhosts.facts import loadhost_refresh_facts
 from runs.models import Batch, LoadHost
-from runs.sysbench.options import OPTIONS, size_in_bytes
+from runs.sysbench.options import OPTIONS
 from runs.sysbench.statements import prepared_statements
+from runs.sysbench.values import size_in_bytes
 
 __all__ = ["PreflightReport", "PreflightStep", "batch_preflight", "run_preflight"]
 
