@@ -55,7 +55,7 @@ def _loop_pids(sshd_pid: int) -> tuple[int, int]:
 
 def _sample(streams: list[Any], seconds: int) -> tuple[float, float, int]:
     """Take, parse and encode every second as the sink does: (CPU s, wall s, rows)."""
-    from runs.analysis.procfs import host_values, snapshot_parse
+    from runs.analysis.host_metrics.procfs import host_values, snapshot_parse
 
     cpu0, wall0 = time.process_time(), time.monotonic()
     rows = 0

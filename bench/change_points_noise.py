@@ -4,7 +4,7 @@
 
 Each replay is one cell's 60 nights of seeded noise around 1,000 tps (Gaussian, or
 Student's t with 3 degrees of freedom for the occasional wild night: --tails), checked
-night after night as the nightly check does (runs/analysis/nightly.py), each check knowing
+night after night as the nightly check does (runs/analysis/nightly/check.py), each check knowing
 the steps the previous one saw. A replay with any alert is a false alarm. Counted on the
 same nights: the alerts at the plan's default 5 % threshold, the new slower steps of any
 size (threshold 0), and the nights the previous rule (one night beyond max(5 %, 3 x
@@ -15,10 +15,10 @@ first alert came. Pure arithmetic, no database: writes bench/results/change_poin
 (or _tails.json).
 
 With --confirm N, every alert (at the 5 % threshold) is re-run as benchdash does before
-telling anyone (runs/services/alerts.py): a re-run figure drawn from the same noise at the
+telling anyone (runs/services/nightly/alerts.py): a re-run figure drawn from the same noise at the
 cell's true level that night (the median of N draws: --confirm 1 says the re-run's repeats
 share one evening's noise, the cautious reading; --confirm 3 that they are independent),
-judged by runs/analysis/confirmation.py. A re-run that lands on the nights-before side of
+judged by runs/analysis/nightly/confirmation.py. A re-run that lands on the nights-before side of
 the step's midpoint rules the alert noise: nobody is told, and the next night's check does
 not count that step as seen (so a real step re-alerts the next night, as in the service).
 Counted: the alerts told (confirmed), the alerts ruled noise, and for the drop, how soon
@@ -40,8 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._harness import write_result  # noqa: E402
-from runs.analysis import confirmation, nightly, regressions  # noqa: E402
-from runs.analysis.regressions import CellNight  # noqa: E402
+from runs.analysis.nightly import check as nightly  # noqa: E402
+from runs.analysis.nightly import confirmation, regressions  # noqa: E402
+from runs.analysis.nightly.regressions import CellNight  # noqa: E402
 
 LEVEL = 1000.0
 THRESHOLD_PCT = 5.0

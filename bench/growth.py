@@ -124,11 +124,11 @@ def extend(plan: Any, nights: int, verdict: dict[str, Any] | None) -> dict[str, 
     with connection.cursor() as cursor:  # as autovacuum would have, over ten years
         cursor.execute("VACUUM ANALYZE runs_batch, runs_run")
     if verdict is None:  # a real check of the newest night, then copied to every night
-        from runs.services import history
+        from runs.services.nightly import check as nightly_check
 
         newest = Batch.objects.filter(plan=plan).order_by("-created_at").first()
         assert newest is not None
-        verdict = history.batch_analyse(batch=newest, notify=False)
+        verdict = nightly_check.batch_analyse(batch=newest, notify=False)
         Batch.objects.filter(plan=plan).update(analysis=verdict, night={})
     return verdict
 

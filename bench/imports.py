@@ -85,7 +85,7 @@ def child(path: str) -> None:
     """One import in this process: its time, samples, and memory above the start."""
     django.setup()
     from runs.errors import InvalidInput
-    from runs.services.importer import log_import
+    from runs.services.imports.importer import log_import
 
     before = _status_kb("VmRSS")
     began = time.perf_counter()

@@ -56,7 +56,7 @@ def history_plan() -> Any:
 
     from bench import benchdata
     from runs.models import Batch
-    from runs.services import history
+    from runs.services.nightly import check as nightly_check
 
     plan = benchdata.plan("bench nightly")
     made = Batch.objects.filter(plan=plan, label__startswith="bench:night").count()
@@ -68,7 +68,7 @@ def history_plan() -> Any:
         )  # fmt: skip
         Batch.objects.filter(pk=batch.pk).update(created_at=batch.started_at)
         batch.refresh_from_db()
-        history.batch_analyse(batch=batch, notify=False)
+        nightly_check.batch_analyse(batch=batch, notify=False)
     return plan
 
 

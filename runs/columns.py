@@ -203,7 +203,7 @@ class RunCounters:
 @dataclass(frozen=True)
 class NightCheck:
     """`Batch.analysis` of a nightly batch: its verdict against the past nights
-    (runs/services/history.py); other batches have none (status None)."""
+    (runs/services/nightly/history.py); other batches have none (status None)."""
 
     status: str | None = None
     summary: str | None = None
@@ -225,7 +225,7 @@ class NightCheck:
 @dataclass(frozen=True)
 class DatabaseProcess:
     """The database process's own use of the server host over a run, per second (cores
-    busy, context switches) and per transaction (runs/analysis/host_metrics.py)."""
+    busy, context switches) and per transaction (runs/analysis/host_metrics/host_summary.py)."""
 
     user_cores: float | None = None
     system_cores: float | None = None
@@ -243,8 +243,9 @@ _DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx
 
 @dataclass(frozen=True)
 class HostFigures:
-    """One host of `Run.host_summary`'s hosts (runs/analysis/host_metrics.py `host_entry`):
-    the figures the results page, the budget and the exports read, None where unmeasured."""
+    """One host of `Run.host_summary`'s hosts (`host_entry` of
+    runs/analysis/host_metrics/host_summary.py): the figures the results page, the budget
+    and the exports read, None where unmeasured."""
 
     role: str = ""  # "server" or "load"
     host: str = ""
@@ -336,8 +337,9 @@ class HostSummary:
 
 @dataclass(frozen=True)
 class Bottleneck:
-    """`Run.bottleneck` (runs/analysis/bottleneck.py `bottleneck_classify`): what limited
-    the run, its evidence and the guards; a run not classified reads as no kind ("")."""
+    """`Run.bottleneck` (`bottleneck_classify` of runs/analysis/host_metrics/bottleneck.py):
+    what limited the run, its evidence and the guards; a run not classified reads as no
+    kind ("")."""
 
     kind: str = ""
     evidence: list[str] = field(default_factory=list)

@@ -410,9 +410,11 @@ class Run(models.Model):
     position = models.PositiveIntegerField(help_text="Order of execution in the batch.")
     round = models.PositiveIntegerField(help_text="Repeat number, from 0.")
     cell_key = models.CharField(max_length=500, help_text="Identity of the cell across repeats.")
-    threads = models.PositiveIntegerField()
+    threads = models.PositiveIntegerField(help_text="The cell's threads: their one record.")
     settings = models.JSONField(default=dict, blank=True, help_text="Server settings requested.")
-    options = models.JSONField(default=dict, blank=True, help_text="sysbench options of the cell.")
+    options = models.JSONField(
+        default=dict, blank=True, help_text="sysbench options of the cell, its threads aside."
+    )
     status = _status_field()
     verified_settings = models.JSONField(
         default=dict, blank=True, help_text="Server settings read back before the run."
@@ -493,6 +495,12 @@ class Run(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+    @property
+    def sysbench_options(self) -> dict[str, Any]:
+        """The options sysbench is given for this run: the cell's, with its threads (the
+        threads column is their one record; `options` never holds them)."""
+        return {**self.options, "threads": self.threads}
 
 
 class Sample(models.Model):

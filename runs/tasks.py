@@ -12,7 +12,8 @@ from celery.signals import worker_ready, worker_shutting_down
 from runs.execution import worker_limits
 from runs.execution.heartbeat import WORKER_STOPPING
 from runs.models import Batch
-from runs.services import alerts, batches, recovery, schedules
+from runs.services import batches, recovery
+from runs.services.nightly import alerts, schedules
 
 
 @shared_task(bind=True, name="runs.tasks.batch_execute", ignore_result=True)

@@ -7,7 +7,7 @@ os.environ.setdefault("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("BENCHDASH_HEARTBEAT_SECONDS", "1")
 os.environ.setdefault("BENCHDASH_STALE_AFTER_SECONDS", "5")
 os.environ.setdefault("BENCHDASH_TIMEOUT_MARGIN_S", "3")
-# The webhook receivers of the tests listen on loopback; tests/services/test_webhooks.py
+# The webhook receivers of the tests listen on loopback; tests/services/nightly/test_webhooks.py
 # turns this off to see such addresses refused.
 os.environ.setdefault("BENCHDASH_WEBHOOK_ALLOW_PRIVATE", "1")
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runs.analysis.bottleneck import RunLoad, bottleneck_classify
-from runs.analysis.host_metrics import HostSeries, host_summary
+from runs.analysis.host_metrics.bottleneck import RunLoad, bottleneck_classify
+from runs.analysis.host_metrics.host_summary import HostSeries, host_summary
 from runs.analysis.summary import summarise
 from runs.columns import (
     BatchEnvironment,
@@ -23,8 +23,8 @@ from runs.columns import (
     RunSummary,
 )
 from runs.targets.base import FsyncTiming
-from tests.analysis.test_bottleneck import host
-from tests.analysis.test_host_metrics import rows
+from tests.analysis.host_metrics.test_bottleneck import host
+from tests.analysis.host_metrics.test_host_summary import rows
 from tests.sysbench.test_parser import parse
 
 

@@ -40,7 +40,7 @@ LAUNCHED: dict[str, Any] = {
     "script": {"name": "point-select", "content": "function event() end"},
 }
 
-# An imported log's record (runs/services/importer.py) and a lost scheduled launch's.
+# An imported log's record (runs/services/imports/importer.py) and a lost scheduled launch's.
 IMPORTED: dict[str, Any] = {
     "test": "oltp_read_only",
     "threads": [8],

@@ -3,7 +3,6 @@
 Pure: no Django, no I/O, nothing of runs but each other, runs/errors.py and the typed
 columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded runs.
 
-    matrix.py          a plan's parameter matrix expanded into the ordered runs of a batch
     summary.py         one run's summary, from what sysbench printed
     run_facts.py       everything sysbench printed for one run, as the pages say it: outcome,
                        rates, latency, fairness, errors by code, histogram, its raw log
@@ -18,17 +17,12 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     comparison.py      two batches or two runs side by side, cell by cell
-    regressions.py     whether a night got slower than the nights before it: the rule
-    change_points.py   the nights a cell's figure stepped (Apache Otava's E-divisive)
-    nightly.py         the nightly check: the band and the new steps of each cell; the alert
-    confirmation.py    whether the re-run of a night's flagged cells agrees with its steps
-    night_changes.py   what changed: a flagged night's environment against its baseline's
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
-    procfs.py          a machine's /proc snapshots parsed, and the rates between two of them
-    host_metrics.py    a run's host metrics summed up over its steady state (host_summary)
-    bottleneck.py      what limited a run, with its evidence, from its host summary
+    host_metrics/      what the machines did during a run, and what limited it (its own map)
     auto/              the automatic modes of a plan's `auto` field (its own map)
+    nightly/           whether a night got slower: the rule, change points, the check, the
+                       confirmation of an alert, what changed (its own map)
 
 A run's figures travel: the stored Run (summary, samples, counters) is read once as a
 `results.RunFigures`; `results.group_series` groups the figures into series of cells;

@@ -11,7 +11,6 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -19,19 +18,15 @@ from typing import Any
 from runs.analysis import charts, run_facts, verdicts, why
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps as auto_steps
-from runs.analysis.host_metrics import cell_host_metrics
+from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.analysis.report_table import TableRow, report_table, table_tsv
 from runs.analysis.results import (
-    FINISHED_WELL,
-    PALETTE,
     SHORT_NAMES,
     RunFigures,
     Series,
     group_series,
     plan_order,
     plan_wide,
-    series_key,
-    series_label,
     throughput_unit,
 )
 from runs.analysis.verdicts import Verdict
@@ -80,7 +75,8 @@ class BatchResults:
     correction: str = ""
     # what every run of the batch shares, said once: `max_connections=1100`
     plan_wide: list[str] = field(default_factory=list)
-    # per cell: what the machines did and the bottleneck (runs/analysis/host_metrics.py)
+    # per cell: what the machines did and the bottleneck
+    # (runs/analysis/host_metrics/host_summary.py)
     host_metrics: list[dict[str, Any]] = field(default_factory=list)
     # each run as sysbench's final report says it: outcome, rates, latency, fairness,
     # errors by code, counters per transaction (run_facts_rows)
@@ -132,7 +128,7 @@ def build(
         extra_runs=_extra_runs(runs, reasons or {}),
         verdicts=_verdicts(cell_verdicts, labels),
         why=[w.to_dict() for w in why.pairs(_cells(compared), labels, baseline_key)],
-        rate_chart=rate_chart(runs),
+        rate_chart=charts.rate_chart(runs),
         scaling_chart=charts.scaling_chart(series),
         reference={"threads": reference[0], "text": reference[1]} if reference[0] else None,
         counters=[_counters(r) for r in runs],
@@ -362,41 +358,3 @@ def _cells(runs: Sequence[RunFigures]) -> dict[str, dict[int, list[RunFigures]]]
     for run in runs:
         cells.setdefault(run.series_key, {}).setdefault(run.threads, []).append(run)
     return cells
-
-
-# --- open loop: achieved and p95 against the offered rate ------------------------------------
-
-
-def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
-    """One line per series and thread count with a rate axis: for each offered rate, the
-    median achieved interval rate, p95 and the longest queue; empty without a rate axis."""
-    lines: dict[tuple[str, int], dict[int, list[RunFigures]]] = {}
-    labels: dict[tuple[str, int], str] = {}
-    for run in runs:
-        rate = run.axis_options.get(RATE, "")
-        if not rate.isdigit() or run.status not in FINISHED_WELL:
-            continue
-        options = {k: v for k, v in run.axis_options.items() if k != RATE}
-        key = (series_key(run.settings, options), run.threads)
-        labels[key] = f"{series_label(run.settings, options)}, {run.threads} thr"
-        lines.setdefault(key, {}).setdefault(int(rate), []).append(run)
-    return [
-        {
-            "label": labels[key],
-            "colour": PALETTE[index % len(PALETTE)],
-            "points": [_rate_point(rate, members) for rate, members in sorted(by_rate.items())],
-        }
-        for index, (key, by_rate) in enumerate(sorted(lines.items()))
-    ]
-
-
-def _rate_point(rate: int, runs: list[RunFigures]) -> dict[str, Any]:
-    achieved = [v for r in runs if (v := r.figures.interval_tps_median)]
-    p95 = [v for r in runs if (v := r.latency_ms) is not None]
-    queues = [q for r in runs if (q := r.figures.queue_length_max) is not None]
-    return {
-        "offered": rate,
-        "achieved": statistics.median(achieved) if achieved else None,
-        "p95": statistics.median(p95) if p95 else None,
-        "queue": max(queues) if queues else None,
-    }

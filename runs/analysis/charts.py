@@ -1,5 +1,6 @@
 """The shapes of the results page's charts: scaling, time series, the batch timeline,
-latency percentiles and CDFs from the histogram, the matrix grid. The time series come
+latency percentiles and CDFs from the histogram, the matrix grid, the open loop's
+achieved rate against the offered one. The time series come
 bucketed from the database (runs/services/timeseries.py), with the point counts set here.
 
 Pure: no Django, no I/O."""
@@ -7,16 +8,27 @@ Pure: no Django, no I/O."""
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from runs.analysis import run_facts, stats
-from runs.analysis.results import PALETTE, RunFigures, Series, group_series, thread_counts
-from runs.columns import RunCounters
+from runs.analysis.results import (
+    FINISHED_WELL,
+    PALETTE,
+    RunFigures,
+    Series,
+    group_series,
+    series_key,
+    series_label,
+    thread_counts,
+)
+from runs.columns import BatchEnvironment, RunCounters
 
 LATENCY_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+RATE = "rate"  # the open-loop option (--rate), the rate chart's axis
 
 
 MAX_CHART_POINTS = 240  # per series: more than a chart's width in pixels shows nothing new
@@ -263,3 +275,54 @@ def matrix_grid(runs: Sequence[RunFigures]) -> tuple[list[int], list[GridRow]]:
         for s in series
     ]
     return threads, rows
+
+
+def reference_threads(
+    environment: Mapping[str, Any], cpu_cores: int | None, disk_count: int | None
+) -> tuple[int | None, str]:
+    """The cores x 2 + disks thread count, and where its figures come from."""
+    reference = BatchEnvironment.load(environment).reference
+    if reference.get("threads"):
+        cores, disks = reference.get("cpu_cores"), reference.get("disk_count")
+        return int(reference["threads"]), f"{cores} cores x 2 + {disks} disks"
+    if cpu_cores and disk_count:
+        return cpu_cores * 2 + disk_count, f"{cpu_cores} cores x 2 + {disk_count} disks"
+    return None, ""
+
+
+# --- open loop: achieved and p95 against the offered rate ------------------------------------
+
+
+def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
+    """One line per series and thread count with a rate axis: for each offered rate, the
+    median achieved interval rate, p95 and the longest queue; empty without a rate axis."""
+    lines: dict[tuple[str, int], dict[int, list[RunFigures]]] = {}
+    labels: dict[tuple[str, int], str] = {}
+    for run in runs:
+        rate = run.axis_options.get(RATE, "")
+        if not rate.isdigit() or run.status not in FINISHED_WELL:
+            continue
+        options = {k: v for k, v in run.axis_options.items() if k != RATE}
+        key = (series_key(run.settings, options), run.threads)
+        labels[key] = f"{series_label(run.settings, options)}, {run.threads} thr"
+        lines.setdefault(key, {}).setdefault(int(rate), []).append(run)
+    return [
+        {
+            "label": labels[key],
+            "colour": PALETTE[index % len(PALETTE)],
+            "points": [_rate_point(rate, members) for rate, members in sorted(by_rate.items())],
+        }
+        for index, (key, by_rate) in enumerate(sorted(lines.items()))
+    ]
+
+
+def _rate_point(rate: int, runs: list[RunFigures]) -> dict[str, Any]:
+    achieved = [v for r in runs if (v := r.figures.interval_tps_median)]
+    p95 = [v for r in runs if (v := r.latency_ms) is not None]
+    queues = [q for r in runs if (q := r.figures.queue_length_max) is not None]
+    return {
+        "offered": rate,
+        "achieved": statistics.median(achieved) if achieved else None,
+        "p95": statistics.median(p95) if p95 else None,
+        "queue": max(queues) if queues else None,
+    }

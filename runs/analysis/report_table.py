@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runs.analysis.results import Point, Series, ratios, thread_counts
+from runs.analysis import stats
+from runs.analysis.results import Point, Series, thread_counts
 
 
 @dataclass(frozen=True)
@@ -68,3 +69,20 @@ def table_tsv(rows: Sequence[TableRow], unit: str) -> str:
 
 def _fmt(value: float | None, digits: int = 2) -> str:
     return "" if value is None else f"{value:.{digits}f}"
+
+
+def ratios(series: Sequence[Series], baseline_key: str) -> dict[tuple[str, int], float]:
+    """Each series' throughput over the baseline's, per thread count: the ratio of the
+    geometric means of the repeats, the one estimator the verdict's ratio and interval
+    are centred on (verdicts.py), so that the table's "x baseline" and the sentence agree."""
+    baseline = next((s for s in series if s.key == baseline_key), None)
+    if baseline is None:
+        return {}
+    result = {}
+    for s in series:
+        for point in s.points:
+            base = baseline.at(point.threads)
+            ratio = stats.geometric_ratio(base.values, point.values) if base else None
+            if ratio is not None:
+                result[(s.key, point.threads)] = ratio
+    return result

@@ -2,9 +2,10 @@
 
 Runs are grouped into series (one per combination of server settings and option-axis
 values), repeats of a cell are reduced to their median with the min-max spread, and the
-series are compared: where throughput peaks, how far it falls beyond, each series' ratio
-to a baseline, which variables differ between runs. The chart shapes are in charts.py,
-the comparison of two batches or runs in comparison.py.
+series are compared: where throughput peaks, how far it falls beyond, which variables
+differ between runs. Each series' ratio to a baseline is the report table's
+(report_table.py), the geometric mean's ratio stats.py's; the chart shapes are in
+charts.py, the comparison of two batches or runs in comparison.py.
 
 Pure: no Django, no I/O. Runs come in as RunFigures, made from any object with the
 fields of a Run (see RunFigures.of).
@@ -13,14 +14,13 @@ fields of a Run (see RunFigures.of).
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from runs.columns import BatchEnvironment, Bottleneck, HostSummary, RunCounters, RunSummary
+from runs.columns import Bottleneck, HostSummary, RunCounters, RunSummary
 
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
@@ -64,12 +64,13 @@ class RunFigures:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     error: str = ""
-    host_summary: dict[str, Any] = field(default_factory=dict)  # runs/analysis/host_metrics.py
-    bottleneck: dict[str, Any] = field(default_factory=dict)  # runs/analysis/bottleneck.py
+    # what the machines did, and what limited the run (runs/analysis/host_metrics/)
+    host_summary: dict[str, Any] = field(default_factory=dict)
+    bottleneck: dict[str, Any] = field(default_factory=dict)
     outcome: str = ""  # ok, forced_shutdown, error; "" while the run has no result
     # sysbench's final report without its histogram, and the raw log's error lines: the
     # results' per-run facts (runs/analysis/run_facts.py), read by the runs query itself
-    # (runs/services/selectors.py results_runs), empty where it does not read them
+    # (runs/services/results.py results_runs), empty where it does not read them
     final_report: dict[str, Any] = field(default_factory=dict)
     error_lines: str = ""
 
@@ -380,45 +381,6 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
 
 def thread_counts(series: Sequence[Series]) -> list[int]:
     return sorted({p.threads for s in series for p in s.points})
-
-
-def ratios(series: Sequence[Series], baseline_key: str) -> dict[tuple[str, int], float]:
-    """Each series' throughput over the baseline's, per thread count: the ratio of the
-    geometric means of the repeats, the one estimator the verdict's ratio and interval
-    are centred on (verdicts.py), so that the table's "x baseline" and the sentence agree."""
-    baseline = next((s for s in series if s.key == baseline_key), None)
-    if baseline is None:
-        return {}
-    result = {}
-    for s in series:
-        for point in s.points:
-            base = baseline.at(point.threads)
-            ratio = geometric_ratio(base.values, point.values) if base else None
-            if ratio is not None:
-                result[(s.key, point.threads)] = ratio
-    return result
-
-
-def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | None:
-    """The ratio of the geometric means, other / base; None without a positive value a side."""
-    if not base or not other or min(*base, *other) <= 0:
-        return None
-    return math.exp(
-        statistics.fmean(math.log(v) for v in other) - statistics.fmean(math.log(v) for v in base)
-    )
-
-
-def reference_threads(
-    environment: Mapping[str, Any], cpu_cores: int | None, disk_count: int | None
-) -> tuple[int | None, str]:
-    """The cores x 2 + disks thread count, and where its figures come from."""
-    reference = BatchEnvironment.load(environment).reference
-    if reference.get("threads"):
-        cores, disks = reference.get("cpu_cores"), reference.get("disk_count")
-        return int(reference["threads"]), f"{cores} cores x 2 + {disks} disks"
-    if cpu_cores and disk_count:
-        return cpu_cores * 2 + disk_count, f"{cpu_cores} cores x 2 + {disk_count} disks"
-    return None, ""
 
 
 # --- differences between runs ----------------------------------------------------------------

@@ -133,3 +133,12 @@ def cdf_from_histogram(rows: Iterable[tuple[float, int]]) -> list[tuple[float, f
 
 def _sorted_buckets(rows: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
     return sorted((float(value), int(count)) for value, count in rows if count > 0)
+
+
+def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | None:
+    """The ratio of the geometric means, other / base; None without a positive value a side."""
+    if not base or not other or min(*base, *other) <= 0:
+        return None
+    return math.exp(
+        statistics.fmean(math.log(v) for v in other) - statistics.fmean(math.log(v) for v in base)
+    )

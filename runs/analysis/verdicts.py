@@ -34,9 +34,8 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from runs.analysis import multiplicity
+from runs.analysis import multiplicity, stats
 from runs.analysis.results import FINISHED_WELL, RunFigures
-from runs.analysis.results import geometric_ratio as results_geometric_ratio
 
 CONFIDENCE = 0.95
 MIN_REPEATS = 3  # below this Welch's test has almost no power: say so rather than guess
@@ -49,8 +48,8 @@ SLOWER = "slower"
 SAME = "no significant difference"
 TOO_FEW = "too few repeats"
 NO_RATIO = "cannot compare"
-# A run whose load host was CPU-bound (runs/analysis/bottleneck.py) measured sysbench, not
-# the server: a verdict resting on one says so.
+# A run whose load host was CPU-bound (runs/analysis/host_metrics/bottleneck.py) measured
+# sysbench, not the server: a verdict resting on one says so.
 CLIENT_BOUND = "resting on a run whose load host was CPU-bound: this figure measures the client"
 
 TIMES = "\u00d7"
@@ -213,8 +212,8 @@ def _compare_finished(base_runs: list[RunFigures], other_runs: list[RunFigures])
 
 def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | None:
     """The ratio of the geometric means: what the verdict's interval is centred on, and
-    the table's "x baseline" (results.ratios), one estimator for both."""
-    return results_geometric_ratio(base, other)
+    the table's "x baseline" (report_table.ratios), one estimator for both."""
+    return stats.geometric_ratio(base, other)
 
 
 def _finished(runs: Iterable[RunFigures]) -> list[RunFigures]:

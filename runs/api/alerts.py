@@ -1,6 +1,6 @@
 """Alerts, for scripts: a plan's alerted nights with the re-run's verdict and what changed,
 the decisions on them (acknowledge, dismiss as noise, accept as the new baseline), notes
-and tags on batches, and annotations on a plan's history (runs/services/alerts.py,
+and tags on batches, and annotations on a plan's history (runs/services/nightly/alerts.py,
 runs/services/notes.py)."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.models import Alert, Annotation, Batch, Plan
-from runs.services import alerts, permissions
 from runs.services import notes as notes_service
+from runs.services import permissions
+from runs.services.nightly import alerts
 
 STATUSES = [*Alert.State.values, alerts.UNCONFIRMED]
 

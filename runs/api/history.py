@@ -1,7 +1,7 @@
 """The nightly verdict, for scripts: each scheduled batch's regression check (per cell, the
 figure against the median and noise of the previous nights, the steps of its series, and
 whether a new slower step alerted), and a plan's night-by-night table with each cell's
-steps, as its history page draws it (runs/services/history.py)."""
+steps, as its history page draws it (runs/services/nightly/history.py)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.analysis import change_points, regressions
+from runs.analysis.nightly import change_points, regressions
 from runs.api import alerts as alert_api
 from runs.api.common import QueryParameters
 from runs.errors import InvalidInput
 from runs.models import Plan, Status
-from runs.services import history
+from runs.services.nightly import history
 
 VERDICTS = [
     regressions.REGRESSION,

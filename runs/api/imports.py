@@ -16,7 +16,7 @@ from runs.models import (
     Status,
     Target,
 )
-from runs.services import importer
+from runs.services.imports import importer
 from runs.web.uploads import LogTooLarge
 
 

@@ -16,11 +16,12 @@ from rest_framework.views import APIView
 
 from runs.api.batches import BatchDetailSerializer
 from runs.api.common import OWNED, JSONBody, JSONModelBody, assign, request_user
-from runs.execution import preflight
 from runs.models import LaunchedBy, LoadHost, Plan
-from runs.services import batches, definitions, permissions, schedules, selectors
+from runs.services import batches, definitions, permissions, selectors
+from runs.services.nightly import schedules
+from runs.services.nightly.schedules import ScheduleInfo
+from runs.services.plans import plan_preflight
 from runs.services.queue import BrokerUnavailable
-from runs.services.schedules import ScheduleInfo
 from runs.sysbench.options import ALL_TESTS
 
 
@@ -229,7 +230,7 @@ class PlanPreflight(APIView):
     def post(self, request: Request, pk: int) -> Response:
         plan = get_object_or_404(_plans(), pk=pk)
         permissions.require_use(request.user, plan)
-        report = preflight.plan_preflight(plan=plan)
+        report = plan_preflight(plan=plan)
         return Response(PreflightSerializer(report.to_dict()).data)
 
 

@@ -1,12 +1,9 @@
 """Running one batch on a worker: from the claim to the restored settings.
 
-The modules, in the order a batch meets them:
+The modules, in the order a batch meets them (a plan is checked before, above the worker:
+runs/services/plans.py):
 
-    checks.py            what a plan would run, checked completely before anything runs
-    preflight.py         what would break a batch, found before anything runs: the entry
-                         points and the load hosts' checks
-    preflight_target.py  preflight of the target: logins, limits, fsync timing, its host
-    preflight_report.py  preflight's record of its steps, and the subject it checks
+    preflight/           what would break a batch, found before anything runs (its own map)
     worker_limits.py     the benchmarks workers' open-file limits, reported at their start
     locks.py             claiming a batch; one benchmark per server and per load host at a time
     runner.py            executing a batch: groups, steps, settings, the end (the entry)

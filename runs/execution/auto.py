@@ -16,12 +16,13 @@ import random
 from django.db import transaction
 from django.db.models import Max
 
-from runs.analysis import matrix, results
+from runs.analysis import results
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.auto import steps
 from runs.analysis.results import RunFigures
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
+from runs.sysbench import matrix
 from runs.sysbench.command import expected_duration_s
 
 logger = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ def _queue(batch: Batch, cells: list[steps.NewCell], *, seed: int) -> int:
                 cell_key=key,
                 threads=one.threads,
                 settings=one.settings,
-                options=one.options,
+                options=one.run_options,
                 expected_duration_s=expected_duration_s(one.options),
                 reason=cell.reason[:300],
             )

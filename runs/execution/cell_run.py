@@ -95,7 +95,9 @@ class CellRun:
     def _run_cell_on_host(
         self, run: Run, outages: int, machines: HostMetricsSampler | None
     ) -> None:
-        with supervised(self.starter.start("run", run.options), run, self.store) as process:
+        with supervised(
+            self.starter.start("run", run.sysbench_options), run, self.store
+        ) as process:
             host_metrics_clock(machines)
             run.pgid = process.pgid
             run.argv = process.command.argv

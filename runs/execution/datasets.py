@@ -225,7 +225,7 @@ def pending_groups(batch: Batch) -> list[Group]:
     test = plan.test
     fresh = plan.dataset_policy == "fresh"
     for run in batch.runs.order_by("position"):
-        key = dataset_key(test, run.options)
+        key = dataset_key(test, run.sysbench_options)
         if fresh or not groups or groups[-1].dataset != key:
             groups.append(Group(first_position=run.position, dataset=key))
         groups[-1].runs.append(run)

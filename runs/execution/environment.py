@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.columns import BatchEnvironment
-from runs.execution import checks
+from runs.execution.preflight import limits
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
 from runs.loadhosts.facts import server_host_facts, server_reference
@@ -59,7 +59,7 @@ def _server_host_environment(batch: Batch, target: Target) -> dict[str, Any]:
 
 def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:
     max_threads = max(batch.runs.values_list("threads", flat=True))
-    warnings = checks.server_warnings(
+    warnings = limits.server_warnings(
         server, FrozenPlan.from_params(batch.params).server_settings, max_threads
     )
     return [w for w in warnings if w not in batch.warnings]

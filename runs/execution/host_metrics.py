@@ -7,7 +7,7 @@ when the plan's quiet_wait_s allows). When sysbench starts, the clock starts: a 
 time_s counts from there, like Sample.time_s. The sink takes the new rows when it
 publishes a batch of lines (live at once, stored with the heartbeat: no round trip of
 their own). When sysbench ends, the run gets its `host_summary` and its `bottleneck`
-(runs/analysis/host_metrics.py, bottleneck.py). A host that cannot be sampled is named
+(runs/analysis/host_metrics/host_summary.py, bottleneck.py). A host that cannot be sampled is named
 with its reason on the run, never filled in.
 """
 
@@ -22,9 +22,14 @@ from typing import Any
 from django.conf import settings
 
 from runs import targets
-from runs.analysis.bottleneck import BUSY_START_PCT, RunLoad, bottleneck_classify, fsync_figures
-from runs.analysis.host_metrics import HostSeries, host_summary
-from runs.analysis.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
+from runs.analysis.host_metrics.bottleneck import (
+    BUSY_START_PCT,
+    RunLoad,
+    bottleneck_classify,
+    fsync_figures,
+)
+from runs.analysis.host_metrics.host_summary import HostSeries, host_summary
+from runs.analysis.host_metrics.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
 from runs.columns import Bottleneck, RunSummary
 from runs.execution.results_store import ResultsStore
 from runs.frozen import FrozenPlan

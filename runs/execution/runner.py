@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import auto, datasets, handover, locks, preflight
+from runs.execution import auto, datasets, handover, locks
 from runs.execution.cell_hosts import (
     Dispatch,
 )
@@ -30,6 +30,7 @@ from runs.execution.cell_run import CellRun
 from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment
 from runs.execution.heartbeat import BatchStopped
+from runs.execution.preflight import batch as preflight
 from runs.execution.results_store import ResultsUnreachable
 from runs.execution.run_results import run_fail, target_error_text
 from runs.execution.sysbench_process import (
@@ -148,7 +149,7 @@ class BatchRunner(CellRun):
             and self.plan.dataset_policy == "shared"
         ):
             return True  # prepared before a crash; the data set is still there
-        options = group.runs[0].options
+        options = group.runs[0].sysbench_options
         decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
         if decision.reuse:
             datasets.step_skipped(self.batch, "prepare", group, reason=decision.reason)
@@ -217,7 +218,7 @@ class BatchRunner(CellRun):
     # --- data sets and the load host's working directory ------------------------------------
 
     def _cleanup(self, group: Group) -> None:
-        error = self._sysbench_step("cleanup", group, group.runs[0].options)
+        error = self._sysbench_step("cleanup", group, group.runs[0].sysbench_options)
         if error is None and self.sql and self.batch.target is not None:
             with self._target() as db:
                 datasets.dataset_removed(db=db)

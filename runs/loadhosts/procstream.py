@@ -5,7 +5,7 @@ connection prints the lines of the files that are read, each second (an awk, a s
 for the database processes, a cat), each snapshot ended by a marker line, two seconds a
 write after the first two; the worker takes them when it is awake for sysbench's lines.
 On the worker's own machine the worker reads the same files each second and writes the
-same text. The text's format and its parsing are runs/analysis/procfs.py's.
+same text. The text's format and its parsing are runs/analysis/host_metrics/procfs.py's.
 
 The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
 postmaster.pid): the process it names and its children (PostgreSQL's backends), each
@@ -47,7 +47,7 @@ SECONDS_PER_WRITE = 2
 # then $2 at a time, so that the worker's SSH transport wakes once per write, not once
 # a second (each wake costs it about 0.2 ms, the largest part of a stream's cost).
 # One awk a second (mawk where there is one: a third of gawk's CPU to start) reads the
-# files and keeps only what runs/analysis/procfs.py reads: /proc/stat's cpu, ctxt and
+# files and keeps only what runs/analysis/host_metrics/procfs.py reads: /proc/stat's cpu, ctxt and
 # procs_running lines and intr's total, the memory lines of procfs.MEMINFO_KEYS, the
 # disks that have moved (not loop, ram and the like, nor partitions), the interfaces
 # that have carried anything. A quarter of the files' bytes, in one write (gawk flushes

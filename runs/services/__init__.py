@@ -4,19 +4,15 @@ tasks and the admin, and calling execution, targets and load hosts below.
 Writes (services named <entity>_<action>, keyword-only):
 
     definitions.py     targets, load hosts and plans, checked before they are stored
+    plans.py           what a plan would run, checked completely before anything runs, and
+                       its preflight on demand
     batches.py         launching a plan, running a batch on a worker, cancelling one
-    schedules.py       plans that launch on their own (django-celery-beat)
     queue.py           handing work to the workers
     recovery.py        the sweeper: batches of crashed workers resumed or ended
-    history.py         a nightly plan's regression check, and the history of its nights
-    nights.py          each batch's cells as history reads them, stored as it ends
     notes.py           notes and tags on batches, annotations on a plan's history
-    alerts.py          a night alerted: confirmed by a re-run or noise, then decided
-    notifications.py   news of a night by email and webhook
-    webhooks.py        posting to a plan's webhook, to public addresses only
-    webhook_bodies.py  the news as plain JSON, a Slack message or a Teams Adaptive Card
-    importer.py        a sysbench log written elsewhere, imported as a batch
-    import_store.py    the import's bounded-memory reading and COPY writes
+    nightly/           a plan that launches on its own: its schedule, each night checked,
+                       alerts confirmed by a re-run, the news by email and webhook (its own map)
+    imports/           a sysbench log written elsewhere, imported as a batch (its own map)
     luascripts.py      custom Lua scripts, for permitted users only
     tokens.py          API tokens for scripts
 

@@ -1,6 +1,6 @@
 """Batches: launching a plan, running a batch on a worker, cancelling one.
 
-What a plan would run is checked in runs/execution/checks.py, and a batch is executed
+What a plan would run is checked in runs/services/plans.py, and a batch is executed
 in runs/execution/runner.py; this module decides what runs and hands on what follows.
 """
 
@@ -18,10 +18,11 @@ from django.utils import timezone
 from runs import targets
 from runs.analysis.auto import settings as auto_settings
 from runs.execution import cancel, host_driver, locks, runner
-from runs.execution.checks import PlanCheck, plan_check
 from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
-from runs.services import history, queue, stored_results
+from runs.services import queue, stored_results
+from runs.services.nightly import check as nightly_check
+from runs.services.plans import PlanCheck, plan_check
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
 
@@ -71,7 +72,7 @@ def batch_launch(
             cell_key=cell.key(),
             threads=cell.threads,
             settings=cell.settings,
-            options=cell.options,
+            options=cell.run_options,
             expected_duration_s=expected_duration_s(cell.options),
         )
         for cell in check.cells
@@ -87,7 +88,7 @@ def batch_launch_cells(
 ) -> Batch:
     """A batch of given runs (unsaved Run rows: position, round and the cell's parameters)
     under frozen `params`, not the plan's whole matrix: the confirmation of a night's
-    flagged cells (runs/services/alerts.py). Handed to a worker once committed."""
+    flagged cells (runs/services/nightly/alerts.py). Handed to a worker once committed."""
     batch = Batch.objects.create(
         plan=plan,
         target=plan.target,
@@ -175,7 +176,7 @@ def batch_cancel(*, batch: Batch, user: AbstractBaseUser | AnonymousUser | None 
             status=Status.SKIPPED, error=f"skipped: the batch was cancelled{who}"
         )
         batch_release_locks(batch=batch)
-        history.batch_finished(batch=batch)  # a cancelled nightly batch is news too
+        nightly_check.batch_finished(batch=batch)  # a cancelled nightly batch is news too
     else:
         running = Batch.objects.filter(pk=batch.pk, status__in=[Status.PREPARING, Status.RUNNING])
         if running.update(cancel_requested_at=now):
@@ -196,7 +197,7 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
     if outcome.requeue:
         enqueue_batch(batch_id)
     if outcome.finished:
-        history.batch_finished(batch=Batch.objects.get(pk=batch_id))
+        nightly_check.batch_finished(batch=Batch.objects.get(pk=batch_id))
         stored_results.batch_results_store(batch=Batch.objects.get(pk=batch_id))
     if outcome.error is not None:
         raise outcome.error

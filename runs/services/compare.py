@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runs.analysis import charts, comparison, results
-from runs.analysis.host_metrics import cell_host_metrics
+from runs.analysis.host_metrics.host_summary import cell_host_metrics
+from runs.models import Batch, Run
 from runs.services import selectors, stored_results
 
 MAX_SIDES = 8
@@ -46,9 +47,61 @@ def comparison_sides(*, keys: list[str]) -> dict[str, comparison.Side]:
     )
     batches = {batch.pk: batch for batch in with_side}
     stored = {pk: side for pk, b in batches.items() if (side := stored_results.batch_side(batch=b))}
-    return selectors.comparison_sides(keys, batches, stored)
+    return _sides_read(keys, batches, stored)
 
 
 def _lines(side: comparison.Side, colour: str) -> list[dict[str, Any]]:
     lines = charts.scaling_chart(results.group_series(side.runs))
     return [line | {"label": f"{side.key} · {line['label']}", "colour": colour} for line in lines]
+
+
+def _sides_read(
+    keys: list[str], batches: dict[int, Batch], stored: dict[int, selectors.SideFigures]
+) -> dict[str, comparison.Side]:
+    """The sides of a comparison by key ("b12" a batch, "r345" a run), in two queries at
+    most: the runs of the batches whose figures are not `stored`, the runs asked for; keys
+    of batches or runs that do not exist are left out."""
+    batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]
+    run_ids = [int(k[1:]) for k in keys if k[0] == "r"]
+    figures = dict(stored or {})
+    by_batch: dict[int, list[Run]] = {}
+    for run in _runs_of_batches([pk for pk in batch_ids if pk in batches and pk not in figures]):
+        by_batch.setdefault(run.batch_id, []).append(run)
+    for pk, members in by_batch.items():
+        busy = comparison.host_busy_pct(r.host_summary for r in members)
+        figures[pk] = ([results.RunFigures.of(r) for r in members], busy)
+    single = {r.pk: r for r in _runs_by_ids(run_ids)}
+    sides: dict[str, comparison.Side] = {}
+    for key in keys:
+        number = int(key[1:])
+        if key[0] == "b" and number in batches:
+            runs, busy = figures.get(number, ([], None))
+            sides[key] = comparison.Side(key, _batch_label(batches[number]), runs, busy)
+        elif key[0] == "r" and number in single:
+            run = single[number]
+            label = f"run {run.pk} of batch {run.batch_id} ({run.label})"
+            busy = comparison.host_busy_pct([run.host_summary])
+            sides[key] = comparison.Side(key, label, [results.RunFigures.of(run)], busy)
+    return sides
+
+
+def _batch_label(batch: Batch) -> str:
+    name = batch.plan.name if batch.plan else (batch.label or "import")
+    target = f" on {batch.target.name}" if batch.target else ""
+    return f"batch {batch.pk}: {name}{target}, {batch.created_at:%Y-%m-%d %H:%M}"
+
+
+def _runs_by_ids(run_ids: list[int]) -> list[Run]:
+    return list(
+        Run.objects.filter(pk__in=run_ids)
+        .select_related("batch__plan", "batch__target")
+        .defer("raw_log", "reports", "argv", "histogram")
+    )
+
+
+def _runs_of_batches(batch_ids: list[int]) -> list[Run]:
+    return list(
+        Run.objects.filter(batch_id__in=batch_ids)
+        .order_by("batch_id", "position")
+        .defer("raw_log", "reports", "argv", "histogram")
+    )

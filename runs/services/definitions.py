@@ -17,9 +17,9 @@ from django.db import transaction
 from runs import loadhosts, targets
 from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
-from runs.execution.checks import PlanCheck, plan_check, target_validate
 from runs.models import Engine, LoadHost, Plan, Target
-from runs.services import notifications, webhooks
+from runs.services.nightly import notifications, webhooks
+from runs.services.plans import PlanCheck, plan_check, target_validate
 from runs.sysbench.command import build_command
 
 # Where a target's password is sent, and where a load host's key logs in: when one of these

@@ -56,7 +56,7 @@ SUMMARY_FIELDS = (
     "total_time_s",
 )
 REPORT_FIELDS = run_facts.REPORT_FIGURES
-# The host summary's headline figures (runs/analysis/host_metrics.py), a column each.
+# The host summary's headline figures (runs/analysis/host_metrics/host_summary.py), a column each.
 HOST_FIELDS = (
     "server_busy_pct",
     "server_iowait_pct",

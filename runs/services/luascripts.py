@@ -1,5 +1,5 @@
 """Custom sysbench Lua scripts: arbitrary code, so only permitted users may upload one,
-and a plan with a script runs on SSH load hosts only (see runs/execution/checks.py)."""
+and a plan with a script runs on SSH load hosts only (see runs/services/plans.py)."""
 
 from __future__ import annotations
 

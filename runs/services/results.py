@@ -9,14 +9,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import JSONField, TextField
+from django.db.models.expressions import RawSQL
+
 from runs.analysis import batch_results as pure
-from runs.analysis import charts, results
+from runs.analysis import charts, results, run_facts
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures, Series
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services import selectors, timeseries
+from runs.services import timeseries
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class ResultsRuns:
 
 
 def batch_results_runs(*, batch: Batch) -> ResultsRuns:
-    runs = selectors.results_runs(batch)
+    runs = results_runs(batch)
     figures = [RunFigures.of(r) for r in runs]
     plan = FrozenPlan.from_params(batch.params)
     order = results.plan_order(plan.server_settings, plan.option_axes)
@@ -52,7 +55,7 @@ def batch_results(
     read = read or batch_results_runs(batch=batch)
     key = baseline_key(read.series, baseline)
     chosen = pure.shown_runs(read.figures, read.series, selected)
-    latency = pure.Latency(selectors.run_histograms(chosen), chosen)
+    latency = pure.Latency(run_histograms(chosen), chosen)
     reasons = {r.pk: r.reason for r in read.runs if r.reason}
     return pure.build(
         read.figures, key, batch.params or {}, reasons, latency=latency, reference=_reference(batch)
@@ -73,7 +76,7 @@ def baseline_index(series: list[Series], index: str | int | None) -> int:
 
 
 def _reference(batch: Batch) -> tuple[int | None, str]:
-    return results.reference_threads(
+    return charts.reference_threads(
         batch.environment or {},
         batch.target.cpu_cores if batch.target else None,
         batch.target.disk_count if batch.target else None,
@@ -175,3 +178,41 @@ def _environment(batch: Batch, runs: list[Run]) -> dict[str, Any]:
         "variables": sorted(variables.items()),
         "differing": differing,
     }  # fmt: skip
+
+
+# --- the runs, as the results read them ---------------------------------------------------
+
+
+# sysbench's final report (the last without a checkpoint time), without its histogram
+_FINAL_REPORT = """(SELECT r - 'histogram' FROM jsonb_array_elements("runs_run"."reports")
+    WITH ORDINALITY AS e(r, i) WHERE r ->> 'checkpoint_s' IS NULL ORDER BY i DESC LIMIT 1)"""
+# The raw log's lines that errors_by_code reads, picked out by PostgreSQL: the results count
+# each run's errors by code without the logs leaving the database. A log without a FATAL or
+# ALERT line has no error to count, and is not searched further (most logs; a quicker test).
+_ERROR_LINES = """CASE WHEN strpos("runs_run"."raw_log", 'FATAL: ') > 0
+    OR strpos("runs_run"."raw_log", 'ALERT: ') > 0
+    THEN array_to_string(ARRAY(SELECT m[1]
+        FROM regexp_matches("runs_run"."raw_log", %s, 'gn') AS m), E'\\n')
+    ELSE '' END"""
+
+
+def results_runs(batch: Batch) -> list[Run]:
+    """Every run of a batch with what the results page shows, without the raw log and
+    the histograms (only the chosen runs' are drawn: run_histograms); with the final
+    report and the log's error lines (`final_report`, `error_lines`) in the same query."""
+    return list(
+        batch.runs.order_by("position")
+        .defer("raw_log", "reports", "argv", "histogram")
+        .annotate(
+            # constant SQL; the pattern goes as a parameter
+            final_report=RawSQL(_FINAL_REPORT, (), output_field=JSONField()),  # noqa: S611
+            error_lines=RawSQL(  # noqa: S611
+                _ERROR_LINES, (run_facts.ERROR_LINES_PATTERN,), output_field=TextField()
+            ),
+        )
+    )
+
+
+def run_histograms(run_ids: list[int]) -> dict[int, list[list[float]]]:
+    """The latency histograms of the chosen runs (the page's runs query leaves them out)."""
+    return dict(Run.objects.filter(pk__in=run_ids).values_list("pk", "histogram"))

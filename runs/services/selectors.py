@@ -11,19 +11,17 @@ from django.db.models import (
     Count,
     Func,
     IntegerField,
-    JSONField,
     Max,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
-    TextField,
 )
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import Right
 from django.utils import timezone
 
-from runs.analysis import comparison, regressions, results, run_facts
+from runs.analysis import results, run_facts
+from runs.analysis.nightly import regressions
 from runs.columns import BatchEnvironment, RunOptions
 from runs.models import (
     ACTIVE_STATUSES,
@@ -315,61 +313,6 @@ def plan_last_batches(plan: Plan, limit: int = 10) -> QuerySet[Batch]:
     return batches_listed().filter(plan=plan)[:limit]
 
 
-# sysbench's final report (the last without a checkpoint time), without its histogram
-_FINAL_REPORT = """(SELECT r - 'histogram' FROM jsonb_array_elements("runs_run"."reports")
-    WITH ORDINALITY AS e(r, i) WHERE r ->> 'checkpoint_s' IS NULL ORDER BY i DESC LIMIT 1)"""
-# The raw log's lines that errors_by_code reads, picked out by PostgreSQL: the results count
-# each run's errors by code without the logs leaving the database. A log without a FATAL or
-# ALERT line has no error to count, and is not searched further (most logs; a quicker test).
-_ERROR_LINES = """CASE WHEN strpos("runs_run"."raw_log", 'FATAL: ') > 0
-    OR strpos("runs_run"."raw_log", 'ALERT: ') > 0
-    THEN array_to_string(ARRAY(SELECT m[1]
-        FROM regexp_matches("runs_run"."raw_log", %s, 'gn') AS m), E'\\n')
-    ELSE '' END"""
-
-
-def results_runs(batch: Batch) -> list[Run]:
-    """Every run of a batch with what the results page shows, without the raw log and
-    the histograms (only the chosen runs' are drawn: run_histograms); with the final
-    report and the log's error lines (`final_report`, `error_lines`) in the same query."""
-    return list(
-        batch.runs.order_by("position")
-        .defer("raw_log", "reports", "argv", "histogram")
-        .annotate(
-            # constant SQL; the pattern goes as a parameter
-            final_report=RawSQL(_FINAL_REPORT, (), output_field=JSONField()),  # noqa: S611
-            error_lines=RawSQL(  # noqa: S611
-                _ERROR_LINES, (run_facts.ERROR_LINES_PATTERN,), output_field=TextField()
-            ),
-        )
-    )
-
-
-def run_histograms(run_ids: list[int]) -> dict[int, list[list[float]]]:
-    """The latency histograms of the chosen runs (the page's runs query leaves them out)."""
-    return dict(Run.objects.filter(pk__in=run_ids).values_list("pk", "histogram"))
-
-
-def runs_by_ids(run_ids: list[int]) -> list[Run]:
-    return list(
-        Run.objects.filter(pk__in=run_ids)
-        .select_related("batch__plan", "batch__target")
-        .defer("raw_log", "reports", "argv", "histogram")
-    )
-
-
-def batches_by_ids(batch_ids: list[int]) -> dict[int, Batch]:
-    return Batch.objects.select_related("plan", "target", "load_host").in_bulk(batch_ids)
-
-
-def runs_of_batches(batch_ids: list[int]) -> list[Run]:
-    return list(
-        Run.objects.filter(batch_id__in=batch_ids)
-        .order_by("batch_id", "position")
-        .defer("raw_log", "reports", "argv", "histogram")
-    )
-
-
 def export_runs(batch: Batch) -> QuerySet[Run]:
     return batch.runs.order_by("position").defer("raw_log", "histogram")
 
@@ -391,42 +334,3 @@ def run_log_tail(batch: Batch, run_id: int, *, lines: int = 40, chars: int = 800
 
 # A side's figures and its server host's mean CPU busy %
 SideFigures = tuple[list[results.RunFigures], float | None]
-
-
-def comparison_sides(
-    keys: list[str],
-    batches: dict[int, Batch] | None = None,
-    stored: dict[int, SideFigures] | None = None,
-) -> dict[str, comparison.Side]:
-    """The sides of a comparison by key ("b12" a batch, "r345" a run), in three queries
-    at most: the batches (unless given), the runs of those whose figures are not
-    `stored`, the runs asked for; keys of batches or runs that do not exist are left out."""
-    batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]
-    run_ids = [int(k[1:]) for k in keys if k[0] == "r"]
-    batches = batches_by_ids(batch_ids) if batches is None else batches
-    figures = dict(stored or {})
-    by_batch: dict[int, list[Run]] = {}
-    for run in runs_of_batches([pk for pk in batch_ids if pk in batches and pk not in figures]):
-        by_batch.setdefault(run.batch_id, []).append(run)
-    for pk, members in by_batch.items():
-        busy = comparison.host_busy_pct(r.host_summary for r in members)
-        figures[pk] = ([results.RunFigures.of(r) for r in members], busy)
-    single = {r.pk: r for r in runs_by_ids(run_ids)}
-    sides: dict[str, comparison.Side] = {}
-    for key in keys:
-        number = int(key[1:])
-        if key[0] == "b" and number in batches:
-            runs, busy = figures.get(number, ([], None))
-            sides[key] = comparison.Side(key, batch_label(batches[number]), runs, busy)
-        elif key[0] == "r" and number in single:
-            run = single[number]
-            label = f"run {run.pk} of batch {run.batch_id} ({run.label})"
-            busy = comparison.host_busy_pct([run.host_summary])
-            sides[key] = comparison.Side(key, label, [results.RunFigures.of(run)], busy)
-    return sides
-
-
-def batch_label(batch: Batch) -> str:
-    name = batch.plan.name if batch.plan else (batch.label or "import")
-    target = f" on {batch.target.name}" if batch.target else ""
-    return f"batch {batch.pk}: {name}{target}, {batch.created_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,17 @@
+"""sysbench itself, as pure code: what it accepts, how it is called, what it prints.
+
+Pure: no Django, no I/O, nothing of runs but each other and runs/errors.py.
+
+    options.py         the tests and options benchdash accepts, their kinds, ranges and
+                       defaults (nothing unlisted reaches a command line)
+    values.py          an option's value checked and made canonical, as sysbench reads it
+    matrix.py          a plan's matrix over that table: its axes expanded into the ordered
+                       cells of a batch (runs/services/plans.py checks a plan with it)
+    command.py         the command lines built, and which runs can share a data set
+    statements.py      how many prepared statements a test holds on the server
+    parser.py          the streaming parser of sysbench's output
+    intervals.py       how its interval lines read, in 1.0 and 0.5
+    output.py          what it printed, parsed: samples, queue samples, reports, outcome
+    errors.py          its error lines as a stable kind, the server's code and a hint
+    commandline.py     command lines copied into old logs, read and their passwords masked
+"""

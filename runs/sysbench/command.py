@@ -20,17 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runs.errors import InvalidInput
-from runs.sysbench.options import (
-    OLTP_TESTS,
-    OPTIONS,
-    Kind,
-    OptionValue,
-    clean_options,
-    is_sql_test,
-    render_value,
-    size_in_bytes,
-    validate_test,
-)
+from runs.sysbench.options import OLTP_TESTS, OPTIONS, Kind, OptionValue, is_sql_test, validate_test
+from runs.sysbench.values import clean_options, render_value, size_in_bytes
 
 PHASES = ("prepare", "run", "cleanup")
 ENGINES = {"mysql": "mysql", "mariadb": "mysql", "postgresql": "pgsql"}  # engine → db-driver

@@ -32,14 +32,11 @@ from runs.targets.base import (
     TargetError,
     check_database_name,
 )
-from runs.targets.mysql import (
-    MYSQL_COUNTERS,
+from runs.targets.mysql import MYSQL_COUNTERS, MySQLTarget, connect_mysql, mysql_missing_counters
+from runs.targets.mysql_settings import (
     MYSQL_SETTINGS,
     NEEDS_RESTART,
-    MySQLTarget,
     Setting,
-    connect_mysql,
-    mysql_missing_counters,
     validate_mysql_settings,
 )
 from runs.targets.postgres import PostgresTarget, connect_postgres

@@ -35,7 +35,11 @@ from runs.targets.base import (
     marker_row,
     sbtest_names,
 )
-from runs.targets.postgres_settings import POSTGRES_SETTINGS
+from runs.targets.postgres_settings import (
+    POSTGRES_SETTINGS,
+    canonical_setting,
+    settings_shown,
+)
 
 RELOAD_WAIT_S = 5.0  # pg_reload_conf() signals; the new value shows up a moment later
 
@@ -72,7 +76,7 @@ class PostgresTarget:
         """Every setting as PostgreSQL prints it (SHOW's form, units included) as the
         variables, and every pg_settings row, recorded with the batch."""
         rows = self._settings()
-        variables = _shown(rows)
+        variables = settings_shown(rows)
         pg_settings = {
             str(name): {"setting": setting, "unit": unit, "source": source}
             for name, setting, unit, source, _ in rows
@@ -111,7 +115,7 @@ class PostgresTarget:
         rows = self._query(
             "SELECT name, setting, unit FROM pg_settings WHERE name = ANY(%s)", [wanted]
         )
-        return {str(name): _canonical(name, setting, unit) for name, setting, unit in rows}
+        return {str(name): canonical_setting(name, setting, unit) for name, setting, unit in rows}
 
     def _settings(self) -> list[tuple[Any, ...]]:
         """Every setting: name, setting, unit, source, and its value as SHOW prints it."""
@@ -218,10 +222,10 @@ class PostgresTarget:
         deadline = time.monotonic() + RELOAD_WAIT_S
         while True:
             rows = self._settings()
-            current = {n: _canonical(n, s, u) for n, s, u, _, _ in rows if n in wanted}
+            current = {n: canonical_setting(n, s, u) for n, s, u, _, _ in rows if n in wanted}
             done = all(current.get(n) == v for n, v in wanted.items())
             if done or time.monotonic() > deadline:
-                return current, _shown(rows)
+                return current, settings_shown(rows)
             time.sleep(0.05)
 
     # --- the data set ------------------------------------------------------------------------
@@ -341,16 +345,6 @@ class PostgresTarget:
     def _execute(self, query: Any, params: list[Any] | None = None) -> None:
         with _pg_errors(self.connection):
             self._db.execute(query, params)
-
-
-def _canonical(name: str, setting: Any, unit: Any) -> str:
-    """An allow-listed setting in its canonical form, any other as pg_settings has it."""
-    known = POSTGRES_SETTINGS.get(name)
-    return known.from_server(setting, unit) if known else str(setting)
-
-
-def _shown(rows: Iterable[tuple[Any, ...]]) -> dict[str, str]:
-    return {str(row[0]): str(row[4]) for row in rows}
 
 
 def _number(value: Any) -> float:

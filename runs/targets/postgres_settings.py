@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from runs.errors import InvalidInput
 from runs.targets.base import (
@@ -135,3 +136,14 @@ def validate_postgres_settings(axes: Mapping[str, Iterable[object]]) -> dict[str
     return check_allow_list(
         axes, allowed=POSTGRES_SETTINGS, needs_restart=POSTGRES_NEEDS_RESTART, kind="reloadable"
     )
+
+
+def canonical_setting(name: str, setting: Any, unit: Any) -> str:
+    """An allow-listed setting in its canonical form, any other as pg_settings has it."""
+    known = POSTGRES_SETTINGS.get(name)
+    return known.from_server(setting, unit) if known else str(setting)
+
+
+def settings_shown(rows: Iterable[tuple[Any, ...]]) -> dict[str, str]:
+    """pg_settings rows as SHOW gives them: name → value with its unit."""
+    return {str(row[0]): str(row[4]) for row in rows}

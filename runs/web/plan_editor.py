@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from runs.analysis.matrix import Cell, prepare_points
 from runs.errors import InvalidInput
+from runs.sysbench.matrix import Cell, prepare_points
 from runs.sysbench.options import OPTIONS, Kind, OptionSpec
 
 THREAD_PRESETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)

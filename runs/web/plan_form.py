@@ -12,7 +12,7 @@ from django.contrib.auth.models import AnonymousUser, User
 
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
 from runs.services.batches import MAX_SEED
-from runs.services.schedules import schedule_describe
+from runs.services.nightly.schedules import schedule_describe
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
 

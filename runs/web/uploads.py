@@ -7,7 +7,7 @@ from typing import Any
 from django.core.files.uploadhandler import FileUploadHandler
 from django.http.multipartparser import MultiPartParserError
 
-from runs.services.import_store import log_too_large, max_log_bytes
+from runs.services.imports.store import log_too_large, max_log_bytes
 
 # What a multipart body holds beyond the log: the boundaries and the other fields.
 FORM_MARGIN = 64 * 1024

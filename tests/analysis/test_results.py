@@ -105,7 +105,7 @@ def test_ratio_to_the_baseline_matches_the_seed_example():
     # sync_binlog=1,flush=1 at 53,752 against sync_binlog=0,flush=1 at 105,980 is 0.51
     series = results.group_series([run(1, 8, 105_980, binlog="0"), run(2, 8, 53_752, binlog="1")])
     baseline = series[0].key
-    ratios = results.ratios(series, baseline)
+    ratios = report_table.ratios(series, baseline)
     assert round(ratios[(series[1].key, 8)], 2) == 0.51
     assert ratios[(baseline, 8)] == 1.0
 
@@ -130,13 +130,13 @@ def test_the_report_table_puts_settings_side_by_side_per_thread_count():
 
 def test_the_reference_line_comes_from_the_environment_or_the_target():
     assert (
-        results.reference_threads(
+        charts.reference_threads(
             {"reference": {"threads": 10, "cpu_cores": 4, "disk_count": 2}}, None, None
         )[0]
         == 10
     )
-    assert results.reference_threads({}, 8, 1) == (17, "8 cores x 2 + 1 disks")
-    assert results.reference_threads({}, 8, None) == (None, "")
+    assert charts.reference_threads({}, 8, 1) == (17, "8 cores x 2 + 1 disks")
+    assert charts.reference_threads({}, 8, None) == (None, "")
 
 
 def test_differing_keys_are_those_not_the_same_everywhere():

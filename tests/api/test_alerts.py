@@ -9,7 +9,8 @@ from django.core import mail
 from django.utils import timezone
 
 from runs.models import Alert, Batch, Plan, Status
-from runs.services import alerts, tokens
+from runs.services import tokens
+from runs.services.nightly import alerts
 from tests.api.conftest import Api
 from tests.api.test_history import confirmed, stored_night
 

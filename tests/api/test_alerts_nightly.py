@@ -23,11 +23,11 @@ from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from benchdash.celery import app
-from runs.analysis import regressions
+from runs.analysis.nightly import regressions
 from runs.models import Alert, Batch, LaunchedBy, Plan, Status
 from runs.services import batches
 from tests.helpers import wait_for_batch, wait_until
-from tests.services.test_history import NIGHTLY_OPTIONS, Receiver
+from tests.services.nightly.test_history import NIGHTLY_OPTIONS, Receiver
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from runs.models import Plan
-from runs.services import schedules
+from runs.services.nightly import schedules
 from tests.web.test_setup_pages import PLAN_POST
 
 

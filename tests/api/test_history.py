@@ -14,8 +14,8 @@ from django.test import Client
 from django.utils import timezone
 
 from runs.models import Alert, Batch, LaunchedBy, Plan, Run, Status
-from runs.services import alerts, history
-from tests.services.test_history import Receiver
+from runs.services.nightly import alerts, history
+from tests.services.nightly.test_history import Receiver
 
 NIGHTS, STEP_AT = 30, 20
 OPTIONS = {"time": 60, "tables": 1, "table-size": 10000}

@@ -1,17 +1,18 @@
 """The nightly verdict, read by a script: a plan's nights on a real worker against the
 private MariaDB, the last one made slower (the trigger every insert goes through sleeps
-three times as long, as tests/services/test_history.py does). The batch detail carries its
+three times as long, as tests/services/nightly/test_history.py does). The batch detail carries its
 check, the batch list filters on it, and the plan's history is the page's table."""
 
 from __future__ import annotations
 
 import pytest
 
-from runs.analysis import regressions
+from runs.analysis.nightly import regressions
 from runs.models import FINISHED_STATUSES, Alert
-from runs.services import batches, history
+from runs.services import batches
+from runs.services.nightly import history
 from tests.helpers import wait_for_batch, wait_until
-from tests.services.test_history import NIGHTLY_OPTIONS, audit_trigger, night
+from tests.services.nightly.test_history import NIGHTLY_OPTIONS, audit_trigger, night
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -32,7 +33,7 @@ def test_a_slower_last_night_is_readable_from_the_api(
     earlier = [night(plan) for _ in range(regressions.MIN_NIGHTS)]
     audit_trigger(mariadb_server, target.database, 0.09)
     slow = night(plan)
-    # The slow night's re-run (runs/services/alerts.py) ends before the worker stops.
+    # The slow night's re-run (runs/services/nightly/alerts.py) ends before the worker stops.
     wait_until(
         lambda: Alert.objects.filter(
             batch=slow, confirmation__status__in=FINISHED_STATUSES

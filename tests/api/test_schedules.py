@@ -20,7 +20,7 @@ from django_celery_beat.models import PeriodicTask
 
 from benchdash.celery import app
 from runs.models import Batch, Plan, Status
-from runs.services import schedules
+from runs.services.nightly import schedules
 from tests.helpers import wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

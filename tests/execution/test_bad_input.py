@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from runs.errors import InvalidInput
-from runs.execution import checks
 from runs.models import Sample, Status, Target
 from runs.services import batches
+from runs.services import plans as checks
 from tests.helpers import wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from runs.analysis import matrix
 from runs.models import Run, Sample, Status
 from runs.services import batches
+from runs.sysbench import matrix
 from tests.helpers import global_variable, printed_transactions, wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]

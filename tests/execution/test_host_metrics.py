@@ -17,7 +17,7 @@ import pytest
 import redis
 from django.conf import settings
 
-from runs.analysis.bottleneck import FSYNC_SHARE, fsync_figures
+from runs.analysis.host_metrics.bottleneck import FSYNC_SHARE, fsync_figures
 from runs.execution import live
 from runs.models import Batch, HostMetrics, Run, Status, Target
 from runs.services import batches

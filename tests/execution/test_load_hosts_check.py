@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from runs.errors import InvalidInput
-from runs.execution.checks import plan_check
 from runs.models import LoadHost, LoadSplit, Plan
+from runs.services.plans import plan_check
 
 
 @pytest.fixture

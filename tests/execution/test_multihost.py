@@ -18,9 +18,10 @@ from django.conf import settings
 
 from benchdash.celery import app
 from runs.analysis import stats
-from runs.execution import live, preflight
+from runs.execution import live
 from runs.models import HostSample, LoadHost, Plan, Run, RunHost, Status, Target
 from runs.services import batches
+from runs.services import plans as plan_checks
 from tests.helpers import namespace_load_hosts, wait_for_batch, wait_until
 from tests.netns import TestNetwork
 from tests.servers import PrivateMariaDB
@@ -195,7 +196,7 @@ def test_a_cancel_stops_every_load_host_at_once_not_at_the_next_heartbeat(
 
 
 def test_the_preflight_checks_every_load_host_of_the_cell(plan):
-    report = preflight.plan_preflight(plan=plan)
+    report = plan_checks.plan_preflight(plan=plan)
     assert report.ok, report.failures
     checked = {(s.host, s.step) for s in report.steps}
     assert {("loadhost-ns1", "sysbench"), ("loadhost-ns2", "sysbench")} <= checked

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from runs.execution.preflight import plan_preflight
 from runs.models import Status
 from runs.services import batches
+from runs.services.plans import plan_preflight
 from tests.helpers import global_variable, server_variable, wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]

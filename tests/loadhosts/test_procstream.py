@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runs.analysis.procfs import host_values, snapshot_parse
+from runs.analysis.host_metrics.procfs import host_values, snapshot_parse
 from runs.loadhosts import ssh
 from runs.loadhosts.procstream import MARKER, LocalProcStream, ProcStream, SSHProcStream
 from tests.servers import PrivateSSHD, SSHKey

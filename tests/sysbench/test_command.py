@@ -13,14 +13,8 @@ from runs.sysbench.command import (
     dataset_reusable,
     has_dataset,
 )
-from runs.sysbench.options import (
-    NON_SQL_TESTS,
-    SQL_TESTS,
-    clean_option,
-    clean_options,
-    is_sql_test,
-    options_for,
-)
+from runs.sysbench.options import NON_SQL_TESTS, SQL_TESTS, is_sql_test, options_for
+from runs.sysbench.values import clean_option, clean_options
 
 MARIADB = Connection(
     engine="mariadb",

@@ -11,9 +11,11 @@ import pytest
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import checks, environment
+from runs.execution import environment
+from runs.execution.preflight import limits
 from runs.models import Batch, CounterSample, Status, Target
 from runs.services import batches
+from runs.services import plans as checks
 from tests.helpers import wait_for_batch
 
 pytestmark = pytest.mark.timeout(400)
@@ -129,7 +131,7 @@ def test_a_role_that_is_not_superuser_is_refused_with_a_clear_message(
     assert auto_conf(postgres_server) == {}
     # at launch: a warning (PostgreSQL 15 can grant the privilege), and the reserved
     # connections are not the role's to use
-    warnings = checks.server_warnings(info, {"synchronous_commit": ["off"]}, 2)
+    warnings = limits.server_warnings(info, {"synchronous_commit": ["off"]}, 2)
     assert "not a superuser" in warnings[0]
     assert info.max_connections == 97
 

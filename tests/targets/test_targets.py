@@ -9,8 +9,8 @@ from django.db import connection
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import checks
 from runs.models import Target
+from runs.services import plans as checks
 
 
 def stored_password(target: Target) -> str:

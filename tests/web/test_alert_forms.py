@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from runs.models import Alert, Annotation, Batch, LoadHost, Plan
-from runs.services import alerts
+from runs.services.nightly import alerts
 from tests.api.test_history import confirmed, stored_night
 
 QUIET = [1000, 1012, 991, 1005, 997, 1008, 994, 1003, 999, 1010, 988, 1002]

@@ -5,7 +5,7 @@ Its 8 nights x 12 cells are real: 8 scheduled batches of a 12-cell cpu plan, run
 sysbench on a real worker. Each run counts a few events (--events, no --time), but each
 cell first waits for its machines' first second of host metrics, so a night takes some
 15 s. The same bound at 8 and at 80 nights, and at 366 nights shown, is asserted on stored
-nights in tests/services/test_nights.py.
+nights in tests/services/nightly/test_nights.py.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from runs.models import LaunchedBy, Plan, Status
 from runs.services import batches
 from tests.api.test_history import stored_night
 from tests.helpers import wait_for_batch, wait_until
-from tests.services.test_history import CHROMIUM_ARGS
+from tests.services.nightly.test_history import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 # Real nights of 12 cells, each cell about a second (its host metrics' first second): 4
 # nights take a minute. That the page's queries do not grow with the nights is asserted
-# at 8 and 80 stored nights in tests/services/test_nights.py.
+# at 8 and 80 stored nights in tests/services/nightly/test_nights.py.
 NIGHTS = 4
 
 
@@ -67,7 +67,7 @@ def test_the_history_of_real_nights_of_12_cells_reads_a_bounded_number_of_querie
     client = Client()
     client.force_login(django_user_model.objects.create_user("dba", password="dba-pass-123"))
 
-    # 6, and 2 for the plan's alerts and its annotations (runs/services/alerts.py).
+    # 6, and 2 for the plan's alerts and its annotations (runs/services/nightly/alerts.py).
     with django_assert_max_num_queries(8):
         response = client.get(f"/plans/{plan.pk}/history?nights={NIGHTS}")
 

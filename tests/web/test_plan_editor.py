@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from runs.analysis.matrix import Axes, expand
 from runs.errors import InvalidInput
+from runs.sysbench.matrix import Axes, expand
 from runs.web.plan_editor import duration_text, estimate, form_values, matrix_from_form
 
 

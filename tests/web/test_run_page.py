@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runs.models import Run
-from runs.services.importer import log_import
+from runs.services.imports.importer import log_import
 from runs.targets.mysql import SPIN_WAITS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"

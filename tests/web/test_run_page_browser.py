@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from runs.execution.live import recent_key
 from runs.models import Batch, Run, Status
 from runs.services import batches
-from runs.services.importer import log_import
+from runs.services.imports.importer import log_import
 from tests.helpers import wait_for_batch
 from tests.web.test_events import stored_run
 from tests.web.test_ui import Browser, browser  # noqa: F401 - the fixture

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from runs.errors import InvalidInput
 from runs.models import Target
-from runs.services.importer import ImportResult, log_import
+from runs.services.imports.importer import ImportResult, log_import
 
 
 class Command(BaseCommand):

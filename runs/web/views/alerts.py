@@ -1,6 +1,6 @@
 """The forms of a plan's history and of a batch page that record what the team decided:
 an alert acknowledged, dismissed or accepted as the new baseline, an annotation on the
-timeline, a batch's notes and tags (runs/services/alerts.py, runs/services/notes.py)."""
+timeline, a batch's notes and tags (runs/services/nightly/alerts.py, runs/services/notes.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from django.views.decorators.http import require_POST
 
 from runs.errors import InvalidInput
 from runs.models import Alert, Annotation, Batch, Plan
-from runs.services import alerts, notes, permissions
+from runs.services import notes, permissions
+from runs.services.nightly import alerts
 
 
 @require_POST

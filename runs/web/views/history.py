@@ -6,10 +6,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from runs.analysis import change_points, regressions
+from runs.analysis.nightly import change_points, regressions
 from runs.errors import InvalidInput
 from runs.models import Plan
-from runs.services import alerts, history, notifications, schedules
+from runs.services.nightly import alerts, history, notifications, schedules
 
 NIGHT_CHOICES = (14, 30, 60, 120, 365)
 DEFAULT_NIGHTS = 60

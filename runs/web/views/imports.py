@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from runs.errors import InvalidInput
-from runs.services import importer
+from runs.services.imports import importer
 from runs.web.forms import ImportForm
 from runs.web.uploads import LogTooLarge
 from runs.web.views.common import show_refusal

@@ -19,9 +19,10 @@ from django.views.decorators.http import require_POST
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import checks, preflight
 from runs.models import LaunchedBy, LoadHost, Plan, Target
-from runs.services import batches, definitions, permissions, schedules, selectors
+from runs.services import batches, definitions, permissions, selectors
+from runs.services import plans as plan_checks
+from runs.services.nightly import schedules
 from runs.services.queue import BrokerUnavailable
 from runs.sysbench.options import OPTIONS
 from runs.web import plan_editor
@@ -196,7 +197,7 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     # the preflight; anyone else gets the checks that need no server, and why.
     not_allowed = _not_allowed_to_use(request, plan, extra)
     try:
-        check = checks.plan_check(
+        check = plan_checks.plan_check(
             plan=plan,
             contact_server=plan.target is not None and not not_allowed,
             extra_load_hosts=extra,
@@ -204,7 +205,7 @@ def plan_check(request: HttpRequest) -> HttpResponse:
         if not_allowed:
             check.warnings.append(f"the target was not asked: {not_allowed}")
     except targets.TargetError as e:
-        check = checks.plan_check(plan=plan, contact_server=False, extra_load_hosts=extra)
+        check = plan_checks.plan_check(plan=plan, contact_server=False, extra_load_hosts=extra)
         check.warnings.append(f"the target could not be asked: {e.message}")
     except InvalidInput as e:
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
@@ -255,7 +256,7 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
         error = {"field": e.field, "message": e.message}
         return json_response({"ok": False, "errors": [error], "steps": []})
     try:
-        report = preflight.plan_preflight(plan=plan, extra_load_hosts=extra)
+        report = plan_checks.plan_preflight(plan=plan, extra_load_hosts=extra)
     except InvalidInput as e:  # a stored load host or target no connection can use
         errors = [{"field": e.field, "message": str(e)}]
         return json_response({"ok": False, "errors": errors, "steps": []}, status=400)

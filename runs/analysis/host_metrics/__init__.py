@@ -1,0 +1,15 @@
+"""Host metrics: what the machines did during a run (the load host, the server's host),
+and what limited the run. Pure: no Django, no I/O.
+
+    procfs.py          a machine's /proc snapshots parsed, and the rates between two of them
+    host_summary.py    a run's host metrics summed up over its steady state (host_summary),
+                       and a cell's from its runs' for the results
+    bottleneck.py      what limited a run, with its evidence, from its host summary
+
+The path of a reading: the sampler on each host prints its /proc files on sysbench's
+clock (runs/loadhosts/procstream.py); runs/execution/host_metrics.py parses each snapshot
+(`procfs.snapshot_parse`) and stores the rates between two (`procfs.host_values`) as a
+HostMetrics row; at the run's end `host_summary.host_summary` sums the rows up into
+Run.host_summary, and `bottleneck.bottleneck_classify` names what limited the run
+(Run.bottleneck). The results read them back per cell (`host_summary.cell_host_metrics`).
+"""

@@ -1,0 +1,164 @@
+"""A run's host metrics summed up: what each machine did over the steady state.
+
+Pure: the rows' values (runs/analysis/host_metrics/procfs.py made them) in, `Run.host_summary` out.
+Means are over the intervals after the warmup; per-transaction figures divide by the
+run's steady tps. Network totals leave the loopback interface out unless it carried the
+benchmark (the target runs on the same machine) or it is the only interface that moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any
+
+from runs.analysis.host_metrics.procfs import busy_pct
+from runs.analysis.results import RunFigures
+
+CPU_PARTS = ("user", "system", "iowait", "steal", "idle")
+DB_PARTS = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s")
+# Not one physical device: their I/O is counted again on the disks beneath them.
+STACKED_DISKS = ("dm-", "md")
+
+
+@dataclass(frozen=True)
+class HostSeries:
+    """One machine's rows of a run, in order: (time_s, values)."""
+
+    role: str  # "server" or "load"
+    host: str
+    rows: Sequence[tuple[float, Mapping[str, Any]]]
+    loopback: bool = False  # the benchmark's traffic went over lo
+
+
+def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dict[str, Any]:
+    """One host of `Run.host_summary["hosts"]`."""
+    steady = [v for t, v in series.rows if t > warmup_s] or [v for _, v in series.rows]
+    entry: dict[str, Any] = {"role": series.role, "host": series.host, "intervals": len(steady)}
+    entry["cpu"] = {p: _mean(v["cpu"][p] for v in steady if v.get("cpu")) for p in CPU_PARTS}
+    entry["busy_pct"] = _mean(busy_pct(v) for v in steady)
+    entry["ncpu"] = max((int(v.get("ncpu") or 0) for v in steady), default=0)
+    for name in ("runq", "ctxt_s", "intr_s"):
+        entry[name] = _mean(v.get(name) for v in steady)
+    entry["iops"] = _mean(_disk_sum(v, ("r_iops", "w_iops")) for v in steady)
+    entry["mbs"] = _mean(_disk_sum(v, ("r_mbs", "w_mbs")) for v in steady)
+    entry["util_pct"] = _mean(_disk_max(v, "util_pct") for v in steady)
+    entry["rx_kbs"] = _mean(_net_sum(v, "rx_kbs", series.loopback) for v in steady)
+    entry["tx_kbs"] = _mean(_net_sum(v, "tx_kbs", series.loopback) for v in steady)
+    entry["ctxt_per_tx"] = _per(entry["ctxt_s"], tps)
+    if series.role == "server" and any("db" in v for v in steady):
+        db = {p: _mean(v["db"][p] for v in steady if "db" in v) for p in DB_PARTS}
+        cores = (db["user_cores"] or 0) + (db["system_cores"] or 0)
+        db["cpu_us_per_tx"] = _per(cores * 1e6, tps)
+        db["csw_per_tx"] = _per((db["vcsw_s"] or 0) + (db["nvcsw_s"] or 0), tps)
+        entry["db"] = db
+    return entry
+
+
+def host_summary(
+    series: Iterable[HostSeries],
+    *,
+    warmup_s: float,
+    tps: float | None,
+    missing: Sequence[Mapping[str, str]] = (),
+) -> dict[str, Any]:
+    """`Run.host_summary`: every sampled host, and why any other is missing."""
+    hosts = [host_entry(s, warmup_s=warmup_s, tps=tps) for s in series if s.rows]
+    return {"hosts": hosts, "missing": [dict(m) for m in missing]}
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return round(fmean(present), 3) if present else None
+
+
+def _per(rate: float | None, tps: float | None) -> float | None:
+    if rate is None or not tps:
+        return None
+    return round(rate / tps, 3)
+
+
+def _physical(values: Mapping[str, Any]) -> list[Mapping[str, float]]:
+    disks = values.get("disks") or {}
+    return [d for name, d in disks.items() if not name.startswith(STACKED_DISKS)]
+
+
+def _disk_sum(values: Mapping[str, Any], names: Sequence[str]) -> float:
+    return sum(d.get(n, 0.0) for d in _physical(values) for n in names)
+
+
+def _disk_max(values: Mapping[str, Any], name: str) -> float:
+    return max((d.get(name, 0.0) for d in _physical(values)), default=0.0)
+
+
+def _net_sum(values: Mapping[str, Any], name: str, loopback: bool) -> float:
+    nets = values.get("nets") or {}
+    outside = {k: v for k, v in nets.items() if k != "lo"}
+    moved = {k: v for k, v in outside.items() if v.get(name)}
+    chosen = nets if loopback or not moved else outside
+    return sum(v.get(name, 0.0) for v in chosen.values())
+
+
+# --- a batch's cells ----------------------------------------------------------------------
+
+
+def cell_host_metrics(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
+    """Per cell (series and threads, in the runs' order), the medians over its repeats
+    of what the results page shows: the server's and the load host's CPU %, iowait %,
+    IOPS, MB/s, context switches and the server's CPU per transaction, and the cell's
+    bottleneck (the most frequent among its repeats), with the guards any repeat raised."""
+    cells: dict[tuple[str, int], list[RunFigures]] = {}
+    for run in runs:
+        if run.host_figures.hosts or run.bottleneck:
+            cells.setdefault((run.series_key, run.threads), []).append(run)
+    return [_cell(repeats) for repeats in cells.values()]
+
+
+def _cell(repeats: Sequence[RunFigures]) -> dict[str, Any]:
+    first = repeats[0]
+    limits = [r.limit for r in repeats]
+    kinds = [limit.kind for limit in limits if limit.kind]
+    return {
+        "series": first.series_key,
+        "label": first.label,
+        "threads": first.threads,
+        "runs": len(repeats),
+        "server": _side(repeats, "server"),
+        "load": _side(repeats, "load"),
+        "bottleneck": max(set(kinds), key=kinds.count) if kinds else "",
+        "evidence": next((r.limit.evidence for r in repeats if r.bottleneck), []),
+        "client_bound": any(limit.client_bound for limit in limits),
+        "same_machine": any(limit.same_machine for limit in limits),
+        "busy_start": sum(1 for limit in limits if limit.busy_start),
+        "missing": _missing(repeats),
+    }
+
+
+def _missing(repeats: Sequence[RunFigures]) -> list[str]:
+    return sorted({m.name for run in repeats for m in run.host_figures.missing})
+
+
+def _side(repeats: Sequence[RunFigures], role: str) -> dict[str, float | None] | None:
+    entries = [h for r in repeats for h in r.host_figures.of_role(role)]
+    if not entries:
+        return None
+    figures = {
+        "busy_pct": [h.busy_pct for h in entries],
+        "iowait": [h.iowait_pct for h in entries],
+        "iops": [h.iops for h in entries],
+        "mbs": [h.mbs for h in entries],
+        "ctxt_per_tx": [h.ctxt_per_tx for h in entries],
+        "cpu_us_per_tx": [h.cpu_us_per_tx for h in entries],
+    }
+    return {name: _median(values) for name, values in figures.items()}
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    present = sorted(float(v) for v in values if v is not None)
+    if not present:
+        return None
+    middle = len(present) // 2
+    if len(present) % 2:
+        return round(present[middle], 3)
+    return round((present[middle - 1] + present[middle]) / 2, 3)

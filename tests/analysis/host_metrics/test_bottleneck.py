@@ -1,0 +1,140 @@
+"""The bottleneck of a cell, on recorded host summaries: a saturated load host, a
+saturated server, fsyncs, a disk, waiting, one machine for both, and a noisy one."""
+
+from __future__ import annotations
+
+from runs.analysis.host_metrics.bottleneck import (
+    RunLoad,
+    bottleneck_classify,
+    busy_start_text,
+    fsync_figures,
+)
+
+
+def host(role: str, name: str, busy: float, **extra: object) -> dict:
+    entry = {
+        "role": role,
+        "host": name,
+        "cpu": {
+            "user": busy * 0.7,
+            "system": busy * 0.3,
+            "iowait": 0.0,
+            "steal": 0.0,
+            "idle": 100 - busy,
+        },
+        "busy_pct": busy,
+        "ncpu": 2,
+        "runq": 1.0,
+        "util_pct": 0.0,
+        "rx_kbs": 10.0,
+        "tx_kbs": 10.0,
+    }
+    entry.update(extra)
+    return entry
+
+
+FLAT = RunLoad(tps=[100.0, 101.0, 99.0, 100.0], latency_ms=10.0)
+NOISY = RunLoad(tps=[100.0, 180.0, 40.0, 150.0], latency_ms=10.0)
+
+
+def test_a_saturated_load_host_measures_the_client():
+    summary = {"hosts": [host("server", "db", 40.0), host("load", "lh", 97.0)]}
+    verdict = bottleneck_classify(summary, FLAT)
+    assert verdict["kind"] == "load_cpu"
+    assert verdict["client_bound"] is True
+    assert any("this figure measures the client" in e for e in verdict["evidence"])
+    assert any("97 % busy" in e for e in verdict["evidence"])
+
+
+def test_a_saturated_server_is_cpu_bound():
+    db = {"user_cores": 1.5, "system_cores": 0.3, "cpu_us_per_tx": 180.0}
+    summary = {"hosts": [host("server", "db", 93.0, db=db), host("load", "lh", 30.0)]}
+    verdict = bottleneck_classify(summary, FLAT)
+    assert verdict["kind"] == "server_cpu" and verdict["client_bound"] is False
+    assert any("180 µs of CPU per transaction" in e for e in verdict["evidence"])
+
+
+def test_fsyncs_that_take_most_of_the_latency_are_the_bottleneck():
+    summary = {"hosts": [host("server", "db", 10.0), host("load", "lh", 5.0)]}
+    load = RunLoad(tps=[300.0] * 4, latency_ms=3.0, fsyncs_per_tx=2.0, fsync_ms=1.2)
+    verdict = bottleneck_classify(summary, load)
+    assert verdict["kind"] == "fsync"
+    assert "2.00 fsync per transaction" in verdict["evidence"][0]
+    assert "(80 %)" in verdict["evidence"][0]
+
+
+def test_a_busy_disk_is_io_bound():
+    server = host("server", "db", 30.0, util_pct=96.0, iops=3200.0, mbs=48.0)
+    verdict = bottleneck_classify({"hosts": [server]}, NOISY)
+    assert verdict["kind"] == "io"
+    assert "96 % utilised" in verdict["evidence"][0]
+
+
+def test_idle_hosts_and_flat_tps_are_waiting():
+    summary = {"hosts": [host("server", "db", 12.0), host("load", "lh", 8.0)]}
+    verdict = bottleneck_classify(summary, FLAT)
+    assert verdict["kind"] == "waiting"
+    assert "flat at 100" in verdict["evidence"][0]
+
+
+def test_a_noisy_run_on_idle_hosts_is_not_called_waiting():
+    summary = {"hosts": [host("server", "db", 12.0), host("load", "lh", 8.0)]}
+    verdict = bottleneck_classify(summary, NOISY)
+    assert verdict["kind"] == "unknown"
+
+
+def test_one_machine_for_both_says_who_used_the_cpu():
+    shared = host("server", "local", 98.0, db={"user_cores": 0.4, "system_cores": 0.2})
+    summary = {"hosts": [shared, {**shared, "role": "load"}]}
+    verdict = bottleneck_classify(
+        summary, RunLoad(tps=[1.0, 1.0], latency_ms=1.0, same_machine=True)
+    )
+    assert verdict["kind"] == "load_cpu"  # the database used 30 % of 98 %
+    assert verdict["same_machine"] is True
+    assert any("database server's machine" in e for e in verdict["evidence"])
+    assert "database process 30 %" in verdict["evidence"][0]
+
+
+def test_a_network_moving_most_of_a_link():
+    summary = {"hosts": [host("load", "lh", 30.0, rx_kbs=60_000.0, tx_kbs=50_000.0)]}
+    assert bottleneck_classify(summary, NOISY)["kind"] == "network"
+
+
+def test_nothing_sampled_is_unknown():
+    verdict = bottleneck_classify({"hosts": [], "missing": []}, FLAT)
+    assert verdict["kind"] == "unknown"
+    assert "no host metrics" in verdict["evidence"][0]
+
+
+def test_a_busy_start_is_flagged():
+    assert busy_start_text({"lh": 3.0}) == ""
+    assert "lh 60 %" in busy_start_text({"lh": 60.0, "db": 2.0})
+    verdict = bottleneck_classify({"hosts": []}, RunLoad(tps=[], latency_ms=None,
+                                                          busy_start_pct={"lh": 60.0}))  # fmt: skip
+    assert verdict["busy_start"].startswith("started on a busy host")
+
+
+def test_fsyncs_per_transaction_from_the_counters():
+    counters = {
+        "deltas": {
+            "Innodb_os_log_fsyncs": 1000.0,
+            "pfs_binlog_syncs": 1000.0,
+            "pfs_binlog_sync_ps": 1000.0 * 2e9,
+        },
+        "derived": {"transactions": 1000},
+    }
+    per_tx, fsync_ms = fsync_figures(counters)
+    assert per_tx == 2.0 and fsync_ms == 2.0
+    assert fsync_figures({}) == (None, None)
+
+
+def test_one_machine_busy_before_sysbench_is_not_called_cpu_bound():
+    shared = host("server", "local", 89.0, db={"user_cores": 0.3, "system_cores": 0.1})
+    summary = {"hosts": [shared, {**shared, "role": "load"}]}
+    load = RunLoad(
+        tps=[300.0] * 4, latency_ms=3.0, fsyncs_per_tx=2.0, fsync_ms=1.2,
+        same_machine=True, busy_start_pct={"local": 91.0},
+    )  # fmt: skip
+    verdict = bottleneck_classify(summary, load)
+    assert verdict["kind"] == "fsync"
+    assert verdict["busy_start"].startswith("started on a busy host")
