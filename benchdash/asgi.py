@@ -17,7 +17,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 os.environ["BENCHDASH_WEB_SERVER"] = "asgi"
 django.setup(set_prefix=False)
 
-from runs.web.uploads import FORM_MARGIN, max_log_bytes  # noqa: E402
+from runs.http.uploads import FORM_MARGIN, max_log_bytes  # noqa: E402
 
 
 class Handler(ASGIHandler):

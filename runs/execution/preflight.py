@@ -15,6 +15,7 @@ from django.conf import settings
 
 from runs.errors import InvalidInput
 from runs.execution import checks, preflight_target, worker_limits
+from runs.execution.environment import load_host_read_facts
 from runs.execution.preflight_report import (
     FAILED,
     OK,
@@ -25,7 +26,6 @@ from runs.execution.preflight_report import (
 )
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
-from runs.loadhosts.facts import loadhost_refresh_facts
 from runs.models import Batch, LoadHost, Plan
 from runs.sysbench.options import OPTIONS, size_in_bytes
 from runs.sysbench.statements import prepared_statements
@@ -153,7 +153,7 @@ def _check_load_host(
     """SSH reachable with the pinned key, and sysbench there; returns the host's facts."""
     name = subject.load_host.name
     try:
-        facts = loadhost_refresh_facts(load_host=subject.load_host, executor=executor)
+        facts = load_host_read_facts(load_host=subject.load_host, executor=executor)
     except ExecutorError as e:
         report.add(name, "ssh", FAILED, str(e))
         return None

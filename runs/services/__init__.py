@@ -4,6 +4,7 @@ tasks and the admin, and calling execution, targets and load hosts below.
 Writes (services named <entity>_<action>, keyword-only):
 
     definitions.py     targets, load hosts and plans, checked before they are stored
+    loadhosts.py       a load host's key scanned and pinned, its facts read again
     batches.py         launching a plan, running a batch on a worker, cancelling one
     schedules.py       plans that launch on their own (django-celery-beat)
     queue.py           handing work to the workers

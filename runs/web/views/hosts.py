@@ -9,11 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from runs.errors import InvalidInput
-from runs.loadhosts import ExecutorError, hostkeys, ssh
-from runs.loadhosts.facts import loadhost_refresh_facts
+from runs.errors import ExecutorError, InvalidInput
 from runs.models import LoadHost
-from runs.services import definitions, permissions, selectors
+from runs.services import definitions, loadhosts, permissions, selectors
 from runs.web.forms import (
     FingerprintForm,
     LoadHostForm,
@@ -69,9 +67,9 @@ def _host_page(
     problem: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    pinned = ssh.fingerprint(load_host.host_key) if load_host.host_key else ""
+    pinned = loadhosts.host_key_fingerprint(load_host.host_key) if load_host.host_key else ""
     if not seen and load_host.seen_host_key and load_host.seen_host_key != load_host.host_key:
-        seen = ssh.fingerprint(load_host.seen_host_key)
+        seen = loadhosts.host_key_fingerprint(load_host.seen_host_key)
     return render(
         request,
         "runs/host_detail.html",
@@ -98,7 +96,7 @@ def _changed(request: HttpRequest, host_id: int) -> LoadHost:
 def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
-        seen = hostkeys.loadhost_scan(load_host=load_host)
+        seen = loadhosts.load_host_scan(load_host=load_host)
     except InvalidInput as e:  # the host as stored cannot be scanned: fix it first
         return _host_page(request, load_host, problem=str(e), status=400)
     except ExecutorError as e:
@@ -112,7 +110,7 @@ def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
     form = FingerprintForm(request.POST)
     if form.is_valid():
         try:
-            hostkeys.loadhost_confirm_host_key(
+            loadhosts.load_host_pin_key(
                 load_host=load_host, fingerprint=form.cleaned_data["fingerprint"]
             )
         except InvalidInput as e:
@@ -127,7 +125,7 @@ def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
 def host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
-        loadhost_refresh_facts(load_host=load_host)
+        loadhosts.load_host_refresh_facts(load_host=load_host)
     except ExecutorError as e:
         return _host_page(request, load_host, problem=str(e))
     messages.success(request, f"Facts of {load_host.name} read.")

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 from runs import targets
 from runs.errors import InvalidInput
 from runs.execution import checks, preflight
+from runs.http.responses import json_response
 from runs.models import LaunchedBy, LoadHost, Plan, Target
 from runs.services import batches, definitions, permissions, schedules, selectors
 from runs.services.queue import BrokerUnavailable
@@ -30,7 +31,6 @@ from runs.web.plan_form import (
     plan_initial,
     plan_matrix_values,
 )
-from runs.web.responses import json_response
 from runs.web.views.common import request_user, show_model_errors, show_protected, show_refusal
 
 
