@@ -194,13 +194,36 @@ def test_code_that_builds_http_responses_says_response() -> None:
 
 
 def test_a_load_host_has_one_word_in_the_pages_the_api_and_the_docs() -> None:
-    page = reverse("load_hosts")
-    api = reverse("api-load-hosts")
+    """load-hosts in both URLs, load_host in the pages' URL names and templates, loadhosts
+    in the modules of every layer; the page on several load hosts per cell is named for
+    what it tells (multihost, as runs/analysis/multihost.py), not for load hosts."""
+    page, api = reverse("load_hosts"), reverse("api-load-hosts")
     assert page.strip("/").split("/")[0] == api.strip("/").split("/")[-1] == "load-hosts"
-    for room in ("web/views", "api", "services"):
-        assert (APP / room / "loadhosts.py").exists(), f"runs/{room}/loadhosts.py"
-    templates = {p.name for p in (ROOT / "templates" / "runs").glob("*host*.html")}
-    assert {"load_hosts.html", "load_host_detail.html", "load_host_form.html"} <= templates
-    assert (ROOT / "docs" / "load-hosts.md").exists()
-    multihost = (ROOT / "docs" / "multihost.md").read_text()
-    assert multihost.startswith("# Several load hosts")
+    assert [
+        p for p in ("web/views", "api", "services") if not (APP / p / "loadhosts.py").exists()
+    ] == []
+    pages = {p.name for p in (ROOT / "templates" / "runs").glob("*.html")}
+    assert {"load_hosts.html", "load_host_detail.html", "load_host_form.html"} <= pages
+    assert pages & {"hosts.html", "host_detail.html", "host_form.html"} == set()
+    urls = (APP / "web" / "urls.py").read_text()
+    assert '"hosts' not in urls and 'name="host_' not in urls
+    assert not (ROOT / "docs" / "load-hosts.md").exists()
+    assert (
+        (ROOT / "docs" / "multihost.md").read_text().startswith("# A cell from several load hosts")
+    )
+
+
+def test_a_change_in_percent_is_printed_by_one_function() -> None:
+    """signed_pct and the minus sign it prints live once (runs/analysis/percent.py); the
+    command-line client prints what the API wrote and has no copy."""
+    defined = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in [*APP.rglob("*.py"), *(ROOT / "benchdash_cli").rglob("*.py")]
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (isinstance(node, ast.FunctionDef) and node.name == "signed_pct")
+        or (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "MINUS" for t in node.targets)
+        )
+    ]
+    assert defined == ["runs/analysis/percent.py:11", "runs/analysis/percent.py:14"]

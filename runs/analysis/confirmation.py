@@ -34,7 +34,8 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from runs.analysis.regressions import figure, signed_pct
+from runs.analysis.percent import signed_pct
+from runs.analysis.regressions import figure
 
 CONFIRMED = "confirmed"
 NOISE = "noise"

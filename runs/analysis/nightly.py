@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runs.analysis import change_points
+from runs.analysis.percent import signed_pct
 from runs.analysis.regressions import (
     LATENCY,
     MIN_NIGHTS,
@@ -24,7 +25,6 @@ from runs.analysis.regressions import (
     Metric,
     figure,
     judge,
-    signed_pct,
 )
 
 

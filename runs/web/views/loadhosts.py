@@ -24,11 +24,11 @@ KEY_CLEARED = (
 )
 
 
-def hosts_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "runs/hosts.html", {"hosts": selectors.loadhosts_listed()})
+def load_hosts_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "runs/load_hosts.html", {"hosts": selectors.loadhosts_listed()})
 
 
-def host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
+def load_host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id) if host_id else LoadHost()
     if load_host.pk:
         permissions.require(request.user, "change", load_host)
@@ -49,11 +49,11 @@ def host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
             messages.success(request, f"Load host {saved.name} saved.")
             if had_key and given is None and not saved.private_key:
                 messages.warning(request, KEY_CLEARED)
-            return redirect("host_detail", host_id=saved.pk)
-    return render(request, "runs/host_form.html", {"form": form, "host": load_host})
+            return redirect("load_host_detail", host_id=saved.pk)
+    return render(request, "runs/load_host_form.html", {"form": form, "host": load_host})
 
 
-def host_detail(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_detail(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id)
     return _host_page(request, load_host)
 
@@ -72,7 +72,7 @@ def _host_page(
         seen = loadhosts.host_key_fingerprint(load_host.seen_host_key)
     return render(
         request,
-        "runs/host_detail.html",
+        "runs/load_host_detail.html",
         {
             "host": load_host,
             "pinned": pinned,
@@ -93,7 +93,7 @@ def _changed(request: HttpRequest, host_id: int) -> LoadHost:
 
 
 @require_POST
-def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
         seen = loadhosts.load_host_scan(load_host=load_host)
@@ -105,7 +105,7 @@ def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
 
 
 @require_POST
-def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     form = FingerprintForm(request.POST)
     if form.is_valid():
@@ -117,22 +117,22 @@ def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
             form.add_error("fingerprint", e.message)
         else:
             messages.success(request, f"The host key of {load_host.name} is pinned.")
-            return redirect("host_detail", host_id=load_host.pk)
+            return redirect("load_host_detail", host_id=load_host.pk)
     return _host_page(request, load_host, form=form)
 
 
 @require_POST
-def host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
         loadhosts.load_host_refresh_facts(load_host=load_host)
     except ExecutorError as e:
         return _host_page(request, load_host, problem=str(e))
     messages.success(request, f"Facts of {load_host.name} read.")
-    return redirect("host_detail", host_id=load_host.pk)
+    return redirect("load_host_detail", host_id=load_host.pk)
 
 
-def host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id)
     permissions.require(request.user, "delete", load_host)
     if request.method == "POST":
@@ -140,7 +140,7 @@ def host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
             load_host.delete()
         except ProtectedError as e:
             show_protected(request, f"Load host {load_host.name}", e)
-            return redirect("host_detail", host_id=load_host.pk)
+            return redirect("load_host_detail", host_id=load_host.pk)
         messages.success(request, f"Load host {load_host.name} deleted.")
-        return redirect("hosts")
+        return redirect("load_hosts")
     return render(request, "runs/confirm_delete.html", {"object": load_host, "kind": "load host"})
