@@ -17,7 +17,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 os.environ["BENCHDASH_WEB_SERVER"] = "asgi"
 django.setup(set_prefix=False)
 
-from runs.web.uploads import FORM_MARGIN, max_log_bytes  # noqa: E402
+from runs.http.uploads import FORM_MARGIN, max_log_bytes  # noqa: E402
 
 
 class Handler(ASGIHandler):
@@ -37,7 +37,7 @@ class Handler(ASGIHandler):
     any other (Django takes a body without a length for an empty one: "No file was
     submitted."), and what comes after a body passes the largest log is not kept; the
     upload handler then refuses it as it refuses one that declares such a length
-    (runs/web/uploads.py, runs/web/middleware.py)."""
+    (runs/http/uploads.py, runs/web/middleware.py)."""
 
     def __init__(self) -> None:
         super().__init__()

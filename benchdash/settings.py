@@ -245,7 +245,7 @@ BENCHDASH_MAX_LOG_MB = float(env("BENCHDASH_MAX_LOG_MB") or "50")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_HANDLERS = [
-    "runs.web.uploads.LogSizeLimit",
+    "runs.http.uploads.LogSizeLimit",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

@@ -2,8 +2,10 @@
 
 `ApplicationError` is the root of what benchdash refuses on purpose; its name is not
 Django's (`django.core.exceptions.ValidationError`) nor DRF's, so a reader never wonders
-which one an `except` catches. Errors that belong to one room (an SSH failure, a target
-that went away, a stopped batch) stay in that room.
+which one an `except` catches. Errors that belong to one room (an SSH failure inside the
+SSH layer, a target that went away, a stopped batch) stay in that room; a load host's
+`ExecutorError` is here because the pages and the API catch it from the services without
+importing the load hosts' room.
 
 Pure: no Django, no I/O, nothing of runs.
 """
@@ -26,3 +28,8 @@ class InvalidInput(ApplicationError, ValueError):
     def within(self, parent: str) -> InvalidInput:
         """The same refusal with its field named inside `parent`: load_host.address."""
         return InvalidInput(f"{parent}.{self.field}", self.message)
+
+
+class ExecutorError(ApplicationError):
+    """A load host could not be reached, or sysbench could not be started there; the
+    message names the host and the cause. Raised by runs/loadhosts/."""

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from runs.analysis import charts, run_facts, verdicts, why
+from runs.analysis.auto import rounds as auto_rounds
 from runs.analysis.auto import settings as auto_settings
-from runs.analysis.auto import steps as auto_steps
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.analysis.report_table import TableRow, report_table, table_tsv
 from runs.analysis.results import (
@@ -32,7 +32,7 @@ from runs.analysis.results import (
 from runs.analysis.verdicts import Verdict
 from runs.frozen import FrozenPlan
 
-RATE = auto_steps.RATE
+RATE = auto_rounds.RATE
 MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one sentence
 
 
@@ -149,14 +149,14 @@ def build(
 
 def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures], baseline: str) -> list[str]:
     settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
-    return auto_steps.conclusions(settings, runs, baseline) if settings.any else []
+    return auto_rounds.conclusions(settings, runs, baseline) if settings.any else []
 
 
 def _offered_answers(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
     """A `rate` axis without the rate search: "sustainable up to ..." of the offered rates
     (the search says it itself, in `auto`)."""
     settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
-    return [] if settings.rate is not None else auto_steps.offered_rates(runs)
+    return [] if settings.rate is not None else auto_rounds.offered_rates(runs)
 
 
 def _repeats_stops(
@@ -165,7 +165,7 @@ def _repeats_stops(
     settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
     if settings.repeats is None:
         return []
-    return auto_steps.repeats_stops(settings.repeats, runs, baseline)
+    return auto_rounds.repeats_stops(settings.repeats, runs, baseline)
 
 
 def _extra_runs(runs: Sequence[RunFigures], reasons: Mapping[int, str]) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ from typing import Any
 from scipy import stats as scipy_stats
 
 from runs.analysis import multiplicity, stats
+from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, RunFigures
 
 CONFIDENCE = 0.95
@@ -53,7 +54,6 @@ NO_RATIO = "cannot compare"
 CLIENT_BOUND = "resting on a run whose load host was CPU-bound: this figure measures the client"
 
 TIMES = "\u00d7"
-MINUS = "\u2212"
 DASH = "\u2013"
 
 REPEATS = "repeats"
@@ -372,13 +372,6 @@ def magnitude(ratio: float) -> str:
 def _in_times(ratio: float) -> bool:
     # Small differences read better in percent: 4.3 % faster, not 1.0x faster.
     return (ratio if ratio >= 1 else 1 / ratio) >= 1.1
-
-
-def signed_pct(value: float | None) -> str:
-    if value is None:
-        return ""
-    sign = "+" if value > 0 else (MINUS if value < 0 else "±")
-    return f"{sign}{abs(value):.1f} %"
 
 
 def _times(factor: float) -> str:

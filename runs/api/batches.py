@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from runs.api.common import QueryParameters
 from runs.api.history import AnalysisSerializer
+from runs.http.responses import streamed
 from runs.models import (
     FINISHED_STATUSES,
     SAMPLE_FIGURES,
@@ -30,7 +31,6 @@ from runs.models import (
     Status,
 )
 from runs.services import batches, exports, permissions, selectors
-from runs.web.responses import streamed
 
 
 class BatchSerializer(serializers.ModelSerializer[Batch]):

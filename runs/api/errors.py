@@ -18,8 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from runs.errors import InvalidInput
-from runs.loadhosts import ExecutorError
+from runs.errors import ExecutorError, InvalidInput
 from runs.targets import TargetError
 
 
@@ -32,11 +31,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     exc = _as_api_exception(exc)
     response = drf_exception_handler(exc, context)
     if response is None:
-        return None  # Django answers: server_error below
+        return None  # Django responds: server_error below
     response.data = _error_body(response.data)
     if _only_unique(exc):
         response.status_code = status.HTTP_409_CONFLICT
-    _answer_in_json(context.get("request"))
+    _respond_in_json(context.get("request"))
     return response
 
 
@@ -48,8 +47,8 @@ def _only_unique(exc: Exception) -> bool:
     return codes == {"unique"}
 
 
-def _answer_in_json(request: Request | None) -> None:
-    # An error is JSON even where the answer would have been CSV (the samples).
+def _respond_in_json(request: Request | None) -> None:
+    # An error is JSON even where the response would have been CSV (the samples).
     if request is not None and not isinstance(
         getattr(request, "accepted_renderer", None), renderers.JSONRenderer
     ):
@@ -102,10 +101,10 @@ def _flatten(data: Any, field: str | None) -> Any:
         yield {"field": field, "message": str(data)}
 
 
-# --- answers Django gives before or after DRF -------------------------------------------------
+# --- responses Django gives before or after DRF -----------------------------------------------
 # An unknown address or an id that is not a number never reaches a DRF view, and an
-# exception DRF does not know about leaves it: Django answers those, with these views for
-# the whole site (benchdash/urls.py). Under /api/ they answer in the API's JSON shape; the
+# exception DRF does not know about leaves it: Django responds to those, with these views
+# for the whole site (benchdash/urls.py). Under /api/ they respond in the API's JSON shape; the
 # pages keep Django's HTML error pages.
 
 API_PREFIX = "/api/"
@@ -168,9 +167,9 @@ ERROR_SCHEMA = {
 
 
 def error_statuses(path: str, method: str, operation: dict[str, Any]) -> dict[str, str]:
-    """The error answers an operation can give, by status, with what they mean."""
+    """The error responses an operation can give, by status, with what they mean."""
     query = [p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"]
-    # A page that does not exist is a 404, the only answer to a wrong ?page=.
+    # A page that does not exist is a 404, the only response to a wrong ?page=.
     takes_input = "requestBody" in operation or bool(set(query) - {"page"})
     statuses = {}
     if takes_input or method in ("post", "put", "patch"):  # services refuse too
@@ -192,7 +191,7 @@ def error_statuses(path: str, method: str, operation: dict[str, Any]) -> dict[st
 
 
 def document_errors(result: dict[str, Any], **_: Any) -> dict[str, Any]:
-    """drf-spectacular post-processing hook: the error answers of every operation, each an
+    """drf-spectacular post-processing hook: the error responses of every operation, each an
     Error."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}

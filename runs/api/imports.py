@@ -12,12 +12,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.errors import InvalidInput
+from runs.http.uploads import LogTooLarge
 from runs.models import (
     Status,
     Target,
 )
 from runs.services.imports import importer
-from runs.web.uploads import LogTooLarge
 
 
 class ImportSerializer(serializers.Serializer[Any]):

@@ -15,11 +15,10 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from runs.api.common import OWNED, SECRET_STYLE, JSONBody, JSONModelBody, assign, request_user
-from runs.loadhosts import hostkeys
 from runs.models import (
     LoadHost,
 )
-from runs.services import definitions, permissions
+from runs.services import definitions, loadhosts, permissions
 
 KEY_PATH_GONE = (
     "key files on the worker are no longer used (any user could name another's key): "
@@ -114,9 +113,9 @@ class LoadHostScan(APIView):
     def post(self, request: Request, pk: int) -> Response:
         load_host = get_object_or_404(LoadHost, pk=pk)
         permissions.require(request.user, "change", load_host)
-        fingerprint = hostkeys.loadhost_scan(load_host=load_host)
-        answer = {"fingerprint": fingerprint, "seen_host_key": load_host.seen_host_key}
-        return Response(HostScanSerializer(answer).data)
+        fingerprint = loadhosts.load_host_scan(load_host=load_host)
+        scanned = {"fingerprint": fingerprint, "seen_host_key": load_host.seen_host_key}
+        return Response(HostScanSerializer(scanned).data)
 
 
 class LoadHostConfirmHostKey(APIView):
@@ -133,5 +132,5 @@ class LoadHostConfirmHostKey(APIView):
         given = HostKeyConfirmSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         fingerprint = given.validated_data["fingerprint"]
-        load_host = hostkeys.loadhost_confirm_host_key(load_host=load_host, fingerprint=fingerprint)
+        load_host = loadhosts.load_host_pin_key(load_host=load_host, fingerprint=fingerprint)
         return Response(LoadHostSerializer(load_host).data)

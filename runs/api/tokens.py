@@ -40,7 +40,7 @@ class NewTokenSerializer(TokenSerializer):
 
 
 class TokenList(generics.ListCreateAPIView[Any]):
-    """Your API tokens. A new token is shown once, in the answer to its creation. Here
+    """Your API tokens. A new token is shown once, in the response to its creation. Here
     alone a user name and password (HTTP Basic) are taken too, as knox's login view takes
     them: a machine without a browser gets its first token so."""
 
@@ -60,14 +60,14 @@ class TokenList(generics.ListCreateAPIView[Any]):
             name=given.validated_data["name"],
             expires_in=None if days is None else timedelta(days=days),
         )
-        answer = {
+        created = {
             "token_key": token.token_key,
             "name": getattr(token, "name", given.validated_data["name"]),
             "created": token.created,
             "expiry": token.expiry,
             "token": text,
         }
-        return Response(NewTokenSerializer(answer).data, status=status.HTTP_201_CREATED)
+        return Response(NewTokenSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
 class TokenRevoke(APIView):

@@ -10,7 +10,7 @@ runs/services/plans.py):
     cell_run.py          running one cell: its settings, sysbench followed, its result stored
     environment.py       the environment recorded before the first change; settings put back
     datasets.py          the runs sharing a data set (a group), their prepare and cleanup
-                         steps, and reusing a data set left on the target
+                         stages, and reusing a data set left on the target
     sysbench_process.py  starting sysbench on the load host and following it to its end
     heartbeat.py         the worker's loop between two lines (Pulse): the heartbeat, and
                          when a running benchmark must stop (Watch, BatchStopped)
@@ -21,7 +21,8 @@ runs/services/plans.py):
     sink.py              where a running cell's output goes: live at once, stored in bulk
     sample_writes.py     the heartbeat's one statement, COPY for a burst; Redis' leftovers
     live.py              live events of a run over Redis, for the pages' Server-Sent Events
-    results_store.py     the worker's writes while the results database may be away
+    outage_buffer.py     the worker's writes held and tried again while the results database
+                         is away
     handover.py          what a worker that gave up on the results database leaves in
                          Redis, for the sweeper to store and end the batch with
     run_results.py       what a run ends with: its result or its failure, stored and announced
@@ -47,7 +48,7 @@ One sample, from sysbench's line to the browser and the database:
 4. On the heartbeat (`heartbeat.Pulse.tick`, every BENCHDASH_HEARTBEAT_SECONDS),
    `SampleSink.flush` stores what it holds: samples, counter readings, raw log and the
    batch's heartbeat in one statement (`sample_writes.run_write`), or by COPY for a burst;
-   `results_store.ResultsStore` retries while the results database is away.
+   `outage_buffer.OutageBuffer` retries while the results database is away.
 5. When sysbench ends, `run_results.run_set_result` puts the run's summary, parsed from
    the final report (runs/analysis/summary.py), on the run; the runner stores it with the
    last samples and announces the run's status live (`live.publish_status`).

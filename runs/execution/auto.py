@@ -1,5 +1,5 @@
 """The automatic modes of a running batch (repeats auto, threads search, rate search):
-once every queued run has run, ask runs/analysis/auto/steps.py which runs to add, and
+once every queued run has run, ask runs/analysis/auto/rounds.py which runs to add, and
 queue them as ordinary runs, each with the reason it runs. The runner loops until
 nothing is added.
 
@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import Max
 
 from runs.analysis import results
+from runs.analysis.auto import rounds
 from runs.analysis.auto import settings as auto_settings
-from runs.analysis.auto import steps
 from runs.analysis.results import RunFigures
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
@@ -40,7 +40,7 @@ def batch_extend(*, batch: Batch) -> int:
     order = results.plan_order(plan.server_settings, plan.option_axes)
     series = results.group_series(figures, order)
     baseline = series[0].key if series else ""  # the plan's first values, as the results'
-    cells = steps.next_cells(settings, figures, plan.repeats or 1, baseline)
+    cells = rounds.next_cells(settings, figures, plan.repeats or 1, baseline)
     if not cells:
         return 0
     if len(runs) + sum(c.repeats for c in cells) > matrix.MAX_RUNS:
@@ -52,7 +52,7 @@ def batch_extend(*, batch: Batch) -> int:
 
 
 @transaction.atomic
-def _queue(batch: Batch, cells: list[steps.NewCell], *, seed: int) -> int:
+def _queue(batch: Batch, cells: list[rounds.NewCell], *, seed: int) -> int:
     planned = [(cell, one) for cell in cells for one in _expand(batch, cell)]
     # A seeded, replayable shuffle is the point here; nothing depends on it being secret.
     random.Random(seed).shuffle(planned)  # noqa: S311
@@ -82,7 +82,7 @@ def _queue(batch: Batch, cells: list[steps.NewCell], *, seed: int) -> int:
     return len(new_runs)
 
 
-def _expand(batch: Batch, cell: steps.NewCell) -> list[matrix.Cell]:
+def _expand(batch: Batch, cell: rounds.NewCell) -> list[matrix.Cell]:
     """The cell's runs, its options checked and keyed as the plan's own cells are."""
     plan = FrozenPlan.from_params(batch.params)
     return matrix.expand(

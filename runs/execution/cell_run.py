@@ -31,7 +31,7 @@ from runs.execution.host_metrics import (
     host_metrics_stop,
     host_metrics_summary,
 )
-from runs.execution.results_store import ResultsStore, ResultsUnreachable
+from runs.execution.outage_buffer import OutageBuffer, ResultsUnreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result
 from runs.execution.sink import SampleSink
 from runs.execution.sysbench_process import (
@@ -63,7 +63,7 @@ class CellRun:
         self.plan = FrozenPlan.from_params(batch.params)
         self.test = self.plan.test
         self.sql = is_sql_test(self.test)
-        self.store = ResultsStore()
+        self.store = OutageBuffer()
         self.pulse = Pulse(batch.pk, self.store)
         self.results_lost: ResultsUnreachable | None = None
         # The running cell, when the results database went away for good at its end.

@@ -8,9 +8,9 @@ right) and skips prepare; a changed shape, a damaged set, or tables without a ma
 cleaned up and prepared again. A plan with `cleanup` off keeps its tables for the next
 batch; cleanup drops the marker with the tables.
 
-A batch's prepare and cleanup steps follow its data sets: the runs that share one form a
-group (one prepare before, one cleanup after), and each step leaves its record on the
-batch, so that a batch resumed after a crash knows what is done.
+A batch's prepare and cleanup stages follow its data sets: the runs that share one form a
+group (one prepare before, one cleanup after), and each stage leaves its record on the
+batch (in its `steps` column), so that a batch resumed after a crash knows what is done.
 """
 
 from __future__ import annotations
@@ -237,12 +237,12 @@ def has_queued_run(group: Group) -> bool:
 
 
 def _left_behind(batch: Batch, plan: FrozenPlan, group: Group) -> bool:
-    """Prepared and not cleaned up since (step_done), and the plan wants it cleaned up."""
-    return plan.cleanup and step_done(batch, "prepare", group)
+    """Prepared and not cleaned up since (stage_done), and the plan wants it cleaned up."""
+    return plan.cleanup and stage_done(batch, "prepare", group)
 
 
-def step_done(batch: Batch, kind: str, group: Group) -> bool:
-    """Whether the group's step is done and still holds: a prepare is undone by a later
+def stage_done(batch: Batch, kind: str, group: Group) -> bool:
+    """Whether the group's stage is done and still holds: a prepare is undone by a later
     cleanup (a group that an auto mode extended is prepared again)."""
     done = False
     for s in batch.steps:
@@ -255,7 +255,7 @@ def step_done(batch: Batch, kind: str, group: Group) -> bool:
     return done
 
 
-def step_record(
+def stage_record(
     batch: Batch,
     kind: str,
     group: Group,
@@ -284,8 +284,8 @@ def step_record(
     )
 
 
-def step_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None:
-    """A step that did not need to run (a data set reused), and why."""
+def stage_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None:
+    """A stage that did not need to run (a data set reused), and why."""
     now = timezone.now().isoformat()
     _append(
         batch,
@@ -305,9 +305,9 @@ def step_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None:
     )
 
 
-def _append(batch: Batch, step: dict[str, Any]) -> None:
+def _append(batch: Batch, stage: dict[str, Any]) -> None:
     # Written again after a lost answer from the results database: never twice.
-    key = (step["kind"], step["group"], step["started_at"])
+    key = (stage["kind"], stage["group"], stage["started_at"])
     kept = [s for s in batch.steps if (s["kind"], s["group"], s["started_at"]) != key]
-    batch.steps = [*kept, step]
+    batch.steps = [*kept, stage]
     batch.save(update_fields=["steps"])

@@ -2,7 +2,8 @@
 load host's facts, the server's version and variables (PostgreSQL: every pg_settings
 row), the database server's own host, and the server's original settings to restore.
 Each run then records the server variables it saw differ from that snapshot once its own
-settings were applied. After the batch, the original settings are put back.
+settings were applied. After the batch, the original settings are put back. A host's
+facts read here, or by preflight or its page, are kept on the host (load_host_read_facts).
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from django.utils import timezone
 
 from runs import targets
 from runs.columns import BatchEnvironment
+from runs.errors import ExecutorError
 from runs.execution.preflight import limits
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
-from runs.loadhosts.facts import server_host_facts, server_reference
-from runs.models import Batch, Target
+from runs.loadhosts.facts import host_facts, server_reference
+from runs.models import Batch, LoadHost, Target
 from runs.sysbench.options import is_sql_test
 
 
@@ -55,6 +57,28 @@ def _server_host_environment(batch: Batch, target: Target) -> dict[str, Any]:
     if facts is not None:
         environment["server_host"] = facts
     return environment
+
+
+def load_host_read_facts(
+    *, load_host: LoadHost, executor: Executor | None = None
+) -> dict[str, object]:
+    """Read the host's facts (OS, CPU, memory, disks, limits, sysbench) and keep them on
+    the host, for its page; raises ExecutorError when it cannot be reached."""
+    facts = host_facts(load_host=load_host, executor=executor)
+    load_host.facts = facts
+    load_host.facts_at = timezone.now()
+    LoadHost.objects.filter(pk=load_host.pk).update(facts=facts, facts_at=load_host.facts_at)
+    return facts
+
+
+def server_host_facts(*, target: Target) -> tuple[dict[str, object] | None, str]:
+    """The facts of the target's own SSH host, or None and why they could not be read."""
+    if target.server_host is None:
+        return None, ""
+    try:
+        return load_host_read_facts(load_host=target.server_host), ""
+    except ExecutorError as e:
+        return None, f"could not read the facts of the database server ({e})"
 
 
 def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:

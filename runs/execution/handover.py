@@ -25,7 +25,7 @@ from django.db.models import Field
 from django.utils import timezone
 
 from runs.execution import live
-from runs.execution.results_store import ResultsStore
+from runs.execution.outage_buffer import OutageBuffer
 from runs.execution.run_results import RESULT_FIELDS
 from runs.execution.sample_writes import run_write_records
 from runs.execution.sink import SampleSink
@@ -75,7 +75,7 @@ def handover_key(batch_id: int) -> str:
 
 
 def handover_leave(
-    *, batch: Batch, store: ResultsStore, held: tuple[Run, SampleSink] | None
+    *, batch: Batch, store: OutageBuffer, held: tuple[Run, SampleSink] | None
 ) -> bool:
     """What the worker holds, to Redis, with the outage it gives up on; whether Redis
     took it (if not, the sweeper finds a silent batch, as after a crash)."""

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from runs.execution.results_store import ResultsStore
+from runs.execution.outage_buffer import OutageBuffer
 from runs.execution.sample_writes import BATCH_BEAT
 from runs.execution.sink import SampleSink
 from runs.models import Status
@@ -103,7 +103,7 @@ class Pulse:
     """The batch's heartbeat, its writes while the results database may be away, and
     the decision to stop."""
 
-    def __init__(self, batch_id: int, store: ResultsStore) -> None:
+    def __init__(self, batch_id: int, store: OutageBuffer) -> None:
         self.batch_id = batch_id
         self.store = store
         self.period_s = settings.BENCHDASH_HEARTBEAT_SECONDS

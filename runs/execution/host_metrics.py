@@ -31,7 +31,7 @@ from runs.analysis.host_metrics.bottleneck import (
 from runs.analysis.host_metrics.host_summary import HostSeries, host_summary
 from runs.analysis.host_metrics.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
 from runs.columns import Bottleneck, RunSummary
-from runs.execution.results_store import ResultsStore
+from runs.execution.outage_buffer import OutageBuffer
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ssh
 from runs.loadhosts.procstream import LocalProcStream, ProcStream, SSHProcStream
@@ -186,7 +186,7 @@ def _missing_of(watched: Watched) -> list[dict[str, str]]:
 
 
 def host_metrics_start(
-    *, batch: Batch, load_hosts: list[LoadHost], store: ResultsStore
+    *, batch: Batch, load_hosts: list[LoadHost], store: OutageBuffer
 ) -> HostMetricsSampler | None:
     """The cell's machines under watch, and their first second, before sysbench starts
     (waiting for quiet hosts as the plan allows, shown as the batch's `waiting_for`);

@@ -7,7 +7,7 @@ Every line sysbench prints is parsed and published live as it arrives; samples, 
 readings and raw log reach the database in bulk with the heartbeat, which tells the
 sweeper a live worker from a dead one and asks whether the batch was cancelled
 (heartbeat.py). The results database may go away for a while
-(results_store.py), and so may the target (target_wait.py): the batch waits for them,
+(outage_buffer.py), and so may the target (target_wait.py): the batch waits for them,
 bounded.
 """
 
@@ -30,12 +30,12 @@ from runs.execution.cell_run import CellRun
 from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment
 from runs.execution.heartbeat import BatchStopped
+from runs.execution.outage_buffer import ResultsUnreachable
 from runs.execution.preflight import batch as preflight
-from runs.execution.results_store import ResultsUnreachable
 from runs.execution.run_results import run_fail, target_error_text
 from runs.execution.sysbench_process import (
     BatchAborted,
-    follow_step,
+    follow_stage,
     supervised,
 )
 from runs.execution.target_wait import TargetGone, failure_kind, target_wait
@@ -145,18 +145,18 @@ class BatchRunner(CellRun):
 
     def _prepare(self, group: Group) -> bool:
         if (
-            datasets.step_done(self.batch, "prepare", group)
+            datasets.stage_done(self.batch, "prepare", group)
             and self.plan.dataset_policy == "shared"
         ):
             return True  # prepared before a crash; the data set is still there
         options = group.runs[0].sysbench_options
         decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
         if decision.reuse:
-            datasets.step_skipped(self.batch, "prepare", group, reason=decision.reason)
+            datasets.stage_skipped(self.batch, "prepare", group, reason=decision.reason)
             return True
         if decision.cleanup_options is not None:
-            self._sysbench_step("cleanup", group, decision.cleanup_options, reason=decision.reason)
-        error = self._sysbench_step("prepare", group, options, reason=decision.reason)
+            self._dataset_stage("cleanup", group, decision.cleanup_options, reason=decision.reason)
+        error = self._dataset_stage("prepare", group, options, reason=decision.reason)
         if error is None:
             datasets.batch_dataset_prepared(batch=self.batch, options=options)
             return True
@@ -178,7 +178,7 @@ class BatchRunner(CellRun):
         if verdict == "unreachable" and self.sql and self.batch.target is not None:
             target_wait(batch=self.batch, pulse=self.pulse, error=line)
 
-    def _sysbench_step(
+    def _dataset_stage(
         self, phase: str, group: Group, options: dict[str, Any], reason: str = ""
     ) -> SysbenchError | None:
         """Run prepare or cleanup, record it on the batch, and return its first error."""
@@ -186,7 +186,7 @@ class BatchRunner(CellRun):
         started = timezone.now()
         # sysbench's private directory is recorded on the group's first run meanwhile
         with supervised(self.starter.start(phase, options), group.runs[0], self.store) as process:
-            followed = follow_step(
+            followed = follow_stage(
                 batch_id=self.batch.pk,
                 process=process,
                 pulse=self.pulse,
@@ -199,7 +199,7 @@ class BatchRunner(CellRun):
                 SysbenchError("other", f"sysbench {phase} exited with code {exit_code}", "", None)
             )
         self.store.ensure(
-            lambda: datasets.step_record(
+            lambda: datasets.stage_record(
                 self.batch,
                 phase,
                 group,
@@ -218,7 +218,7 @@ class BatchRunner(CellRun):
     # --- data sets and the load host's working directory ------------------------------------
 
     def _cleanup(self, group: Group) -> None:
-        error = self._sysbench_step("cleanup", group, group.runs[0].sysbench_options)
+        error = self._dataset_stage("cleanup", group, group.runs[0].sysbench_options)
         if error is None and self.sql and self.batch.target is not None:
             with self._target() as db:
                 datasets.dataset_removed(db=db)

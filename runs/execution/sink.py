@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from runs.execution import live
 from runs.execution.host_metrics import HostMetricsSampler, HostRow
-from runs.execution.results_store import ResultsStore
+from runs.execution.outage_buffer import OutageBuffer
 from runs.execution.sample_writes import (
     STATEMENT_ROWS,
     LiveSample,
@@ -74,10 +74,10 @@ class SampleSink:
     line printed just before it, so it is merged into that sample.
     """
 
-    def __init__(self, run: Run, *, warmup_s: float, store: ResultsStore | None = None) -> None:
+    def __init__(self, run: Run, *, warmup_s: float, store: OutageBuffer | None = None) -> None:
         self.run = run
         self.warmup_s = warmup_s
-        self.store = store or ResultsStore()
+        self.store = store or OutageBuffer()
         self.period_s = settings.BENCHDASH_HEARTBEAT_SECONDS
         self._lines: list[str] = []  # not yet published
         self._fresh: list[LiveSample] = []  # not yet published

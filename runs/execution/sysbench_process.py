@@ -3,8 +3,8 @@
 `Starter` builds the command of each phase with the target's connection in its config
 file, puts the plan's custom Lua script beside that file, and keeps fileio's working
 directory, which lives from prepare through the runs to cleanup. `follow_run` and
-`follow_step` then follow the process: a run (its samples, live and stored) or a prepare
-or cleanup step (its lines and errors). The worker blocks on sysbench's output until a
+`follow_stage` then follow the process: a run (its samples, live and stored) or a prepare
+or cleanup stage (its lines and errors). The worker blocks on sysbench's output until a
 line comes or something is due (the heartbeat, the time limit: heartbeat.py), and
 sysbench's private directory, which holds the target's password, is recorded while it
 exists and removed on every path.
@@ -21,7 +21,7 @@ from typing import Any
 from runs import targets
 from runs.execution.cancel import CancelListener
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
-from runs.execution.results_store import ResultsStore
+from runs.execution.outage_buffer import OutageBuffer
 from runs.execution.sink import SampleSink
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess
@@ -105,7 +105,7 @@ def _next_to(config_path: str, name: str) -> str:
 
 @contextmanager
 def supervised(
-    process: SysbenchProcess, holder: Run, store: ResultsStore
+    process: SysbenchProcess, holder: Run, store: OutageBuffer
 ) -> Iterator[SysbenchProcess]:
     """sysbench's private directory is recorded on `holder` while it exists, for the
     sweeper should this worker die, and removed on every path; a failure of the worker's
@@ -164,18 +164,18 @@ def follow_run(
     return Followed(parser.finish(exit_code), stop)
 
 
-def follow_step(
+def follow_stage(
     *, batch_id: int, process: SysbenchProcess, pulse: Pulse, stoppable: bool
 ) -> Followed:
     """A prepare (stoppable: a cancel ends it, at once) or a cleanup (runs to its end,
     even in a cancelled batch), beating all along."""
     if not stoppable:
-        return _follow_step(Watch(batch_id), process, pulse, stoppable=False)
+        return _follow_stage(Watch(batch_id), process, pulse, stoppable=False)
     with CancelListener(batch_id, on_cancel=process.kill) as listener:
-        return _follow_step(Watch(batch_id, cancel_heard=listener.heard), process, pulse)
+        return _follow_stage(Watch(batch_id, cancel_heard=listener.heard), process, pulse)
 
 
-def _follow_step(
+def _follow_stage(
     watch: Watch, process: SysbenchProcess, pulse: Pulse, stoppable: bool = True
 ) -> Followed:
     parser = OutputParser()

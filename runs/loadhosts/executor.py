@@ -8,15 +8,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
+from runs.errors import ExecutorError
 from runs.sysbench.command import SysbenchCommand
+
+__all__ = [
+    "CONFIG_DIR_PREFIX",
+    "CommandFactory",
+    "Executor",
+    "ExecutorError",  # at home in runs/errors.py, which the pages and the API catch
+    "StagedStart",
+    "SysbenchProcess",
+    "lines_of",
+]
 
 CommandFactory = Callable[[str], SysbenchCommand]
 # sysbench's private directory on a local load host: tempfile.gettempdir()/benchdash-XXXX
 CONFIG_DIR_PREFIX = "benchdash-"
-
-
-class ExecutorError(Exception):
-    """sysbench could not be started; the message names the host and the cause."""
 
 
 class SysbenchProcess(Protocol):

@@ -1,28 +1,23 @@
-"""What a host is: its facts (OS, CPU, memory, disks, limits, sysbench), and the cores and
-disks of a database server for the `cores * 2 + disks` reference line."""
+"""What a host is: its facts (OS, CPU, memory, disks, limits, sysbench), read over SSH or
+on the worker and returned as plain values (runs/execution/environment.py keeps them on
+the host), and the cores and disks of a database server for the `cores * 2 + disks`
+reference line."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone
 
-from runs.loadhosts import Executor, ExecutorError, executor_for
+from runs.loadhosts import Executor, executor_for
 from runs.models import LoadHost, Target
 
 
-def loadhost_refresh_facts(
-    *, load_host: LoadHost, executor: Executor | None = None
-) -> dict[str, object]:
-    """Read the host's facts (OS, CPU, memory, disks, limits, sysbench) and keep them on
-    the host; raises ExecutorError when it cannot be reached."""
+def host_facts(*, load_host: LoadHost, executor: Executor | None = None) -> dict[str, object]:
+    """The host's facts (OS, CPU, memory, disks, limits, sysbench); raises ExecutorError
+    when it cannot be reached."""
     executor = executor or executor_for(load_host, settings.BENCHDASH_SYSBENCH)
-    facts = executor.facts()
-    load_host.facts = facts
-    load_host.facts_at = timezone.now()
-    LoadHost.objects.filter(pk=load_host.pk).update(facts=facts, facts_at=load_host.facts_at)
-    return facts
+    return executor.facts()
 
 
 def server_reference(target: Target, server_facts: dict[str, Any] | None) -> dict[str, Any]:
@@ -40,13 +35,3 @@ def server_reference(target: Target, server_facts: dict[str, Any] | None) -> dic
     reference["threads"] = cores * 2 + disks if cores and disks else None
     reference["from_server_host"] = filled
     return reference
-
-
-def server_host_facts(*, target: Target) -> tuple[dict[str, object] | None, str]:
-    """The facts of the target's own SSH host, or None and why they could not be read."""
-    if target.server_host is None:
-        return None, ""
-    try:
-        return loadhost_refresh_facts(load_host=target.server_host), ""
-    except ExecutorError as e:
-        return None, f"could not read the facts of the database server ({e})"

@@ -1,20 +1,20 @@
 """Handing work to the workers.
 
-Services enqueue tasks by name: the tasks module stands above the services (a task is an
-entry point that calls a service), so the services never import it. Callers inside a
-transaction enqueue with `transaction.on_commit`, so that a worker never looks for a row
-that is not committed yet.
+Services enqueue tasks by name through Celery's current app: the tasks module stands above
+the services (a task is an entry point that calls a service), so the services never import
+it, nor the project package that makes the app (benchdash/celery.py, loaded with Django,
+whose Celery fix-up makes it every thread's default app, as `@shared_task` relies on too).
+Callers inside a transaction enqueue with `transaction.on_commit`, so that a worker never
+looks for a row that is not committed yet.
 """
 
 from __future__ import annotations
 
 import logging
 
-from celery import group
+from celery import current_app, group
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
-
-from benchdash.celery import app
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def enqueue_or_log(batch_id: int) -> None:
 
 def _send(task: str, batch_id: int) -> None:
     try:
-        app.send_task(task, args=[batch_id])
+        current_app.send_task(task, args=[batch_id])
     except (OperationalError, RedisError, OSError) as e:
         raise BrokerUnavailable(e) from e
 
@@ -62,4 +62,4 @@ def _send(task: str, batch_id: int) -> None:
 def enqueue_host_drives(run_host_ids: list[int]) -> None:
     """One driver per load host of a cell, sent together as a group to the `drivers`
     queue; they meet at the cell's start barrier (runs/execution/barrier.py)."""
-    group(app.signature(HOST_DRIVE, args=[i]) for i in run_host_ids).apply_async()
+    group(current_app.signature(HOST_DRIVE, args=[i]) for i in run_host_ids).apply_async()

@@ -1,4 +1,4 @@
-"""Answers compressed when the browser asks for it; an upload beyond the log size limit
+"""Responses compressed when the browser asks for it; an upload beyond the log size limit
 refused in words."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.middleware.gzip import GZipMiddleware, re_accepts_gzip
 from django.utils.cache import patch_vary_headers
 from django.utils.crypto import get_random_string
 
-from runs.web.uploads import LogTooLarge
+from runs.http.uploads import LogTooLarge
 from runs.web.views.imports import log_refused
 
 
@@ -21,13 +21,13 @@ class CompressionMiddleware(GZipMiddleware):
     """gzip for pages, JSON and CSV (a results page or an export shrinks 5 to 10 times),
     except the Server-Sent Events of a live run.
 
-    Django compresses a streamed answer as it goes: a synchronous stream through one
+    Django compresses a streamed response as it goes: a synchronous stream through one
     compressor that sends what it has, an asynchronous one piece by piece. Neither holds
     an export back, so exports are compressed too. An event stream is not: each event
     would be a gzip member of its own, bigger than the event, and proxies are quicker to
     buffer a compressed stream.
 
-    Whole answers are compressed at level 1 (nginx's default) rather than Django's 6: the
+    Whole responses are compressed at level 1 (nginx's default) rather than Django's 6: the
     results page of 50 runs (325 kB) in 1.5 ms of CPU instead of 8.4, for 90 kB sent instead
     of 77: level 6 was more than half of what the page cost the server
     (docs/PERFORMANCE.md). Streams keep Django's compression.
@@ -45,7 +45,7 @@ class CompressionMiddleware(GZipMiddleware):
     def whole_compressed(
         self, request: HttpRequest, response: HttpResponseBase
     ) -> HttpResponseBase:
-        """Django's GZipMiddleware for an answer that is not streamed, at LEVEL."""
+        """Django's GZipMiddleware for a response that is not streamed, at LEVEL."""
         content = response.content  # type: ignore[attr-defined]
         if len(content) < 200 or response.has_header("Content-Encoding"):
             return response
@@ -69,7 +69,7 @@ LEVEL = 1
 
 def _gzip(content: bytes, max_random_bytes: int) -> bytes:
     """`content` gzipped with a random file name in its header, of a random length, as
-    Django does against BREACH: the length of an answer then says less of its content."""
+    Django does against BREACH: the length of a response then says less of its content."""
     packed = gzip.compress(content, compresslevel=LEVEL, mtime=0)
     header = bytearray(packed[:10])
     header[3] = gzip.FNAME
@@ -79,8 +79,8 @@ def _gzip(content: bytes, max_random_bytes: int) -> bytes:
 
 class UploadLimitMiddleware:
     """A page's upload is read here, before the CSRF check reads it: a log beyond the
-    limit (runs/web/uploads.py) is then the import page saying so (413), not Django's
-    bare "Bad Request (400)". The API reads its own uploads and answers in JSON."""
+    limit (runs/http/uploads.py) is then the import page saying so (413), not Django's
+    bare "Bad Request (400)". The API reads its own uploads and responds in JSON."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response

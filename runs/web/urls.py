@@ -1,13 +1,15 @@
 """URLs of the pages."""
 
-from django.urls import path
+from django.urls import path, re_path
+from django.views.generic import RedirectView
 
 from runs.web.views import (
     alerts,
     batches,
     history,
-    hosts,
     imports,
+    loadhosts,
+    notes,
     plans,
     results,
     scripts,
@@ -21,7 +23,7 @@ urlpatterns = [
     path("batches/<int:batch_id>/", batches.batch_detail, name="batch_detail"),
     path("batches/<int:batch_id>/progress", batches.batch_progress, name="batch_progress"),
     path("batches/<int:batch_id>/cancel", batches.batch_cancel, name="batch_cancel"),
-    path("batches/<int:batch_id>/notes", alerts.batch_notes, name="batch_notes"),
+    path("batches/<int:batch_id>/notes", notes.batch_notes, name="batch_notes"),
     path("batches/<int:batch_id>/results", results.batch_results, name="batch_results"),
     path("batches/<int:batch_id>/export.csv", results.export_csv, name="batch_export_csv"),
     path("batches/<int:batch_id>/export.json", results.export_json, name="batch_export_json"),
@@ -37,14 +39,16 @@ urlpatterns = [
     path("targets/<int:target_id>/edit", targets.target_edit, name="target_edit"),
     path("targets/<int:target_id>/delete", targets.target_delete, name="target_delete"),
     # load hosts
-    path("hosts/", hosts.hosts_list, name="hosts"),
-    path("hosts/new", hosts.host_edit, name="host_new"),
-    path("hosts/<int:host_id>/", hosts.host_detail, name="host_detail"),
-    path("hosts/<int:host_id>/edit", hosts.host_edit, name="host_edit"),
-    path("hosts/<int:host_id>/delete", hosts.host_delete, name="host_delete"),
-    path("hosts/<int:host_id>/scan", hosts.host_scan, name="host_scan"),
-    path("hosts/<int:host_id>/confirm", hosts.host_confirm, name="host_confirm"),
-    path("hosts/<int:host_id>/facts", hosts.host_facts, name="host_facts"),
+    path("load-hosts/", loadhosts.load_hosts_list, name="load_hosts"),
+    path("load-hosts/new", loadhosts.load_host_edit, name="load_host_new"),
+    path("load-hosts/<int:host_id>/", loadhosts.load_host_detail, name="load_host_detail"),
+    path("load-hosts/<int:host_id>/edit", loadhosts.load_host_edit, name="load_host_edit"),
+    path("load-hosts/<int:host_id>/delete", loadhosts.load_host_delete, name="load_host_delete"),
+    path("load-hosts/<int:host_id>/scan", loadhosts.load_host_scan, name="load_host_scan"),
+    path("load-hosts/<int:host_id>/confirm", loadhosts.load_host_confirm, name="load_host_confirm"),
+    path("load-hosts/<int:host_id>/facts", loadhosts.load_host_facts, name="load_host_facts"),
+    # the pages' old address of load hosts, for bookmarks
+    re_path(r"^hosts/(?P<rest>.*)$", RedirectView.as_view(url="/load-hosts/%(rest)s")),
     # plans and schedules
     path("plans/", plans.plans_list, name="plans"),
     path("plans/new", plans.plan_edit, name="plan_new"),
@@ -54,9 +58,9 @@ urlpatterns = [
     path("plans/<int:plan_id>/launch", plans.plan_launch, name="plan_launch"),
     path("plans/<int:plan_id>/delete", plans.plan_delete, name="plan_delete"),
     path("plans/<int:plan_id>/history", history.plan_history, name="plan_history"),
-    path("plans/<int:plan_id>/annotations", alerts.annotation_add, name="annotation_add"),
+    path("plans/<int:plan_id>/annotations", notes.annotation_add, name="annotation_add"),
     path(
-        "annotations/<int:annotation_id>/delete", alerts.annotation_delete, name="annotation_delete"
+        "annotations/<int:annotation_id>/delete", notes.annotation_delete, name="annotation_delete"
     ),
     path("alerts/<int:alert_id>/decision", alerts.alert_decide, name="alert_decide"),
     path("schedules/", plans.schedules_list, name="schedules"),

@@ -13,7 +13,7 @@ import pytest
 from runs.analysis import verdicts
 from runs.analysis.auto import rate as rate_search
 from runs.analysis.auto import repeats as repeats_auto
-from runs.analysis.auto import steps
+from runs.analysis.auto import rounds
 from runs.analysis.auto import threads as threads_search
 from runs.analysis.auto.cells import CellFigures, Step, cell_figures, half_width_pct
 from runs.analysis.auto.settings import Auto, RateAuto, RepeatsAuto, ThreadsAuto, auto_from_dict
@@ -209,22 +209,22 @@ def test_repeats_come_before_the_searches():
     runs = insert_cell(1, 1) + insert_cell(0, 1)
     both = Auto(repeats=RepeatsAuto(target_pct=2, max=5), threads=ThreadsAuto(max=4))
 
-    cells = steps.next_cells(both, runs, plan_repeats=1)
+    cells = rounds.next_cells(both, runs, plan_repeats=1)
 
     assert {(c.threads, c.repeats) for c in cells} == {(1, 1)}
     assert {c.settings["innodb_flush_log_at_trx_commit"] for c in cells} == {"0", "1"}
     assert all(c.reason.startswith("repeat 4 of flush=") for c in cells)
 
     settled = Auto(repeats=RepeatsAuto(target_pct=100, max=5), threads=ThreadsAuto(max=4))
-    cells = steps.next_cells(settled, runs, plan_repeats=1)
+    cells = rounds.next_cells(settled, runs, plan_repeats=1)
     assert [(c.threads, c.repeats) for c in cells] == [(2, 3), (2, 3)]  # 3: enough for a verdict
 
 
 def test_the_rate_search_adds_rate_as_an_option_of_the_cell():
     runs = [point_select_at(r) for r in (1000, 2000)]
-    cells = steps.next_cells(Auto(rate=RateAuto(start=1000)), runs, plan_repeats=1)
+    cells = rounds.next_cells(Auto(rate=RateAuto(start=1000)), runs, plan_repeats=1)
     assert [(c.threads, c.options, c.repeats) for c in cells] == [(2, {"rate": "4000"}, 1)]
-    found = steps.conclusions(Auto(rate=RateAuto(start=1000, slo_p95_ms=50)), runs)
+    found = rounds.conclusions(Auto(rate=RateAuto(start=1000, slo_p95_ms=50)), runs)
     assert found == ["all runs, 2 threads: sustainable up to 2,000 tps: 2,000 held 1/1 "
                      "(achieved 1,966 tps, queue ≤ 0, p95 0.26 ms)"]  # fmt: skip
 
@@ -422,7 +422,7 @@ def test_recorded_offered_rates_are_judged_on_their_steady_state():
 def test_noisy_offered_rates_a_cpu_burner_and_a_last_second_stall_still_hold():
     bursts = [point_select_burst(rate, a) for rate in (1000, 2000) for a in (1, 2, 3)]
     stall = figures("point_rate1000_last_second_stall", threads=4, options={"rate": "1000"})
-    found = steps.offered_rates([*bursts, stall])
+    found = rounds.offered_rates([*bursts, stall])
     assert found[0].startswith(
         "all runs, 2 threads: sustainable up to 2,000 tps: 2,000 held 3/3 (achieved 1,987 tps"
     )
@@ -432,7 +432,7 @@ def test_noisy_offered_rates_a_cpu_burner_and_a_last_second_stall_still_hold():
         "all runs, 4 threads: sustainable up to 1,000 tps: 1,000 held 1/1 (achieved 996 tps, "
         "queue ≤ 0, p95 0.36 ms), the highest offered"
     )
-    assert steps.offered_rates([insert(1, 1, 1)]) == []  # no rate axis, nothing to say
+    assert rounds.offered_rates([insert(1, 1, 1)]) == []  # no rate axis, nothing to say
 
 
 # --- issue 24: repeats until the comparison with the baseline is decided ----------------------
@@ -475,10 +475,10 @@ def test_the_baseline_grows_with_the_cells_compared_with_it():
     # flush=1 is the baseline; flush=0 at 4 threads is undecided after 3 repeats
     runs = insert_cell(1, 4) + insert_cell(0, 4)
     baseline = runs[0].series_key
-    cells = steps.next_cells(Auto(repeats=RepeatsAuto(max=5)), runs, 1, baseline)
+    cells = rounds.next_cells(Auto(repeats=RepeatsAuto(max=5)), runs, 1, baseline)
     assert sorted(c.settings["innodb_flush_log_at_trx_commit"] for c in cells) == ["0", "1"]
     assert any("the baseline of undecided cells" in c.reason for c in cells)
-    found = steps.conclusions(Auto(repeats=RepeatsAuto(max=5)), runs, baseline)
+    found = rounds.conclusions(Auto(repeats=RepeatsAuto(max=5)), runs, baseline)
     assert found[0].startswith("repeats: 0 of 1 comparisons with the baseline decided (each "
                                "look at 0.05 / 3: Bonferroni over the looks")  # fmt: skip
     assert found[1].startswith("flush=0 at 4 threads: undecided (p = ")

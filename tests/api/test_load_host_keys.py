@@ -49,6 +49,6 @@ def test_a_user_cannot_make_the_worker_log_in_with_a_key_file_on_it(
 
 def test_the_host_form_has_no_key_file(client: Any, outsider: Any):
     client.force_login(outsider)
-    page = client.get("/hosts/new")
+    page = client.get("/load-hosts/new")
     assert page.status_code == 200
     assert b"key_path" not in page.content

@@ -84,7 +84,7 @@ def test_such_values_are_not_stored_again(api, bad_host):
 
 
 def test_the_host_page_shows_the_stored_address_at_fault(browser, bad_host):
-    page = browser.post(f"/hosts/{bad_host.pk}/scan")
+    page = browser.post(f"/load-hosts/{bad_host.pk}/scan")
     assert page.status_code == 400
     assert "address: &#x27;bad..host&#x27; is not a host name" in page.content.decode()
 
@@ -102,6 +102,6 @@ def test_the_plan_editors_preflight_names_the_field(browser, bad_host, owner):
 
 
 def test_reading_the_facts_of_such_a_host_says_why_it_cannot_be_reached(browser, bad_host):
-    page = browser.post(f"/hosts/{bad_host.pk}/facts")
+    page = browser.post(f"/load-hosts/{bad_host.pk}/facts")
     assert page.status_code == 200
     assert "cannot reach old-lg: address: &#x27;bad..host&#x27;" in page.content.decode()

@@ -11,16 +11,14 @@ from typing import Any
 
 import pytest
 
-from runs.errors import InvalidInput
 from runs.loadhosts import (
     CommandFactory,
     ExecutorError,
     SSHExecutor,
     executor_for,
-    hostkeys,
     ssh,
 )
-from runs.loadhosts.facts import loadhost_refresh_facts
+from runs.loadhosts.facts import host_facts
 from runs.models import LoadHost
 from runs.sysbench.command import SysbenchCommand
 from tests.servers import SSHKey
@@ -71,17 +69,6 @@ def fingerprint_by_openssh(public_key: str, tmp_path: Path) -> str:
 # --- host keys ---------------------------------------------------------------------------
 
 
-def test_a_scan_shows_the_fingerprint_openssh_prints(make_ssh_host, sshd_server, tmp_path):
-    host = make_ssh_host("loadhost-new", host_key="")
-
-    shown = hostkeys.loadhost_scan(load_host=host)
-
-    assert shown == fingerprint_by_openssh(sshd_server.host_key.public, tmp_path)
-    host.refresh_from_db()
-    assert host.seen_host_key == sshd_server.host_key.public
-    assert host.host_key == "", "a scan alone trusts nothing"
-
-
 def test_a_host_whose_key_was_not_confirmed_is_refused(make_ssh_host, sshd_server, tmp_path):
     host = make_ssh_host("loadhost-new", host_key="")
 
@@ -92,37 +79,6 @@ def test_a_host_whose_key_was_not_confirmed_is_refused(make_ssh_host, sshd_serve
     assert f"the host key of loadhost-new is not confirmed yet: it presents {shown}" in str(
         refused.value
     )
-
-
-def test_confirming_the_scanned_fingerprint_pins_the_key(make_ssh_host, sshd_server):
-    host = make_ssh_host("loadhost-new", host_key="")
-    shown = hostkeys.loadhost_scan(load_host=host)
-
-    hostkeys.loadhost_confirm_host_key(load_host=host, fingerprint=shown)
-
-    host.refresh_from_db()
-    assert host.host_key == sshd_server.host_key.public
-    assert (executor_for(host).sysbench_version() or "").startswith("sysbench 1.0")
-
-
-def test_a_fingerprint_that_was_not_shown_is_not_confirmed(make_ssh_host):
-    host = make_ssh_host("loadhost-new", host_key="")
-    hostkeys.loadhost_scan(load_host=host)
-    other = SSHKey.generate().public
-
-    with pytest.raises(InvalidInput) as refused:
-        hostkeys.loadhost_confirm_host_key(load_host=host, fingerprint=ssh.fingerprint(other))
-
-    assert refused.value.field == "fingerprint"
-    host.refresh_from_db()
-    assert host.host_key == ""
-
-
-def test_confirming_before_any_scan_is_refused(make_ssh_host):
-    host = make_ssh_host("loadhost-new", host_key="")
-
-    with pytest.raises(InvalidInput, match="scan loadhost-new first"):
-        hostkeys.loadhost_confirm_host_key(load_host=host, fingerprint="SHA256:abc")
 
 
 def test_a_changed_host_key_is_refused_plainly(make_ssh_host, sshd_server, tmp_path):
@@ -184,7 +140,7 @@ def test_a_command_that_does_not_end_times_out(ssh_host):
 
 
 def test_facts_describe_the_host(ssh_host):
-    facts: dict[str, Any] = loadhost_refresh_facts(load_host=ssh_host)
+    facts: dict[str, Any] = host_facts(load_host=ssh_host)
 
     local = executor_for(LoadHost(name="local", kind="local")).facts()  # the same machine
     assert facts["host"] == "loadhost-1"
@@ -195,8 +151,6 @@ def test_facts_describe_the_host(ssh_host):
     assert len(facts["load_average"]) == 3
     assert all({"name", "bytes", "rotational"} <= set(disk) for disk in facts["disks"])
     assert facts["work_free_bytes"] > 0
-    ssh_host.refresh_from_db()
-    assert ssh_host.facts == facts and ssh_host.facts_at is not None
 
 
 # --- the wrapper ------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_the_walk_covers_the_pages():
     for page in (
         "home",
         "targets",
-        "hosts",
+        "load_hosts",
         "plans",
         "schedules",
         "import",

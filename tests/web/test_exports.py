@@ -12,8 +12,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient
 
+from runs.http.responses import PIECE_CHARS
 from runs.models import Run, Sample
-from runs.web.responses import PIECE_CHARS
 
 
 def no_constants(name: str) -> None:

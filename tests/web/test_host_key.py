@@ -23,28 +23,28 @@ def test_the_fingerprint_is_shown_and_pinned_once_confirmed(client_in, user, ssh
     )  # fmt: skip
     expected = ssh.fingerprint(sshd_server.host_key.public)
 
-    page = client_in.post(f"/hosts/{host.pk}/scan").content.decode()
+    page = client_in.post(f"/load-hosts/{host.pk}/scan").content.decode()
     found = re.search(r'class="mono token-once">([^<]+)<', page)
     assert found is not None
     shown = found[1]
     assert shown == expected and "Pin this key" in page
     assert "BEGIN" not in page  # the private key never comes back
 
-    wrong = client_in.post(f"/hosts/{host.pk}/confirm", {"fingerprint": "SHA256:nope"})
+    wrong = client_in.post(f"/load-hosts/{host.pk}/confirm", {"fingerprint": "SHA256:nope"})
     assert "is not the fingerprint" in wrong.content.decode()
     host.refresh_from_db()
     assert host.host_key == ""
 
-    client_in.post(f"/hosts/{host.pk}/confirm", {"fingerprint": shown})
+    client_in.post(f"/load-hosts/{host.pk}/confirm", {"fingerprint": shown})
     host.refresh_from_db()
     assert host.host_key == sshd_server.host_key.public
-    assert expected in client_in.get(f"/hosts/{host.pk}/").content.decode()
+    assert expected in client_in.get(f"/load-hosts/{host.pk}/").content.decode()
 
 
 def test_an_unreachable_host_is_said_plainly(client_in, user, free_tcp_port):
     host = LoadHost.objects.create(name="gone", kind="ssh", address="127.0.0.1",
                                    port=free_tcp_port, user="x", created_by=user)  # fmt: skip
-    page = client_in.post(f"/hosts/{host.pk}/scan").content.decode()
+    page = client_in.post(f"/load-hosts/{host.pk}/scan").content.decode()
     assert 'class="error-box"' in page and "127.0.0.1" in page
 
 

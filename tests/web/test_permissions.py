@@ -54,7 +54,7 @@ def owned(people):
     """What the owner made through the pages: a target, an SSH load host, a plan."""
     owner = people["owner"]
     owner.post("/targets/new", {**TARGET_FIELDS, "password": "owner-secret"})
-    owner.post("/hosts/new", {**HOST_FIELDS, "private_key": "-----BEGIN KEY-----k"})
+    owner.post("/load-hosts/new", {**HOST_FIELDS, "private_key": "-----BEGIN KEY-----k"})
     target, host = Target.objects.get(name="db-9"), LoadHost.objects.get(name="lg-9")
     local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
     answer = owner.post("/plans/new", {**PLAN_FIELDS, "target": target.pk, "load_host": local.pk})
@@ -71,10 +71,10 @@ def test_what_a_user_creates_is_theirs(owned):
 
 def test_everyone_reads_everything(people, owned):
     target, host, plan = owned
-    for url in ("/targets/", f"/targets/{target.pk}/", "/hosts/", f"/hosts/{host.pk}/",
+    for url in ("/targets/", f"/targets/{target.pk}/", "/load-hosts/", f"/load-hosts/{host.pk}/",
                 "/plans/", f"/plans/{plan.pk}/", f"/plans/{plan.pk}/history"):  # fmt: skip
         assert people["outsider"].get(url).status_code == 200, url
-    for url in (f"/targets/{target.pk}/", f"/hosts/{host.pk}/"):
+    for url in (f"/targets/{target.pk}/", f"/load-hosts/{host.pk}/"):
         assert "<dt>Owner</dt><dd>olivia</dd>" in people["outsider"].get(url).content.decode()
     # The form to change a target is for who may change it.
     assert people["outsider"].get(f"/targets/{target.pk}/edit").status_code == 403
@@ -86,11 +86,11 @@ def test_an_outsider_may_change_nothing_and_is_told_who_may(people, owned):
     refused = [
         outsider.post(f"/targets/{target.pk}/edit", {**TARGET_FIELDS, "host": "evil.example"}),
         outsider.post(f"/targets/{target.pk}/delete"),
-        outsider.post(f"/hosts/{host.pk}/edit", {**HOST_FIELDS, "address": "evil.example"}),
-        outsider.post(f"/hosts/{host.pk}/scan"),
-        outsider.post(f"/hosts/{host.pk}/confirm", {"fingerprint": "SHA256:x"}),
-        outsider.post(f"/hosts/{host.pk}/facts"),
-        outsider.post(f"/hosts/{host.pk}/delete"),
+        outsider.post(f"/load-hosts/{host.pk}/edit", {**HOST_FIELDS, "address": "evil.example"}),
+        outsider.post(f"/load-hosts/{host.pk}/scan"),
+        outsider.post(f"/load-hosts/{host.pk}/confirm", {"fingerprint": "SHA256:x"}),
+        outsider.post(f"/load-hosts/{host.pk}/facts"),
+        outsider.post(f"/load-hosts/{host.pk}/delete"),
         outsider.post(f"/plans/{plan.pk}/", {**PLAN_FIELDS, "name": "mine now",
                                              "target": target.pk, "load_host": host.pk}),
         outsider.post(f"/plans/{plan.pk}/launch"),
@@ -117,7 +117,7 @@ def test_an_outsider_may_not_point_a_plan_of_their_own_at_anothers_target(people
     outsider = people["outsider"]
 
     # Their own load host with the owner's target would carry its password to them.
-    outsider.post("/hosts/new", {**HOST_FIELDS, "name": "mine", "address": "10.6.6.6"})
+    outsider.post("/load-hosts/new", {**HOST_FIELDS, "name": "mine", "address": "10.6.6.6"})
     mine = LoadHost.objects.get(name="mine")
     for load_host in (mine, local):
         fields = {**PLAN_FIELDS, "name": "sneaky", "target": target.pk, "load_host": load_host.pk}
@@ -168,7 +168,7 @@ def test_staff_may_do_everything(people, owned, django_user_model):
         staff.post(f"/targets/{target.pk}/edit", {**TARGET_FIELDS, "port": "4000"}).status_code
         == 302
     )
-    assert staff.post(f"/hosts/{host.pk}/delete").status_code == 302
+    assert staff.post(f"/load-hosts/{host.pk}/delete").status_code == 302
     assert staff.post(f"/plans/{plan.pk}/delete").status_code == 302
     assert not Plan.objects.filter(pk=plan.pk).exists()
     assert not LoadHost.objects.filter(pk=host.pk).exists()

@@ -70,17 +70,23 @@ def test_test_connection_says_why_it_failed(client_in, stored_target):
 
 def test_a_load_host_key_is_write_only(client_in):
     fields = {"name": "lh", "kind": "ssh", "address": "10.0.0.9", "port": "22", "user": "bench"}
-    client_in.post("/hosts/new", {**fields, "private_key": "-----BEGIN KEY-----secret"})
+    client_in.post("/load-hosts/new", {**fields, "private_key": "-----BEGIN KEY-----secret"})
     host = LoadHost.objects.get(name="lh")
-    for url in ("/hosts/", f"/hosts/{host.pk}/", f"/hosts/{host.pk}/edit"):
+    for url in ("/load-hosts/", f"/load-hosts/{host.pk}/", f"/load-hosts/{host.pk}/edit"):
         assert b"BEGIN KEY" not in client_in.get(url).content
-    client_in.post(f"/hosts/{host.pk}/edit", {**fields, "private_key": "", "port": "2222"})
+    client_in.post(f"/load-hosts/{host.pk}/edit", {**fields, "private_key": "", "port": "2222"})
     host.refresh_from_db()
     assert host.port == 2222 and host.private_key == "-----BEGIN KEY-----secret"
 
 
+def test_the_old_address_of_load_hosts_leads_to_the_new_one(client_in):
+    for old, new in (("/hosts/", "/load-hosts/"), ("/hosts/7/edit", "/load-hosts/7/edit")):
+        response = client_in.get(old)
+        assert (response.status_code, response["Location"]) == (302, new)
+
+
 def test_an_ssh_host_needs_an_address(client_in):
-    response = client_in.post("/hosts/new", {"name": "lh", "kind": "ssh", "port": "22"})
+    response = client_in.post("/load-hosts/new", {"name": "lh", "kind": "ssh", "port": "22"})
     assert b"address" in response.content and not LoadHost.objects.filter(name="lh").exists()
 
 
@@ -88,7 +94,7 @@ def test_a_local_host_cannot_be_scanned(client_in, user):
     user.is_staff = True  # the local host has no owner: staff's
     user.save()
     local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
-    response = client_in.post(f"/hosts/{local.pk}/scan")
+    response = client_in.post(f"/load-hosts/{local.pk}/scan")
     assert b"is not an SSH host" in response.content
 
 

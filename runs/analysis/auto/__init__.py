@@ -8,11 +8,11 @@ the field names them:
 - threads.py: threads search: the knee of the throughput curve;
 - rate.py: rate search: the highest sustainable open-loop rate (--rate);
 - cells.py: what the runs of a cell so far say, as every mode reads them;
-- steps.py: the modes applied to a batch's runs so far: the cells to add next, with the
-  reason each runs, and what each mode found, in words.
+- rounds.py: a round of the modes over a batch's runs so far: the cells to add next, with
+  the reason each runs, and what each mode found, in words.
 
 The batch's execution runs them in runs/execution/auto.py (batch_extend): after every
-queued run has run, it asks steps.next_cells and queues what it returns as ordinary runs.
+queued run has run, it asks rounds.next_cells and queues what it returns as ordinary runs.
 Every mode reads only the runs measured so far, so a batch resumed after a crash goes on
 where it was.
 

@@ -24,8 +24,8 @@ from runs.analysis.nightly.regressions import (
     Metric,
     figure,
     judge,
-    signed_pct,
 )
+from runs.analysis.percent import signed_pct
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from runs.analysis.nightly.regressions import figure, signed_pct
+from runs.analysis.nightly.regressions import figure
+from runs.analysis.percent import signed_pct
 
 CONFIRMED = "confirmed"
 NOISE = "noise"

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs.analysis import stats
-from runs.analysis.nightly.regressions import figure, signed_pct
+from runs.analysis.nightly.regressions import figure
+from runs.analysis.percent import signed_pct
 from runs.columns import BatchEnvironment, Bottleneck, HostSummary
 
 MIN_TELEMETRY_PCT = 25.0

@@ -33,6 +33,7 @@ from typing import Any
 
 from runs.analysis import stats
 from runs.analysis.nightly import change_points
+from runs.analysis.percent import signed_pct
 from runs.analysis.results import axis_options, series_label, throughput
 from runs.columns import RunSummary
 
@@ -47,9 +48,8 @@ OUTLIER = "one night off"  # beyond the band, but no new step: shown, not alerte
 NOT_ENOUGH = "not enough history"
 NO_FIGURE = "no figure"
 
-# The minus and multiplication signs of print ("-18 %" with U+2212, "3 x noise" with U+00D7),
-# escaped because the linter flags look-alike characters in the source.
-MINUS = "\u2212"
+# The multiplication sign of print ("3 x noise" with U+00D7), escaped because the linter
+# flags look-alike characters in the source.
 TIMES = "\u00d7"
 
 # The target's fields that say which server was measured (not its name, which may change).
@@ -385,12 +385,3 @@ def figure(value: float, unit: str = "") -> str:
     size = abs(value)
     text = f"{value:,.0f}" if size >= 1000 else f"{value:.1f}" if size >= 10 else f"{value:.2f}"
     return f"{text} {unit}" if unit else text
-
-
-def signed_pct(value: float) -> str:
-    """-18 % as "\u221218 %" (a real minus sign, as in print), +2.4 %, ±0 %."""
-    digits = 0 if abs(value) >= 10 else 1
-    text = f"{abs(value):.{digits}f} %"
-    if float(f"{abs(value):.{digits}f}") == 0:
-        return f"±{text}"
-    return (MINUS if value < 0 else "+") + text

@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 
 from runs.execution import worker_limits
+from runs.execution.environment import load_host_read_facts
 from runs.execution.preflight import target as preflight_target
 from runs.execution.preflight.report import (
     FAILED,
@@ -27,7 +28,6 @@ from runs.execution.preflight.report import (
 )
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
-from runs.loadhosts.facts import loadhost_refresh_facts
 from runs.models import Batch, LoadHost
 from runs.sysbench.options import OPTIONS
 from runs.sysbench.statements import prepared_statements
@@ -123,7 +123,7 @@ def _check_load_host(
     """SSH reachable with the pinned key, and sysbench there; returns the host's facts."""
     name = subject.load_host.name
     try:
-        facts = loadhost_refresh_facts(load_host=subject.load_host, executor=executor)
+        facts = load_host_read_facts(load_host=subject.load_host, executor=executor)
     except ExecutorError as e:
         report.add(name, "ssh", FAILED, str(e))
         return None

@@ -10,10 +10,10 @@ from typing import Any
 
 from runs import targets
 from runs.errors import InvalidInput
+from runs.execution.environment import server_host_facts
 from runs.execution.preflight import limits
 from runs.execution.preflight.report import FAILED, OK, WARNING, PreflightReport, Subject
 from runs.loadhosts import Executor, ExecutorError
-from runs.loadhosts.facts import server_host_facts
 from runs.models import LoadHost, Target
 from runs.sysbench.command import build_command
 from runs.sysbench.options import is_sql_test

@@ -15,10 +15,10 @@ from django.views.decorators.http import require_POST
 
 from runs.analysis import charts, results, run_facts
 from runs.columns import BatchEnvironment
+from runs.http.responses import json_response
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
 from runs.services import batches, permissions, selectors
 from runs.web import events
-from runs.web.responses import json_response
 
 BATCHES_PER_PAGE = 50
 

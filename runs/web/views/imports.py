@@ -10,9 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from runs.errors import InvalidInput
+from runs.http.uploads import LogTooLarge
 from runs.services.imports import importer
 from runs.web.forms import ImportForm
-from runs.web.uploads import LogTooLarge
 from runs.web.views.common import show_refusal
 
 # An uploaded log up to this size is put in the text box after its preview, so that

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 
 from runs import targets
 from runs.errors import InvalidInput
+from runs.http.responses import json_response
 from runs.models import LaunchedBy, LoadHost, Plan, Target
 from runs.services import batches, definitions, permissions, selectors
 from runs.services import plans as plan_checks
@@ -31,7 +32,6 @@ from runs.web.plan_form import (
     plan_initial,
     plan_matrix_values,
 )
-from runs.web.responses import json_response
 from runs.web.views.common import request_user, show_model_errors, show_protected, show_refusal
 
 

@@ -11,10 +11,10 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import mark_safe
 
+from runs.http.responses import conditional, streamed
 from runs.models import Batch
 from runs.services import exports, reports, selectors, stored_results
 from runs.services.compare import MAX_SIDES, sides_compare
-from runs.web.responses import conditional, streamed
 
 
 def _ids(text: str) -> list[int]:
@@ -35,9 +35,9 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
         counter=request.GET.get("counter", ""),
     )
     # Rendered from our own template, which escaped what it holds.
-    answer = mark_safe(page.value)  # noqa: S308
+    results_html = mark_safe(page.value)  # noqa: S308
     etag = stored_results.shown_etag(page.etag, batch, *_who(request), baseline)
-    context = {"batch": batch, "answer": answer}
+    context = {"batch": batch, "results_html": results_html}
     return conditional(request, etag, lambda: render(request, "runs/batch_results.html", context))
 
 
@@ -48,13 +48,13 @@ def batch_report(request: HttpRequest, batch_id: int) -> HttpResponseBase:
         selectors.batches_with_plan(), baseline=baseline, part="results"
     )
     batch = get_object_or_404(batches, pk=batch_id)
-    answer = stored_results.batch_stored(batch=batch, baseline=baseline)
-    etag = stored_results.shown_etag(answer.etag, batch, "report")
-    return conditional(request, etag, lambda: _report(batch, answer))
+    stored = stored_results.batch_stored(batch=batch, baseline=baseline)
+    etag = stored_results.shown_etag(stored.etag, batch, "report")
+    return conditional(request, etag, lambda: _report(batch, stored))
 
 
-def _report(batch: Batch, answer: stored_results.Stored) -> HttpResponse:
-    html = reports.batch_report_html(batch=batch, found=answer.value)
+def _report(batch: Batch, stored: stored_results.Stored) -> HttpResponse:
+    html = reports.batch_report_html(batch=batch, found=stored.value)
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{reports.report_filename(batch)}"'
     return response

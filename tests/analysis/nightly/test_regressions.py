@@ -21,8 +21,8 @@ from runs.analysis.nightly.regressions import (
     figure,
     judge,
     night_cells,
-    signed_pct,
 )
+from runs.analysis.percent import signed_pct
 
 TARGET = {"name": "db-1", "engine": "mariadb", "host": "10.0.0.5", "port": 3306, "database": "sb"}
 
@@ -284,7 +284,14 @@ def test_figures_read_as_in_a_report(value, unit, text):
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(-18.3, "\u221218 %"), (2.44, "+2.4 %"), (-0.04, "\u00b10.0 %"), (150, "+150 %")],
+    [
+        (-18.3, "\u221218 %"),
+        (2.44, "+2.4 %"),
+        (-0.04, "\u00b10.0 %"),
+        (0, "\u00b10.0 %"),
+        (150, "+150 %"),
+        (None, ""),
+    ],
 )
 def test_percentages_carry_their_sign(value, text):
     assert signed_pct(value) == text

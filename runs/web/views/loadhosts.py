@@ -9,11 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from runs.errors import InvalidInput
-from runs.loadhosts import ExecutorError, hostkeys, ssh
-from runs.loadhosts.facts import loadhost_refresh_facts
+from runs.errors import ExecutorError, InvalidInput
 from runs.models import LoadHost
-from runs.services import definitions, permissions, selectors
+from runs.services import definitions, loadhosts, permissions, selectors
 from runs.web.forms import (
     FingerprintForm,
     LoadHostForm,
@@ -26,11 +24,11 @@ KEY_CLEARED = (
 )
 
 
-def hosts_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "runs/hosts.html", {"hosts": selectors.loadhosts_listed()})
+def load_hosts_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "runs/load_hosts.html", {"hosts": selectors.loadhosts_listed()})
 
 
-def host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
+def load_host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id) if host_id else LoadHost()
     if load_host.pk:
         permissions.require(request.user, "change", load_host)
@@ -51,11 +49,11 @@ def host_edit(request: HttpRequest, host_id: int | None = None) -> HttpResponse:
             messages.success(request, f"Load host {saved.name} saved.")
             if had_key and given is None and not saved.private_key:
                 messages.warning(request, KEY_CLEARED)
-            return redirect("host_detail", host_id=saved.pk)
-    return render(request, "runs/host_form.html", {"form": form, "host": load_host})
+            return redirect("load_host_detail", host_id=saved.pk)
+    return render(request, "runs/load_host_form.html", {"form": form, "host": load_host})
 
 
-def host_detail(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_detail(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id)
     return _host_page(request, load_host)
 
@@ -69,12 +67,12 @@ def _host_page(
     problem: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    pinned = ssh.fingerprint(load_host.host_key) if load_host.host_key else ""
+    pinned = loadhosts.host_key_fingerprint(load_host.host_key) if load_host.host_key else ""
     if not seen and load_host.seen_host_key and load_host.seen_host_key != load_host.host_key:
-        seen = ssh.fingerprint(load_host.seen_host_key)
+        seen = loadhosts.host_key_fingerprint(load_host.seen_host_key)
     return render(
         request,
-        "runs/host_detail.html",
+        "runs/load_host_detail.html",
         {
             "host": load_host,
             "pinned": pinned,
@@ -95,10 +93,10 @@ def _changed(request: HttpRequest, host_id: int) -> LoadHost:
 
 
 @require_POST
-def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
-        seen = hostkeys.loadhost_scan(load_host=load_host)
+        seen = loadhosts.load_host_scan(load_host=load_host)
     except InvalidInput as e:  # the host as stored cannot be scanned: fix it first
         return _host_page(request, load_host, problem=str(e), status=400)
     except ExecutorError as e:
@@ -107,34 +105,34 @@ def host_scan(request: HttpRequest, host_id: int) -> HttpResponse:
 
 
 @require_POST
-def host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_confirm(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     form = FingerprintForm(request.POST)
     if form.is_valid():
         try:
-            hostkeys.loadhost_confirm_host_key(
+            loadhosts.load_host_pin_key(
                 load_host=load_host, fingerprint=form.cleaned_data["fingerprint"]
             )
         except InvalidInput as e:
             form.add_error("fingerprint", e.message)
         else:
             messages.success(request, f"The host key of {load_host.name} is pinned.")
-            return redirect("host_detail", host_id=load_host.pk)
+            return redirect("load_host_detail", host_id=load_host.pk)
     return _host_page(request, load_host, form=form)
 
 
 @require_POST
-def host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_facts(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = _changed(request, host_id)
     try:
-        loadhost_refresh_facts(load_host=load_host)
+        loadhosts.load_host_refresh_facts(load_host=load_host)
     except ExecutorError as e:
         return _host_page(request, load_host, problem=str(e))
     messages.success(request, f"Facts of {load_host.name} read.")
-    return redirect("host_detail", host_id=load_host.pk)
+    return redirect("load_host_detail", host_id=load_host.pk)
 
 
-def host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
+def load_host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
     load_host = get_object_or_404(LoadHost, pk=host_id)
     permissions.require(request.user, "delete", load_host)
     if request.method == "POST":
@@ -142,7 +140,7 @@ def host_delete(request: HttpRequest, host_id: int) -> HttpResponse:
             load_host.delete()
         except ProtectedError as e:
             show_protected(request, f"Load host {load_host.name}", e)
-            return redirect("host_detail", host_id=load_host.pk)
+            return redirect("load_host_detail", host_id=load_host.pk)
         messages.success(request, f"Load host {load_host.name} deleted.")
-        return redirect("hosts")
+        return redirect("load_hosts")
     return render(request, "runs/confirm_delete.html", {"object": load_host, "kind": "load host"})

@@ -1,6 +1,7 @@
-"""A batch's automatic modes applied to its runs so far: the cells to add next, each with
-the reason it runs, and what each mode found, in words (each mode's own step is in
-repeats.py, threads.py and rate.py).
+"""A round of a batch's automatic modes: applied to its runs so far, once the queued ones
+have run, they give the cells to add next, each with the reason it runs, and what each
+mode found, in words (each mode's own next step is in repeats.py, threads.py and
+rate.py).
 
 Repeats come first: a search reads medians, so it waits until the cells it would read
 are clear enough (or at their maximum of repeats). Then each line of the matrix (its

@@ -1,7 +1,8 @@
-"""Answers of the pages: JSON with <, > and & escaped as \\u003C... (still valid JSON: a log
-line or a name holding `<script>` stays inert even if the answer is ever shown as HTML),
-long answers (exports) streamed as they are written, and a finished batch's stored
-answer sent only when the client does not hold it already (conditional GET)."""
+"""Responses of the pages and the API: JSON with <, > and & escaped as \\u003C... (still
+valid JSON: a log line or a name holding `<script>` stays inert even if the response is
+ever shown as HTML), long responses (exports) streamed as they are written, and a finished
+batch's stored response sent only when the client does not hold it already (conditional
+GET)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import get_conditional_response, patch_cache_control
 
 _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
-PIECE_CHARS = 64 * 1024  # what a streamed answer sends at a time (and gzips as one piece)
-Answered = TypeVar("Answered", bound=HttpResponseBase)
+PIECE_CHARS = 64 * 1024  # what a streamed response sends at a time (and gzips as one piece)
+Responded = TypeVar("Responded", bound=HttpResponseBase)
 
 
 def json_response(data: Any, *, indent: int | None = None, status: int = 200) -> HttpResponse:
@@ -34,7 +35,7 @@ def streamed(
     filename: str = "",
     headers: dict[str, str] | None = None,
 ) -> StreamingHttpResponse:
-    """An answer sent while `pieces` are produced, in bounded memory under either server.
+    """A response sent while `pieces` are produced, in bounded memory under either server.
 
     Under ASGI (uvicorn) Django reads a synchronous iterator whole into a list before
     sending the first byte; an asynchronous one that pulls each piece in Django's thread
@@ -83,12 +84,12 @@ async def _pulled(pieces: Iterator[str]) -> AsyncIterator[str]:
 
 
 def conditional(
-    request: Any, etag: str | None, respond: Callable[[], Answered]
-) -> Answered | HttpResponseBase:
-    """A stored answer (`etag` given): 304 Not Modified when the client holds it
+    request: Any, etag: str | None, respond: Callable[[], Responded]
+) -> Responded | HttpResponseBase:
+    """A stored response (`etag` given): 304 Not Modified when the client holds it
     (If-None-Match), else `respond()` with its ETag; kept by the browser only (private:
     every page needs a login) and asked again each time, since an import or an edit can
-    still replace it. A live answer (None): no ETag, never served from a cache."""
+    still replace it. A live response (None): no ETag, never served from a cache."""
     if etag is None:
         response: HttpResponseBase = respond()
         patch_cache_control(response, private=True, no_cache=True)

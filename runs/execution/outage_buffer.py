@@ -1,4 +1,5 @@
-"""The worker's writes to the results database, which may go away for a while.
+"""The worker's writes held through an outage of the results database, which may go
+away for a while.
 
 A restart or a failover of benchdash's own PostgreSQL must not cost a benchmark: while
 it is away, the running sysbench goes on, its samples and raw lines wait in memory (and
@@ -48,7 +49,7 @@ class Outage:
         )
 
 
-class ResultsStore:
+class OutageBuffer:
     """Runs the worker's writes, noting when the database is lost and when it is back."""
 
     def __init__(self, limit_s: float | None = None) -> None:
