@@ -1,11 +1,11 @@
 // The plan editor's auto modes: each mode's settings show when it is ticked; threads: auto
 // starts at 1 thread, so the thread list is set to 1 while it is on; threads and rate are
 // not searched together. plan_editor.js re-checks the plan on every change.
-(function () {
-  "use strict";
-  const box = document.getElementById("auto-modes");
-  const threads = document.getElementById("id_threads");
-  if (!box || !threads) return;
+const box = document.getElementById("auto-modes");
+const threads = document.getElementById("id_threads");
+if (box && threads) followAutoModes(box, threads);
+
+function followAutoModes(box, threads) {
   let listBefore = threads.value;
 
   function modeOn(mode) {
@@ -33,4 +33,4 @@
     threads.dispatchEvent(new Event("input", { bubbles: true }));
   });
   apply();
-})();
+}
