@@ -62,7 +62,7 @@ function followBatch(root) {
 
   // A run that finished while the page was open gets its figures in its row.
   function fillRow(runId, figures) {
-    document.querySelectorAll('tr[data-run="' + runId + '"] [data-figure]').forEach(function (cell) {
+    document.querySelectorAll('tr[data-run="' + runId + '"] [data-figure]').forEach(function (/** @type {HTMLElement} */ cell) {
       const value = figures[cell.dataset.figure];
       const text = value === null || value === undefined ? "" : num(value);
       if (cell.textContent !== text) cell.textContent = text;

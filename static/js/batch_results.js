@@ -9,19 +9,22 @@ import "benchdash/batch_results_rate.js";
 
 Chart.register(LineWithErrorBarsController, PointWithErrorBar, annotationPlugin);
 
+/** @typedef {import("chartjs-plugin-annotation").AnnotationOptions} Annotation */
+/** @typedef {{ y: number, yMin: number, yMax: number, n: number }} Whisker a median and its range */
+
 const data = readJson("results-data");
 if (data) drawResults(data);
 
 function drawResults(data) {
   const threads = [...new Set(data.series.flatMap((s) => s.points.map((p) => p.x)))];
 
-  document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (/** @type {HTMLSelectElement} */ s) {
     s.addEventListener("change", () => s.form.submit());
   });
   const copy = document.getElementById("copy-table");
   if (copy) {
     copy.addEventListener("click", function () {
-      const text = document.getElementById(copy.dataset.tsvTarget).value;
+      const text = /** @type {HTMLTextAreaElement} */ (document.getElementById(copy.dataset.tsvTarget)).value;
       const done = () => { copy.textContent = "Copied"; setTimeout(() => { copy.textContent = "Copy as TSV"; }, 1500); };
       if (navigator.clipboard && window.isSecureContext) {
         navigator.clipboard.writeText(text).then(done, () => { copy.textContent = "Copy failed: select the table"; });
@@ -31,6 +34,7 @@ function drawResults(data) {
     });
   }
 
+  /** @returns {Record<string, Annotation>} */
   function referenceLine() {
     if (!data.reference) return {};
     return { reference: {
@@ -42,7 +46,7 @@ function drawResults(data) {
   }
 
   function whiskerChart(canvasId, yKey, minKey, maxKey, yTitle) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas) return;
     const datasets = data.series.map((s) => ({
       label: s.label,
@@ -61,11 +65,14 @@ function drawResults(data) {
         },
         plugins: {
           annotation: { annotations: referenceLine() },
-          tooltip: { callbacks: { label: (c) => c.dataset.label + ": " + num(c.raw.y) +
-            (c.raw.n > 1 ? " (" + num(c.raw.yMin) + "–" + num(c.raw.yMax) + ", " + c.raw.n + " repeats)" : "") } },
+          tooltip: { callbacks: { label: (c) => whiskerLabel(c.dataset.label, /** @type {Whisker} */ (c.raw)) } },
         },
       },
     });
+  }
+  /** @param {string} label @param {Whisker} p */
+  function whiskerLabel(label, p) {
+    return label + ": " + num(p.y) + (p.n > 1 ? " (" + num(p.yMin) + "–" + num(p.yMax) + ", " + p.n + " repeats)" : "");
   }
   whiskerChart("scaling-chart", "y", "yMin", "yMax", data.unit);
   whiskerChart("latency-chart", "p95", "p95Min", "p95Max", "ms");
@@ -73,12 +80,13 @@ function drawResults(data) {
   // --- runs over time -------------------------------------------------------------------------
   const series = data.timeseries || [];
   const warmup = series.length ? series[0].warmup_s : 0;
+  /** @type {Record<string, Annotation>} */
   const warmupBox = warmup > 0 ? { warmup: {
     type: "box", xMin: 0, xMax: warmup, backgroundColor: "rgba(154,103,0,.10)", borderWidth: 0,
     label: { display: true, content: "warmup", position: { x: "center", y: "start" }, color: "#9a6700", font: { size: 11 } },
   } } : {};
   function overTime(canvasId, key, yTitle, withCounter) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas) return;
     const datasets = series.map((r) => lineDataset(r.label, r.colour, r[key], { yAxisID: "y" }));
     const scales = {
@@ -115,7 +123,7 @@ function drawResults(data) {
     });
     return steps;
   }
-  const timeline = document.getElementById("timeline-chart");
+  const timeline = /** @type {HTMLCanvasElement} */ (document.getElementById("timeline-chart"));
   if (timeline) {
     new Chart(timeline, {
       type: "line",
@@ -129,11 +137,11 @@ function drawResults(data) {
   }
 
   // --- latency histogram, in sysbench's own buckets ------------------------------------------
-  const histogram = document.getElementById("histogram-chart");
+  const histogram = /** @type {HTMLCanvasElement} */ (document.getElementById("histogram-chart"));
   if (histogram) histogramChart(histogram, data.histogram || []);
 
   // --- latency CDF ---------------------------------------------------------------------------
-  const cdf = document.getElementById("cdf-chart");
+  const cdf = /** @type {HTMLCanvasElement} */ (document.getElementById("cdf-chart"));
   if (cdf) {
     new Chart(cdf, {
       type: "line",
@@ -142,7 +150,7 @@ function drawResults(data) {
         interaction: { mode: "nearest", intersect: false },
         scales: {
           x: axis("latency (ms)", { type: "logarithmic", ticks: { callback: decadeTicks, autoSkip: false, maxRotation: 0 } }),
-          y: { min: 0, max: 1, title: { display: true, text: "share of events" }, ticks: { callback: (v) => Math.round(v * 100) + " %" } },
+          y: { min: 0, max: 1, title: { display: true, text: "share of events" }, ticks: { callback: (v) => Math.round(Number(v) * 100) + " %" } },
         },
       },
     });

@@ -10,7 +10,7 @@ function drawRateCharts(data) {
   const decades = { callback: decadeTicks, autoSkip: false, maxRotation: 0 }; // 1-2-5 only
 
   function line(canvasId, key, yTitle, withDiagonal) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas) return;
     const datasets = data.rate.map((s) => lineDataset(
       s.label, s.colour, s.points.filter((p) => p[key] !== null).map((p) => [p.offered, p[key]]),

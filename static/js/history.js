@@ -40,7 +40,7 @@ function drawHistory(data) {
     }, extra || {});
   }
 
-  document.querySelectorAll("#history-charts canvas[data-cell]").forEach(function (canvas) {
+  document.querySelectorAll("#history-charts canvas[data-cell]").forEach(function (/** @type {HTMLCanvasElement} */ canvas) {
     const cell = data.cells[Number(canvas.dataset.cell)];
     if (!cell) return;
     new Chart(canvas, {

@@ -58,5 +58,5 @@ function drawHostMetrics(root) {
     .then((r) => (r.ok ? r.json() : { results: [] }))
     .then((page) => { page.results.forEach(add); redraw(); })
     .catch(() => {});
-  document.addEventListener("benchdash:host_metrics", (e) => { e.detail.rows.forEach(add); redraw(); });
+  document.addEventListener("benchdash:host_metrics", (/** @type {CustomEvent} */ e) => { e.detail.rows.forEach(add); redraw(); });
 }

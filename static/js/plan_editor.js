@@ -135,7 +135,7 @@ function editPlan(form) {
   }
 
   // --- preflight ------------------------------------------------------------------------------
-  const preflightButton = document.getElementById("preflight-button");
+  const preflightButton = /** @type {HTMLButtonElement} */ (document.getElementById("preflight-button"));
   preflightButton.addEventListener("click", function () {
     const box = document.getElementById("preflight-result");
     const steps = document.getElementById("preflight-steps");

@@ -10,7 +10,7 @@ function drawReport(data) {
   const threads = [...new Set(data.series.flatMap((s) => s.points.map((p) => p.x)))];
 
   function scaling(canvasId, key, yTitle) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas || !threads.length) return;
     new Chart(canvas, {
       type: "line",

@@ -27,9 +27,9 @@ function lineSpan(text) {
 function setUpLog() {
   const root = document.getElementById("run-log");
   const box = document.getElementById("run-log-lines");
-  const input = document.getElementById("run-log-filter");
+  const input = /** @type {HTMLInputElement} */ (document.getElementById("run-log-filter"));
   if (!root || !box || !input) return;
-  const shown = Array.from(box.children);
+  const shown = /** @type {HTMLElement[]} */ (Array.from(box.children));
   const count = document.getElementById("run-log-count");
   let timer = null;
   box.scrollTop = box.scrollHeight; // tail first
