@@ -12,7 +12,8 @@ COPY requirements.txt requirements-nodeps.txt ./
 RUN pip wheel --no-cache-dir --wheel-dir /wheels -r requirements.txt \
     && pip wheel --no-cache-dir --no-deps --wheel-dir /wheels -r requirements-nodeps.txt
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# The browser packages only: the dev dependencies (ESLint, TypeScript) lint the checkout.
+RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -169,7 +169,18 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env("BENCHDASH_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-STATICFILES_DIRS = [BASE_DIR / "static", ("vendor", BASE_DIR / "node_modules")]
+# The npm packages the pages import (templates/base.html maps them), served under vendor/;
+# only these: node_modules also holds the dev tools (ESLint, TypeScript), not for browsers.
+BROWSER_PACKAGES = (
+    "chart.js",
+    "@kurkle/color",  # what Chart.js imports
+    "chartjs-chart-error-bars",
+    "chartjs-plugin-annotation",
+)
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    *((f"vendor/{name}", BASE_DIR / "node_modules" / name) for name in BROWSER_PACKAGES),
+]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

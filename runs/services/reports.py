@@ -4,6 +4,7 @@ inlined with the data. The same tables as the results page."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -18,13 +19,15 @@ from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services import stored_results
 
-# Inlined into the report, in this order: nothing is fetched when it is opened.
-REPORT_SCRIPTS = (
-    "vendor/chart.js/dist/chart.umd.js",
-    "js/charts.js",
-    "js/batch_results_rate.js",
-    "js/report.js",
-)
+# Inlined into the report: nothing is fetched when it is opened. Chart.js as its classic
+# build, a global `Chart` (its ES build imports its chunks by relative URL, which a module
+# inlined as a data: URL cannot resolve); the page modules as data: URLs in an import map,
+# under the names they import each other by (templates/base.html maps the same names).
+REPORT_CHART_JS = "vendor/chart.js/dist/chart.umd.js"
+REPORT_MODULES = ("charts.js", "batch_results_rate.js", "report.js")
+# Chart.js by its npm names ("chart.js/auto", as charts.js imports it: everything registered)
+# is, in the report, the classic build's global: the same thing.
+CHART_JS_FROM_GLOBAL = "const Chart = globalThis.Chart; export { Chart, Chart as default };"
 REPORT_STYLES = ("css/benchdash.css", "css/batch_results.css")
 
 
@@ -41,8 +44,9 @@ def batch_report_html(
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
         "data": {"unit": found.unit, "series": found.scaling_chart, "rate": found.rate_chart},
         "rate_data": {"rate": found.rate_chart},
-        "scripts": [_asset(name) for name in REPORT_SCRIPTS],
-        "styles": [_asset(name) for name in REPORT_STYLES],
+        "chart_js": _inlined(REPORT_CHART_JS),
+        "import_map": _import_map(),
+        "styles": [_inlined(name) for name in REPORT_STYLES],
         "made_at": timezone.now(),
     }
     return render_to_string("runs/report.html", context)
@@ -56,8 +60,24 @@ def _asset(name: str) -> str:
     found = finders.find(name)
     if not found:
         raise FileNotFoundError(f"{name} is missing: run scripts/bootstrap (npm ci)")
-    text = Path(str(found)).read_text(encoding="utf-8")
-    return text.replace("</script", "<\\/script").replace("</style", "<\\/style")
+    return Path(str(found)).read_text(encoding="utf-8")
+
+
+def _inlined(name: str) -> str:
+    """The text of a static file, safe inside a <script> or <style> element."""
+    return _asset(name).replace("</script", "<\\/script").replace("</style", "<\\/style")
+
+
+def _import_map() -> str:
+    chart_js = _data_url(CHART_JS_FROM_GLOBAL)
+    imports = {"chart.js": chart_js, "chart.js/auto": chart_js}
+    imports |= {f"benchdash/{name}": _data_url(_asset(f"js/{name}")) for name in REPORT_MODULES}
+    return json.dumps({"imports": imports}, indent=1)
+
+
+def _data_url(module: str) -> str:
+    # base64: no character of it can end the <script> element the map is written in
+    return "data:text/javascript;base64," + base64.b64encode(module.encode()).decode("ascii")
 
 
 def _environment(batch: Batch) -> dict[str, Any]:

@@ -1,17 +1,20 @@
 // The live batch page: polls the batch's progress, follows the current run with the shared
 // follower (live_follow.js: chart, lines, status, resuming after the last sample), and moves
 // on to the next run when one ends.
-(function () {
-  "use strict";
-  const root = document.getElementById("live-batch");
-  if (!root || root.dataset.active !== "true") return;
+import { num } from "benchdash/charts.js";
+import { FINISHED, liveRun } from "benchdash/live_follow.js";
+
+const root = document.getElementById("live-batch");
+if (root && root.dataset.active === "true") followBatch(root);
+
+function followBatch(root) {
   const POLL_MS = 2000;
   const el = (id) => document.getElementById(id);
   let current = null; // the run followed
   let pollTimer = null;
   let seen = 0; // samples received in all, across runs (the page's tests read it)
 
-  const live = Benchdash.liveRun(el("live-chart"), {
+  const live = liveRun(el("live-chart"), {
     onSample: function () { root.dataset.samplesSeen = String(++seen); },
     onStatus: function (s) { if (current) setDot(current.id, s.status); },
     onEnd: function () { poll(); }, // on to the next run at once
@@ -59,9 +62,9 @@
 
   // A run that finished while the page was open gets its figures in its row.
   function fillRow(runId, figures) {
-    document.querySelectorAll('tr[data-run="' + runId + '"] [data-figure]').forEach(function (cell) {
+    document.querySelectorAll('tr[data-run="' + runId + '"] [data-figure]').forEach(function (/** @type {HTMLElement} */ cell) {
       const value = figures[cell.dataset.figure];
-      const text = value === null || value === undefined ? "" : Benchdash.num(value);
+      const text = value === null || value === undefined ? "" : num(value);
       if (cell.textContent !== text) cell.textContent = text;
     });
   }
@@ -73,7 +76,7 @@
       .then(function (p) {
         showProgress(p);
         if (p.current && (!current || current.id !== p.current.id)) follow(p.current);
-        if (Benchdash.FINISHED.has(p.status)) {
+        if (FINISHED.has(p.status)) {
           const link = el("results-link");
           link.classList.add("primary");
           link.textContent = "Results are ready";
@@ -87,4 +90,4 @@
   }
 
   poll();
-})();
+}

@@ -2,20 +2,29 @@
 // scale, the cores x 2 + disks reference line), latency against threads, the chosen runs
 // over time (warmup shaded, a server counter on a second axis), the batch timeline, and
 // the latency CDFs. The data comes with the page (json_script); the state is in the URL.
-(function () {
-  "use strict";
-  const data = Benchdash.readJson("results-data");
-  if (!data) return;
-  const B = Benchdash;
+import { LineWithErrorBarsController, PointWithErrorBar } from "chartjs-chart-error-bars";
+import annotationPlugin from "chartjs-plugin-annotation";
+import { Chart, axis, decadeTicks, histogramChart, lineDataset, num, readJson, threadsAxis } from "benchdash/charts.js";
+import "benchdash/batch_results_rate.js";
+
+Chart.register(LineWithErrorBarsController, PointWithErrorBar, annotationPlugin);
+
+/** @typedef {import("chartjs-plugin-annotation").AnnotationOptions} Annotation */
+/** @typedef {{ y: number, yMin: number, yMax: number, n: number }} Whisker a median and its range */
+
+const data = readJson("results-data");
+if (data) drawResults(data);
+
+function drawResults(data) {
   const threads = [...new Set(data.series.flatMap((s) => s.points.map((p) => p.x)))];
 
-  document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (/** @type {HTMLSelectElement} */ s) {
     s.addEventListener("change", () => s.form.submit());
   });
   const copy = document.getElementById("copy-table");
   if (copy) {
     copy.addEventListener("click", function () {
-      const text = document.getElementById(copy.dataset.tsvTarget).value;
+      const text = /** @type {HTMLTextAreaElement} */ (document.getElementById(copy.dataset.tsvTarget)).value;
       const done = () => { copy.textContent = "Copied"; setTimeout(() => { copy.textContent = "Copy as TSV"; }, 1500); };
       if (navigator.clipboard && window.isSecureContext) {
         navigator.clipboard.writeText(text).then(done, () => { copy.textContent = "Copy failed: select the table"; });
@@ -25,6 +34,7 @@
     });
   }
 
+  /** @returns {Record<string, Annotation>} */
   function referenceLine() {
     if (!data.reference) return {};
     return { reference: {
@@ -36,7 +46,7 @@
   }
 
   function whiskerChart(canvasId, yKey, minKey, maxKey, yTitle) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas) return;
     const datasets = data.series.map((s) => ({
       label: s.label,
@@ -50,16 +60,19 @@
       options: {
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: B.threadsAxis(threads, data.reference ? data.reference.threads : null),
-          y: B.axis(yTitle, { beginAtZero: true }),
+          x: threadsAxis(threads, data.reference ? data.reference.threads : null),
+          y: axis(yTitle, { beginAtZero: true }),
         },
         plugins: {
           annotation: { annotations: referenceLine() },
-          tooltip: { callbacks: { label: (c) => c.dataset.label + ": " + B.num(c.raw.y) +
-            (c.raw.n > 1 ? " (" + B.num(c.raw.yMin) + "–" + B.num(c.raw.yMax) + ", " + c.raw.n + " repeats)" : "") } },
+          tooltip: { callbacks: { label: (c) => whiskerLabel(c.dataset.label, /** @type {Whisker} */ (c.raw)) } },
         },
       },
     });
+  }
+  /** @param {string} label @param {Whisker} p */
+  function whiskerLabel(label, p) {
+    return label + ": " + num(p.y) + (p.n > 1 ? " (" + num(p.yMin) + "–" + num(p.yMax) + ", " + p.n + " repeats)" : "");
   }
   whiskerChart("scaling-chart", "y", "yMin", "yMax", data.unit);
   whiskerChart("latency-chart", "p95", "p95Min", "p95Max", "ms");
@@ -67,22 +80,23 @@
   // --- runs over time -------------------------------------------------------------------------
   const series = data.timeseries || [];
   const warmup = series.length ? series[0].warmup_s : 0;
+  /** @type {Record<string, Annotation>} */
   const warmupBox = warmup > 0 ? { warmup: {
     type: "box", xMin: 0, xMax: warmup, backgroundColor: "rgba(154,103,0,.10)", borderWidth: 0,
     label: { display: true, content: "warmup", position: { x: "center", y: "start" }, color: "#9a6700", font: { size: 11 } },
   } } : {};
   function overTime(canvasId, key, yTitle, withCounter) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas) return;
-    const datasets = series.map((r) => B.lineDataset(r.label, r.colour, r[key], { yAxisID: "y" }));
+    const datasets = series.map((r) => lineDataset(r.label, r.colour, r[key], { yAxisID: "y" }));
     const scales = {
-      x: B.axis("seconds", { type: "linear", beginAtZero: true }),
-      y: B.axis(yTitle, { beginAtZero: true }),
+      x: axis("seconds", { type: "linear", beginAtZero: true }),
+      y: axis(yTitle, { beginAtZero: true }),
     };
     if (withCounter && data.counter) {
-      series.forEach((r) => datasets.push(B.lineDataset(r.label + " · " + data.counter, r.colour, r.counter,
+      series.forEach((r) => datasets.push(lineDataset(r.label + " · " + data.counter, r.colour, r.counter,
         { yAxisID: "y1", borderDash: [5, 4], borderWidth: 1.2 })));
-      scales.y1 = B.axis(data.counter + " /s", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } });
+      scales.y1 = axis(data.counter + " /s", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } });
     }
     new Chart(canvas, {
       type: "line", data: { datasets: datasets },
@@ -109,36 +123,36 @@
     });
     return steps;
   }
-  const timeline = document.getElementById("timeline-chart");
+  const timeline = /** @type {HTMLCanvasElement} */ (document.getElementById("timeline-chart"));
   if (timeline) {
     new Chart(timeline, {
       type: "line",
-      data: { datasets: (data.timeline || []).map((r) => B.lineDataset(r.label, r.colour, r.points)) },
+      data: { datasets: (data.timeline || []).map((r) => lineDataset(r.label, r.colour, r.points)) },
       options: {
         plugins: { legend: { display: false }, annotation: { annotations: timelineSteps() } },
         interaction: { mode: "nearest", intersect: false },
-        scales: { x: B.axis("seconds since the batch started", { type: "linear" }), y: B.axis(data.unit, { beginAtZero: true }) },
+        scales: { x: axis("seconds since the batch started", { type: "linear" }), y: axis(data.unit, { beginAtZero: true }) },
       },
     });
   }
 
   // --- latency histogram, in sysbench's own buckets ------------------------------------------
-  const histogram = document.getElementById("histogram-chart");
-  if (histogram) B.histogramChart(histogram, data.histogram || []);
+  const histogram = /** @type {HTMLCanvasElement} */ (document.getElementById("histogram-chart"));
+  if (histogram) histogramChart(histogram, data.histogram || []);
 
   // --- latency CDF ---------------------------------------------------------------------------
-  const cdf = document.getElementById("cdf-chart");
+  const cdf = /** @type {HTMLCanvasElement} */ (document.getElementById("cdf-chart"));
   if (cdf) {
     new Chart(cdf, {
       type: "line",
-      data: { datasets: (data.cdf || []).map((r) => B.lineDataset(r.label, r.colour, r.points, { stepped: "after" })) },
+      data: { datasets: (data.cdf || []).map((r) => lineDataset(r.label, r.colour, r.points, { stepped: "after" })) },
       options: {
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: B.axis("latency (ms)", { type: "logarithmic", ticks: { callback: B.decadeTicks, autoSkip: false, maxRotation: 0 } }),
-          y: { min: 0, max: 1, title: { display: true, text: "share of events" }, ticks: { callback: (v) => Math.round(v * 100) + " %" } },
+          x: axis("latency (ms)", { type: "logarithmic", ticks: { callback: decadeTicks, autoSkip: false, maxRotation: 0 } }),
+          y: { min: 0, max: 1, title: { display: true, text: "share of events" }, ticks: { callback: (v) => Math.round(Number(v) * 100) + " %" } },
         },
       },
     });
   }
-})();
+}

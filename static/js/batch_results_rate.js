@@ -1,17 +1,18 @@
 // The open-loop charts of a batch's results: achieved rate and p95 against the offered
 // rate (--rate), one line per series and thread count; the dashed diagonal is "achieved =
 // offered". Used by the results page and, inlined, by the shared HTML report.
-(function () {
-  "use strict";
-  const data = Benchdash.readJson("results-rate-data");
-  if (!data || !data.rate || !data.rate.length) return;
-  const B = Benchdash;
-  const decades = { callback: B.decadeTicks, autoSkip: false, maxRotation: 0 }; // 1-2-5 only
+import { Chart, axis, decadeTicks, lineDataset, readJson } from "benchdash/charts.js";
+
+const data = readJson("results-rate-data");
+if (data && data.rate && data.rate.length) drawRateCharts(data);
+
+function drawRateCharts(data) {
+  const decades = { callback: decadeTicks, autoSkip: false, maxRotation: 0 }; // 1-2-5 only
 
   function line(canvasId, key, yTitle, withDiagonal) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas) return;
-    const datasets = data.rate.map((s) => B.lineDataset(
+    const datasets = data.rate.map((s) => lineDataset(
       s.label, s.colour, s.points.filter((p) => p[key] !== null).map((p) => [p.offered, p[key]]),
       { pointRadius: 3.5, borderWidth: 2 }));
     if (withDiagonal) {
@@ -24,7 +25,7 @@
         const x = lo * Math.pow(hi / lo, i / steps);
         diagonal.push([x, x]);
       }
-      datasets.push(B.lineDataset("offered", "#7f7f7f", diagonal,
+      datasets.push(lineDataset("offered", "#7f7f7f", diagonal,
         { borderDash: [6, 4], borderWidth: 1, pointRadius: 0 }));
     }
     new Chart(canvas, {
@@ -33,13 +34,13 @@
       options: {
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: B.axis("offered rate (tps)", { type: "logarithmic", ticks: decades }),
-          y: key === "p95" ? B.axis(yTitle, { type: "logarithmic", ticks: decades })
-            : B.axis(yTitle, { beginAtZero: true }),
+          x: axis("offered rate (tps)", { type: "logarithmic", ticks: decades }),
+          y: key === "p95" ? axis(yTitle, { type: "logarithmic", ticks: decades })
+            : axis(yTitle, { beginAtZero: true }),
         },
       },
     });
   }
   line("rate-achieved-chart", "achieved", "achieved (tps)", true);
   line("rate-p95-chart", "p95", "p95 (ms)", false);
-})();
+}

@@ -1,106 +1,102 @@
 // Shared chart helpers of the pages: one look for every chart, numbers as people read them.
-(function () {
-  "use strict";
-  if (typeof Chart === "undefined") return;
-  Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", sans-serif';
-  Chart.defaults.color = "#3b4452";
-  Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.animation = false;
-  Chart.defaults.plugins.legend.labels.boxWidth = 12;
+// Chart.js whole (chart.js/auto registers every chart type, scale and plugin of its own);
+// a page that draws with a plugin registers it.
+import Chart from "chart.js/auto";
 
-  function num(v) {
-    if (v === null || v === undefined || Number.isNaN(v)) return "";
-    const a = Math.abs(v);
-    if (a >= 1000) return Math.round(v).toLocaleString("en-US");
-    if (a >= 100) return v.toFixed(1);
-    return v.toFixed(2);
-  }
+export { Chart };
 
-  function readJson(id) {
-    const el = document.getElementById(id);
-    return el ? JSON.parse(el.textContent) : null;
-  }
+Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", sans-serif';
+Chart.defaults.color = "#3b4452";
+Chart.defaults.maintainAspectRatio = false;
+Chart.defaults.animation = false;
+Chart.defaults.plugins.legend.labels.boxWidth = 12;
 
-  function xy(points) {
-    return (points || []).map((p) => ({ x: p[0], y: p[1] }));
-  }
+export function num(v) {
+  if (v === null || v === undefined || Number.isNaN(v)) return "";
+  const a = Math.abs(v);
+  if (a >= 1000) return Math.round(v).toLocaleString("en-US");
+  if (a >= 100) return v.toFixed(1);
+  return v.toFixed(2);
+}
 
-  function alpha(hex, a) {
-    const n = parseInt(hex.slice(1), 16);
-    return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + a + ")";
-  }
+export function readJson(id) {
+  const el = document.getElementById(id);
+  return el ? JSON.parse(el.textContent) : null;
+}
 
-  function lineDataset(label, colour, points, extra) {
-    // A short series (a run of a few seconds) shows its points, or a single one would vanish.
-    const short = (points || []).length < 30;
-    return Object.assign({
-      label: label, data: xy(points), borderColor: colour, backgroundColor: colour,
-      pointRadius: short ? 2.5 : 0, borderWidth: 1.6, tension: 0, parsing: false,
-    }, extra || {});
-  }
+export function xy(points) {
+  return (points || []).map((p) => ({ x: p[0], y: p[1] }));
+}
 
-  // A latency log axis labels only the round values, 1-2-5 in each decade; a threads axis
-  // has a tick at each measured thread count (and at the reference line).
-  function decadeTicks(v) {
-    const m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
-    return [1, 2, 5].some((k) => Math.abs(m - k) < 1e-6) ? num(v).replace(/\.00$/, "") : "";
+export function alpha(hex, a) {
+  const n = parseInt(hex.slice(1), 16);
+  return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + a + ")";
+}
+
+export function lineDataset(label, colour, points, extra) {
+  // A short series (a run of a few seconds) shows its points, or a single one would vanish.
+  const short = (points || []).length < 30;
+  return Object.assign({
+    label: label, data: xy(points), borderColor: colour, backgroundColor: colour,
+    pointRadius: short ? 2.5 : 0, borderWidth: 1.6, tension: 0, parsing: false,
+  }, extra || {});
+}
+
+// A latency log axis labels only the round values, 1-2-5 in each decade; a threads axis
+// has a tick at each measured thread count (and at the reference line).
+export function decadeTicks(v) {
+  const m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+  return [1, 2, 5].some((k) => Math.abs(m - k) < 1e-6) ? num(v).replace(/\.00$/, "") : "";
+}
+export function threadsAxis(values, reference) {
+  const all = values.concat(reference ? [reference] : []);
+  const lo = Math.min(...all), hi = Math.max(...all);
+  return axis("threads", {
+    type: "logarithmic", min: lo / 1.3, max: hi * 1.3,
+    ticks: { callback: (v) => String(v), autoSkip: false, maxRotation: 0 },
+    afterBuildTicks: (scale) => {
+      scale.ticks = all.filter((v, i, a) => a.indexOf(v) === i).sort((a, b) => a - b).map((v) => ({ value: v }));
+    },
+  });
+}
+
+export function axis(title, extra) {
+  return Object.assign({ title: { display: true, text: title }, ticks: { callback: (v) => num(v) } }, extra || {});
+}
+
+// A cell from several load hosts, live: each host's own tps beside the sum (the chart's
+// first series), thin and dashed. `e` is a host_sample event.
+const HOST_COLOURS = ["#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c564b", "#7f7f7f"];
+export function addHostSample(chart, e) {
+  const datasets = chart.data.datasets;
+  const label = "tps on " + e.host;
+  let dataset = datasets.find((d) => d.label === label);
+  if (!dataset) {
+    datasets[0].label = "tps (all load hosts)";
+    dataset = { label: label, data: [], yAxisID: "y", parsing: false, pointRadius: 0,
+                borderWidth: 1, borderDash: [3, 3],
+                borderColor: HOST_COLOURS[e.index % HOST_COLOURS.length] };
+    datasets.push(dataset);
   }
-  function threadsAxis(values, reference) {
-    const all = values.concat(reference ? [reference] : []);
-    const lo = Math.min(...all), hi = Math.max(...all);
-    return axis("threads", {
-      type: "logarithmic", min: lo / 1.3, max: hi * 1.3,
-      ticks: { callback: (v) => String(v), autoSkip: false, maxRotation: 0 },
-      afterBuildTicks: (scale) => {
-        scale.ticks = all.filter((v, i, a) => a.indexOf(v) === i).sort((a, b) => a - b).map((v) => ({ value: v }));
+  dataset.data.push({ x: e.sample.time_s, y: e.sample.tps });
+  chart.update("none");
+}
+
+// sysbench's latency histogram: its own buckets on a log-scaled axis, the share of the
+// requests in each, one line per run (`lines`: [{label, colour, points: [[ms, %]]}]).
+export function histogramChart(canvas, lines) {
+  return new Chart(canvas, {
+    type: "line",
+    data: { datasets: lines.map((r) => lineDataset(r.label, r.colour, r.points, {
+      stepped: "middle", pointRadius: 0, fill: lines.length === 1, backgroundColor: alpha(r.colour, 0.25),
+    })) },
+    options: {
+      interaction: { mode: "nearest", intersect: false, axis: "x" },
+      plugins: { tooltip: { callbacks: { label: (c) => c.dataset.label + ": " + num(c.parsed.y) + " % at " + num(c.parsed.x) + " ms" } } },
+      scales: {
+        x: axis("response time (ms)", { type: "logarithmic", ticks: { callback: decadeTicks, autoSkip: false, maxRotation: 0 } }),
+        y: axis("share of requests (%)", { beginAtZero: true }),
       },
-    });
-  }
-
-  function axis(title, extra) {
-    return Object.assign({ title: { display: true, text: title }, ticks: { callback: (v) => num(v) } }, extra || {});
-  }
-
-  // A cell from several load hosts, live: each host's own tps beside the sum (the chart's
-  // first series), thin and dashed. `e` is a host_sample event.
-  const HOST_COLOURS = ["#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c564b", "#7f7f7f"];
-  function addHostSample(chart, e) {
-    const datasets = chart.data.datasets;
-    const label = "tps on " + e.host;
-    let dataset = datasets.find((d) => d.label === label);
-    if (!dataset) {
-      datasets[0].label = "tps (all load hosts)";
-      dataset = { label: label, data: [], yAxisID: "y", parsing: false, pointRadius: 0,
-                  borderWidth: 1, borderDash: [3, 3],
-                  borderColor: HOST_COLOURS[e.index % HOST_COLOURS.length] };
-      datasets.push(dataset);
-    }
-    dataset.data.push({ x: e.sample.time_s, y: e.sample.tps });
-    chart.update("none");
-  }
-
-  // sysbench's latency histogram: its own buckets on a log-scaled axis, the share of the
-  // requests in each, one line per run (`lines`: [{label, colour, points: [[ms, %]]}]).
-  function histogramChart(canvas, lines) {
-    return new Chart(canvas, {
-      type: "line",
-      data: { datasets: lines.map((r) => lineDataset(r.label, r.colour, r.points, {
-        stepped: "middle", pointRadius: 0, fill: lines.length === 1, backgroundColor: alpha(r.colour, 0.25),
-      })) },
-      options: {
-        interaction: { mode: "nearest", intersect: false, axis: "x" },
-        plugins: { tooltip: { callbacks: { label: (c) => c.dataset.label + ": " + num(c.parsed.y) + " % at " + num(c.parsed.x) + " ms" } } },
-        scales: {
-          x: axis("response time (ms)", { type: "logarithmic", ticks: { callback: decadeTicks, autoSkip: false, maxRotation: 0 } }),
-          y: axis("share of requests (%)", { beginAtZero: true }),
-        },
-      },
-    });
-  }
-
-  window.Benchdash = {
-    num: num, readJson: readJson, xy: xy, alpha: alpha, lineDataset: lineDataset, axis: axis,
-    threadsAxis: threadsAxis, decadeTicks: decadeTicks, addHostSample: addHostSample,
-    histogramChart: histogramChart,
-  };
-})();
+    },
+  });
+}

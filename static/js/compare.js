@@ -1,10 +1,14 @@
 // The compare page's chart: each side's series against threads, one colour per side.
-(function () {
-  "use strict";
-  const data = Benchdash.readJson("compare-data");
-  const canvas = document.getElementById("compare-chart");
-  if (!data || !canvas) return;
-  const B = Benchdash;
+import { LineWithErrorBarsController, PointWithErrorBar } from "chartjs-chart-error-bars";
+import { Chart, axis, readJson, threadsAxis } from "benchdash/charts.js";
+
+Chart.register(LineWithErrorBarsController, PointWithErrorBar);
+
+const data = readJson("compare-data");
+const canvas = document.getElementById("compare-chart");
+if (data && canvas) drawComparison(data, canvas);
+
+function drawComparison(data, canvas) {
   const dashes = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
   const seen = {};
   new Chart(canvas, {
@@ -22,9 +26,9 @@
     options: {
       interaction: { mode: "nearest", intersect: false },
       scales: {
-        x: B.threadsAxis([...new Set(data.series.flatMap((s) => s.points.map((p) => p.x)))], null),
-        y: B.axis("tps", { beginAtZero: true }),
+        x: threadsAxis([...new Set(data.series.flatMap((s) => s.points.map((p) => p.x)))], null),
+        y: axis("tps", { beginAtZero: true }),
       },
     },
   });
-})();
+}

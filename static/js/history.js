@@ -1,11 +1,12 @@
 // The history page: one small chart per matrix cell, night after night; throughput on the
 // left axis, latency (dashed) on the right, the nights that regressed in red, and the first
 // night after each step of the series (a change point) as a triangle.
-(function () {
-  "use strict";
-  const B = window.Benchdash;
-  const data = B && B.readJson("history-data");
-  if (!data) return;
+import { Chart, axis, num, readJson } from "benchdash/charts.js";
+
+const data = readJson("history-data");
+if (data) drawHistory(data);
+
+function drawHistory(data) {
   const labels = data.nights.map((n) => n.date);
   const BAD = "#c0392b";
   const colours = { throughput: "#0072b2", latency: "#d55e00" };
@@ -19,14 +20,14 @@
     return at;
   }
 
-  function dataset(cell, key, axis, extra) {
+  function dataset(cell, key, axisId, extra) {
     const flagged = (ctx) => Boolean(cell.flags[ctx.dataIndex]);
     const steps = stepsAt(cell, key);
     const stepped = (ctx) => ctx.dataIndex in steps;
     return Object.assign({
       label: key === "throughput" ? data.unit : data.latency + " ms",
       data: cell[key],
-      yAxisID: axis,
+      yAxisID: axisId,
       borderColor: colours[key],
       backgroundColor: (ctx) => (flagged(ctx) ? BAD : colours[key]),
       pointBorderColor: (ctx) => (flagged(ctx) ? BAD : colours[key]),
@@ -39,7 +40,7 @@
     }, extra || {});
   }
 
-  document.querySelectorAll("#history-charts canvas[data-cell]").forEach(function (canvas) {
+  document.querySelectorAll("#history-charts canvas[data-cell]").forEach(function (/** @type {HTMLCanvasElement} */ canvas) {
     const cell = data.cells[Number(canvas.dataset.cell)];
     if (!cell) return;
     new Chart(canvas, {
@@ -57,7 +58,7 @@
           legend: { display: true, position: "bottom" },
           tooltip: {
             callbacks: {
-              label: (item) => item.dataset.label + ": " + B.num(item.parsed.y),
+              label: (item) => item.dataset.label + ": " + num(item.parsed.y),
               footer: function (items) {
                 const i = items.length ? items[0].dataIndex : -1;
                 const night = data.nights[i];
@@ -79,10 +80,10 @@
         },
         scales: {
           x: { ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 6 } },
-          y: B.axis(data.unit, { beginAtZero: true, position: "left" }),
-          y2: B.axis(data.latency + " ms", { beginAtZero: true, position: "right", grid: { drawOnChartArea: false } }),
+          y: axis(data.unit, { beginAtZero: true, position: "left" }),
+          y2: axis(data.latency + " ms", { beginAtZero: true, position: "right", grid: { drawOnChartArea: false } }),
         },
       },
     });
   });
-})();
+}

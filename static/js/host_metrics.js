@@ -2,10 +2,12 @@
 // disk IOPS / MB/s of the server host and the load host side by side, from the stored
 // rows, then live from the run's events (live_follow.js passes them on as
 // "benchdash:host_metrics").
-(function () {
-  "use strict";
-  const root = document.getElementById("host-metrics");
-  if (!root || typeof Chart === "undefined") return;
+import { Chart } from "benchdash/charts.js";
+
+const root = document.getElementById("host-metrics");
+if (root) drawHostMetrics(root);
+
+function drawHostMetrics(root) {
   const seen = new Set();
   const charts = {};
 
@@ -56,5 +58,5 @@
     .then((r) => (r.ok ? r.json() : { results: [] }))
     .then((page) => { page.results.forEach(add); redraw(); })
     .catch(() => {});
-  document.addEventListener("benchdash:host_metrics", (e) => { e.detail.rows.forEach(add); redraw(); });
-})();
+  document.addEventListener("benchdash:host_metrics", (/** @type {CustomEvent} */ e) => { e.detail.rows.forEach(add); redraw(); });
+}

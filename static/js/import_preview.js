@@ -1,19 +1,21 @@
 // The chart of a log being imported: tps and latency over time, before it is saved.
-(function () {
-  "use strict";
-  const data = Benchdash.readJson("import-data");
-  const canvas = document.getElementById("import-chart");
-  if (!data || !canvas) return;
+import { Chart, axis, lineDataset, readJson } from "benchdash/charts.js";
+
+const data = readJson("import-data");
+const canvas = document.getElementById("import-chart");
+if (data && canvas) drawPreview(data, canvas);
+
+function drawPreview(data, canvas) {
   new Chart(canvas, {
     type: "line",
     data: { datasets: [
-      Benchdash.lineDataset("tps", "#0072b2", data.tps, { yAxisID: "y" }),
-      Benchdash.lineDataset("latency (ms)", "#d55e00", data.latency, { yAxisID: "y1" }),
+      lineDataset("tps", "#0072b2", data.tps, { yAxisID: "y" }),
+      lineDataset("latency (ms)", "#d55e00", data.latency, { yAxisID: "y1" }),
     ] },
     options: { scales: {
-      x: Benchdash.axis("seconds", { type: "linear" }),
-      y: Benchdash.axis("tps", { beginAtZero: true }),
-      y1: Benchdash.axis("ms", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } }),
+      x: axis("seconds", { type: "linear" }),
+      y: axis("tps", { beginAtZero: true }),
+      y1: axis("ms", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } }),
     } },
   });
-})();
+}

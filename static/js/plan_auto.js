@@ -1,15 +1,15 @@
 // The plan editor's auto modes: each mode's settings show when it is ticked; threads: auto
 // starts at 1 thread, so the thread list is set to 1 while it is on; threads and rate are
 // not searched together. plan_editor.js re-checks the plan on every change.
-(function () {
-  "use strict";
-  const box = document.getElementById("auto-modes");
-  const threads = document.getElementById("id_threads");
-  if (!box || !threads) return;
+const box = document.getElementById("auto-modes");
+const threads = /** @type {HTMLInputElement} */ (document.getElementById("id_threads"));
+if (box && threads) followAutoModes(box, threads);
+
+function followAutoModes(box, threads) {
   let listBefore = threads.value;
 
   function modeOn(mode) {
-    const tick = document.getElementById("id_" + mode + "_auto");
+    const tick = /** @type {HTMLInputElement} */ (document.getElementById("id_" + mode + "_auto"));
     return Boolean(tick && tick.checked);
   }
   function apply() {
@@ -25,12 +25,12 @@
     }
     threads.readOnly = searching;
     document.getElementById("thread-presets").hidden = searching;
-    document.getElementById("id_rate_auto").disabled = searching;
-    document.getElementById("id_threads_auto").disabled = modeOn("rate");
+    /** @type {HTMLInputElement} */ (document.getElementById("id_rate_auto")).disabled = searching;
+    /** @type {HTMLInputElement} */ (document.getElementById("id_threads_auto")).disabled = modeOn("rate");
   }
   box.addEventListener("change", function () {
     apply();
     threads.dispatchEvent(new Event("input", { bubbles: true }));
   });
   apply();
-})();
+}

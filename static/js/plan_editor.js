@@ -2,10 +2,12 @@
 // target's engine, and asks the server what the plan would run as the user types
 // (cells, runs, estimated time, warnings, errors naming the field). Preflight runs on the
 // plan as it stands in the form, saved or not.
-(function () {
-  "use strict";
-  const form = document.getElementById("plan-editor");
-  if (!form) return;
+import "benchdash/plan_auto.js";
+
+const form = document.getElementById("plan-editor");
+if (form) editPlan(form);
+
+function editPlan(form) {
   const engines = JSON.parse(document.getElementById("target-engines").textContent);
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   const $ = (sel) => form.querySelector(sel);
@@ -133,7 +135,7 @@
   }
 
   // --- preflight ------------------------------------------------------------------------------
-  const preflightButton = document.getElementById("preflight-button");
+  const preflightButton = /** @type {HTMLButtonElement} */ (document.getElementById("preflight-button"));
   preflightButton.addEventListener("click", function () {
     const box = document.getElementById("preflight-result");
     const steps = document.getElementById("preflight-steps");
@@ -168,4 +170,4 @@
   applySchedule();
   markPresets();
   check();
-})();
+}

@@ -1,26 +1,28 @@
 // The shared report's scaling charts: throughput and p95 against threads, the median of
 // the repeats of each cell. Everything it draws is in the file (report-data).
-(function () {
-  "use strict";
-  const data = Benchdash.readJson("report-data");
-  if (!data) return;
-  const B = Benchdash;
+import { Chart, lineDataset, axis, readJson, threadsAxis } from "benchdash/charts.js";
+import "benchdash/batch_results_rate.js";
+
+const data = readJson("report-data");
+if (data) drawReport(data);
+
+function drawReport(data) {
   const threads = [...new Set(data.series.flatMap((s) => s.points.map((p) => p.x)))];
 
   function scaling(canvasId, key, yTitle) {
-    const canvas = document.getElementById(canvasId);
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
     if (!canvas || !threads.length) return;
     new Chart(canvas, {
       type: "line",
-      data: { datasets: data.series.map((s) => B.lineDataset(
+      data: { datasets: data.series.map((s) => lineDataset(
         s.label, s.colour, s.points.filter((p) => p[key] !== null).map((p) => [p.x, p[key]]),
         { pointRadius: 3.5, borderWidth: 2 })) },
       options: {
         interaction: { mode: "nearest", intersect: false },
-        scales: { x: B.threadsAxis(threads, null), y: B.axis(yTitle, { beginAtZero: true }) },
+        scales: { x: threadsAxis(threads, null), y: axis(yTitle, { beginAtZero: true }) },
       },
     });
   }
   scaling("report-scaling-chart", "y", data.unit);
   scaling("report-latency-chart", "p95", "p95 (ms)");
-})();
+}

@@ -111,7 +111,8 @@ def test_a_step_is_drawn_as_a_triangle_at_its_night_without_a_script_error(
         page.goto(f"{asgi_server.url}/plans/{plan.pk}/history?nights=30")
         page.wait_for_load_state("networkidle")
         styles = page.evaluate(
-            """() => Chart.getChart(document.querySelector('#history-charts canvas'))
+            """async () => (await import("chart.js")).Chart
+                   .getChart(document.querySelector('#history-charts canvas'))
                    .getDatasetMeta(0).data.map((point) => point.options.pointStyle)"""
         )
         listed = page.inner_text("ul.steps")

@@ -63,8 +63,8 @@ def test_the_results_page_answers_and_its_report_reads_offline(
     # issue 24: "offered" is y = x on the chart's own scales (log x, linear y): sampled along
     # the offered range, not two end points joined straight, which bends on a log axis
     offered = page.evaluate(
-        """() => Chart.getChart("rate-achieved-chart").data.datasets
-             .find((d) => d.label === "offered").data"""
+        """async () => (await import("chart.js")).Chart.getChart("rate-achieved-chart")
+             .data.datasets.find((d) => d.label === "offered").data"""
     )
     assert len(offered) > 10 and all(p["x"] == pytest.approx(p["y"]) for p in offered)
     assert offered[0]["x"] == pytest.approx(1000) and offered[-1]["x"] == pytest.approx(8000)

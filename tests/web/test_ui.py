@@ -75,7 +75,8 @@ def browser(asgi_server, monkeypatch) -> Iterator[Browser]:
 
 def chart_points(page: Page, canvas: str) -> int:
     return page.evaluate(
-        "(id) => { const c = Chart.getChart(id); return c ? c.data.datasets[0].data.length : 0 }",
+        "async (id) => { const c = (await import('chart.js')).Chart.getChart(id);"
+        " return c ? c.data.datasets[0].data.length : 0 }",
         canvas,
     )
 
@@ -159,7 +160,11 @@ def test_a_users_day_in_the_browser(
     expect(page.locator("#report-table tbody tr")).to_have_count(4)
     for canvas in ("scaling-chart", "latency-chart", "timeseries-chart", "timeline-chart"):
         assert chart_points(page, canvas) > 0, canvas
-    assert page.evaluate("Chart.getChart('scaling-chart').data.datasets.length") == 2
+    series = page.evaluate(
+        "async () => (await import('chart.js')).Chart.getChart('scaling-chart')"
+        ".data.datasets.length"
+    )
+    assert series == 2
     b.shot("07-batch-results")
 
     # a second batch of the same plan, launched from the plan list, then both compared
@@ -256,8 +261,11 @@ def test_the_live_follower_resumes_after_the_last_sample_when_its_stream_fails(
 
     b.page.route("**/events*", stream)
     b.open(f"/runs/{run.pk}/")
-    b.page.wait_for_function("() => Chart.getChart('run-chart').data.datasets[0].data.length >= 12")
-    xs = b.page.evaluate("Chart.getChart('run-chart').data.datasets[0].data.map((p) => p.x)")
+    expect(b.page.locator("#run-samples")).to_have_text("12")  # the points of the chart
+    xs = b.page.evaluate(
+        "async () => (await import('chart.js')).Chart.getChart('run-chart')"
+        ".data.datasets[0].data.map((p) => p.x)"
+    )
     assert xs == list(range(1, 13))
     assert asked[2].endswith(f"/runs/{run.pk}/events?after=3")
     # The only error is the browser's own, about the 502 answer.

@@ -340,8 +340,9 @@ def test_the_history_page_draws_a_chart_per_cell_without_a_script_error(
         page.goto(f"{asgi_server.url}/plans/{plan.pk}/history")
         page.wait_for_load_state("networkidle")
         points = page.evaluate(
-            """() => [...document.querySelectorAll('#history-charts canvas')]
-                   .map((c) => Chart.getChart(c).data.datasets[0].data.length)"""
+            """async () => { const { Chart } = await import("chart.js");
+                   return [...document.querySelectorAll('#history-charts canvas')]
+                   .map((c) => Chart.getChart(c).data.datasets[0].data.length); }"""
         )
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "plan_history.png"), full_page=True)
