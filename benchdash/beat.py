@@ -38,14 +38,28 @@ class BeatScheduler(DatabaseScheduler):
 
     _last_timestamp: datetime.datetime | None
     _heap: list[Any] | None
+    # Celery's TERM handler (celery/apps/beat.py, _sync) writes the schedule from inside the
+    # signal handler: if the signal came during a query, a query from the handler waits
+    # forever for the connection the interrupted one holds, and beat hangs until KILL.
+    # These say when a query may be under way.
+    _setting_up = False
+    _querying = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if BeatScheduler._setting_up:
+            # The handler asked for the scheduler while the first is still being built
+            # (so a second would be built, querying): nothing is there to write yet.
+            raise SystemExit(0)
         # The library reads only clocked schedules due within its own five minutes, so a
         # longer interval would miss some: it is at most that.
         self.full_sync_s = min(settings.BENCHDASH_BEAT_FULL_SYNC_S, SCHEDULE_SYNC_MAX_INTERVAL)
         self._last_read = time.monotonic()
         self._away_since: float | None = None
-        super().__init__(*args, **kwargs)  # reads the schedule (the first read)
+        BeatScheduler._setting_up = True
+        try:
+            super().__init__(*args, **kwargs)  # reads the schedule (the first read)
+        finally:
+            BeatScheduler._setting_up = False
 
     @property
     def schedule(self) -> dict[str, Any]:
@@ -54,12 +68,15 @@ class BeatScheduler(DatabaseScheduler):
             self._last_read = time.monotonic()
             return super().schedule
         try:
+            self._querying = True
             if self._changed() or time.monotonic() - self._last_read >= self.full_sync_s:
                 self._read_again()
         except DB_ERRORS as error:
             self._lost(error)
         else:
             self._back()
+        finally:
+            self._querying = False
         return self._schedule
 
     def _changed(self) -> bool:
@@ -74,7 +91,8 @@ class BeatScheduler(DatabaseScheduler):
         return bool(latest and last and latest > last)
 
     def _read_again(self) -> None:
-        self.sync()
+        # Run times first: the read replaces the entries with the rows as stored.
+        self._write_run_times()
         self._schedule = self.all_as_schedule()
         # A new schedule: Scheduler.tick rebuilds its heap from it.
         self._heap = []
@@ -84,6 +102,15 @@ class BeatScheduler(DatabaseScheduler):
     def sync(self) -> None:
         """Writes the run times of the entries fired since the last sync. While the
         database is away they stay to write, and are written once it answers."""
+        if self._querying:
+            return  # called by the TERM handler during a query: see _querying
+        self._querying = True
+        try:
+            self._write_run_times()
+        finally:
+            self._querying = False
+
+    def _write_run_times(self) -> None:
         if self._away_since is not None or self._schedule is None:
             return
         close_old_connections()
@@ -128,7 +155,7 @@ class BeatScheduler(DatabaseScheduler):
         away = time.monotonic() - self._away_since
         self._away_since = None
         logger.warning("beat: the results database answers again after %.0f s", away)
-        self.sync()
+        self._write_run_times()
 
 
 def _first_line(error: Exception) -> str:

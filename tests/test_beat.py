@@ -86,7 +86,7 @@ def beat(
 
 def sent(broker: redis.Redis) -> int:
     """Tasks beat handed to the broker so far (nobody consumes them here)."""
-    return int(broker.llen("celery"))  # type: ignore[arg-type]
+    return int(broker.llen("celery"))
 
 
 def test_beat_lives_through_a_results_database_outage_longer_than_its_full_sync(
