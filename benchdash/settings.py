@@ -205,7 +205,12 @@ CELERY_TASK_ROUTES = {
     # A cell from several load hosts: one driver per host, alongside the batch's task.
     "runs.tasks.host_drive": {"queue": "drivers"},
 }
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django_celery_beat's database scheduler, made to ride out an outage of the results
+# database (benchdash/beat.py).
+CELERY_BEAT_SCHEDULER = "benchdash.beat:BeatScheduler"
+# Beat reads its whole schedule again this often (seconds, at most 300), besides whenever a
+# schedule is edited.
+BENCHDASH_BEAT_FULL_SYNC_S = float(env("BENCHDASH_BEAT_FULL_SYNC_S") or "300")
 # Beat writes a schedule's last_run_at and total_run_count after every fire, not every
 # three minutes: the schedules page and the API read them from the database.
 CELERY_BEAT_SYNC_EVERY = 1

@@ -106,3 +106,32 @@ def test_the_demos_bench_user_reads_the_fsync_timers_and_the_why_panel_predicts(
     answer = why.explain(synced, lazy, threads=1)
     assert answer.predicted is not None and answer.predicted > 1
     assert "model predicts" in answer.text
+
+
+def test_a_half_made_demo_directory_is_moved_aside_and_made_again(tmp_path):
+    # What an interrupted mariadb-install-db leaves: the system schema's directory, unfilled.
+    (tmp_path / "demo-mariadb" / "mysql").mkdir(parents=True)
+    env = {
+        **os.environ,
+        "BENCHDASH_VAR_DIR": str(tmp_path),
+        "BENCHDASH_DEMO_MARIADB_PORT": str(servers.free_port()),
+    }
+    try:
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "demo-mariadb")],
+            env=env, capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "half made" in done.stderr
+        [aside] = tmp_path.glob("demo-mariadb.broken-*")
+        assert [p.name for p in aside.iterdir()] == ["mysql"]  # kept as it was found
+
+        ping = subprocess.run(
+            ["mariadb-admin", "--no-defaults", f"--socket={tmp_path / 'run' / 'demo-mariadb.sock'}",
+             "-uroot", "ping"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert "is alive" in ping.stdout, ping.stdout + ping.stderr
+        assert (tmp_path / "demo-mariadb" / ".installed").exists()
+    finally:
+        _stop(tmp_path / "run" / "demo-mariadb.pid")
