@@ -428,8 +428,9 @@ class PrivateRedis:
 
     host = "127.0.0.1"
 
-    def __init__(self) -> None:
-        self.port = 0
+    def __init__(self, port: int = 0) -> None:
+        """`port`: the port to start on, known before the start (0: a free one then)."""
+        self.port = port
         self.dir = _private_dir("benchdash-redis-", "redis.pid", signal.SIGTERM)
         self.log = self.dir / "redis.log"
         self._process: subprocess.Popen[bytes] | None = None
@@ -442,6 +443,9 @@ class PrivateRedis:
         """Start it, on the port it had if it ran before (clients keep their URL)."""
         start_on_a_free_port(self._start_server, self.log, on_taken=self._forget_port)
         return self
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
     def _forget_port(self) -> None:
         self.port = 0  # another program took it: the next start picks another one
