@@ -23,7 +23,12 @@ from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateRedis, Private
 # browser: Chromium. Set from the fixtures a test uses, and from the table below for the
 # files whose needs no fixture shows.
 
-DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback"}
+DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+}
 SERVER_FIXTURES = {
     "mariadb_server",
     "mariadb_nobinlog_server",
@@ -58,8 +63,7 @@ TIER_OF_FILE = {
 def tier_of(item: pytest.Item) -> str:
     module = getattr(item, "module", None)
     if module is not None and any(
-        getattr(value, "__module__", "").startswith("playwright")
-        for value in vars(module).values()
+        getattr(value, "__module__", "").startswith("playwright") for value in vars(module).values()
     ):
         return "browser"
     test = item.nodeid.split("[")[0]
