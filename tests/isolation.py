@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def start_redis() -> None:
 
         os.environ["BENCHDASH_REDIS_URL"] = _slot.redis.url
         settings.REDIS_URL = settings.CELERY_BROKER_URL = _slot.redis.url
-        app.conf.broker_url = _slot.redis.url
+        app.conf.update(broker_url=_slot.redis.url)
 
 
 def tear_down() -> None:
@@ -98,7 +99,7 @@ def _remove_gone_slots(root: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def drop_databases_of_gone_runs(connection_settings: dict[str, object], name: str) -> list[str]:
+def drop_databases_of_gone_runs(connection_settings: Mapping[str, object], name: str) -> list[str]:
     """Drop the test databases of `name` left by runs whose first process is gone and
     that nobody is connected to; another live run's are never touched. Returns those
     dropped."""

@@ -21,6 +21,6 @@ isolation.set_up(
 from benchdash.settings import *  # noqa: E402, F403
 
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405 - worker threads must not keep connections
-DATABASES["default"]["TEST"] = {"NAME": isolation.test_database(DATABASES["default"]["NAME"])}  # noqa: F405
+DATABASES["default"]["TEST"] = {"NAME": isolation.test_database(str(DATABASES["default"]["NAME"]))}  # noqa: F405
 # The browser tests load the page scripts and Chart.js from uvicorn without collectstatic.
 WHITENOISE_USE_FINDERS = True
