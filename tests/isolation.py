@@ -95,7 +95,7 @@ def _remove_gone_slots(root: Path) -> None:
     """The folders of slots whose process is gone (a run killed before its teardown)."""
     for old in root.glob("r*"):
         owner = servers._read_pid(old / "owner.pid")
-        if owner is None or not servers._pid_alive(owner):
+        if owner is not None and not servers._pid_alive(owner):
             shutil.rmtree(old, ignore_errors=True)
 
 
