@@ -1,7 +1,8 @@
-"""Fixtures shared by the whole suite."""
+"""Fixtures shared by the whole suite, and its tiers (docs/testing.md)."""
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,9 +13,109 @@ from celery.contrib.testing.worker import start_worker
 
 from benchdash.celery import app
 from runs.models import Batch, LoadHost, Plan, Target
-from tests import servers, stored
+from tests import isolation, servers, stored
 from tests.processes import AsgiServer, WorkerProcess
 from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateRedis, PrivateSSHD, SSHKey
+
+# --- the tiers: each test is in one, the heaviest it needs ----------------------------------
+# pure: no database, no server, no process; database: the test database (and this slot's
+# Redis); servers: private servers, benchdash's own processes, sysbench or any program run;
+# browser: Chromium. Set from the fixtures a test uses, and from the table below for the
+# files whose needs no fixture shows.
+
+DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+}
+SERVER_FIXTURES = {
+    "mariadb_server",
+    "mariadb_nobinlog_server",
+    "mariadb_ps_server",
+    "postgres_server",
+    "private_redis",
+    "sshd_server",
+    "celery_worker",
+    "two_celery_workers",
+    "worker_process",
+    "asgi_server",
+    "live_server",
+}
+# The files (or single tests, as file::name) whose needs no fixture shows: they run
+# sysbench, scripts or servers themselves ("servers"), or talk to this slot's Redis
+# ("database"). A pure or database test that starts a process fails and names this table.
+TIER_OF_FILE = {
+    "tests/execution/test_live.py::test_an_installation_never_sees_the_live_events_of_another_on_the_same_redis": "database",  # noqa: E501
+    "tests/execution/test_live.py::test_an_error_answer_is_read_at_the_next_publish_which_goes_out_all_the_same": "database",  # noqa: E501
+    "tests/loadhosts/test_reading.py": "servers",
+    "tests/sysbench/test_command.py::test_sysbench_reads_back_the_exact_connection_from_the_config_file": "servers",  # noqa: E501
+    "tests/sysbench/test_command.py::test_a_built_cpu_command_runs_in_real_sysbench": "servers",
+    "tests/test_asgi.py": "servers",
+    "tests/test_bench_scripts.py": "servers",
+    "tests/test_demo_mariadb.py": "servers",
+    "tests/test_deploy.py": "servers",
+    "tests/test_docs.py::test_the_benchmark_scripts_take_the_options_the_pages_show": "servers",
+    "tests/test_mail.py": "servers",
+    "tests/web/test_connections.py": "servers",
+    "tests/web/test_events.py": "servers",
+    "tests/web/test_uploads.py": "servers",
+}
+
+
+def tier_of(item: pytest.Item) -> str:
+    module = getattr(item, "module", None)
+    if module is not None and any(
+        getattr(value, "__module__", "").startswith("playwright") for value in vars(module).values()
+    ):
+        return "browser"
+    test = item.nodeid.split("[")[0]
+    by_table = TIER_OF_FILE.get(test) or TIER_OF_FILE.get(test.split("::")[0])
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & SERVER_FIXTURES or by_table == "servers":
+        return "servers"
+    if fixtures & DATABASE_FIXTURES or item.get_closest_marker("django_db"):
+        return "database"
+    return by_table or "pure"
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by them
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(tier_of(item))
+
+
+@pytest.fixture(autouse=True)
+def _tier_holds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pure or database test starts no process (its tier would be a lie); the others
+    get this slot's Redis, started at the first of them."""
+    if request.node.get_closest_marker("servers") or request.node.get_closest_marker("browser"):
+        isolation.start_redis()
+        return
+    if request.node.get_closest_marker("database"):
+        isolation.start_redis()
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(
+            "a test of the pure or database tier started a process: put its file in "
+            "TIER_OF_FILE of tests/conftest.py as 'servers'"
+        )
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: its run's first process cleaned up
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    isolation.drop_databases_of_gone_runs(database, str(database["NAME"]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    isolation.tear_down()
+
 
 # --- private database servers (tests/servers.py) ------------------------------------------
 # Started once per session on free ports, with their own data directories, and removed at

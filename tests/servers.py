@@ -12,6 +12,7 @@ import contextlib
 import glob
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -138,11 +139,10 @@ def _wait(what: str, ready: Any, process: subprocess.Popen[bytes] | None, log: P
 
 class PrivateMariaDB:
     """mariadbd with binary logging on and few connections, so that tests can exceed
-    max_connections cheaply. `bench` / `bench-secret` may do what sysbench and benchdash's
+    max_connections cheaply. `bench` / `bench-secret-<random>` may do what sysbench and benchdash's
     SET GLOBAL need; root has no password, over the Unix socket."""
 
     user = "bench"
-    password = "bench-secret"
     host = "127.0.0.1"
 
     def __init__(
@@ -157,6 +157,9 @@ class PrivateMariaDB:
         self.max_connections = max_connections
         self.performance_schema = performance_schema
         self.also_on = also_on  # a second address to listen on (a test network's)
+        # Its own: tests that look for the password in every process of the machine must
+        # not find another server's, of a test running beside them.
+        self.password = f"bench-secret-{secrets.token_hex(4)}"
         self.port = 0
         self.dir = _private_dir("benchdash-mariadb-", "mariadb.pid", signal.SIGTERM)
         self.datadir = self.dir / "data"
@@ -196,8 +199,17 @@ class PrivateMariaDB:
         _wait("mariadbd", self._answers, self._process, self.error_log)
 
     def _install(self, os_user: str) -> None:
+        """mariadb-install-db, once more on a fresh data directory if it fails (it failed
+        once, on a 2-core machine running four test processes and more beside them)."""
+        try:
+            self._install_once(os_user)
+        except ServerError:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            self._install_once(os_user)
+
+    def _install_once(self, os_user: str) -> None:
         install_log = self.dir / "install.log"
-        with install_log.open("wb") as log:
+        with install_log.open("ab") as log:
             done = subprocess.run(
                 [
                     find_program("mariadb-install-db"),
@@ -213,7 +225,10 @@ class PrivateMariaDB:
                 timeout=120,
             )
         if done.returncode != 0:
-            raise ServerError(f"mariadb-install-db failed:\n{_tail(install_log)}")
+            errors = [line for line in _tail(install_log, 400).splitlines() if "ERROR" in line]
+            raise ServerError(
+                "mariadb-install-db failed:\n" + "\n".join([*errors[-10:], _tail(install_log)])
+            )
 
     def _answers(self) -> bool:
         try:
@@ -428,8 +443,9 @@ class PrivateRedis:
 
     host = "127.0.0.1"
 
-    def __init__(self) -> None:
-        self.port = 0
+    def __init__(self, port: int = 0) -> None:
+        """`port`: the port to start on, known before the start (0: a free one then)."""
+        self.port = port
         self.dir = _private_dir("benchdash-redis-", "redis.pid", signal.SIGTERM)
         self.log = self.dir / "redis.log"
         self._process: subprocess.Popen[bytes] | None = None
@@ -442,6 +458,9 @@ class PrivateRedis:
         """Start it, on the port it had if it ran before (clients keep their URL)."""
         start_on_a_free_port(self._start_server, self.log, on_taken=self._forget_port)
         return self
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
     def _forget_port(self) -> None:
         self.port = 0  # another program took it: the next start picks another one

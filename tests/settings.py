@@ -1,18 +1,26 @@
-"""Settings for the test suite: benchdash's own, with a Redis database of its own and a
-fast heartbeat so crash recovery can be exercised in seconds."""
+"""Settings for the test suite: benchdash's own, with a fast heartbeat so crash recovery can
+be exercised in seconds, on this run's database names and this slot's Redis, work and mail
+directories (tests/isolation.py): whatever BENCHDASH_REDIS_URL says, the tests never use a
+shared Redis."""
 
 import os
+from pathlib import Path
 
-os.environ.setdefault("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/15")
+from tests import isolation
+
 os.environ.setdefault("BENCHDASH_HEARTBEAT_SECONDS", "1")
 os.environ.setdefault("BENCHDASH_STALE_AFTER_SECONDS", "5")
 os.environ.setdefault("BENCHDASH_TIMEOUT_MARGIN_S", "3")
 # The webhook receivers of the tests listen on loopback; tests/services/nightly/test_webhooks.py
 # turns this off to see such addresses refused.
 os.environ.setdefault("BENCHDASH_WEBHOOK_ALLOW_PRIVATE", "1")
+isolation.set_up(
+    Path(os.environ.get("BENCHDASH_VAR_DIR", Path(__file__).resolve().parents[1] / "var"))
+)
 
-from benchdash.settings import *  # noqa: F403
+from benchdash.settings import *  # noqa: E402, F403
 
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405 - worker threads must not keep connections
+DATABASES["default"]["TEST"] = {"NAME": isolation.test_database(str(DATABASES["default"]["NAME"]))}  # noqa: F405
 # The browser tests load the page scripts and Chart.js from uvicorn without collectstatic.
 WHITENOISE_USE_FINDERS = True

@@ -1,7 +1,7 @@
 """A night that got slower because a server setting changed, from end to end: a plan on a
 clocked schedule, fired night after night as beat fires it (the schedule's own task sent
 through the broker to a real worker) against the private MariaDB; between two nights
-someone triples a server setting that every insert pays for. The alerted night is re-run
+someone sets five times a server setting that every insert pays for. The alerted night is re-run
 by a confirmation batch, confirmed, told by webhook with what changed; the team
 acknowledges it and accepts it as the new baseline, and the next night is judged afresh.
 
@@ -9,7 +9,9 @@ The setting: an audit trigger on the inserted table throttles by `net_write_time
 (sleeping a 20,000th of it), as a stand-in for a setting whose cost is certain. Durability
 (`innodb_flush_log_at_trx_commit`, `sync_binlog`) was tried first: its cost is one fsync,
 0.3 to 1.5 ms on this shared machine depending on the others' load, and p95 moved by
-±19 % from night to night, so the step was not always significant.
+±19 % from night to night, so the step was not always significant. A tripled 3 ms sleep
+was not always either, on a loaded 2-core machine running the tests in parallel: the
+nights sleep 30 ms a row, then 150, a step far outside any load's noise.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
     assert wait_for_batch(batches.batch_launch(plan=keeper)).status == Status.DONE
     database = target.database
     mariadb_server.execute(
-        "SET GLOBAL net_write_timeout = 60",
+        "SET GLOBAL net_write_timeout = 600",
         f"CREATE TRIGGER `{database}`.audit BEFORE INSERT ON `{database}`.sbtest1 "
         "FOR EACH ROW SET @slept = SLEEP(@@GLOBAL.net_write_timeout / 20000)",
     )
@@ -83,7 +85,7 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
         name="nightly inserts",
         options=NIGHTLY_OPTIONS,
         dataset_policy="existing",
-        regression_threshold_pct=20,  # this machine is shared: see tests/services/test_history
+        regression_threshold_pct=40,  # this machine is shared: see tests/services/test_history
         notify_webhook=webhook.url,
         created_by=owner,
     )
@@ -97,8 +99,8 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
     assert not any(n.analysis["flagged"] for n in quiet), [n.analysis["summary"] for n in quiet]
     assert not Alert.objects.exists() and webhook.received == []
 
-    # Someone triples the setting between two nights: 3 ms a row become 9.
-    mariadb_server.execute("SET GLOBAL net_write_timeout = 180")
+    # Someone sets five times the setting between two nights: 30 ms a row become 150.
+    mariadb_server.execute("SET GLOBAL net_write_timeout = 3000")
     slow = fire(schedule, plan)
     series = [n.analysis["cells"][0]["checks"][0]["value"] for n in [*quiet, slow]]
     assert slow.analysis["status"] == regressions.REGRESSION, (series, slow.analysis["cells"])
@@ -131,8 +133,8 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
     changed = {c["name"]: c for c in alert.changes if c["kind"] == "variable"}
     assert set(changed) == {"net_write_timeout"}, alert.changes
     assert (changed["net_write_timeout"]["before"], changed["net_write_timeout"]["after"]) == (
-        "60",
-        "180",
+        "600",
+        "3000",
     )
     assert changed["net_write_timeout"]["nights"] == min(BASELINE_NIGHTS, plan.history_nights)
 
@@ -142,7 +144,7 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
     assert news["event"] == "regression" and news["batch"]["id"] == slow.pk
     assert news["alert"]["state"] == "confirmed"
     assert news["alert"]["confirmation"]["batch"] == confirm.pk
-    assert "net_write_timeout: 60 \u2192 180" in [c["text"] for c in news["alert"]["changes"]]
+    assert "net_write_timeout: 600 \u2192 3000" in [c["text"] for c in news["alert"]["changes"]]
 
     # The API and the history page say the same.
     answer = api.get(f"/api/v1/plans/{plan.pk}/history")
@@ -156,7 +158,7 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
     client = Client()
     client.force_login(owner)
     html = client.get(f"/plans/{plan.pk}/history").content.decode()
-    assert "net_write_timeout: 60 \u2192 180" in html and "confirmed" in html
+    assert "net_write_timeout: 600 \u2192 3000" in html and "confirmed" in html
 
     # The team acknowledges it, annotates the timeline, and accepts it as the new baseline.
     decided = api.post(
@@ -167,7 +169,7 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
     assert decided.json()["status"] == "acknowledged" and decided.json()["decided_by"] == "owner"
     note = api.post(
         f"/api/v1/plans/{plan.pk}/annotations",
-        json={"at": slow.created_at.isoformat(), "text": "audit throttle tripled"},
+        json={"at": slow.created_at.isoformat(), "text": "audit throttle five-fold"},
     )
     assert note.status_code == 201, note.text
     accepted = api.post(f"/api/v1/alerts/{alert.pk}/decision", json={"decision": "accept"})
@@ -182,7 +184,7 @@ def test_a_setting_changed_between_nights_is_confirmed_told_with_what_changed_an
     assert not Alert.objects.filter(batch=after).exists()
     table = api.get(f"/api/v1/plans/{plan.pk}/history").json()
     assert table["baseline_from"] is not None
-    assert [a["text"] for a in table["annotations"]] == ["audit throttle tripled"]
+    assert [a["text"] for a in table["annotations"]] == ["audit throttle five-fold"]
     assert all(s["batch"] != slow.pk for c in table["cells"] for s in c["steps"])
     assert table["alert_counts"] == {**table["alert_counts"], "total": 1, "accepted": 1}
     assert len(webhook.received) == 1

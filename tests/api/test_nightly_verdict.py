@@ -31,7 +31,7 @@ def test_a_slower_last_night_is_readable_from_the_api(
         regression_threshold_pct=40,  # this machine is shared: see test_history.py
     )
     earlier = [night(plan) for _ in range(regressions.MIN_NIGHTS)]
-    audit_trigger(mariadb_server, target.database, 0.09)
+    audit_trigger(mariadb_server, target.database, 0.15)  # five-fold: out of any load's noise
     slow = night(plan)
     # The slow night's re-run (runs/services/nightly/alerts.py) ends before the worker stops.
     wait_until(

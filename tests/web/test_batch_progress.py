@@ -49,8 +49,9 @@ def test_progress_and_remaining_time_count_the_running_cell(client_in, make_batc
 
     progress = client_in.get(f"/batches/{batch.pk}/progress").json()
 
-    # the queued run's 10 s, and what the running one has left of its 10 s
-    assert 10 + 5 <= progress["remaining_s"] <= 10 + 6
+    # the queued run's 10 s, and what the running one has left of its 10 s (at most 6: it
+    # started 4 s before the request, which a loaded machine may answer seconds later)
+    assert 10 < progress["remaining_s"] <= 10 + 6
     assert 0.4 <= progress["running_share"] <= 0.5
     assert progress["counts_text"] == ""
     assert progress["figures"] == {
