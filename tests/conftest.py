@@ -56,6 +56,7 @@ TIER_OF_FILE = {
     "tests/test_demo_mariadb.py": "servers",
     "tests/test_deploy.py": "servers",
     "tests/test_docs.py::test_the_benchmark_scripts_take_the_options_the_pages_show": "servers",
+    "tests/test_keep.py": "servers",
     "tests/test_mail.py": "servers",
     "tests/web/test_connections.py": "servers",
     "tests/web/test_events.py": "servers",
