@@ -264,8 +264,7 @@ class HostFigures:
     ctxt_per_tx: float | None = None
     db: DatabaseProcess | None = None  # server host only, when its process was found
     seconds: int | None = None  # the seconds of the run its rows cover
-    run_s: int | None = None  # how long sysbench ran
-    coverage: float | None = None  # seconds / run_s, up to 1; None before it was counted
+    run_s: int | None = None  # how long sysbench ran; None before coverage was counted
 
     @classmethod
     def load(cls, data: Mapping[str, Any]) -> HostFigures:
@@ -288,7 +287,6 @@ class HostFigures:
             ctxt_per_tx=_number(data, "ctxt_per_tx"),
             seconds=_integer(data, "seconds"),
             run_s=_integer(data, "run_s"),
-            coverage=_number(data, "coverage"),
             db=DatabaseProcess.load(db) if isinstance(db, Mapping) and db else None,
         )
 

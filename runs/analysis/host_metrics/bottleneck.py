@@ -102,7 +102,7 @@ def _kind(
 def _partial(host: HostFigures) -> bool:
     """Sampled over less than most of the run (runs from before coverage was counted
     have none: they are taken as whole)."""
-    return host.coverage is not None and host.coverage < MIN_COVERAGE
+    return bool(host.run_s) and (host.seconds or 0) < MIN_COVERAGE * (host.run_s or 0)
 
 
 def _partial_text(host: HostFigures) -> str:
