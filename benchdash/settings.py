@@ -101,6 +101,8 @@ MIDDLEWARE = [
     # Reads a page's upload before the CSRF check does: a log too large is then refused in
     # words (runs/web/middleware.py).
     "runs.web.middleware.UploadLimitMiddleware",
+    # A U+202E in a comment would reverse the text a reader sees: every page shows it.
+    "runs.web.middleware.BidiShownMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -137,7 +139,10 @@ WEB_TURNS = int(env("BENCHDASH_WEB_TURNS") or "2")
 DB_POOL = {
     "min_size": 1,
     "max_size": int(env("BENCHDASH_DB_POOL_SIZE") or "8"),
-    "timeout": 30,  # seconds a request waits for a free connection
+    # Seconds a request waits for a connection. The pool reconnects in the background; a
+    # request need not wait longer to learn that the database is gone: it is answered 503
+    # in words (runs/api/errors.py) within these seconds, not 500 after 30.
+    "timeout": float(env("BENCHDASH_DB_POOL_TIMEOUT") or "5"),
     "max_idle": 60,  # seconds an idle connection beyond min_size is kept
 }
 DATABASES = {

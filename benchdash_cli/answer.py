@@ -14,6 +14,7 @@ The rule, in this order:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -73,14 +74,14 @@ def as_json(answer: Answer) -> str:
 
 def as_markdown(answer: Answer) -> str:
     batch = answer.batch
-    name = f"{batch['label']} · " if batch.get("label") else ""
+    name = f"{markdown_escape(batch['label'])} · " if batch.get("label") else ""
     lines = [
         f"### benchdash: {answer.answer}",
         "",
-        f"{name}batch [{batch['id']}]({batch['url']}): {batch['status']}",
+        f"{name}batch [{batch['id']}]({batch['url']}): {markdown_escape(batch['status'])}",
     ]
     if batch.get("error"):
-        lines += ["", "```", str(batch["error"]).strip(), "```"]
+        lines += ["", *markdown_fence(str(batch["error"]).strip())]
     if answer.verdicts:
         lines += [
             "",
@@ -92,13 +93,48 @@ def as_markdown(answer: Answer) -> str:
             f"{_cell(v.get('difference') or '')} | {_cell(v.get('interval') or '')} |"
             for v in answer.verdicts
         ]
-    lines += [""] + [f"- {line}" for line in answer.summary] if answer.summary else []
+    lines += (
+        [""] + [f"- {markdown_escape(line)}" for line in answer.summary] if answer.summary else []
+    )
     if answer.nightly:
-        lines += ["", f"Nightly check: {answer.nightly['status']}: {answer.nightly['summary']}"]
+        night = answer.nightly
+        lines += [
+            "",
+            f"Nightly check: {markdown_escape(night['status'])}: "
+            f"{markdown_escape(night['summary'])}",
+        ]
     lines += ["", f"Exit {answer.exit_code}: {answer.answer}."]
     return "\n".join(lines) + "\n"
 
 
 def _cell(text: str) -> str:
-    """Table cells keep their pipes from ending the cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Table cells keep their pipes from ending the cell, and user text stays text."""
+    return markdown_escape(text)
+
+
+# Markdown's inline punctuation: a backslash before each makes it text (CommonMark), so a
+# label "[x](url)" is shown as typed, never as a link; a leading "#", "-", "+", "=" or ">"
+# would make a heading, a list or a quote of the line.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+_LINE_START = re.compile(r"^([#+\-=>])")
+# Bidirectional controls would reverse the text a reader sees (a "gnp.exe" that reads exe.png).
+_BIDI_CONTROLS = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def markdown_escape(text: str) -> str:
+    """User text as inline Markdown text: punctuation escaped, one line, bidi controls shown."""
+    one_line = str(text).replace("\r", " ").replace("\n", " ")
+    escaped = _LINE_START.sub(r"\\\1", _MARKDOWN_SPECIAL.sub(r"\\\1", one_line))
+    return _bidi_shown(escaped)
+
+
+def markdown_fence(text: str) -> list[str]:
+    """A code block that `text` cannot close: the fence is longer than any run of
+    backticks in it."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, _bidi_shown(text), fence]
+
+
+def _bidi_shown(text: str) -> str:
+    return _BIDI_CONTROLS.sub(lambda m: f"U+{ord(m.group()):04X}", text)

@@ -263,6 +263,8 @@ class HostFigures:
     ctxt_s: float | None = None  # the host's context switches per second
     ctxt_per_tx: float | None = None
     db: DatabaseProcess | None = None  # server host only, when its process was found
+    seconds: int | None = None  # the seconds of the run its rows cover
+    run_s: int | None = None  # how long sysbench ran; None before coverage was counted
 
     @classmethod
     def load(cls, data: Mapping[str, Any]) -> HostFigures:
@@ -283,6 +285,8 @@ class HostFigures:
             tx_kbs=_number(data, "tx_kbs"),
             ctxt_s=_number(data, "ctxt_s"),
             ctxt_per_tx=_number(data, "ctxt_per_tx"),
+            seconds=_integer(data, "seconds"),
+            run_s=_integer(data, "run_s"),
             db=DatabaseProcess.load(db) if isinstance(db, Mapping) and db else None,
         )
 

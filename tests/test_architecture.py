@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,  # the application's own errors, raised from every room
     "frozen": 0,  # a batch's frozen plan, read from its params
     "columns": 0,  # typed readers of the other JSON columns
+    "bidi": 0,  # bidirectional controls in user text, shown instead of obeyed
     "sysbench": 1,
     "analysis": 1,
     "targets": 1,
@@ -48,7 +49,7 @@ LAYERS: dict[str, int] = {
 }
 PURE = {"sysbench", "analysis"}
 # Bottom modules that import nothing of runs, no Django and no I/O: pure code may use them.
-PURE_BOTTOM = {"errors", "frozen", "columns"}
+PURE_BOTTOM = {"errors", "frozen", "columns", "bidi"}
 # Within the middle layer, the pure packages stand below the I/O boundaries.
 SIDEWAYS_FORBIDDEN = {
     ("targets", "loadhosts"),

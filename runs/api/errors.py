@@ -7,9 +7,11 @@ and the first one is repeated at the top.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.db.models import ProtectedError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
@@ -137,9 +139,42 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    if _results_database_down():
+        return _results_database_down_response(request)
     if _is_api(request):
         return _json_error("internal error: the server failed to answer; the error is logged", 500)
     return defaults.server_error(request)
+
+
+RESULTS_DATABASE_DOWN = (
+    "the results database cannot be reached: nothing can be read or saved until it is back; "
+    "running benchmarks go on (their samples wait in memory)"
+)
+RETRY_AFTER_S = 10
+
+
+def _results_database_down() -> bool:
+    """Whether the error being answered is the results database out of reach (no
+    connection, or none from the pool within its timeout), wherever it was raised: in a
+    view, in DRF, or in the session and login middleware before any view."""
+    error = sys.exc_info()[1]
+    return isinstance(error, (OperationalError, InterfaceError))
+
+
+def _results_database_down_response(request: HttpRequest) -> HttpResponse:
+    """503 with a sentence: JSON under /api/, a plain page (no template: rendering one
+    may read the database) for the pages."""
+    if _is_api(request):
+        response: HttpResponse = _json_error(RESULTS_DATABASE_DOWN, 503)
+    else:
+        page = (
+            "<!doctype html><html lang=en><meta charset=utf-8><title>benchdash: database "
+            "unreachable</title><h1>The results database is unreachable</h1>"
+            f"<p>{RESULTS_DATABASE_DOWN}.</p><p>Try again in a minute.</p></html>"
+        )
+        response = HttpResponse(page, status=503)
+    response["Retry-After"] = str(RETRY_AFTER_S)
+    return response
 
 
 # --- OpenAPI ------------------------------------------------------------------------------

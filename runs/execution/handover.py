@@ -81,7 +81,7 @@ def handover_leave(
     took it (if not, the sweeper finds a silent batch, as after a crash)."""
     outage = store.outages[-1]
     left = Handover(
-        outage_started=outage.started.isoformat(),
+        outage_started=outage.began.isoformat(),  # the earliest it can have gone
         outage_error=outage.error,
         gave_up_at=timezone.now().isoformat(),
         limit_s=store.limit_s,

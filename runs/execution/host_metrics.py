@@ -28,7 +28,7 @@ from runs.analysis.host_metrics.bottleneck import (
     bottleneck_classify,
     fsync_figures,
 )
-from runs.analysis.host_metrics.host_summary import HostSeries, host_summary
+from runs.analysis.host_metrics.host_summary import HostSeries, host_summary, seconds_missing
 from runs.analysis.host_metrics.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
 from runs.columns import Bottleneck, RunSummary
 from runs.execution.outage_buffer import OutageBuffer
@@ -99,10 +99,11 @@ class Watched:
 class HostMetricsSampler:
     """The cell's machines under watch, from before sysbench starts until it ends."""
 
-    def __init__(self, watched: list[Watched], missing: list[dict[str, str]]) -> None:
+    def __init__(self, watched: list[Watched], missing: list[dict[str, Any]]) -> None:
         self.watched = watched
         self.missing = missing
         self.started: float | None = None
+        self.run_s: float | None = None  # how long sysbench ran, once stopped
         self.busy_start: dict[str, float] = {}
         self._seq: dict[tuple[str, str], int] = {}
         self._stopped = False
@@ -159,27 +160,51 @@ class HostMetricsSampler:
         if self._stopped:
             return []
         self._stopped = True
+        if self.started is not None:
+            self.run_s = time.monotonic() - self.started
         rows = self.take(every=True)
         for watched in self.watched:
             watched.stream.close()
-            self.missing += _missing_of(watched)
+            self.missing += _missing_of(watched, self._series_of(watched))
         return rows
 
     def series(self) -> list[HostSeries]:
+        return [s for w in self.watched for s in self._series_of(w)]
+
+    def _series_of(self, watched: Watched) -> list[HostSeries]:
+        stream = watched.stream
+        unwritten_s = 0.0 if stream.stopped else stream.unwritten_s
         return [
-            HostSeries(role, w.host, w.rows, w.loopback) for w in self.watched for role in w.roles
+            HostSeries(role, watched.host, watched.rows, watched.loopback, self.run_s, unwritten_s)
+            for role in watched.roles
         ]
 
 
-def _missing_of(watched: Watched) -> list[dict[str, str]]:
-    """A machine that gave no interval at all, or a server without its process's figures."""
+def _missing_of(watched: Watched, series: list[HostSeries]) -> list[dict[str, Any]]:
+    """A machine that gave no interval at all, one whose intervals stop short of the
+    run's end (with the seconds they cover), or a server without its process's figures."""
     problem = watched.stream.problem
     if not watched.rows:
         why = problem or "no /proc reading came while sysbench ran"
         return [{"role": role, "host": watched.host, "why": why} for role in watched.roles]
+    short = [s for s in series if seconds_missing(s)]
+    if short:
+        why = watched.stream.stopped or problem or "no /proc reading came for the rest of the run"
+        return [_short(s, why) for s in short]
     if problem and "server" in watched.roles:
         return [{"role": "server", "host": watched.host, "why": problem}]
     return []
+
+
+def _short(series: HostSeries, why: str) -> dict[str, Any]:
+    seconds = series.rows[-1][0] + series.unwritten_s
+    return {
+        "role": series.role,
+        "host": series.host,
+        "why": why,
+        "seconds": round(seconds),
+        "of": round(series.run_s or 0),
+    }
 
 
 # --- which machines --------------------------------------------------------------------
@@ -206,7 +231,7 @@ def host_metrics_start(
 
 def _machines(batch: Batch, load_hosts: list[LoadHost]) -> HostMetricsSampler:
     """Streams for the cell's machines: one per machine, whatever its roles."""
-    missing: list[dict[str, str]] = []
+    missing: list[dict[str, Any]] = []
     server = _server_side(batch, missing)  # (identity, name, LoadHost | None, pid file)
     wanted: dict[str, tuple[str, list[str], LoadHost | None, str]] = {}
     if server is not None:
@@ -227,7 +252,7 @@ def _machines(batch: Batch, load_hosts: list[LoadHost]) -> HostMetricsSampler:
     return HostMetricsSampler(watched, missing)
 
 
-def _server_side(batch: Batch, missing: list[dict[str, str]]) -> tuple[str, str, Any, str] | None:
+def _server_side(batch: Batch, missing: list[dict[str, Any]]) -> tuple[str, str, Any, str] | None:
     target = batch.target
     if target is None or not is_sql_test(FrozenPlan.from_params(batch.params).test):
         return None
@@ -271,7 +296,7 @@ def _identity(host: LoadHost) -> str:
 
 
 def _open(
-    name: str, host: LoadHost | None, pid_file: str, roles: list[str], missing: list[dict[str, str]]
+    name: str, host: LoadHost | None, pid_file: str, roles: list[str], missing: list[dict[str, Any]]
 ) -> ProcStream | None:
     try:
         if host is None or host.kind == LoadHost.Kind.LOCAL:
@@ -321,9 +346,17 @@ def host_metrics_summary(sampler: HostMetricsSampler | None, *, run: Run, warmup
     busy_start = Bottleneck.load(run.bottleneck).busy_start
     run.warnings = [
         *run.warnings,
-        *(f"no host metrics for the {m['role']} host {m['host']}: {m['why']}" for m in missing),
+        *(_missing_text(m) for m in missing),
         *([busy_start] if busy_start else []),
     ]
+
+
+def _missing_text(missing: dict[str, Any]) -> str:
+    where = f"the {missing['role']} host {missing['host']}"
+    if "seconds" in missing:
+        covered = f"{missing['seconds']} of {missing['of']} s"
+        return f"host metrics of {where} cover {covered}: {missing['why']}"
+    return f"no host metrics for {where}: {missing['why']}"
 
 
 def _latency_ms(run: Run) -> float | None:

@@ -35,17 +35,30 @@ class ResultsUnreachable(Exception):
 
 @dataclass
 class Outage:
+    """An outage as the worker saw it. `started` is its first failed write: a detection
+    time, up to a heartbeat after the database went. The database was still there at
+    `last_ok`, its last write that went through, so the outage is told from there: at
+    most that long, never shorter than it was."""
+
     started: datetime
-    ended: datetime | None = None
+    ended: datetime | None = None  # the first write that went through after it
     error: str = ""
+    last_ok: datetime | None = None
+
+    @property
+    def began(self) -> datetime:
+        """The earliest the database can have gone."""
+        return self.last_ok or self.started
 
     def describe(self) -> str:
         ended = self.ended or timezone.now()
-        seconds = (ended - self.started).total_seconds()
+        seconds = (ended - self.began).total_seconds()
         return (
-            f"the results database was unreachable from {self.started:%H:%M:%S} to "
-            f"{ended:%H:%M:%S} UTC ({seconds:.0f} s: {self.error}); sysbench went on and "
-            "what it printed meanwhile was kept in memory and stored when the database was back"
+            f"the results database was unreachable from {self.began:%H:%M:%S} to "
+            f"{ended:%H:%M:%S} UTC ({seconds:.0f} s at most: from the worker's last write "
+            f"that went through to its first after; its writes failed from "
+            f"{self.started:%H:%M:%S}: {self.error}); sysbench went on and what it printed "
+            "meanwhile was kept in memory and stored when the database was back"
         )
 
 
@@ -58,6 +71,7 @@ class OutageBuffer:
         self._down_since: float | None = None
         self._failures = 0
         self._next_try = 0.0
+        self._last_ok: datetime | None = None
 
     @property
     def down(self) -> bool:
@@ -107,16 +121,19 @@ class OutageBuffer:
         if self._down_since is None:
             self._down_since = now
             self._failures = 0
-            self.outages.append(Outage(started=timezone.now(), error=_first_line(error)))
+            self.outages.append(
+                Outage(started=timezone.now(), error=_first_line(error), last_ok=self._last_ok)
+            )
             logger.warning("the results database is unreachable: %s", _first_line(error))
         self._next_try = now + BACKOFF_S[min(self._failures, len(BACKOFF_S) - 1)]
         self._failures += 1
 
     def _back(self) -> None:
+        self._last_ok = timezone.now()
         if self._down_since is None:
             return
         self._down_since = None
-        self.outages[-1].ended = timezone.now()
+        self.outages[-1].ended = self._last_ok
         logger.warning("the results database is back: %s", self.outages[-1].describe())
 
 

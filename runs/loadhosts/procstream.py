@@ -20,6 +20,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import paramiko
 
@@ -130,6 +131,9 @@ class ProcStream:
     clk_tck: int = 100
     pid: int | None = None
     problem: str = ""  # why the database process is not in the snapshots, or why none came
+    stopped: str = ""  # why the snapshots stopped before the stream was closed
+    # The seconds it may hold, not handed over yet, when it is closed: late, not lost.
+    unwritten_s: ClassVar[float] = 1.0
     _snapshots: list[tuple[float, str]] = field(default_factory=list)
     _taken: int = 0
 
@@ -253,6 +257,8 @@ def _local_pid(pid_file: str) -> tuple[int | None, str]:
 class SSHProcStream(ProcStream):
     """A remote host's /proc, streamed by one shell loop over one SSH connection."""
 
+    unwritten_s: ClassVar[float] = SECONDS_PER_WRITE
+
     def __init__(self, host: ssh.SSHHost, pid_file: str = "") -> None:
         super().__init__(host=host.name)
         self._transport: paramiko.Transport | None = ssh.connect(host)
@@ -271,6 +277,7 @@ class SSHProcStream(ProcStream):
         (its uptime) back from now, so a late poll keeps the seconds apart."""
         if self._transport is None or self._reader.done:
             self._said_nothing()
+            self._stopped_early()
             return
         try:
             if self._reader.pump(0):
@@ -282,6 +289,16 @@ class SSHProcStream(ProcStream):
         if not self._snapshots and not self.problem and self._transport is not None:
             said = " ".join(self._reader.stderr_lines(final=True))[-300:]
             self.problem = f"the /proc sampler on {self.host} printed nothing {said}".strip()
+
+    def _stopped_early(self) -> None:
+        """The loop ended while the worker still listened (it closes the stream at the
+        end): its host's seconds from there are lost, and the run says so."""
+        if self._snapshots and not self.stopped and self._transport is not None:
+            said = " ".join(self._reader.stderr_lines(final=True))[-300:]
+            self.stopped = (
+                f"the /proc sampler on {self.host} stopped after {len(self._snapshots)} s: "
+                f"its loop or its connection ended {said}"
+            ).strip()
 
     def _consume(self, data: bytes, now: float) -> None:
         """Cut what came at the markers: the bytes, not lines, so a second's snapshot

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from runs.models import LoadHost
 
 KEEPALIVE_S = 15  # keeps NAT and firewalls from dropping a quiet benchmark's connection
+# An RSA-8192 key in OpenSSH format is about 6.5 kB: anything past 16 kB is not one key.
+MAX_KEY_CHARS = 16_384
 
 
 class SSHError(Exception):
@@ -74,6 +76,11 @@ class SSHHost:
         checks existed may hold one), naming the field."""
         checked_host("address", self.address)
         checked_port("port", self.port)
+        if self.private_key:
+            try:
+                private_key_parse(self.private_key)
+            except KeyRefused as e:
+                raise InvalidInput("private_key", str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -205,17 +212,48 @@ def _private_key(host: SSHHost) -> paramiko.PKey:
 
 
 def _key_from_text(host: SSHHost) -> paramiko.PKey:
+    try:
+        return private_key_parse(host.private_key)
+    except KeyRefused as e:
+        raise SSHError(f"the private key of {host.name}: {e}") from None
+
+
+class KeyRefused(ValueError):
+    """A pasted private key benchdash cannot log in with; the message says why in words
+    and never repeats the key's text (it is a secret)."""
+
+
+def private_key_parse(text: str) -> paramiko.PKey:
+    """The key of `text`, or KeyRefused saying what is wrong with it: checked when a load
+    host is saved, so a bad key is refused then and not at the first batch."""
+    if len(text) > MAX_KEY_CHARS:
+        raise KeyRefused(f"the key is {len(text):,} characters: a private key is a few kB")
+    stripped = text.strip()
+    if _looks_public(stripped):
+        raise KeyRefused("this is a public key: paste the private key (the file without .pub)")
     key_classes: tuple[Any, ...] = (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey)
     for key_class in key_classes:
         try:
-            return key_class.from_private_key(io.StringIO(host.private_key))
-        except (paramiko.SSHException, ValueError):
+            return key_class.from_private_key(io.StringIO(stripped + "\n"))
+        except paramiko.PasswordRequiredException:
+            raise KeyRefused(_ENCRYPTED_KEY) from None
+        except (paramiko.SSHException, ValueError, TypeError, IndexError):
             continue
-    # The key's text is never repeated: it is a secret.
-    raise SSHError(
-        f"the private key of {host.name} is not an unencrypted Ed25519, ECDSA or RSA key "
-        "in OpenSSH or PEM format"
-    )
+    if "ENCRYPTED" in stripped.split("\n", 2)[0] or "Proc-Type: 4,ENCRYPTED" in stripped:
+        raise KeyRefused(_ENCRYPTED_KEY)
+    raise KeyRefused("it is not an unencrypted Ed25519, ECDSA or RSA key in OpenSSH or PEM format")
+
+
+_ENCRYPTED_KEY = (
+    "this key is protected by a passphrase: benchdash needs an unencrypted key "
+    "(remove the passphrase of a copy with ssh-keygen -p -N '' -f COPY)"
+)
+
+
+def _looks_public(text: str) -> bool:
+    """An authorized_keys line, or a PEM/RFC 4716 public key block."""
+    first = text.split("\n", 1)[0]
+    return first.startswith(("ssh-", "ecdsa-", "sk-")) or "PUBLIC KEY" in first
 
 
 # --- commands and files ------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Responses compressed when the browser asks for it; an upload beyond the log size limit
-refused in words."""
+refused in words; bidirectional controls in a page shown, not obeyed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.middleware.gzip import GZipMiddleware, re_accepts_gzip
 from django.utils.cache import patch_vary_headers
 from django.utils.crypto import get_random_string
 
+from runs.bidi import BIDI_CONTROLS, bidi_shown
 from runs.http.uploads import LogTooLarge
 from runs.web.views.imports import log_refused
 
@@ -92,3 +93,25 @@ class UploadLimitMiddleware:
             except LogTooLarge as e:
                 return log_refused(request, str(e))
         return self.get_response(request)
+
+
+class BidiShownMiddleware:
+    """A page shows each bidirectional control character of user text (a U+202E in a
+    comment, a note, a name) as "[U+202E]" instead of letting it reverse what follows
+    (runs/bidi.py). One place for every page, so that no template can forget it: the
+    pages' own markup holds none of these characters, so only user text changes. What is
+    stored stays as typed; the API's JSON carries it raw (its reader decides)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.get_response(request)
+        if not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        if getattr(response, "streaming", False) or response.has_header("Content-Encoding"):
+            return response
+        content = response.content.decode(response.charset)  # type: ignore[attr-defined]
+        if BIDI_CONTROLS.search(content):
+            response.content = bidi_shown(content)  # type: ignore[attr-defined]
+        return response

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from runs.models import LoadHost, Target
+from tests.servers import SSHKey
 
 TARGET = {"name": "db", "host": "db.example.com", "port": 3306, "user": "bench",
           "password": "stored-secret"}  # fmt: skip
@@ -55,7 +56,7 @@ def test_the_api_removes_the_password_when_the_target_moves_without_one(api):
 
 def test_the_api_removes_the_key_when_the_load_host_moves_without_one(api):
     host = {"name": "lg", "kind": "ssh", "address": "10.0.0.9", "user": "bench",
-            "private_key": "-----BEGIN KEY-----k"}  # fmt: skip
+            "private_key": SSHKey.generate().private}  # fmt: skip
     h = api.post("/api/v1/load-hosts", json=host).json()["id"]
     assert api.patch(f"/api/v1/load-hosts/{h}", json={"port": 2222}).json()["has_private_key"]
     moved = api.patch(f"/api/v1/load-hosts/{h}", json={"address": "10.6.6.6"})

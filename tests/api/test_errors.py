@@ -5,8 +5,15 @@ HTML error pages. The schema lists the error answers of each operation."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
+import requests
 from django.test import Client, override_settings
+
+from tests.processes import ROOT, AsgiServer
+from tests.servers import PrivatePostgres
 
 
 def _is_error(answer, status: int) -> None:
@@ -160,3 +167,38 @@ def test_the_schema_offers_each_request_body_as_json_alone(api):
     }
     assert media.pop(("/api/v1/imports", "post")) == ["multipart/form-data"]
     assert media and set(map(tuple, media.values())) == {("application/json",)}, media
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_api_answers_503_in_words_while_the_results_database_is_down(tmp_path):
+    # A private PostgreSQL as the results database, benchdash under uvicorn (the pool of
+    # connections is the ASGI server's), then the database stopped.
+    server, web = PrivatePostgres(), None
+    try:
+        server.start()
+        env = server.benchdash_env("benchdash_down")
+        token = subprocess.run(
+            [sys.executable, "manage.py", "create_token", "ci", "t", "--create-user"],
+            cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+        ).stdout.split()[-1]  # fmt: skip
+        web = AsgiServer(tmp_path / "uvicorn.log", env=env)
+        headers = {"Authorization": f"Token {token}"}
+        assert requests.get(web.url + "/api/v1/batches", headers=headers, timeout=60).ok
+
+        server.stop_server()
+
+        for path in ("/api/v1/batches", "/api/v1/plans"):
+            # Within the client's 20 s, not the pool's former 30 s: never a tighter bound.
+            answer = requests.get(web.url + path, headers=headers, timeout=20)
+            _is_error(answer, 503)
+            assert "results database" in answer.json()["message"], answer.text
+            assert answer.json()["field"] is None and answer.headers["Retry-After"]
+        # A page of someone logged in: their session is read from the database.
+        session = {"sessionid": "a" * 32}
+        page = requests.get(web.url + "/", cookies=session, timeout=20, allow_redirects=False)
+        assert page.status_code == 503 and "results database is unreachable" in page.text
+    finally:
+        if web is not None:
+            web.stop()
+        server.stop()

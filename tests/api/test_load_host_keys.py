@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from runs.loadhosts import ExecutorError, executor_for
 from runs.models import LoadHost
 from tests.api.test_permissions import api_of
-from tests.servers import PrivateSSHD
+from tests.servers import PrivateSSHD, SSHKey
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -52,3 +54,51 @@ def test_the_host_form_has_no_key_file(client: Any, outsider: Any):
     page = client.get("/load-hosts/new")
     assert page.status_code == 200
     assert b"key_path" not in page.content
+
+
+def hostile_keys() -> dict[str, str]:
+    """What a user may paste by mistake: none of it can log in."""
+    key = ed25519.Ed25519PrivateKey.generate()
+    protected = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.OpenSSH,
+        serialization.BestAvailableEncryption(b"secret-pass"),
+    ).decode()
+    public = SSHKey.generate().public
+    return {"garbage": "hello, not a key", "public": public, "passphrase": protected,
+            "oversized": "A" * (1024 * 1024)}  # fmt: skip
+
+
+REASONS = {
+    "garbage": "not an unencrypted",
+    "public": "this is a public key: paste the private key",
+    "passphrase": "protected by a passphrase",
+    "oversized": "a private key is a few kB",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REASONS))
+def test_hostile_keys_are_refused_at_save_with_the_reason(live_server: Any, outsider: Any, kind):
+    them = api_of(live_server, outsider)
+    host = {"name": f"lg-{kind}", "kind": "ssh", "address": "10.0.0.9", "user": "bench"}
+
+    answer = them.post("/api/v1/load-hosts", json={**host, "private_key": hostile_keys()[kind]})
+
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == "private_key"
+    assert REASONS[kind] in answer.json()["message"]
+    assert not LoadHost.objects.filter(name=host["name"]).exists()
+    good = them.post("/api/v1/load-hosts", json={**host, "private_key": SSHKey.generate().private})
+    assert good.status_code == 201, good.text
+
+
+def test_a_passphrase_protected_key_stored_earlier_says_passphrase_at_use(
+    db: None, sshd_server: PrivateSSHD
+):
+    host = LoadHost.objects.create(
+        name="old", kind="ssh", address=sshd_server.host, port=sshd_server.port,
+        user=sshd_server.user, private_key=hostile_keys()["passphrase"],
+        host_key=sshd_server.host_key.public,
+    )  # fmt: skip
+    with pytest.raises(ExecutorError, match="protected by a passphrase"):
+        executor_for(host).sysbench_version()

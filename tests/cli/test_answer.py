@@ -117,3 +117,22 @@ def test_json_carries_the_answer_and_the_exit_code():
         "url": URL,
     }
     assert body["verdicts"][0]["verdict"] == "faster"
+
+
+def test_a_label_with_markdown_stays_text_and_an_error_stays_in_its_fence():
+    evil = "[x](https://evil.example/)"
+    error = f"boom\n```\n{evil}\n"
+    answer = judge(batch("failed", error=error), None, url=URL)
+    answer.batch["label"] = evil
+    answer.summary.append(f"*{evil}*")
+
+    text = as_markdown(answer)
+
+    fence = next(line for line in text.splitlines() if line.startswith("```"))
+    assert len(fence) > 3  # longer than the error's own ```
+    before, block = text.split(fence + "\n", 1)
+    quoted, after = block.split("\n" + fence + "\n", 1)
+    assert quoted == error.strip()  # the fence closes after the error, not inside it
+    for outside in (before, after):  # the label and the summary: text, not links
+        assert "](https://evil.example/)" not in outside.replace("\\](", "")
+        assert "*[" not in outside

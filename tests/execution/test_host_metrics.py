@@ -7,21 +7,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
 
-from runs.analysis.host_metrics.bottleneck import FSYNC_SHARE, fsync_figures
+from runs.analysis.host_metrics.bottleneck import FSYNC_SHARE, MIN_COVERAGE, fsync_figures
 from runs.execution import live
 from runs.models import Batch, HostMetrics, Run, Status, Target
 from runs.services import batches
 from tests.helpers import wait_for_batch, wait_until
+from tests.servers import PrivateSSHD
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -133,6 +136,65 @@ def test_a_server_host_that_refuses_is_said_not_invented(
     assert "connection refused" in missing["why"]
     assert any("no host metrics for the server host gone-host" in w for w in run.warnings)
     assert rows_of(run, "load")  # the load host is still sampled
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc."""
+    todo, seen = [pid], []
+    while todo:
+        p = todo.pop()
+        seen.append(p)
+        for children in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in children.read_text().split()]
+    return seen
+
+
+def metrics_loops(sshd: PrivateSSHD) -> list[int]:
+    """The remote /proc loops the private sshd runs: the shell that printed the clock."""
+    assert sshd._process is not None
+    loops = []
+    for p in process_tree(sshd._process.pid):
+        with contextlib.suppress(OSError):
+            command = Path(f"/proc/{p}/cmdline").read_bytes()
+            if b"@@benchdash-clk" in command and Path(f"/proc/{p}/comm").read_text() == "sh\n":
+                loops.append(p)
+    return loops
+
+
+def test_a_killed_metrics_loop_is_counted_and_no_bottleneck_drawn(
+    celery_worker, make_plan, sshd_server, ssh_host
+):
+    options = {"time": 20, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10}
+    plan = make_plan(load_host=ssh_host, test="oltp_read_only", options=options, threads=[1])
+    batch = batches.batch_launch(plan=plan, launched_by="api")
+    wait_until(
+        lambda: HostMetrics.objects.filter(run__batch=batch, role="load").count() >= 4,
+        timeout=120,
+        what="the load host's first seconds",
+    )
+    loops = metrics_loops(sshd_server)
+    assert loops, "no /proc loop found behind the private sshd"
+    for loop in loops:
+        for p in process_tree(loop):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+
+    batch = wait_for_batch(batch)
+
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    (missing,) = [m for m in run.host_summary["missing"] if m["role"] == "load"]
+    assert missing["host"] == "loadhost-1" and missing["seconds"] < missing["of"], missing
+    assert "stopped after" in missing["why"], missing
+    assert any(
+        re.fullmatch(r"host metrics of the load host loadhost-1 cover \d+ of \d+ s: .+", w)
+        for w in run.warnings
+    ), run.warnings
+    (load,) = [h for h in run.host_summary["hosts"] if h["role"] == "load"]
+    assert load["coverage"] < MIN_COVERAGE, load
+    assert run.bottleneck["kind"] == "unknown", run.bottleneck
+    assert any("telemetry was incomplete" in e for e in run.bottleneck["evidence"])
 
 
 def test_a_cpu_burner_on_the_load_host_makes_the_cell_client_bound(

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -198,14 +199,27 @@ def test_a_long_outage_is_told_with_its_real_length(
     results_db, mariadb_server, mariadb_db, tmp_path
 ):
     options = {"time": 40, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10}
-    env = {**results_db.env, "BENCHDASH_RESULTS_DB_OUTAGE_S": "3"}
+    # The default heartbeat (5 s): the worker's writes are that far apart.
+    env = {
+        **results_db.env,
+        "BENCHDASH_RESULTS_DB_OUTAGE_S": "3",
+        "BENCHDASH_HEARTBEAT_SECONDS": "5",
+    }
     worker = WorkerProcess(tmp_path / "worker.log", env=env)
     try:
         batch_id = results_db.launch(mariadb_server, mariadb_db, options)
         wait_until(lambda: results_db.samples_stored(batch_id) >= 3, timeout=90, what="samples")
+        # Stopped just after a heartbeat's write: the worker's next write, which finds
+        # the database gone, comes seconds later (what the worker saw, not the outage).
+        stored = results_db.samples_stored(batch_id)
+        wait_until(lambda: results_db.samples_stored(batch_id) > stored, timeout=30, what="a write")
+        stopped_at = datetime.now(UTC).replace(microsecond=0)
         results_db.server.stop_server()
-        time.sleep(8)  # beyond the limit (3 s), within the final wait (3 x 3 s)
+        # Beyond the limit (3 s), within the final wait (3 x 3 s), both counted from the
+        # first failed write, a heartbeat after the stop.
+        time.sleep(10)
         results_db.server.start_again()
+        started_again_at = datetime.now(UTC).replace(microsecond=0)
         results_db.wait_finished(batch_id, timeout=60)
     finally:
         worker.stop()
@@ -216,8 +230,12 @@ def test_a_long_outage_is_told_with_its_real_length(
     assert "results database was unreachable for more than 3 s" in run_error
     (outage,) = [w for w in warnings if w.startswith("the results database was unreachable")]
     seconds = int(outage.split("UTC (")[1].split(" s")[0])
-    print(f"\nan outage of about 8 s is told as {seconds} s")
-    assert seconds >= 7, outage
+    print(f"\nan outage of about 10 s is told as {seconds} s: {outage}")
+    assert seconds >= 9, outage
+    # The outage's interval, not the worker's detection: it holds the real one.
+    told_from, told_to = outage.split(" UTC (")[0].split("unreachable from ")[1].split(" to ")
+    assert told_from <= f"{stopped_at:%H:%M:%S}", (stopped_at, outage)
+    assert told_to >= f"{started_again_at:%H:%M:%S}", (started_again_at, outage)
 
 
 SWEEP = """

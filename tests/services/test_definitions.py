@@ -9,6 +9,9 @@ import pytest
 from runs.errors import InvalidInput
 from runs.models import LoadHost, Plan, Target
 from runs.services import definitions
+from tests.servers import SSHKey
+
+STORED_KEY = SSHKey.generate().private
 
 
 @pytest.fixture
@@ -23,7 +26,7 @@ def target(db) -> Target:
 def ssh_host(db) -> LoadHost:
     return LoadHost.objects.create(
         name="lg", kind="ssh", address="10.0.0.9", port=22, user="bench",
-        private_key="-----BEGIN KEY-----stored",
+        private_key=STORED_KEY,
     )  # fmt: skip
 
 
@@ -68,7 +71,7 @@ def test_pointing_a_load_host_elsewhere_clears_its_key(ssh_host, change):
 
 
 def test_a_load_host_keeps_its_key_on_another_port_or_name(ssh_host):
-    assert saved(ssh_host, port=2222, name="lg-2").private_key == "-----BEGIN KEY-----stored"
+    assert saved(ssh_host, port=2222, name="lg-2").private_key == STORED_KEY
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runs.models import Batch, Run
+from runs.models import Alert, Batch, Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
 EVIL = '<script>alert("x")</script>'
@@ -63,3 +63,31 @@ def test_a_log_line_with_a_script_tag_is_escaped_in_the_import_preview_and_after
     assert EVIL in run.error or EVIL in run.raw_log
     for url in (f"/batches/{batch.pk}/", f"/batches/{batch.pk}/results", "/", f"/runs/{run.pk}/"):
         assert "<script>alert" not in client_in.get(url).content.decode(), url
+
+
+RLO = "\u202e"  # right-to-left override: "noise \u202eevorppa" reads "noise approve"
+
+
+def test_bidi_controls_are_shown_not_obeyed_everywhere(
+    client_in, make_batch, stored_target, stored_plan
+):
+    stored_plan.name = f"plan {RLO}gnp.exe"
+    stored_plan.save()
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+    run = batch.runs.get(position=0)
+    Batch.objects.filter(pk=batch.pk).update(
+        label=f"night {RLO}gnp.exe", notes=f"ok {RLO}3202 ni deggot"
+    )
+    Alert.objects.create(
+        plan=stored_plan, batch=batch, state="dismissed", comment=f"noise {RLO}evorppa"
+    )
+
+    urls = [*pages_of(batch, stored_plan.pk, stored_target.pk, run.pk)]
+    for url in [*urls, f"/plans/{stored_plan.pk}/history"]:
+        body = client_in.get(url).content.decode()
+        assert RLO not in body, url
+    history = client_in.get(f"/plans/{stored_plan.pk}/history").content.decode()
+    assert "noise [U+202E]evorppa" in history
+    assert "ok [U+202E]3202 ni deggot" in client_in.get(f"/batches/{batch.pk}/").content.decode()
+    batch.refresh_from_db()
+    assert batch.notes == f"ok {RLO}3202 ni deggot"  # stored as typed

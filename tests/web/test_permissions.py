@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
 from runs.models import Batch, LoadHost, Plan, Status, Target
+from tests.servers import SSHKey
 
 TEAM_PERMISSIONS = [
     "change_target", "delete_target", "change_loadhost", "delete_loadhost",
@@ -54,7 +55,7 @@ def owned(people):
     """What the owner made through the pages: a target, an SSH load host, a plan."""
     owner = people["owner"]
     owner.post("/targets/new", {**TARGET_FIELDS, "password": "owner-secret"})
-    owner.post("/load-hosts/new", {**HOST_FIELDS, "private_key": "-----BEGIN KEY-----k"})
+    owner.post("/load-hosts/new", {**HOST_FIELDS, "private_key": SSHKey.generate().private})
     target, host = Target.objects.get(name="db-9"), LoadHost.objects.get(name="lg-9")
     local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
     answer = owner.post("/plans/new", {**PLAN_FIELDS, "target": target.pk, "load_host": local.pk})

@@ -12,6 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from knox.models import get_token_model
 
 from runs.models import Batch, LoadHost, Plan, Target
+from tests.api.test_load_host_keys import REASONS, hostile_keys
+from tests.servers import SSHKey
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"
 TARGET_FIELDS = {
@@ -70,13 +72,25 @@ def test_test_connection_says_why_it_failed(client_in, stored_target):
 
 def test_a_load_host_key_is_write_only(client_in):
     fields = {"name": "lh", "kind": "ssh", "address": "10.0.0.9", "port": "22", "user": "bench"}
-    client_in.post("/load-hosts/new", {**fields, "private_key": "-----BEGIN KEY-----secret"})
+    key = SSHKey.generate().private
+    client_in.post("/load-hosts/new", {**fields, "private_key": key})
     host = LoadHost.objects.get(name="lh")
     for url in ("/load-hosts/", f"/load-hosts/{host.pk}/", f"/load-hosts/{host.pk}/edit"):
-        assert b"BEGIN KEY" not in client_in.get(url).content
+        assert b"PRIVATE KEY" not in client_in.get(url).content
     client_in.post(f"/load-hosts/{host.pk}/edit", {**fields, "private_key": "", "port": "2222"})
     host.refresh_from_db()
-    assert host.port == 2222 and host.private_key == "-----BEGIN KEY-----secret"
+    assert host.port == 2222 and host.private_key == key
+
+
+@pytest.mark.parametrize("kind", ["public", "passphrase"])
+def test_a_hostile_key_is_refused_on_the_form_with_the_reason(client_in, kind):
+    fields = {"name": "lh", "kind": "ssh", "address": "10.0.0.9", "port": "22", "user": "bench"}
+    key = hostile_keys()[kind]
+
+    page = client_in.post("/load-hosts/new", {**fields, "private_key": key}).content.decode()
+
+    assert html.escape(REASONS[kind]) in page
+    assert not LoadHost.objects.filter(name="lh").exists()
 
 
 def test_the_old_address_of_load_hosts_leads_to_the_new_one(client_in):

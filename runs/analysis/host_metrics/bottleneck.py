@@ -29,6 +29,11 @@ FLAT_CV = 0.10
 FSYNC_SHARE = 0.5  # fsync time per transaction over the latency
 NETWORK_KBS = 100_000.0  # 0.8 Gbit/s: most of a 1 Gbit/s link
 BUSY_START_PCT = 25.0  # another process using the CPU before sysbench started
+# "Most of the run": a host's figures are means over the seconds it was sampled. Below
+# this share a saturated stretch (or an idle one) may be a part, not the run, and a
+# silent load host hides the question that comes first (did the client set the pace?):
+# no bottleneck is drawn, the run says its telemetry was incomplete.
+MIN_COVERAGE = 0.8
 CLIENT = "this figure measures the client"
 Host = HostFigures | None  # the server host, when it was sampled
 Hosts = Sequence[HostFigures]  # the load hosts
@@ -51,7 +56,8 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
     hosts = HostSummary.load(summary)
     server = hosts.first("server")
     loads = hosts.of_role("load")
-    kind, evidence = _kind(server, loads, load)
+    partial = [_partial_text(h) for h in hosts.hosts if _partial(h)]
+    kind, evidence = ("unknown", partial) if partial else _kind(server, loads, load)
     client_bound = kind == "load_cpu"
     if client_bound:
         evidence.append(f"{CLIENT}: the load host, not the server, set the pace")
@@ -91,6 +97,19 @@ def _kind(
     if server is None and not loads:
         return "unknown", ["no host metrics were recorded for this run"]
     return "unknown", ["no machine was saturated and the throughput moved: nothing stands out"]
+
+
+def _partial(host: HostFigures) -> bool:
+    """Sampled over less than most of the run (runs from before coverage was counted
+    have none: they are taken as whole)."""
+    return bool(host.run_s) and (host.seconds or 0) < MIN_COVERAGE * (host.run_s or 0)
+
+
+def _partial_text(host: HostFigures) -> str:
+    return (
+        f"host metrics cover only {host.seconds} of {host.run_s} s of the {host.role} host "
+        f"{host.host}: telemetry was incomplete, no bottleneck drawn from part of the run"
+    )
 
 
 def _shared_cpu(host: HostFigures, before: float) -> tuple[str, list[str]] | None:

@@ -20,6 +20,7 @@ CPU_PARTS = ("user", "system", "iowait", "steal", "idle")
 DB_PARTS = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s")
 # Not one physical device: their I/O is counted again on the disks beneath them.
 STACKED_DISKS = ("dm-", "md")
+GAP_SLACK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,42 @@ class HostSeries:
     host: str
     rows: Sequence[tuple[float, Mapping[str, Any]]]
     loopback: bool = False  # the benchmark's traffic went over lo
+    run_s: float | None = None  # how long sysbench ran: the seconds the rows should cover
+    # The seconds a stream still alive at the end may not have written yet (0 for one
+    # that stopped early: what it held is lost).
+    unwritten_s: float = 0.0
+
+
+def covered_s(series: HostSeries) -> float:
+    """The seconds of the run the rows cover: up to the last one, and the seconds its
+    stream may not have written yet when sysbench ended (those are late, not lost)."""
+    if not series.rows:
+        return 0.0
+    return series.rows[-1][0] + series.unwritten_s
+
+
+def coverage(series: HostSeries) -> float | None:
+    """The share of the run the host's rows cover; None when the run's length is unknown."""
+    if not series.run_s:
+        return None
+    return round(min(1.0, covered_s(series) / series.run_s), 3)
+
+
+def seconds_missing(series: HostSeries) -> bool:
+    """Whether the rows stop short of the run's end: more than a second of slack, for the
+    clocks, beyond what the stream may not have written yet."""
+    return series.run_s is not None and covered_s(series) < series.run_s - GAP_SLACK_S
 
 
 def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dict[str, Any]:
     """One host of `Run.host_summary["hosts"]`."""
     steady = [v for t, v in series.rows if t > warmup_s] or [v for _, v in series.rows]
     entry: dict[str, Any] = {"role": series.role, "host": series.host, "intervals": len(steady)}
+    # How much of the run the rows cover: a stream that stopped early is said, and
+    # runs/analysis/host_metrics/bottleneck.py draws nothing from it.
+    entry["seconds"] = round(min(covered_s(series), series.run_s or float("inf")))
+    entry["run_s"] = round(series.run_s) if series.run_s else None
+    entry["coverage"] = coverage(series)
     entry["cpu"] = {p: _mean(v["cpu"][p] for v in steady if v.get("cpu")) for p in CPU_PARTS}
     entry["busy_pct"] = _mean(busy_pct(v) for v in steady)
     entry["ncpu"] = max((int(v.get("ncpu") or 0) for v in steady), default=0)

@@ -29,6 +29,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from runs.analysis.nightly import regressions
+from runs.bidi import bidi_shown
 from runs.columns import NightCheck
 from runs.models import Alert, Batch, Plan, Status
 from runs.services.nightly import webhook_bodies, webhooks
@@ -90,11 +91,17 @@ def batch_news(batch: Batch, alert: Alert | None = None) -> News | None:
         )
     else:
         return None
-    subject = f"[benchdash] {plan.name}: {headline}"
+    subject = f"[benchdash] {_mail_escape(plan.name)}: {headline}"
     payload = _payload(batch, plan, event, headline, flagged)
     if alert is not None:
         payload["alert"] = _alert_payload(alert)
-    return News(event=event, subject=subject, text=_text(payload), payload=payload)
+    return News(event=event, subject=subject, text=_mail_escape(_text(payload)), payload=payload)
+
+
+def _mail_escape(text: str) -> str:
+    """Mail is text/plain: nothing in it renders as a link or markup, so user text needs
+    only its bidirectional controls shown (a U+202E would reverse what the reader sees)."""
+    return bidi_shown(text)
 
 
 def _alert_payload(alert: Alert) -> dict[str, Any]:

@@ -12,8 +12,11 @@ Pure functions of the payload notifications.py builds (runs/services/nightly/not
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from typing import Any
+
+from runs.bidi import bidi_shown
 
 JSON, SLACK, TEAMS = "json", "slack", "teams"
 FORMATS = (JSON, SLACK, TEAMS)
@@ -87,7 +90,10 @@ def _links(payload: dict[str, Any]) -> list[tuple[str, str]]:
 def slack_body(payload: dict[str, Any]) -> dict[str, Any]:
     """{"text": the notification's fallback, "blocks": a header, mrkdwn sections, links}."""
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": payload["text"][:150]}}
+        {
+            "type": "header",
+            "text": {"type": "plain_text", "text": bidi_shown(payload["text"])[:150]},
+        }
     ]
     for heading, lines in _lines(payload):
         text = f"*{_slack_escape(heading)}*" + "".join(
@@ -106,8 +112,15 @@ def _slack_section(text: str) -> dict[str, Any]:
 
 
 def _slack_escape(text: str) -> str:
-    """&, < and > are markup to Slack (<!channel> would ping everyone)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """User text as mrkdwn text. &, < and > are markup to Slack (<!channel> would ping
+    everyone, <url|text> is a link). Slack has no escape for *bold*, _italic_, ~strike~
+    and `code`: a zero-width space before each of these characters keeps it from opening
+    or closing a span, and the text reads the same."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return bidi_shown(_SLACK_FORMATTING.sub("\u200b\\1", text))
+
+
+_SLACK_FORMATTING = re.compile(r"([*_~`])")
 
 
 # --- Microsoft Teams ----------------------------------------------------------------------------
@@ -118,15 +131,21 @@ def teams_body(payload: dict[str, Any]) -> dict[str, Any]:
     body: list[dict[str, Any]] = [
         {
             "type": "TextBlock",
-            "text": payload["text"],
+            "text": _teams_escape(payload["text"]),
             "weight": "Bolder",
             "size": "Medium",
             "wrap": True,
         }
     ]
     for heading, lines in _lines(payload):
-        body.append({"type": "TextBlock", "text": heading, "weight": "Bolder", "wrap": True})
-        body += [{"type": "TextBlock", "text": line, "wrap": True} for line in lines if line]
+        body.append(
+            {"type": "TextBlock", "text": _teams_escape(heading), "weight": "Bolder", "wrap": True}
+        )
+        body += [
+            {"type": "TextBlock", "text": _teams_escape(line), "wrap": True}
+            for line in lines
+            if line
+        ]
     card = {
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
         "type": "AdaptiveCard",
@@ -146,3 +165,16 @@ def teams_body(payload: dict[str, Any]) -> dict[str, Any]:
             }
         ],
     }
+
+
+# A TextBlock renders Markdown: a backslash before its punctuation keeps user text text (a
+# label "[x](url)" is not a link, "*" not bold). Links are only the card's own actions.
+# A "#", "-" or "+" starting the text would make a heading or a list of it.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~])")
+_LINE_START = re.compile(r"^([#+\-])")
+
+
+def _teams_escape(text: str) -> str:
+    """User text as a TextBlock's Markdown text."""
+    escaped = _LINE_START.sub(r"\\\1", _MARKDOWN_SPECIAL.sub(r"\\\1", text))
+    return bidi_shown(escaped)

@@ -4,11 +4,13 @@ saturated server, fsyncs, a disk, waiting, one machine for both, and a noisy one
 from __future__ import annotations
 
 from runs.analysis.host_metrics.bottleneck import (
+    MIN_COVERAGE,
     RunLoad,
     bottleneck_classify,
     busy_start_text,
     fsync_figures,
 )
+from runs.analysis.host_metrics.host_summary import HostSeries, host_summary, seconds_missing
 
 
 def host(role: str, name: str, busy: float, **extra: object) -> dict:
@@ -138,3 +140,42 @@ def test_one_machine_busy_before_sysbench_is_not_called_cpu_bound():
     verdict = bottleneck_classify(summary, load)
     assert verdict["kind"] == "fsync"
     assert verdict["busy_start"].startswith("started on a busy host")
+
+
+def saturated_rows(seconds: int) -> list[tuple[float, dict]]:
+    cpu = {"user": 86.0, "system": 14.0, "iowait": 0.0, "steal": 0.0, "idle": 0.0}
+    return [(float(t), {"cpu": cpu, "ncpu": 2, "runq": 9.0}) for t in range(1, seconds + 1)]
+
+
+def test_no_bottleneck_is_drawn_from_a_load_host_sampled_over_part_of_the_run():
+    """A load host whose sampler stopped after 6 of 20 s, saturated over those 6: not
+    load_cpu; the evidence says the telemetry was incomplete."""
+    series = [
+        HostSeries("server", "db", saturated_rows(20), run_s=20.0, unwritten_s=1.0),
+        HostSeries("load", "lh", saturated_rows(6), run_s=20.0, unwritten_s=0.0),
+    ]
+    summary = host_summary(series, warmup_s=0.0, tps=100.0)
+    load_entry = summary["hosts"][1]
+    assert (load_entry["seconds"], load_entry["run_s"], load_entry["coverage"]) == (6, 20, 0.3)
+    assert seconds_missing(series[1]) and not seconds_missing(series[0])
+
+    verdict = bottleneck_classify(summary, FLAT)
+
+    assert verdict["kind"] == "unknown" and verdict["client_bound"] is False, verdict
+    assert verdict["evidence"] == [
+        "host metrics cover only 6 of 20 s of the load host lh: telemetry was incomplete, "
+        "no bottleneck drawn from part of the run"
+    ]
+
+
+def test_most_of_the_run_is_enough_and_the_last_unwritten_seconds_are_no_gap():
+    """Coverage at MIN_COVERAGE draws the bottleneck; a stream still alive at the end
+    (its last write not come yet) covers the whole run."""
+    at_least = round(20 * MIN_COVERAGE)
+    series = [HostSeries("load", "lh", saturated_rows(at_least), run_s=20.0)]
+    assert bottleneck_classify(host_summary(series, warmup_s=0.0, tps=1.0), FLAT)["kind"] == (
+        "load_cpu"
+    )
+    alive = HostSeries("load", "lh", saturated_rows(18), run_s=20.0, unwritten_s=2.0)
+    assert host_summary([alive], warmup_s=0.0, tps=1.0)["hosts"][0]["coverage"] == 1.0
+    assert not seconds_missing(alive)

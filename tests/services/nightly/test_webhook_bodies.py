@@ -233,3 +233,53 @@ def test_a_confirmed_alert_brings_its_rerun_and_what_changed_in_both_formats():
     card = teams_body(confirmed)["attachments"][0]["content"]
     texts = [b.get("text") for b in card["body"]]
     assert "What changed" in texts and "sync_binlog: 0 \u2192 1" in texts
+
+
+EVIL = "[x](https://evil.example/)"
+EVIL_LINK = "](https://evil.example/)"
+
+
+def evil_news(status="done") -> dict:
+    """A plan named and a cell labelled with a Markdown link, an error that tries to leave
+    its code fence."""
+    payload = news(
+        status,
+        flagged=[{"label": f"threads=4 {EVIL}", "checks": [],
+                  "steps": [{"text": f"*bold* _it_ ~gone~ {EVIL}"}]}],
+        error=f"boom\n```\n{EVIL}\n",
+    )  # fmt: skip
+    payload["text"] = f"{EVIL}: 1 of 2 cells slower"
+    payload["plan"]["name"] = EVIL
+    return payload
+
+
+def _texts(body: object) -> list[str]:
+    """Every string in a body, wherever the format puts it."""
+    if isinstance(body, dict):
+        return [t for value in body.values() for t in _texts(value)]
+    if isinstance(body, list):
+        return [t for value in body for t in _texts(value)]
+    return [body] if isinstance(body, str) else []
+
+
+@pytest.mark.parametrize("status", ["done", "failed"])
+def test_a_label_with_markdown_is_text_in_every_format(status):
+    teams = teams_body(evil_news(status))["attachments"][0]["content"]["body"]
+    slack = slack_body(evil_news(status))["blocks"]
+    mrkdwn = [b["text"]["text"] for b in slack if b["text"]["type"] == "mrkdwn"]
+
+    for text in _texts(teams):
+        assert EVIL_LINK not in text  # escaped: "\](https…", shown as typed
+    assert any("\\[x\\](https://evil.example/)" in text for text in _texts(teams))
+    for text in mrkdwn:
+        assert "*bold*" not in text and "_it_" not in text and "~gone~" not in text
+    # JSON carries the raw text: its receiver renders it.
+    assert webhook_body(evil_news(status), format=JSON)["text"].startswith(EVIL)
+
+
+def test_bidi_controls_are_shown_in_chat_messages():
+    payload = news(flagged=[{"label": "night \u202egnp.exe", "checks": [], "steps": []}])
+    for body in (teams_body(payload), slack_body(payload)):
+        texts = _texts(body)
+        assert not any("\u202e" in text for text in texts)
+        assert any("[U+202E]gnp.exe" in text for text in texts)
