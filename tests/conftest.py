@@ -57,6 +57,7 @@ TIER_OF_FILE = {
     "tests/test_deploy.py": "servers",
     "tests/test_docs.py::test_the_benchmark_scripts_take_the_options_the_pages_show": "servers",
     "tests/test_keep.py": "servers",
+    "tests/api/test_errors.py::test_the_api_answers_503_in_words_while_the_results_database_is_down": "servers",  # noqa: E501
     "tests/test_mail.py": "servers",
     "tests/web/test_connections.py": "servers",
     "tests/web/test_events.py": "servers",

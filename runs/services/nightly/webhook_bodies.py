@@ -117,10 +117,12 @@ def _slack_escape(text: str) -> str:
     and `code`: a zero-width space before each of these characters keeps it from opening
     or closing a span, and the text reads the same."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return bidi_shown(_SLACK_FORMATTING.sub("\u200b\\1", text))
+    return bidi_shown(_SLACK_FORMATTING.sub(lambda m: "\u200b" + m.group(0), text))
 
 
-_SLACK_FORMATTING = re.compile(r"([*_~`])")
+# Only where a span can open or close: at the edge of a word. Inside a word (sync_binlog)
+# Slack formats nothing, and a name stays as it is typed, for copying.
+_SLACK_FORMATTING = re.compile(r"(?<![A-Za-z0-9])([*_~`])|([*_~`])(?![A-Za-z0-9])")
 
 
 # --- Microsoft Teams ----------------------------------------------------------------------------
@@ -170,11 +172,13 @@ def teams_body(payload: dict[str, Any]) -> dict[str, Any]:
 # A TextBlock renders Markdown: a backslash before its punctuation keeps user text text (a
 # label "[x](url)" is not a link, "*" not bold). Links are only the card's own actions.
 # A "#", "-" or "+" starting the text would make a heading or a list of it.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~])")
+# A TextBlock renders a Markdown subset without HTML: < and > are text already, and so is
+# an underscore inside a word (CommonMark), which keeps names such as sync_binlog as typed.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _LINE_START = re.compile(r"^([#+\-])")
 
 
 def _teams_escape(text: str) -> str:
     """User text as a TextBlock's Markdown text."""
-    escaped = _LINE_START.sub(r"\\\1", _MARKDOWN_SPECIAL.sub(r"\\\1", text))
+    escaped = _LINE_START.sub(r"\\\1", _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), text))
     return bidi_shown(escaped)
