@@ -20,7 +20,8 @@ from runs.services.nightly import alerts, schedules
 def batch_execute(self: Task, batch_id: int) -> None:
     # The worker's node name (name@machine): several workers may share a machine.
     worker = self.request.hostname or f"benchdash@{socket.gethostname()}"
-    batches.batch_execute(batch_id=batch_id, worker=worker)
+    with liveness.batch_running(batch_id):  # said by the worker's heartbeat
+        batches.batch_execute(batch_id=batch_id, worker=worker)
 
 
 @shared_task(name="runs.tasks.host_drive", ignore_result=True)

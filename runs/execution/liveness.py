@@ -21,6 +21,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -77,9 +78,10 @@ def is_gone(report: dict[str, Any] | None) -> bool:
     return report is None or report["age_s"] > settings.BENCHDASH_STALE_AFTER_SECONDS
 
 
-def worker_alive(*, worker: str) -> bool:
-    """Whether the worker `name@machine` beat lately. False when Redis cannot say: then
-    the batch's own heartbeat decides, as it did before workers beat."""
+def worker_alive(*, worker: str, batch_id: int) -> bool:
+    """Whether the worker `name@machine` beat lately while running the batch: a worker
+    restarted under the same name does not count for its predecessor's batch. False when
+    Redis cannot say: then the batch's own heartbeat decides, as before workers beat."""
     try:
         value = _client().hget(_key(), WORKER + worker)
     except redis.RedisError:
@@ -88,7 +90,21 @@ def worker_alive(*, worker: str) -> bool:
         return False
     report = orjson.loads(value)
     report["age_s"] = time.time() - float(report.get("at", 0))
-    return not is_gone(report)
+    return not is_gone(report) and batch_id in report.get("batches", [])
+
+
+# The batches this process runs now (a benchmarks worker runs its batch in its own process,
+# solo pool, or in threads): its heartbeat says them.
+RUNNING: set[int] = set()
+
+
+@contextlib.contextmanager
+def batch_running(batch_id: int) -> Iterator[None]:
+    RUNNING.add(batch_id)
+    try:
+        yield
+    finally:
+        RUNNING.discard(batch_id)
 
 
 class WorkerHeartbeat:
@@ -120,5 +136,5 @@ class WorkerHeartbeat:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            process_beat(name=self.name, report=self.report)
+            process_beat(name=self.name, report={**self.report, "batches": sorted(RUNNING)})
             self._stop.wait(settings.BENCHDASH_HEARTBEAT_SECONDS)

@@ -198,7 +198,7 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
     )
     if batch is None:
         return False
-    if liveness.worker_alive(worker=batch.worker):
+    if liveness.worker_alive(worker=batch.worker, batch_id=batch.pk):
         logger.warning(
             "batch %s: heartbeat stale but worker %s is alive (%s); not requeued",
             batch.pk,

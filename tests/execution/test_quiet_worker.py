@@ -82,11 +82,19 @@ def test_the_sweeper_leaves_a_silent_batch_to_a_worker_that_beats(make_plan):
     Batch.objects.filter(pk=batch.pk).update(
         status=Status.RUNNING, worker="waiter@elsewhere", heartbeat_at=old, started_at=old
     )
-    liveness.process_beat(name=liveness.WORKER + "waiter@elsewhere", report={"queues": []})
+    name = liveness.WORKER + "waiter@elsewhere"
+    # The same worker name, restarted, running nothing: not alive for this batch.
+    liveness.process_beat(name=name, report={"queues": [], "batches": []})
+    try:
+        assert recovery.batches_sweep_stale(hostname="here") == [batch.pk]
+    finally:
+        liveness.process_forget(name=name)
+    Batch.objects.filter(pk=batch.pk).update(status=Status.RUNNING, heartbeat_at=old)
+    liveness.process_beat(name=name, report={"queues": [], "batches": [batch.pk]})
     try:
         assert recovery.batches_sweep_stale(hostname="here") == []
         assert Batch.objects.get(pk=batch.pk).status == Status.RUNNING
     finally:
-        liveness.process_forget(name=liveness.WORKER + "waiter@elsewhere")
+        liveness.process_forget(name=name)
     # Without its worker's heartbeat, the same batch is one whose worker died.
     assert recovery.batches_sweep_stale(hostname="here") == [batch.pk]
