@@ -1,100 +1,60 @@
-"""Liveness that knows waiting: a worker waiting for a quiet host is alive. Its batch beats
-through the wait, and the sweeper leaves a silent batch to a worker that still beats in
-Redis."""
+"""A quiet worker: a run's samples, counter readings and raw log go to the database in
+bulk with the heartbeat, and the heartbeat is also how the worker learns of a cancel.
+The batch is executed in the test's own thread, so that its queries can be counted."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import socket
-import subprocess
-import time
-from collections.abc import Callable, Iterator
-from datetime import timedelta
-
 import pytest
-from django.conf import settings
-from django.utils import timezone
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from runs.execution import liveness
-from runs.models import Batch, Status
-from runs.services import batches, recovery
-from tests.helpers import wait_for_batch, wait_until
+from runs.execution import runner
+from runs.models import Status
+from runs.services import batches
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-SHORT = {"time": 3, "report-interval": 1, "tables": 1, "table-size": 100}
+
+def test_a_run_writes_in_bulk_with_the_heartbeat_and_never_polls_for_a_cancel(make_plan, settings):
+    settings.BENCHDASH_HEARTBEAT_SECONDS = 3
+    plan = make_plan(
+        test="oltp_read_only",
+        options={"time": 9, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10},
+    )
+    batch = batches.batch_launch(plan=plan)
+
+    with CaptureQueriesContext(connection) as queries:
+        runner.batch_execute(batch_id=batch.pk, worker="test@here")
+
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    samples = run.samples.count()
+    assert samples >= 8
+    assert run.counter_samples.count() >= 8
+    sql = [q["sql"] for q in queries.captured_queries]
+    # COPY is not among the captured queries: count the transactions that wrote rows.
+    sample_writes = transactions_writing("runs_sample", run.pk)
+    counter_writes = transactions_writing("runs_countersample", run.pk)
+    log_writes = [s for s in sql if "UPDATE runs_run SET heartbeat_at" in s]
+    batch_beats = [s for s in sql if s.startswith("UPDATE runs_batch SET heartbeat_at")]
+    cancel_polls = [s for s in sql if '"cancel_requested_at" IS NOT NULL' in s]
+    # 9 s of run at one heartbeat every 3 s: a write each, and the last one at the end.
+    assert 1 <= sample_writes <= 5 < samples
+    assert 1 <= counter_writes <= 5
+    assert 1 <= len(log_writes) <= 5
+    assert cancel_polls == []  # the heartbeat's own UPDATE says whether it was cancelled
+    # While the run ran, the batch beat in the statement that stored the run's rows: the
+    # beats on their own are those of the steps around it (prepare, settings, cleanup).
+    assert all("UPDATE runs_batch SET heartbeat_at" in s for s in log_writes)
+    assert len(batch_beats) < len(log_writes)
+    assert run.raw_log.count("thds:") == samples
 
 
-@pytest.fixture
-def burn() -> Iterator[Callable[[int], None]]:
-    """Both cores busy for `seconds`: the load host (this machine behind the loopback
-    sshd) is not quiet until then."""
-    procs: list[subprocess.Popen[bytes]] = []
-
-    def start(seconds: int) -> None:
-        procs.extend(
-            subprocess.Popen(
-                ["timeout", str(seconds), "sha1sum", "/dev/zero"], start_new_session=True
-            )
-            for _ in range(2)
+def transactions_writing(table: str, run_id: int) -> int:
+    """How many (sub)transactions wrote a run's rows: rows one write stored share its id."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(DISTINCT xmin::text) FROM {table} WHERE run_id = %s",  # noqa: S608
+            [run_id],
         )
-
-    yield start
-    for p in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-
-
-def test_a_quiet_host_wait_longer_than_the_stale_time_is_not_requeued(
-    celery_worker, make_plan, ssh_host, burn
-):
-    stale_s = settings.BENCHDASH_STALE_AFTER_SECONDS
-    burn(int(stale_s) + 7)  # the wait outlasts the stale time
-    plan = make_plan(load_host=ssh_host, options=SHORT, threads=[1])
-    plan.quiet_wait_s = int(stale_s) + 20
-    plan.save()
-    batch = batches.batch_launch(plan=plan, launched_by="api")
-    wait_until(
-        lambda: Batch.objects.get(pk=batch.pk).waiting_for.startswith("a quiet host"),
-        30,
-        "the batch to wait for a quiet host",
-    )
-    waited_from = time.monotonic()
-    requeued = []
-    # The sweeper, as beat runs it, all through the wait.
-    while Batch.objects.get(pk=batch.pk).waiting_for.startswith("a quiet host"):
-        requeued += recovery.batches_sweep_stale(hostname=socket.gethostname())
-        time.sleep(0.5)
-    assert time.monotonic() - waited_from > stale_s, "the wait was shorter than the stale time"
-    assert requeued == []
-    batch = wait_for_batch(batch)
-    assert batch.status == Status.DONE, batch.error
-    assert [r.status for r in batch.runs.all()] == [Status.DONE]
-    assert not any("resumed after the worker" in w for w in batch.warnings)
-
-
-def test_the_sweeper_leaves_a_silent_batch_to_a_worker_that_beats(make_plan):
-    batch = batches.batch_launch(plan=make_plan(), launched_by="api")
-    old = timezone.now() - timedelta(seconds=settings.BENCHDASH_STALE_AFTER_SECONDS + 60)
-    Batch.objects.filter(pk=batch.pk).update(
-        status=Status.RUNNING, worker="waiter@elsewhere", heartbeat_at=old, started_at=old
-    )
-    name = liveness.WORKER + "waiter@elsewhere"
-    # The same worker name, restarted, running nothing: not alive for this batch.
-    liveness.process_beat(name=name, report={"queues": [], "batches": []})
-    try:
-        assert recovery.batches_sweep_stale(hostname="here") == [batch.pk]
-    finally:
-        liveness.process_forget(name=name)
-    Batch.objects.filter(pk=batch.pk).update(status=Status.RUNNING, heartbeat_at=old)
-    liveness.process_beat(name=name, report={"queues": [], "batches": [batch.pk]})
-    try:
-        assert recovery.batches_sweep_stale(hostname="here") == []
-        assert Batch.objects.get(pk=batch.pk).status == Status.RUNNING
-    finally:
-        liveness.process_forget(name=name)
-    # Without its worker's heartbeat, the same batch is one whose worker died.
-    assert recovery.batches_sweep_stale(hostname="here") == [batch.pk]
+        return int(cursor.fetchone()[0])
