@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
+import os
 import time
 from typing import Any
 
@@ -24,6 +25,8 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import DatabaseError, InterfaceError, close_old_connections, transaction
 from django_celery_beat.schedulers import SCHEDULE_SYNC_MAX_INTERVAL, DatabaseScheduler
+
+from runs.execution import liveness
 
 logger = logging.getLogger(__name__)
 
@@ -127,14 +130,31 @@ class BeatScheduler(DatabaseScheduler):
                 self._lost(error)
                 return
 
+    _last_beat = 0.0
+
     def tick(self, *args: Any, **kwargs: Any) -> float:
+        self._heartbeat()
         try:
-            return float(super().tick(*args, **kwargs))
+            # Awake at least once a heartbeat, so that a live beat never looks gone.
+            delay = float(super().tick(*args, **kwargs))
+            return min(delay, settings.BENCHDASH_HEARTBEAT_SECONDS)
         except DB_ERRORS as error:
             # From a database step the library does not guard (a one-off schedule switched
             # off when it is due, for one): tried again at the next tick.
             self._lost(error)
             return min(self.max_interval, RETRY_S)
+
+    def _heartbeat(self) -> None:
+        """Beat's heartbeat in Redis (runs/execution/liveness.py), for the health page: at
+        most one write every BENCHDASH_HEARTBEAT_SECONDS, whatever the database does."""
+        now = time.monotonic()
+        if now - self._last_beat < settings.BENCHDASH_HEARTBEAT_SECONDS:
+            return
+        self._last_beat = now
+        liveness.process_beat(
+            name=liveness.BEAT,
+            report={"pid": os.getpid(), "database": "away" if self._away_since else "ok"},
+        )
 
     def _lost(self, error: Exception) -> None:
         with contextlib.suppress(*DB_ERRORS):

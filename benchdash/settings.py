@@ -117,6 +117,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "runs.web.views.health.health_banner",
             ],
             # The pages' filters live with the pages (runs/web/), not in runs/templatetags.
             "libraries": {"benchdash": "runs.web.templatetags.benchdash"},

@@ -1,13 +1,16 @@
-"""The command line: `benchdash launch PLAN_ID [--wait]` and `benchdash wait BATCH_ID`.
+"""The command line: `benchdash launch PLAN_ID [--wait]`, `benchdash wait BATCH_ID` and
+`benchdash health`.
 
 Exit codes: 0 not slower, 1 slower, 2 failed or inconclusive (answer.py says the rule);
 3 when the command itself could not do its work (the server unreachable, an API error, a
-bad argument, the wait timed out).
+bad argument, the wait timed out). `health`: 0 healthy, 1 something is gone or
+unreachable, 3 the server could not be asked.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -91,7 +94,38 @@ def _parser() -> argparse.ArgumentParser:
     wait = commands.add_parser("wait", help="wait for a batch to end, and answer")
     wait.add_argument("batch", type=int, metavar="BATCH_ID")
     wait.set_defaults(run=_wait)
+    health = commands.add_parser("health", help="the workers, beat, sweeper, servers, queue")
+    health.set_defaults(run=_health)
     return parser
+
+
+def _health(client: Client, args: argparse.Namespace) -> int:
+    report = client.get("/health", answers=(503,))
+    print(json.dumps(report, indent=2) if args.format == "json" else _health_text(report))
+    return 0 if report["healthy"] else 1
+
+
+def _health_text(report: dict[str, Any]) -> str:
+    lines = ["healthy" if report["healthy"] else "UNHEALTHY"]
+    lines += [f"  problem: {p}" for p in report["problems"]]
+    for p in [*report["workers"], report["beat"], report["sweeper"]]:
+        state = "alive" if p["alive"] else "gone"
+        age = "never beat" if p["age_s"] is None else f"last heartbeat {p['age_s']:g} s ago"
+        extra = f", queues {','.join(p['queues'])}" if p["queues"] else ""
+        extra += f", batch {p['batch']}" if p["batch"] else ""
+        extra += f", waiting for {p['waiting_for']}" if p["waiting_for"] else ""
+        lines.append(f"{p['name']}: {state}, {age}{extra}")
+    for name in ("broker", "database"):
+        server = report[name]
+        lines.append(f"{name}: {'reachable' if server['reachable'] else server['error']}")
+    queued = report["queued"]
+    if queued is None:
+        lines.append("queue: unknown while the results database is away")
+    for batch in queued or []:
+        lines.append(
+            f"batch {batch['id']} ({batch['plan']}) {batch['status']}: {batch['waiting_for']}"
+        )
+    return "\n".join(lines)
 
 
 def _launch(client: Client, args: argparse.Namespace) -> int:

@@ -7,9 +7,9 @@ import socket
 from typing import Any
 
 from celery import Task, shared_task
-from celery.signals import worker_ready, worker_shutting_down
+from celery.signals import worker_ready, worker_shutdown, worker_shutting_down
 
-from runs.execution import worker_limits
+from runs.execution import liveness, worker_limits
 from runs.execution.heartbeat import WORKER_STOPPING
 from runs.models import Batch
 from runs.services import batches, recovery
@@ -20,7 +20,8 @@ from runs.services.nightly import alerts, schedules
 def batch_execute(self: Task, batch_id: int) -> None:
     # The worker's node name (name@machine): several workers may share a machine.
     worker = self.request.hostname or f"benchdash@{socket.gethostname()}"
-    batches.batch_execute(batch_id=batch_id, worker=worker)
+    with liveness.batch_running(batch_id):  # said by the worker's heartbeat
+        batches.batch_execute(batch_id=batch_id, worker=worker)
 
 
 @shared_task(name="runs.tasks.host_drive", ignore_result=True)
@@ -52,6 +53,22 @@ def _report_open_files(sender: Any = None, **_: Any) -> None:
     # editor's preflight checks it (runs/execution/worker_limits.py).
     if _consumes_benchmarks(sender):
         worker_limits.record_open_files(worker=sender.hostname)
+
+
+@worker_ready.connect
+def _start_heartbeat(sender: Any = None, **_: Any) -> None:
+    # Beats in Redis whatever the worker does: the sweeper and the health page read it.
+    if sender is not None:
+        queues = getattr(getattr(sender, "task_consumer", None), "queues", None) or []
+        liveness.WorkerHeartbeat.start(
+            worker=sender.hostname, queues=[q.name for q in queues if not q.name.endswith(".dq")]
+        )
+
+
+@worker_shutdown.connect
+def _stop_heartbeat(sender: Any = None, **_: Any) -> None:
+    if sender is not None:
+        liveness.WorkerHeartbeat.stop(worker=sender.hostname)
 
 
 @worker_shutting_down.connect

@@ -39,6 +39,10 @@ class BatchSerializer(serializers.ModelSerializer[Batch]):
     )
     runs_total = serializers.IntegerField(read_only=True)
     runs_done = serializers.IntegerField(read_only=True, help_text="Runs that ended, any way.")
+    waiting_for = serializers.SerializerMethodField(
+        help_text="What the batch waits for, as of this answer: the batch holding its "
+        "server or load host, a quiet host, a target away; empty when nothing."
+    )
 
     class Meta:
         model = Batch
@@ -60,6 +64,9 @@ class BatchSerializer(serializers.ModelSerializer[Batch]):
             "error",
         ]
         read_only_fields = fields
+
+    def get_waiting_for(self, batch: Batch) -> str:
+        return selectors.batch_waiting_for(batch)
 
 
 class CurrentRunSerializer(serializers.ModelSerializer[Run]):

@@ -225,6 +225,10 @@ def error_statuses(path: str, method: str, operation: dict[str, Any]) -> dict[st
     return statuses
 
 
+# Answers above 400 that are not errors: health's 503 is the report, with what is gone.
+NOT_ERRORS = {("health", "503")}
+
+
 def document_errors(result: dict[str, Any], **_: Any) -> dict[str, Any]:
     """drf-spectacular post-processing hook: the error responses of every operation, each an
     Error."""
@@ -236,6 +240,8 @@ def document_errors(result: dict[str, Any], **_: Any) -> dict[str, Any]:
             for code, description in error_statuses(path, method, operation).items():
                 responses.setdefault(code, {"description": description})
             for code, response in responses.items():
+                if (operation.get("operationId"), code) in NOT_ERRORS:
+                    continue
                 if code >= "400":  # declared by a view or above: always an Error
                     response["content"] = content
     return result

@@ -23,7 +23,7 @@ from runs.execution.cell_hosts import (
     hosts_set_result,
 )
 from runs.execution.environment import run_server_changes
-from runs.execution.heartbeat import Pulse
+from runs.execution.heartbeat import Pulse, Watch
 from runs.execution.host_metrics import (
     HostMetricsSampler,
     host_metrics_clock,
@@ -83,7 +83,12 @@ class CellRun:
             return
         run.verified_settings = verified
         outages = len(self.store.outages)
-        machines = host_metrics_start(batch=self.batch, load_hosts=self.hosts, store=self.store)
+        machines = host_metrics_start(
+            batch=self.batch,
+            load_hosts=self.hosts,
+            store=self.store,
+            beat=lambda: self.pulse.tick(Watch(self.batch.pk)) is not None,
+        )
         try:
             if len(self.hosts) > 1:
                 self._run_cell_on_hosts(run, outages, machines)

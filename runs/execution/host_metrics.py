@@ -108,14 +108,17 @@ class HostMetricsSampler:
         self._seq: dict[tuple[str, str], int] = {}
         self._stopped = False
 
-    def first_second(self, *, quiet_wait_s: int, waiting: Callable[[str], None]) -> None:
+    def first_second(self, *, quiet_wait_s: int, waiting: Callable[[str], bool]) -> None:
         """Each machine's busy CPU over its first interval, before sysbench starts; with
-        `quiet_wait_s`, wait up to that long for every machine to be quiet."""
+        `quiet_wait_s`, wait up to that long for every machine to be quiet. `waiting` says
+        what the batch waits for (and keeps its heartbeat going); True ends the wait (the
+        batch must stop: the cell's own watch says why)."""
         deadline = time.monotonic() + quiet_wait_s
         busy = self._measure()
         while busy and max(busy.values()) >= BUSY_START_PCT and time.monotonic() < deadline:
             named = ", ".join(f"{h} {pct:.0f} % busy" for h, pct in busy.items())
-            waiting(f"a quiet host before the next cell ({named})")
+            if waiting(f"a quiet host before the next cell ({named})"):
+                break
             time.sleep(1.0)
             busy = self._measure()
         if quiet_wait_s:
@@ -211,18 +214,26 @@ def _short(series: HostSeries, why: str) -> dict[str, Any]:
 
 
 def host_metrics_start(
-    *, batch: Batch, load_hosts: list[LoadHost], store: OutageBuffer
+    *,
+    batch: Batch,
+    load_hosts: list[LoadHost],
+    store: OutageBuffer,
+    beat: Callable[[], bool],
 ) -> HostMetricsSampler | None:
     """The cell's machines under watch, and their first second, before sysbench starts
     (waiting for quiet hosts as the plan allows, shown as the batch's `waiting_for`);
-    None when host metrics are turned off (BENCHDASH_HOST_METRICS)."""
+    None when host metrics are turned off (BENCHDASH_HOST_METRICS). `beat` is the batch's
+    heartbeat, True when the batch must stop."""
     if not settings.BENCHDASH_HOST_METRICS:
         return None
     machines = _machines(batch, load_hosts)
 
-    def waiting(what: str) -> None:
+    def waiting(what: str) -> bool:
         batch.waiting_for = what
         store.attempt(lambda: Batch.objects.filter(pk=batch.pk).update(waiting_for=what))
+        # A worker waiting is alive: without its heartbeat the sweeper would take the
+        # batch for one whose worker died, and requeue it while it runs.
+        return beat()
 
     quiet_wait_s = FrozenPlan.from_params(batch.params).quiet_wait_s
     machines.first_second(quiet_wait_s=quiet_wait_s, waiting=waiting)

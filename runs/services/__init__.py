@@ -21,6 +21,7 @@ Reads:
 
     selectors.py       the queries pages and the API need, each in one place
     permissions.py     who may do what: the one place pages and API ask
+    health.py          the installation's health: heartbeats, servers reachable, the queue
     results.py         a batch's results, built once for the page, the report and the API
     stored_results.py  a finished batch's results, stored once and served as stored (ETag)
     reports.py         the results rendered as one offline HTML file

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from runs.execution import handover
+from runs.execution import handover, liveness
 from runs.execution.barrier import CellBarrier
 from runs.execution.environment import batch_restore_settings
 from runs.execution.run_results import run_fail
@@ -34,7 +34,8 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     had not stored yet are taken from Redis), the orphaned sysbench is killed and its
     private directory, which holds the target's password, removed; the server's original
     settings are restored, and the batch is queued again to go on from its next
-    unfinished cell: the interrupted cell is never run twice.
+    unfinished cell: the interrupted cell is never run twice. A batch whose worker still
+    beats in Redis (waiting, or cut off from the results database) is left to it.
     """
     cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_STALE_AFTER_SECONDS)
     recovered = batches_end_given_up()
@@ -50,8 +51,17 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     # one conditional update and covers a wake-up lost with a crashed worker.
     for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
         enqueue_or_log(batch_id)
-    batches_requeue_lost()
-    batches_restore_left_settings()
+    resent = batches_requeue_lost()
+    restored = batches_restore_left_settings()
+    liveness.process_beat(
+        name=liveness.SWEEPER,
+        report={
+            "machine": hostname,
+            "recovered": recovered,
+            "resent": resent,
+            "restored": restored,
+        },
+    )
     return recovered
 
 
@@ -187,6 +197,14 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
         .first()
     )
     if batch is None:
+        return False
+    if liveness.worker_alive(worker=batch.worker, batch_id=batch.pk):
+        logger.warning(
+            "batch %s: heartbeat stale but worker %s is alive (%s); not requeued",
+            batch.pk,
+            batch.worker,
+            batch.waiting_for or "running",
+        )
         return False
     now = timezone.now()
     for run in batch.runs.filter(status__in=[Status.PREPARING, Status.RUNNING]):

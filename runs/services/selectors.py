@@ -23,6 +23,7 @@ from django.utils import timezone
 from runs.analysis import results, run_facts
 from runs.analysis.nightly import regressions
 from runs.columns import BatchEnvironment, RunOptions
+from runs.execution import locks
 from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -334,3 +335,16 @@ def run_log_tail(batch: Batch, run_id: int, *, lines: int = 40, chars: int = 800
 
 # A side's figures and its server host's mean CPU busy %
 SideFigures = tuple[list[results.RunFigures], float | None]
+
+
+def batch_waiting_for(batch: Batch) -> str:
+    """What the batch waits for, now. A queued or waiting batch's stored reason was true
+    when it was written ("busy with batch 1"): the lock's holder is looked up again, so
+    the reason never outlives the batch that held the lock. A running batch's reason (a
+    quiet host, a target away) is kept current by its worker."""
+    if batch.status not in (Status.QUEUED, Status.WAITING):
+        return batch.waiting_for
+    holder = locks.locks_holder(batch=batch)
+    if holder:
+        return holder
+    return "next in line for a worker" if batch.status == Status.WAITING else ""

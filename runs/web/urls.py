@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 from runs.web.views import (
     alerts,
     batches,
+    health,
     history,
     imports,
     loadhosts,
@@ -19,6 +20,7 @@ from runs.web.views import (
 
 urlpatterns = [
     path("", batches.home, name="home"),
+    path("health", health.health_page, name="health"),
     # batches: live, results, exports, compare
     path("batches/<int:batch_id>/", batches.batch_detail, name="batch_detail"),
     path("batches/<int:batch_id>/progress", batches.batch_progress, name="batch_progress"),

@@ -35,6 +35,8 @@ def home(request: HttpRequest) -> HttpResponse:
         plan=filters["plan"], target=filters["target"], status=filters["status"]
     )
     page = Paginator(batches, BATCHES_PER_PAGE).get_page(request.GET.get("page"))
+    for batch in page.object_list:
+        batch.waiting_for = selectors.batch_waiting_for(batch)
     return render(
         request,
         "runs/home.html",
@@ -64,6 +66,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     """The live page of a batch: progress through the matrix, the current run's chart
     and lines, cancel. A finished batch links to its results."""
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
+    batch.waiting_for = selectors.batch_waiting_for(batch)
     runs = list(selectors.batch_runs(batch))
     threads, grid = charts.matrix_grid([results.RunFigures.of(r) for r in runs])
     return render(
@@ -89,7 +92,7 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
     return json_response(
         {
             "status": batch.status,
-            "waiting_for": batch.waiting_for,
+            "waiting_for": selectors.batch_waiting_for(batch),
             "error": batch.error,
             "finished": progress.finished,
             "total": progress.total,
