@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import paramiko
 
 from runs.loadhosts import ssh
-from runs.loadhosts.remote import remote_command
+from runs.loadhosts.remote_scripts import remote_command
 
 logger = logging.getLogger(__name__)
 
