@@ -28,6 +28,8 @@ runs/services/plans.py):
                          Redis, for the sweeper to store and end the batch with
     run_results.py       what a run ends with: its result or its failure, stored and announced
     target_wait.py       a target gone away is waited for; an error no retry cures stops
+    host_wait.py         a load host gone away is waited for the same way; once back, what
+                         the lost connection left there goes
     auto.py              the auto modes (runs/analysis/auto/): the runs they add once the
                          queued ones have run
     cell_hosts.py        a cell from several load hosts, on the runner's side

@@ -305,6 +305,43 @@ def stage_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None
     )
 
 
+def stage_left(batch: Batch) -> dict[str, Any] | None:
+    """The prepare whose data set no cleanup dropped yet, None when there is none."""
+    left = None
+    for stage in batch.steps:
+        if stage["kind"] == "prepare" and stage["ok"] and not stage.get("skipped"):
+            left = stage
+        elif stage["kind"] == "cleanup" and stage["ok"] and _same_group(stage, left):
+            left = None
+    return left
+
+
+def _same_group(stage: dict[str, Any], other: dict[str, Any] | None) -> bool:
+    return other is not None and stage["group"] == other["group"]
+
+
+def stage_dropped_later(
+    batch: Batch, prepare: dict[str, Any], *, reason: str, dropped: list[str]
+) -> None:
+    """A cleanup done after the batch's end, by the sweeper, of `prepare`'s data set."""
+    now = timezone.now().isoformat()
+    _append(
+        batch,
+        {
+            "kind": "cleanup",
+            "group": prepare["group"],
+            "dataset": prepare["dataset"],
+            "reason": reason,
+            "started_at": now,
+            "finished_at": now,
+            "exit_code": None,
+            "ok": True,
+            "error": "",
+            "output": f"dropped {', '.join(dropped) or 'nothing'}",
+        },
+    )
+
+
 def _append(batch: Batch, stage: dict[str, Any]) -> None:
     # Written again after a lost answer from the results database: never twice.
     key = (stage["kind"], stage["group"], stage["started_at"])

@@ -30,6 +30,7 @@ from runs.execution.cell_run import CellRun
 from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment
 from runs.execution.heartbeat import BatchStopped
+from runs.execution.host_wait import LoadHostGone, host_unreachable, load_host_wait
 from runs.execution.outage_buffer import ResultsUnreachable
 from runs.execution.preflight import batch as preflight
 from runs.execution.run_results import run_fail, target_error_text
@@ -78,6 +79,7 @@ class BatchRunner(CellRun):
     def __init__(self, batch: Batch, executor: Executor, dispatch: Dispatch | None = None) -> None:
         super().__init__(batch, executor, dispatch)
         self.outcome = Outcome()
+        self.starter.host_lost = self._wait_for_load_host
 
     # --- the batch ------------------------------------------------------------------------
 
@@ -95,7 +97,7 @@ class BatchRunner(CellRun):
             stopped = e
         except ResultsUnreachable as e:
             self.results_lost = e
-        except (BatchAborted, TargetGone, targets.TargetError, InvalidInput) as e:
+        except (BatchAborted, TargetGone, LoadHostGone, targets.TargetError, InvalidInput) as e:
             self._abort(str(e) if not isinstance(e, targets.TargetError) else target_error_text(e))
         except Exception as e:
             logger.exception("batch %s failed", self.batch.pk)
@@ -133,12 +135,17 @@ class BatchRunner(CellRun):
                 if run.status == Status.QUEUED:
                     self._run_cell(run)
                     if run.status == Status.FAILED:
-                        self._after_failure(run.error_kind, run.error)
+                        self._after_failure(run.error_kind, run.error, pgid=run.pgid)
         except BatchStopped as e:
             # A cancelled batch still drops its data set; a stopping worker leaves it for
             # the batch to go on with when it resumes.
             if e.status == Status.CANCELLED and owns_data and self.plan.cleanup:
                 self._cleanup(group)
+            raise
+        except (BatchAborted, TargetGone, LoadHostGone):
+            # An ending batch leaves no data set behind, even when its load host is gone.
+            if owns_data and self.plan.cleanup:
+                self._cleanup_at_the_end(group)
             raise
         if owns_data and self.plan.cleanup:
             self._cleanup(group)
@@ -166,9 +173,13 @@ class BatchRunner(CellRun):
         self._after_failure(error.kind, error.message)
         return False
 
-    def _after_failure(self, kind: str, message: str) -> None:
-        """A target gone away is waited for before the next cell; an error every cell
-        would repeat stops the batch here, with its reason."""
+    def _after_failure(self, kind: str, message: str, pgid: int | None = None) -> None:
+        """A target or a load host gone away is waited for before the next cell; an error
+        every cell would repeat stops the batch here, with its reason."""
+        if kind == "load_host":
+            line = next((x for x in message.splitlines() if host_unreachable(x)), kind)
+            self._wait_for_load_host(line, pgid)
+            return
         verdict = failure_kind(kind, message)
         # The line with the server's error code says the most (sysbench adds several).
         lines = message.splitlines() or [kind]
@@ -222,6 +233,46 @@ class BatchRunner(CellRun):
         if error is None and self.sql and self.batch.target is not None:
             with self._target() as db:
                 datasets.dataset_removed(db=db)
+
+    def _cleanup_at_the_end(self, group: Group) -> None:
+        """The cleanup of a batch that ends on an error: sysbench's on the load host, or,
+        when the host is gone, the tables dropped on the target from this worker."""
+        self.starter.host_lost = None  # waited for once already: no second wait
+        try:
+            self._cleanup(group)
+            return
+        except (BatchAborted, LoadHostGone) as e:
+            reason = f"the load host is gone ({e}): dropped from the worker"
+        except targets.TargetError as e:
+            logger.warning("batch %s: cleanup failed: %s", self.batch.pk, e)
+            return
+        if not self.sql or self.batch.target is None:
+            return
+        started = timezone.now()
+        try:
+            with self._target() as db:
+                dropped = db.dataset_drop()
+        except targets.TargetError as e:
+            error, dropped = f"left on the target: {target_error_text(e)}", []
+        else:
+            error = ""
+        self.store.ensure(
+            lambda: datasets.stage_record(
+                self.batch,
+                "cleanup",
+                group,
+                reason=reason,
+                started_at=started,
+                exit_code=None,
+                error=error,
+                output=[f"dropped {', '.join(dropped) or 'nothing'}"],
+            )
+        )
+
+    def _wait_for_load_host(self, error: str, pgid: int | None = None) -> None:
+        load_host_wait(
+            batch=self.batch, pulse=self.pulse, executor=self.executor, error=error, pgid=pgid
+        )
 
     def _set_batch_status(self, status: str) -> None:
         self.batch.status = status

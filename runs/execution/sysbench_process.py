@@ -13,7 +13,7 @@ exists and removed on every path.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from runs import targets
 from runs.execution.cancel import CancelListener
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
+from runs.execution.host_wait import host_unreachable
 from runs.execution.outage_buffer import OutageBuffer
 from runs.execution.sink import SampleSink
 from runs.frozen import FrozenPlan
@@ -47,6 +48,8 @@ class Starter:
         self.plan = FrozenPlan.from_params(batch.params)
         self.test = self.plan.test
         self.sql = is_sql_test(self.test)
+        # Set by the batch: waits for a load host that cannot be reached, or raises.
+        self.host_lost: Callable[[str], None] | None = None
 
     def start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
         """sysbench started for `phase` with these options; BatchAborted when it cannot."""
@@ -67,14 +70,23 @@ class Starter:
                 script_path=_next_to(config_path, SCRIPT_NAME) if script else None,
             )
 
+        files = {SCRIPT_NAME: script.content} if script else None
         try:
-            files = {SCRIPT_NAME: script.content} if script else None
-            workspace = self.workspace()
-            if workspace:
-                return self.executor.start(make, files=files, cwd=workspace)  # type: ignore[call-arg]
-            return self.executor.start(make, files=files)
+            return self._start(make, files)
+        except ExecutorError as e:
+            if self.host_lost is None or not host_unreachable(str(e)):
+                raise BatchAborted(str(e)) from None
+            self.host_lost(str(e))  # waits for the host, or raises LoadHostGone
+        try:
+            return self._start(make, files)
         except ExecutorError as e:
             raise BatchAborted(str(e)) from None
+
+    def _start(self, make: Any, files: dict[str, str] | None) -> SysbenchProcess:
+        workspace = self.workspace()
+        if workspace:
+            return self.executor.start(make, files=files, cwd=workspace)  # type: ignore[call-arg]
+        return self.executor.start(make, files=files)
 
     def workspace(self) -> str | None:
         """fileio's files live in a directory of the batch on the load host, from prepare

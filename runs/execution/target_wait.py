@@ -67,7 +67,7 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
     since = timezone.now()
     deadline = time.monotonic() + limit
     watch = Watch(batch.pk)
-    _show(batch, pulse, f"waiting: target unreachable since {since:%H:%M:%S} UTC ({error})")
+    show_waiting(batch, pulse, f"waiting: target unreachable since {since:%H:%M:%S} UTC ({error})")
     try:
         while True:
             try:
@@ -88,7 +88,7 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
             if stop is not None:
                 raise stop
     finally:
-        _show(batch, pulse, "")
+        show_waiting(batch, pulse, "")
 
 
 def _came_back(batch: Batch, since: datetime) -> None:
@@ -101,6 +101,7 @@ def _came_back(batch: Batch, since: datetime) -> None:
     ]
 
 
-def _show(batch: Batch, pulse: Pulse, text: str) -> None:
+def show_waiting(batch: Batch, pulse: Pulse, text: str) -> None:
+    """What the batch waits for, on its page and in the API; "" once it does not."""
     batch.waiting_for = text
     pulse.store.attempt(lambda: Batch.objects.filter(pk=batch.pk).update(waiting_for=text[:300]))

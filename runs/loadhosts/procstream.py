@@ -25,7 +25,7 @@ from typing import ClassVar
 import paramiko
 
 from runs.loadhosts import ssh
-from runs.loadhosts.remote import remote_command
+from runs.loadhosts.remote_scripts import remote_command
 
 logger = logging.getLogger(__name__)
 

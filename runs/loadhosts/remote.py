@@ -12,6 +12,14 @@ import paramiko
 
 from runs.loadhosts import ssh
 from runs.loadhosts.executor import CommandFactory, ExecutorError, lines_of
+from runs.loadhosts.remote_scripts import (
+    FACTS_SCRIPT,
+    KILL_SCRIPT,
+    REMOVE_DIR_SCRIPT,
+    RUN_WRAPPER,
+    SWEEP_DIRS_SCRIPT,
+    remote_command,
+)
 from runs.sysbench.command import SysbenchCommand
 
 logger = logging.getLogger(__name__)
@@ -22,98 +30,7 @@ logger = logging.getLogger(__name__)
 REMOTE_SYSBENCH = "sysbench"
 CONFIG_NAME = "sysbench.cfg"  # in the private directory, which is sysbench's working dir
 START_MARKER = "benchdash-"
-
-# The only command that starts sysbench on a load host. Its arguments are sysbench's argv,
-# each element quoted by shlex.quote on the worker: this shell never parses user text.
-RUN_WRAPPER = r"""
-set -u
-umask 077
-export LC_ALL=C
-command -v "$1" >/dev/null 2>&1 || { echo benchdash-missing; exit 127; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/benchdash.XXXXXXXXXX") || exit 125
-trap 'rm -rf "$dir"' EXIT
-trap 'exit 129' HUP
-trap 'exit 143' TERM
-echo "benchdash-dir $dir"
-# The worker uploads the config file (and a Lua script) over SFTP, then says go; if it
-# goes away instead, stdin ends and the directory is removed.
-read -r go || exit 125
-[ "$go" = go ] || exit 125
-# Each sysbench thread holds a connection, that is a file descriptor.
-ulimit -S -n "$(ulimit -H -n)" 2>/dev/null
-cd "$dir" || exit 125
-# sysbench flushes its reports, but a Lua script's print() would wait for a full buffer.
-command -v stdbuf >/dev/null 2>&1 && set -- stdbuf -oL "$@"
-# A session of its own: the group is killed as one, by its id, even over a new connection
-# after this one is gone. Its id comes first on stdout, before sysbench prints anything.
-setsid sh -c 'echo $$ >pgid; echo "benchdash-pgid $$"; exec "$@"' sysbench "$@" </dev/null &
-pid=$!
-# The wrapper itself writes nothing more: once the connection is gone, a write (the shell
-# reporting a killed job) would end it by SIGPIPE, before it removed the directory.
-exec >/dev/null 2>&1
-wait "$pid"
-code=$?
-exit $code
-"""
-
-# Stops the process group $1, only if its leader is still sysbench: a recycled process id
-# never takes an innocent process down. Exit 3: there is no such sysbench.
-KILL_SCRIPT = r"""
-pgid=$1
-alive() {
-  [ "$(cat "/proc/$pgid/comm" 2>/dev/null)" = sysbench ] &&
-    ! grep -q ') Z' "/proc/$pgid/stat" 2>/dev/null
-}
-alive || exit 3
-for sig in TERM KILL; do
-  kill -s "$sig" -- "-$pgid" 2>/dev/null || exit 0
-  i=0
-  while [ "$i" -lt 20 ]; do alive || exit 0; sleep 0.1; i=$((i + 1)); done
-done
-exit 0
-"""
-
-# What a load host is, one name=value per line; /sys/block rather than lsblk, which
-# minimal systems lack.
-FACTS_SCRIPT = r"""
-export LC_ALL=C
-fact() { printf '%s=%s\n' "$1" "$2"; }
-fact hostname "$(uname -n)"
-fact os "$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null)"
-fact kernel "$(uname -sr)"
-fact machine "$(uname -m)"
-fact cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-fact cpu_cores "$(getconf _NPROCESSORS_ONLN 2>/dev/null)"
-fact memory_kb "$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\) kB$/\1/p' /proc/meminfo)"
-fact nofile_soft "$(ulimit -S -n)"
-fact nofile_hard "$(ulimit -H -n)"
-fact loadavg "$(cut -d ' ' -f 1-3 /proc/loadavg)"
-fact sysbench "$(sysbench --version 2>/dev/null)"
-# sysbench works in its private directory there: fileio's files would go there too.
-fact work_free_kb "$(df -Pk "${TMPDIR:-/tmp}" 2>/dev/null | awk 'NR == 2 {print $4}')"
-for d in /sys/block/*; do
-  n=${d##*/}
-  case $n in loop*|ram*|zram*|dm-*|md*|sr*|nbd*|fd*) continue ;; esac
-  fact disk "$n $(cat "$d/size" 2>/dev/null) $(cat "$d/queue/rotational" 2>/dev/null)"
-done
-"""
-
-
-# Removes the private directory $1 of a sysbench whose worker died (the wrapper removes it
-# itself when sysbench ends, unless the wrapper was killed too). Only a directory the
-# wrapper makes: benchdash.XXXXXXXXXX in the temporary directory. Exit 3: none there.
-REMOVE_DIR_SCRIPT = r"""
-dir=$1
-case ${dir##*/} in benchdash.??????????) ;; *) exit 2 ;; esac
-[ "${dir%/*}" = "${TMPDIR:-/tmp}" ] || exit 2
-[ -d "$dir" ] || exit 3
-rm -rf -- "$dir"
-"""
-
-
-def remote_command(script: str, *args: str) -> str:
-    """A shell command running a constant script with arguments, each one quoted."""
-    return " ".join(["sh", "-c", shlex.quote(script), "benchdash", *map(shlex.quote, args)])
+STATUS_WAIT_S = 5.0  # for sysbench's exit status once its output has ended
 
 
 class SSHProcess:
@@ -152,8 +69,13 @@ class SSHProcess:
         if reader.done:
             self._ended = True
             lines = list(self._take(final=True))
-            if not reader.channel.status_event.is_set() and not self._transport.is_active():
-                lost = f"FATAL: the SSH connection to {self._executor.host_name} was lost"
+            # The exit status comes after the output ends; none (paramiko says -1 when
+            # the channel closed without one): the connection ended under sysbench.
+            if reader.exit_code(STATUS_WAIT_S) == -1:
+                lost = (
+                    f"FATAL: the SSH connection to load host {self._executor.host_name} was "
+                    f"lost at {time.strftime('%H:%M:%S', time.gmtime())} UTC"
+                )
                 self.stderr_lines.append(lost)
                 lines.append(lost)
             return lines
@@ -261,6 +183,7 @@ class SSHExecutor:
         command = make_command(f"./{CONFIG_NAME}")
         transport = self._connect()
         try:
+            self.sweep_private_dirs(transport)
             timeout = self.host.timeout
             reader = ssh.open_command(
                 transport, remote_command(RUN_WRAPPER, *command.argv), timeout
@@ -317,6 +240,14 @@ class SSHExecutor:
     def kill_group(self, pgid: int, transport: paramiko.Transport | None = None) -> bool:
         command = remote_command(KILL_SCRIPT, str(int(pgid)))
         return self._run(command, transport).exit_code == 0
+
+    def sweep_private_dirs(self, transport: paramiko.Transport | None = None) -> list[str]:
+        """Remove what earlier runs on this host left (their sysbench is gone); the paths."""
+        result = self._run(remote_command(SWEEP_DIRS_SCRIPT), transport)
+        swept = result.stdout.split()
+        if swept:
+            logger.warning("load host %s: removed left directories %s", self.host_name, swept)
+        return swept
 
     def remove_config_dir(self, path: str) -> bool:
         result = self._run(remote_command(REMOVE_DIR_SCRIPT, path))

@@ -12,11 +12,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from runs.execution import handover, liveness
+from runs import targets
+from runs.execution import datasets, handover, liveness
 from runs.execution.barrier import CellBarrier
 from runs.execution.environment import batch_restore_settings
 from runs.execution.run_results import run_fail
 from runs.execution.sample_writes import run_store_recent_samples
+from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
 from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, LoadHost, Run, Status
 from runs.services.batches import batch_release_locks
@@ -53,6 +55,7 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
         enqueue_or_log(batch_id)
     resent = batches_requeue_lost()
     restored = batches_restore_left_settings()
+    dropped = batches_drop_left_datasets()
     liveness.process_beat(
         name=liveness.SWEEPER,
         report={
@@ -60,6 +63,7 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
             "recovered": recovered,
             "resent": resent,
             "restored": restored,
+            "dropped": dropped,
         },
     )
     return recovered
@@ -136,14 +140,58 @@ def batches_restore_left_settings() -> list[int]:
             batch_restore_settings(batch=batch)
         except TargetError:
             continue  # still away: the next sweep tries again
+        at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
         batch.warnings = [
             *batch.warnings,
-            f"the server's settings {batch.original_settings} were restored at "
-            f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC, once the target was back",
+            f"the server's settings {batch.original_settings} were restored at {at}, "
+            "once the target was back",
         ]
         batch.save(update_fields=["warnings"])
+        logger.info("batch %s: settings left on the target restored at %s", batch.pk, at)
         restored.append(batch.pk)
     return restored
+
+
+def batches_drop_left_datasets() -> list[int]:
+    """Drop the data sets that finished batches left on their target (it was away at
+    their end, or their load host was), once the target answers again: only the tables
+    its marker says this batch prepared, and only while no other batch used it since."""
+    dropped = []
+    left = Batch.objects.filter(
+        status__in=FINISHED_STATUSES,
+        target__isnull=False,
+        started_at__isnull=False,
+        finished_at__gte=timezone.now() - RESTORE_WITHIN,
+    )
+    for batch in left.select_related("target"):
+        prepare = datasets.stage_left(batch)
+        if prepare is None or not FrozenPlan.from_params(batch.params).cleanup:
+            continue
+        if _target_used_since(batch):
+            continue
+        try:
+            tables = _drop_own_dataset(batch)
+        except TargetError:
+            continue  # still away: the next sweep tries again
+        if tables is None:
+            continue  # the marker names another batch, or none: not this batch's tables
+        at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
+        reason = f"dropped by the sweeper at {at}, once the target was back"
+        datasets.stage_dropped_later(batch, prepare, reason=reason, dropped=tables)
+        batch.warnings = [*batch.warnings, f"the data set it left was dropped at {at}"]
+        batch.save(update_fields=["warnings"])
+        logger.info("batch %s: data set %s left on the target dropped at %s", batch.pk, tables, at)
+        dropped.append(batch.pk)
+    return dropped
+
+
+def _drop_own_dataset(batch: Batch) -> list[str] | None:
+    assert batch.target is not None
+    with targets.connect_to(batch.target) as db:
+        marker = db.dataset_marker()
+        if marker is None or str(marker.get("batch_id")) != str(batch.pk):
+            return None
+        return db.dataset_drop()
 
 
 def _target_used_since(batch: Batch) -> bool:

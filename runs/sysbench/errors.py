@@ -20,8 +20,13 @@ KINDS = (
     "option",
     "thread_init",
     "pgsql_connect",
+    "load_host",
     "other",
 )
+
+
+# The line the SSH executor adds when sysbench's output ended without an exit status.
+LOAD_HOST_LOST = re.compile(r"the SSH connection to load host .+ was lost")
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,10 @@ HINTS: dict[str, str] = {
     "pgsql_connect": (
         "PostgreSQL refused the connection: check host, port, user, password and database, "
         "and pg_hba.conf on the server."
+    ),
+    "load_host": (
+        "The load host stopped answering over SSH (its sshd or the machine went away): "
+        "benchdash waits for it, bounded, and then drops the data set from the worker."
     ),
     "other": "sysbench stopped on this error; its message above says why.",
 }
@@ -191,6 +200,8 @@ def hint_for(kind: str, code: int | None, message: str) -> str:
 
 
 def _kind(message: str, code: int | None, *, workers_starting: bool) -> str:
+    if LOAD_HOST_LOST.search(message):
+        return "load_host"
     if message.startswith("Connection to database failed"):
         return "pgsql_connect"
     if _OPEN_FILES.search(message):

@@ -212,6 +212,13 @@ class MySQLTarget:
     def dataset_forget(self) -> None:
         self._execute(MARKER_DROP, [])
 
+    def dataset_drop(self) -> list[str]:
+        tables = sbtest_names(self.sbtest_tables())
+        for name in tables:  # sbtest_names lets only sysbench's own table names through
+            self._execute(f"DROP TABLE IF EXISTS `{name}`", [])
+        self.dataset_forget()
+        return tables
+
     def status_counters(self) -> dict[str, float]:
         """GLOBAL STATUS counters and the SEMAPHORES figures of the InnoDB monitor."""
         values = {str(name): float(value) for name, value in self._query(_STATUS_COUNTERS)}

@@ -264,6 +264,13 @@ class PostgresTarget:
     def dataset_forget(self) -> None:
         self._execute(MARKER_DROP)
 
+    def dataset_drop(self) -> list[str]:
+        tables = sbtest_names(self.sbtest_tables())
+        for name in tables:
+            self._execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+        self.dataset_forget()
+        return tables
+
     # --- counters -----------------------------------------------------------------------------
 
     def status_counters(self) -> dict[str, float]:

@@ -4,6 +4,7 @@ repeat stops the batch after its first occurrence, with one clear reason."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -210,3 +211,50 @@ def test_settings_left_by_a_target_gone_too_long_are_restored_once_it_is_back(
     assert global_variable(restartable, FLUSH) == original
     assert batch.settings_restored_at is not None
     assert any("restored" in w and "target was back" in w for w in batch.warnings), batch.warnings
+
+
+def _tables(server: PrivateMariaDB) -> list[str]:
+    db = server.root_connect()
+    try:
+        cursor = db.cursor()
+        cursor.execute("SHOW TABLES FROM sbtest")
+        return sorted(str(row[0]) for row in cursor.fetchall())
+    finally:
+        db.close()
+
+
+def test_a_target_stopped_past_the_wait_gets_its_settings_and_data_set_back_once_started(
+    celery_worker, restartable, plan_on, settings, caplog
+):
+    settings.BENCHDASH_TARGET_WAIT_S = 3
+    original = global_variable(restartable, FLUSH)
+    batch = batches.batch_launch(plan=plan_on(restartable, ["2"], threads=[1, 2]))
+    wait_for_samples(batch, 2)
+
+    restartable.stop_server()  # longer than the wait: the batch ends without its target
+    batch = wait_for_batch(batch, timeout=120)
+    assert batch.status == Status.FAILED and batch.settings_restored_at is None, batch.error
+
+    restartable.start_again()
+    assert "sbtest1" in _tables(restartable)  # what the batch left there
+    with caplog.at_level(logging.INFO, logger="runs.services.recovery"):
+        recovery.batches_sweep_stale(hostname=socket.gethostname())
+
+    batch.refresh_from_db()
+    assert global_variable(restartable, FLUSH) == original
+    assert batch.settings_restored_at is not None
+    assert _tables(restartable) == []  # neither sbtest1 nor the marker
+    last = batch.steps[-1]
+    assert last["kind"] == "cleanup" and last["ok"], batch.steps
+    assert "by the sweeper" in last["reason"], last
+    assert any("data set" in w and "dropped at" in w and "UTC" in w for w in batch.warnings), (
+        batch.warnings
+    )
+    said = [r.getMessage() for r in caplog.records]
+    assert any(f"batch {batch.pk}: data set" in m and "dropped at" in m for m in said), said
+
+    # A second sweep finds nothing more to do there.
+    steps = len(batch.steps)
+    recovery.batches_sweep_stale(hostname=socket.gethostname())
+    batch.refresh_from_db()
+    assert len(batch.steps) == steps

@@ -72,9 +72,7 @@ def test_the_private_directory_on_an_ssh_load_host_is_removed_on_request(
     executor = executor_for(ssh_host)
     process = executor.start(cpu)
     directory = process.config_dir
-    assert (
-        sshd_server.ssh(ssh_key_file, f"test -f {directory}/sysbench.cfg && echo here") == "here\n"
-    )
+    assert sshd_server.ssh(ssh_key_file, f"test -f {directory}/pgid && echo here") == "here\n"
 
     assert executor.remove_config_dir(directory) is True
 
