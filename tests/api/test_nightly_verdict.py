@@ -38,7 +38,7 @@ def test_a_slower_last_night_is_readable_from_the_api(
         lambda: Alert.objects.filter(
             batch=slow, confirmation__status__in=FINISHED_STATUSES
         ).exists(),
-        timeout=120,
+        timeout=300,  # a night and its re-run: minutes on a loaded 2-core machine
         what="the confirmation of the slow night",
     )
 

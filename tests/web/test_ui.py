@@ -16,6 +16,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, Route, expect, sync_playwright
 
 from runs.models import Batch, LoadHost, Run, Sample
+from tests.helpers import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -74,6 +75,13 @@ def browser(asgi_server, monkeypatch) -> Iterator[Browser]:
 
 
 def chart_points(page: Page, canvas: str) -> int:
+    """The points of a chart's first series, once its module has drawn it: page modules run
+    after the HTML is shown, so a chart may come a moment after the text it sits under."""
+    wait_until(lambda: _points(page, canvas) > 0, timeout=30, what=f"the chart {canvas}")
+    return _points(page, canvas)
+
+
+def _points(page: Page, canvas: str) -> int:
     return page.evaluate(
         "async (id) => { const c = (await import('chart.js')).Chart.getChart(id);"
         " return c ? c.data.datasets[0].data.length : 0 }",
