@@ -185,6 +185,8 @@ def test_a_load_host_back_during_the_wait_goes_on_with_the_next_cell(
         wait_until(waiting, timeout=60, what="the wait for the load host")
         assert batch.finished_at is None, batch.error
         assert _sysbench_alive(pgid)  # still loading the target while the host is away
+        # Still recorded: the directory may be on the host, for the next contact to remove.
+        assert batch.runs.get(position=0).config_dir == directory
         sshd.restart()
 
         wait_until(
