@@ -677,6 +677,20 @@ class PrivateSSHD:
             raise ServerError(f"ssh {command!r} exited with {done.returncode}: {done.stderr}")
         return done.stdout
 
+    def restart(self) -> None:
+        """A new sshd on the SAME port, same host key and keys: the load host back after
+        its sshd was killed (the old one must be gone; sshd reuses the address)."""
+        if self._process is not None and self._process.poll() is None:
+            raise ServerError("sshd is still running: kill it before restarting it")
+        sshd = find_program("sshd", "/usr/sbin/sshd")
+        self._process = subprocess.Popen(
+            [sshd, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log.open("ab"),
+            start_new_session=True,
+        )
+        _wait("sshd", self._answers, self._process, self.log)
+
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()

@@ -14,7 +14,7 @@ from django.utils import timezone
 from runs.execution.heartbeat import Pulse, Watch
 from runs.execution.target_wait import POLL_S, show_waiting
 from runs.loadhosts import Executor, ExecutorError
-from runs.models import Batch
+from runs.models import Batch, Run
 
 # What a connection that cannot be made says (runs/loadhosts/ssh.py), or the line the SSH
 # executor adds when sysbench's output ended without an exit status.
@@ -45,7 +45,7 @@ def load_host_wait(
     try:
         while True:
             try:
-                _next_contact(executor, pgid)
+                _next_contact(batch, executor, pgid)
                 away_s = (timezone.now() - since).total_seconds()
                 batch.warnings = [
                     *batch.warnings,
@@ -68,10 +68,15 @@ def load_host_wait(
         show_waiting(batch, pulse, "")
 
 
-def _next_contact(executor: Executor, pgid: int | None) -> None:
-    """The host answers: what the lost connection left there goes first."""
+def _next_contact(batch: Batch, executor: Executor, pgid: int | None) -> None:
+    """The host answers: what the lost connection left there goes first, the sysbench and
+    the private directories (those recorded on the batch's runs, and any other whose
+    sysbench is gone)."""
     if pgid:
         executor.kill_group(pgid)
+    for run in batch.runs.exclude(config_dir=""):
+        executor.remove_config_dir(run.config_dir)
+        Run.objects.filter(pk=run.pk).update(config_dir="")
     sweep = getattr(executor, "sweep_private_dirs", None)
     if sweep is not None:
         sweep()

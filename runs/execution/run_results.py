@@ -29,7 +29,8 @@ def run_fail(run: Run, message: str, hint: str, kind: str) -> None:
     live.publish_status(run)
 
 
-# What a run's end writes; config_dir is cleared: sysbench's private directory is gone.
+# What a run's end writes. Not config_dir: `supervised` clears it once the directory is
+# gone, and keeps it when the connection to the load host was lost.
 RESULT_FIELDS = [
     "exit_code",
     "outcome",
@@ -43,7 +44,6 @@ RESULT_FIELDS = [
     "error_kind",
     "counters",
     "warnings",
-    "config_dir",
     "host_summary",
     "bottleneck",
 ]
@@ -53,7 +53,6 @@ def run_set_result(
     run: Run, result: ParseResult, *, warmup_s: float, stop: BatchStopped | None = None
 ) -> None:
     """The run's result on `run`, not saved yet."""
-    run.config_dir = ""
     run.exit_code = result.exit_code
     run.outcome = result.outcome
     run.reports = [r.to_dict() for r in result.reports]

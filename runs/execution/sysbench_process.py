@@ -121,7 +121,8 @@ def supervised(
 ) -> Iterator[SysbenchProcess]:
     """sysbench's private directory is recorded on `holder` while it exists, for the
     sweeper should this worker die, and removed on every path; a failure of the worker's
-    own stops sysbench."""
+    own stops sysbench. A lost connection keeps the record: the directory may still be on
+    the load host, for the next contact (or the sweeper) to remove."""
     holder.config_dir = process.config_dir
     store.attempt(lambda: Run.objects.filter(pk=holder.pk).update(config_dir=process.config_dir))
     try:
@@ -130,8 +131,8 @@ def supervised(
         process.kill()
         raise
     finally:
-        process.wait()  # removes the directory
-        if holder.config_dir:
+        process.wait()  # removes the directory, unless the connection was lost
+        if holder.config_dir and not getattr(process, "connection_lost", False):
             holder.config_dir = ""
             store.attempt(lambda: Run.objects.filter(pk=holder.pk).update(config_dir=""))
 

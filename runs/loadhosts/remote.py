@@ -56,6 +56,9 @@ class SSHProcess:
         self._pending = pending  # lines that came with the wrapper's markers
         self._ended = False
         self._waited = False
+        # The output ended without an exit status: the wrapper and its directory may
+        # still be on the load host.
+        self.connection_lost = False
 
     def read(self, timeout: float) -> list[str] | None:
         """Wait up to `timeout` s on the channel; the complete lines meanwhile, [] if
@@ -72,6 +75,7 @@ class SSHProcess:
             # The exit status comes after the output ends; none (paramiko says -1 when
             # the channel closed without one): the connection ended under sysbench.
             if reader.exit_code(STATUS_WAIT_S) == -1:
+                self.connection_lost = True
                 lost = (
                     f"FATAL: the SSH connection to load host {self._executor.host_name} was "
                     f"lost at {time.strftime('%H:%M:%S', time.gmtime())} UTC"
