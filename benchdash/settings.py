@@ -333,7 +333,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "runs.models.Status",
-        "PreflightStepStatusEnum": ["ok", "warning", "failed"],
+        "PreflightCheckStatusEnum": ["ok", "warning", "failed"],
         "VerdictEnum": "runs.api.history.VERDICTS",
     },
     "POSTPROCESSING_HOOKS": [

@@ -374,7 +374,7 @@ class Batch(models.Model):
     )
     settings_restored_at = models.DateTimeField(null=True, blank=True)
     warnings = models.JSONField(default=list, blank=True)
-    steps = models.JSONField(default=list, blank=True, help_text="prepare and cleanup records.")
+    stages = models.JSONField(default=list, blank=True, help_text="prepare and cleanup records.")
     error = models.TextField(blank=True)
     analysis = models.JSONField(
         default=dict, blank=True, help_text="Regression check against earlier nights, per cell."

@@ -102,7 +102,7 @@ ENVIRONMENT: dict[str, Any] = {
     },
     "reference": {"threads": 5, "cpu_cores": 2, "disk_count": 1},
     "server_host": {"hostname": "db1"},
-    "preflight": {"ok": True, "steps": [], "at": "2026-11-25T16:00:00+00:00"},
+    "preflight": {"ok": True, "checks": [], "at": "2026-11-25T16:00:00+00:00"},
 }
 
 

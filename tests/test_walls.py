@@ -15,7 +15,7 @@ import would be allowed:
 
 And one word per thing: "answer" is a verdict (docs/answers.md), so the code that builds
 HTTP responses says "response"; a load host is a load host in the pages' URLs, the API's
-and the docs.
+and the docs; a "step" is a change point of the nightly history, and only there.
 
 Read with `ast`, as the architecture test reads imports: nothing here runs the code.
 """
@@ -211,6 +211,34 @@ def test_a_load_host_has_one_word_in_the_pages_the_api_and_the_docs() -> None:
     assert (
         (ROOT / "docs" / "multihost.md").read_text().startswith("# A cell from several load hosts")
     )
+
+
+# The nightly feature's modules, where a step is a change point: its analysis and services,
+# and its API and page (a plan's history, its alerts).
+NIGHTLY = (
+    APP / "analysis" / "nightly",
+    APP / "services" / "nightly",
+    APP / "api" / "history.py",
+    APP / "api" / "alerts.py",
+    APP / "web" / "views" / "history.py",
+)
+
+
+def test_a_step_is_a_change_point_and_nothing_else() -> None:
+    """Preflight makes checks, a batch's data sets go through stages (prepare, cleanup),
+    the automatic modes go in rounds and a search probes its next value, a ramp climbs
+    levels: outside the nightly feature no name says step."""
+    code = [*APP.rglob("*.py"), *(ROOT / "benchdash").rglob("*.py")]
+    code += [*(ROOT / "benchdash_cli").rglob("*.py")]
+    named = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in code
+        if "migrations" not in path.parts
+        and not any(path == room or room in path.parents for room in NIGHTLY)
+        for line, name in _names(ast.parse(path.read_text()))
+        if "step" in name.lower()
+    ]
+    assert named == [], "say check, stage, round, probe or level:\n" + "\n".join(named)
 
 
 def test_a_change_in_percent_is_printed_by_one_function() -> None:

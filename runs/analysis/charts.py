@@ -66,8 +66,8 @@ def latency_cdf(
     rows = [(float(r[0]), int(r[1])) for r in histogram]
     cdf = stats.cdf_from_histogram(rows)
     if len(cdf) > max_points:  # monotone: an even stride keeps its shape
-        step = math.ceil(len(cdf) / max_points)
-        cdf = cdf[::step] + ([cdf[-1]] if (len(cdf) - 1) % step else [])
+        stride = math.ceil(len(cdf) / max_points)
+        cdf = cdf[::stride] + ([cdf[-1]] if (len(cdf) - 1) % stride else [])
     return [[value, share] for value, share in cdf]
 
 
@@ -166,8 +166,8 @@ def timeline_chart(
     colours: Mapping[int, str],
     origin: datetime | None,
 ) -> list[dict[str, Any]]:
-    """Every run's tps on the batch's time axis (seconds since the batch started); `step`
-    names the thread count where it changes from the run before (a ramp's steps: the
+    """Every run's tps on the batch's time axis (seconds since the batch started); `level`
+    names the thread count where it changes from the run before (a ramp's levels: the
     chart labels each), "" elsewhere."""
     result = []
     previous = None
@@ -176,7 +176,7 @@ def timeline_chart(
         points = series.get(run.id, {}).get("tps", [])
         if offset is None or not points:
             continue
-        step = threads_text(run.threads) if run.threads != previous else ""
+        level = threads_text(run.threads) if run.threads != previous else ""
         previous = run.threads
         result.append(
             {
@@ -184,7 +184,7 @@ def timeline_chart(
                 "label": f"#{run.position + 1} {run.label}",
                 "colour": colours.get(run.id, PALETTE[-1]),
                 "points": [[round(offset + x, 3), y] for x, y in points],
-                "step": step,
+                "level": level,
             }
         )
     return result

@@ -97,7 +97,7 @@ class BatchDetailSerializer(BatchSerializer):
             "original_settings",
             "settings_restored_at",
             "warnings",
-            "steps",
+            "stages",
             "analysis",
             "worker",
             "heartbeat_at",

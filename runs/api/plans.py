@@ -165,16 +165,16 @@ class PlanCheckSerializer(serializers.Serializer[Any]):
     warnings = serializers.ListField(child=serializers.CharField())
 
 
-class PreflightStepSerializer(serializers.Serializer[Any]):
+class PreflightCheckSerializer(serializers.Serializer[Any]):
     host = serializers.CharField()
-    step = serializers.CharField()
+    check = serializers.CharField(help_text="What was checked: ssh, sysbench, disk, binlog, …")
     status = serializers.ChoiceField(choices=["ok", "warning", "failed"])
     message = serializers.CharField(allow_blank=True)
 
 
 class PreflightSerializer(serializers.Serializer[Any]):
-    ok = serializers.BooleanField(help_text="No step failed.")
-    steps = PreflightStepSerializer(many=True)
+    ok = serializers.BooleanField(help_text="No check failed.")
+    checks = PreflightCheckSerializer(many=True)
 
 
 def _plans() -> QuerySet[Plan]:

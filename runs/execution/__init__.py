@@ -7,7 +7,7 @@ runs/services/plans.py):
     worker_limits.py     the benchmarks workers' open-file limits, reported at their start
     liveness.py          the heartbeats of the workers, beat and the sweeper, in Redis
     locks.py             claiming a batch; one benchmark per server and per load host at a time
-    runner.py            executing a batch: groups, steps, settings, the end (the entry)
+    runner.py            executing a batch: groups, stages, settings, the end (the entry)
     cell_run.py          running one cell: its settings, sysbench followed, its result stored
     environment.py       the environment recorded before the first change; settings put back
     datasets.py          the runs sharing a data set (a group), their prepare and cleanup

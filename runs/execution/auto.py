@@ -4,7 +4,7 @@ queue them as ordinary runs, each with the reason it runs. The runner loops unti
 nothing is added.
 
 The searches read only the stored runs, so a batch resumed after a crash goes on from
-where it was. The new runs of one step are shuffled with the batch's seed, so that the
+where it was. The new runs of one round are shuffled with the batch's seed, so that the
 extra repeats of noisy cells interleave as the plan's rounds do.
 """
 

@@ -10,7 +10,7 @@ batch; cleanup drops the marker with the tables.
 
 A batch's prepare and cleanup stages follow its data sets: the runs that share one form a
 group (one prepare before, one cleanup after), and each stage leaves its record on the
-batch (in its `steps` column), so that a batch resumed after a crash knows what is done.
+batch (in its `stages` column), so that a batch resumed after a crash knows what is done.
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ def stage_done(batch: Batch, kind: str, group: Group) -> bool:
     """Whether the group's stage is done and still holds: a prepare is undone by a later
     cleanup (a group that an auto mode extended is prepared again)."""
     done = False
-    for s in batch.steps:
+    for s in batch.stages:
         if s["group"] != group.first_position or not s["ok"]:
             continue
         if s["kind"] == kind:
@@ -308,7 +308,7 @@ def stage_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None
 def stage_left(batch: Batch) -> dict[str, Any] | None:
     """The prepare whose data set no cleanup dropped yet, None when there is none."""
     left = None
-    for stage in batch.steps:
+    for stage in batch.stages:
         if stage["kind"] == "prepare" and stage["ok"] and not stage.get("skipped"):
             left = stage
         elif stage["kind"] == "cleanup" and stage["ok"] and _same_group(stage, left):
@@ -345,6 +345,6 @@ def stage_dropped_later(
 def _append(batch: Batch, stage: dict[str, Any]) -> None:
     # Written again after a lost answer from the results database: never twice.
     key = (stage["kind"], stage["group"], stage["started_at"])
-    kept = [s for s in batch.steps if (s["kind"], s["group"], s["started_at"]) != key]
-    batch.steps = [*kept, stage]
-    batch.save(update_fields=["steps"])
+    kept = [s for s in batch.stages if (s["kind"], s["group"], s["started_at"]) != key]
+    batch.stages = [*kept, stage]
+    batch.save(update_fields=["stages"])

@@ -66,7 +66,7 @@ class Handover:
             f"{self.outage_error}); the worker gave up waiting for it at {gave_up:%H:%M:%S} "
             f"UTC, sysbench stopped and the server's settings {restored}, and handed what it "
             "held to Redis: stored from there once the database was back; the batch's "
-            "remaining steps were not run"
+            "remaining runs were not started"
         )
 
 

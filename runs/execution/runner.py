@@ -112,7 +112,7 @@ class BatchRunner(CellRun):
             self.starter.remove_workspace()
 
     def _preflight(self) -> None:
-        """The first step of every batch, resumed ones too: a host or a server may have
+        """The first check of every batch, resumed ones too: a host or a server may have
         changed since the launch. A failure ends the batch before anything changed."""
         report = preflight.batch_preflight(batch=self.batch, executor=self.executor)
         checked = {**report.to_dict(), "at": timezone.now().isoformat()}

@@ -143,8 +143,8 @@ class Followed:
 
     result: ParseResult
     stop: BatchStopped | None = None
-    lines: list[str] = field(default_factory=list)  # a step's output
-    errors: list[SysbenchError] = field(default_factory=list)  # a step's errors, as they came
+    lines: list[str] = field(default_factory=list)  # a prepare or cleanup stage's output
+    errors: list[SysbenchError] = field(default_factory=list)  # its errors, as they came
 
 
 def follow_run(

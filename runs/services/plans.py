@@ -74,7 +74,7 @@ def plan_check(
     auto = _auto_modes(plan, options)
     option_axes = dict(plan.option_axes)
     if auto.rate is not None:
-        option_axes["rate"] = [auto.rate.start]  # the search's first step, as an axis value
+        option_axes["rate"] = [auto.rate.start]  # the search's first value, as an axis value
     cells = matrix.expand(
         test=plan.test,
         fixed_options=options,
@@ -91,7 +91,7 @@ def plan_check(
     )
     hold = auto_settings.hold_from_dict(plan.auto)
     if hold is not None:
-        cells = _held(cells, hold.last_step_s)
+        cells = _held(cells, hold.last_level_s)
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     _check_load_hosts(plan, extra_load_hosts, cells, auto)
@@ -135,7 +135,7 @@ def plan_preflight(
 
 
 def _held(cells: list[matrix.Cell], seconds: int) -> list[matrix.Cell]:
-    """The last step of a ramp (its largest thread count) held `seconds` long."""
+    """The last level of a ramp (its largest thread count) held `seconds` long."""
     top = max(cell.threads for cell in cells)
     return [
         dataclasses.replace(cell, options={**cell.options, "time": seconds})
@@ -275,13 +275,13 @@ def target_validate(*, target: Target) -> None:
 def _check_hold(plan: Plan, auto: auto_settings.Auto, options: dict[str, object]) -> None:
     if plan.order_policy != "ramp":
         raise InvalidInput(
-            "auto.hold", "holds the last step of stepped concurrency: set the order to ramp"
+            "auto.hold", "holds the last level of stepped concurrency: set the order to ramp"
         )
     if auto.threads is not None or auto.rate is not None:
-        raise InvalidInput("auto.hold", "holds the last step of a fixed ramp, not of a search")
+        raise InvalidInput("auto.hold", "holds the last level of a fixed ramp, not of a search")
     if len(set(plan.threads)) < 2:
         raise InvalidInput(
-            "auto.hold", "needs at least two thread counts: steps to hold the last of"
+            "auto.hold", "needs at least two thread counts: levels to hold the last of"
         )
     if not options.get("time"):
         raise InvalidInput("auto.hold", "needs a timed test (time > 0) to hold longer")

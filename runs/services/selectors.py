@@ -143,7 +143,7 @@ LIST_DEFERRED = (
     "environment",
     "original_settings",
     "warnings",
-    "steps",
+    "stages",
     "analysis",
     "notified",
     "night",

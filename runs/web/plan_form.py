@@ -79,13 +79,13 @@ class PlanForm(forms.Form):
     cleanup = forms.BooleanField(
         required=False, initial=True, help_text="Drop the data set after the batch."
     )
-    hold_last_step_s = forms.IntegerField(
+    hold_last_level_s = forms.IntegerField(
         required=False,
         min_value=1,
         max_value=86_400,
-        label="Hold the last step (s)",
-        help_text="Ramp order: the largest thread count runs this long, the other steps the "
-        "plan's time. Empty: every step alike.",
+        label="Hold the last level (s)",
+        help_text="Ramp order: the largest thread count runs this long, the other levels the "
+        "plan's time. Empty: every level alike.",
     )
     seed = forms.IntegerField(
         required=False,
@@ -231,8 +231,8 @@ class PlanForm(forms.Form):
             if data.get(f"{mode}_auto"):
                 given = {key: data.get(name) for name, key in fields.items()}
                 modes[mode] = {k: v for k, v in given.items() if v is not None}
-        if data.get("hold_last_step_s"):
-            modes["hold"] = {"last_step_s": data["hold_last_step_s"]}
+        if data.get("hold_last_level_s"):
+            modes["hold"] = {"last_level_s": data["hold_last_level_s"]}
         return modes
 
 
@@ -259,7 +259,7 @@ def auto_initial(auto: dict[str, Any]) -> dict[str, Any]:
                 if auto[mode].get(key) is not None:
                     initial[name] = auto[mode][key]
     if isinstance(auto.get("hold"), dict):
-        initial["hold_last_step_s"] = auto["hold"].get("last_step_s")
+        initial["hold_last_level_s"] = auto["hold"].get("last_level_s")
     return initial
 
 

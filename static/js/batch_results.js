@@ -108,20 +108,20 @@ function drawResults(data) {
   overTime("timeseries-latency-chart", "latency", "ms", false);
 
   // --- the batch timeline ----------------------------------------------------------------------
-  // Each step of the threads (where the thread count changes from the run before) labelled
+  // Each level of the threads (where the thread count changes from the run before) labelled
   // with its thread count, at the start of its first run.
-  function timelineSteps() {
-    const steps = {};
+  function timelineLevels() {
+    const levels = {};
     (data.timeline || []).forEach((r, i) => {
-      if (!r.step || !r.points.length) return;
-      steps["step" + i] = {
+      if (!r.level || !r.points.length) return;
+      levels["level" + i] = {
         type: "line", xMin: r.points[0][0], xMax: r.points[0][0], borderColor: "rgba(0,0,0,.25)",
         borderWidth: 1, borderDash: [3, 3],
-        label: { display: true, content: r.step, position: "start", font: { size: 10 },
+        label: { display: true, content: r.level, position: "start", font: { size: 10 },
                  backgroundColor: "rgba(255,255,255,.85)", color: "#444" },
       };
     });
-    return steps;
+    return levels;
   }
   const timeline = /** @type {HTMLCanvasElement} */ (document.getElementById("timeline-chart"));
   if (timeline) {
@@ -129,7 +129,7 @@ function drawResults(data) {
       type: "line",
       data: { datasets: (data.timeline || []).map((r) => lineDataset(r.label, r.colour, r.points)) },
       options: {
-        plugins: { legend: { display: false }, annotation: { annotations: timelineSteps() } },
+        plugins: { legend: { display: false }, annotation: { annotations: timelineLevels() } },
         interaction: { mode: "nearest", intersect: false },
         scales: { x: axis("seconds since the batch started", { type: "linear" }), y: axis(data.unit, { beginAtZero: true }) },
       },

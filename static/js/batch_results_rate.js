@@ -20,9 +20,9 @@ function drawRateCharts(data) {
       const lo = Math.min(...offered), hi = Math.max(...offered);
       // y = x sampled along the range, so that it is the diagonal on the chart's own scales
       // (a log x axis against a linear y: two end points joined straight would bend it)
-      const steps = 64, diagonal = [];
-      for (let i = 0; i <= steps; i++) {
-        const x = lo * Math.pow(hi / lo, i / steps);
+      const samples = 64, diagonal = [];
+      for (let i = 0; i <= samples; i++) {
+        const x = lo * Math.pow(hi / lo, i / samples);
         diagonal.push([x, x]);
       }
       datasets.push(lineDataset("offered", "#7f7f7f", diagonal,

@@ -138,22 +138,22 @@ function editPlan(form) {
   const preflightButton = /** @type {HTMLButtonElement} */ (document.getElementById("preflight-button"));
   preflightButton.addEventListener("click", function () {
     const box = document.getElementById("preflight-result");
-    const steps = document.getElementById("preflight-steps");
+    const checks = document.getElementById("preflight-checks");
     preflightButton.disabled = true;
     preflightButton.textContent = "Preflight running…";
     box.hidden = false;
-    steps.replaceChildren(item("checking the load host and the target…", "muted"));
+    checks.replaceChildren(item("checking the load host and the target…", "muted"));
     post(form.dataset.preflightUrl).then(function (report) {
-      const rows = (report.steps || []).map(function (s) {
-        const mark = s.status === "ok" ? "✓" : s.status === "warning" ? "⚠" : "✗";
-        return item(mark + " " + s.step + " on " + s.host + ": " + s.message, s.status);
+      const rows = (report.checks || []).map(function (c) {
+        const mark = c.status === "ok" ? "✓" : c.status === "warning" ? "⚠" : "✗";
+        return item(mark + " " + c.check + " on " + c.host + ": " + c.message, c.status);
       });
       (report.errors || []).forEach((e) => rows.push(item("✗ " + e.message, "failed")));
       rows.unshift(item(report.ok ? "Preflight passed." : "Preflight failed.", report.ok ? "ok" : "failed"));
-      steps.replaceChildren(...rows);
+      checks.replaceChildren(...rows);
       box.dataset.ok = report.ok ? "true" : "false";
     }).catch(function (err) {
-      steps.replaceChildren(item("Preflight could not run: " + err.message, "failed"));
+      checks.replaceChildren(item("Preflight could not run: " + err.message, "failed"));
     }).finally(function () {
       preflightButton.disabled = false;
       preflightButton.textContent = "Preflight";

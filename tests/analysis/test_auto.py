@@ -15,7 +15,7 @@ from runs.analysis.auto import rate as rate_search
 from runs.analysis.auto import repeats as repeats_auto
 from runs.analysis.auto import rounds
 from runs.analysis.auto import threads as threads_search
-from runs.analysis.auto.cells import CellFigures, Step, cell_figures, half_width_pct
+from runs.analysis.auto.cells import CellFigures, Probe, cell_figures, half_width_pct
 from runs.analysis.auto.settings import Auto, RateAuto, RepeatsAuto, ThreadsAuto, auto_from_dict
 from runs.errors import InvalidInput
 from tests.analysis.recorded import (
@@ -43,7 +43,7 @@ def test_a_noisy_cell_gets_one_more_repeat_and_says_why():
     noise = half_width_pct(noisy.values)
     assert noise is not None and noise > 2
 
-    reason = repeats_auto.repeat_step(
+    reason = repeats_auto.repeat_reason(
         noisy, RepeatsAuto(target_pct=2, max=5), "flush=1 at 1 thread"
     )
 
@@ -55,7 +55,7 @@ def test_at_the_maximum_the_cell_is_honestly_still_noisy():
     at_max = cell_figures(runs)
     settings = RepeatsAuto(target_pct=2, max=5)
 
-    assert repeats_auto.repeat_step(at_max, settings, "x") is None
+    assert repeats_auto.repeat_reason(at_max, settings, "x") is None
     noise = half_width_pct(at_max.values)
     assert repeats_auto.repeats_conclusion(at_max, settings) == (
         f"still noisy (±{noise:.1f} %) after 5 repeats"
@@ -65,7 +65,7 @@ def test_at_the_maximum_the_cell_is_honestly_still_noisy():
 def test_a_quiet_cell_needs_no_more_repeats():
     quiet = CellFigures(3, (1000.0, 1001.0, 999.0), None, None, None, None, "")
     settings = RepeatsAuto(target_pct=2, max=5)
-    assert repeats_auto.repeat_step(quiet, settings, "x") is None
+    assert repeats_auto.repeat_reason(quiet, settings, "x") is None
     assert repeats_auto.repeats_conclusion(quiet, settings) == "±0.2 % after 3 repeats"
 
 
@@ -74,7 +74,7 @@ def test_failed_repeats_count_towards_the_maximum():
         insert(1, 1, 2).__class__(**{**insert(1, 1, 2).__dict__, "status": "failed"})
         for _ in range(4)
     ]
-    assert repeats_auto.repeat_step(cell_figures(runs), RepeatsAuto(max=5), "x") is None
+    assert repeats_auto.repeat_reason(cell_figures(runs), RepeatsAuto(max=5), "x") is None
 
 
 # --- threads ---------------------------------------------------------------------------------
@@ -86,20 +86,22 @@ def points(flush, counts):
 
 def test_the_threads_search_doubles_from_one():
     settings = ThreadsAuto(max=4)
-    assert threads_search.threads_step({}, settings) == Step(1, "threads search: start at 1 thread")
-    step = threads_search.threads_step(points(1, [1]), settings)
-    assert step == Step(2, "threads search: 2 threads, doubling from 1 thread")
+    assert threads_search.threads_probe({}, settings) == Probe(
+        1, "threads search: start at 1 thread"
+    )
+    probe = threads_search.threads_probe(points(1, [1]), settings)
+    assert probe == Probe(2, "threads search: 2 threads, doubling from 1 thread")
     rise = points(1, [1, 2])
-    step = threads_search.threads_step(rise, settings)
+    probe = threads_search.threads_probe(rise, settings)
     gain = (rise[2].median / rise[1].median - 1) * 100
-    assert step == Step(4, f"threads search: 4 threads, since 1 → 2 threads rose {gain:+.0f} %")
+    assert probe == Probe(4, f"threads search: 4 threads, since 1 → 2 threads rose {gain:+.0f} %")
 
 
 def test_flush_1_still_rises_at_the_upper_bound():
     measured = points(1, [1, 2, 4])
     settings = ThreadsAuto(max=4)
 
-    assert threads_search.threads_step(measured, settings).value is None
+    assert threads_search.threads_probe(measured, settings).value is None
     assert threads_search.knee_conclusion(measured, settings, "tps") == (
         f"peak {measured[4].median:,.0f} tps at 4 threads (p95 {measured[4].p95:.2f} ms, "
         "3 repeats); within noise of it: 2\N{EN DASH}4 threads; still rising at the upper "
@@ -111,7 +113,9 @@ def test_flush_0_stops_where_throughput_stops_rising():
     measured = points(0, [1, 2])  # median 6,890 at 1 thread, 6,328 at 2
     settings = ThreadsAuto(max=64)
 
-    assert threads_search.threads_step(measured, settings).value is None  # 1 and 2: nothing between
+    assert (
+        threads_search.threads_probe(measured, settings).value is None
+    )  # 1 and 2: nothing between
     assert threads_search.knee_conclusion(measured, settings, "tps").startswith(
         "peak 6,890 tps at 1 thread"
     )
@@ -122,13 +126,13 @@ def test_the_search_refines_between_the_last_two_points_under_the_slo():
     measured = {1: cell(6000, 0.3), 2: cell(11000, 0.4), 4: cell(21050, 0.8), 8: cell(21500, 1.6)}
     settings = ThreadsAuto(max=64, slo_p95_ms=1)
 
-    assert threads_search.threads_step(measured, settings) == Step(
+    assert threads_search.threads_probe(measured, settings) == Probe(
         6, "threads search: refining between 4 and 8 threads"
     )
     measured[6] = cell(21300, 1.2)
-    assert threads_search.threads_step(measured, settings).value == 5
+    assert threads_search.threads_probe(measured, settings).value == 5
     measured[5] = cell(21100, 0.95)  # within the SLO, but not 5 % above 4 threads
-    assert threads_search.threads_step(measured, settings).value is None
+    assert threads_search.threads_probe(measured, settings).value is None
     assert threads_search.knee_conclusion(measured, settings, "tps") == (
         "peak 21,100 tps at 5 threads (3 repeats); significantly above the thread counts "
         "beside it; p95 ≤ 1 ms up to 5 threads"
@@ -138,7 +142,7 @@ def test_the_search_refines_between_the_last_two_points_under_the_slo():
 def test_a_p95_over_the_slo_at_one_thread_ends_the_search():
     measured = {1: cell(500, 30.0)}
     settings = ThreadsAuto(max=64, slo_p95_ms=10)
-    assert threads_search.threads_step(measured, settings).value is None
+    assert threads_search.threads_probe(measured, settings).value is None
     assert (
         threads_search.knee_conclusion(measured, settings, "tps")
         == "p95 above 10 ms from 1 thread on"
@@ -155,17 +159,17 @@ def rate_points(rates):
 def test_the_rate_search_doubles_then_bisects_on_recorded_runs():
     settings = RateAuto(start=1000, max=1_000_000, slo_p95_ms=50)
     measured: dict = {}
-    steps = []
+    probes = []
     for _ in range(10):
-        step = rate_search.rate_step(measured, settings)
-        if step.value is None or step.value not in RATES:
+        probe = rate_search.rate_probe(measured, settings)
+        if probe.value is None or probe.value not in RATES:
             break
-        steps.append(step.value)
-        measured[step.value] = cell_figures([point_select_at(step.value)])
+        probes.append(probe.value)
+        measured[probe.value] = cell_figures([point_select_at(probe.value)])
 
     # 32,000 and 24,000 missed the 50 ms SLO; next it asks for 20,000, not recorded
-    assert steps == [1000, 2000, 4000, 8000, 16000, 32000, 24000]
-    assert step == Step(
+    assert probes == [1000, 2000, 4000, 8000, 16000, 32000, 24000]
+    assert probe == Probe(
         20000, "rate search: 20,000 tps, between 16,000 (sustained) and 24,000 (not)"
     )
 
@@ -199,7 +203,7 @@ def test_the_rate_conclusion_names_the_highest_sustained_and_the_first_not():
 
 def test_a_rate_never_sustained_halves_down():
     settings = RateAuto(start=28000)
-    assert rate_search.rate_step(rate_points([28000]), settings).value == 14000
+    assert rate_search.rate_probe(rate_points([28000]), settings).value == 14000
 
 
 # --- a batch's next cells --------------------------------------------------------------------
@@ -303,15 +307,15 @@ def test_the_rate_search_confirms_both_ends_of_its_bracket():
     settings = RateAuto(start=1000, precision_pct=60)
     measured = {1000: tries(1000, True), 2000: tries(2000, True), 4000: tries(4000, False)}
     measured[3000] = tries(3000, False)  # bisected: 2,000 held, 3,000 did not
-    assert rate_search.rate_step(measured, settings) == Step(
+    assert rate_search.rate_probe(measured, settings) == Probe(
         3000, "rate search: confirm 3,000 tps, the lowest not sustained so far (failed 1/1)", 2
     )
     measured[3000] = tries(3000, False, True, False)
-    assert rate_search.rate_step(measured, settings) == Step(
+    assert rate_search.rate_probe(measured, settings) == Probe(
         2000, "rate search: confirm 2,000 tps, the highest sustained so far (held 1/1)", 2
     )
     measured[2000] = tries(2000, True, True, True)
-    assert rate_search.rate_step(measured, settings).value is None
+    assert rate_search.rate_probe(measured, settings).value is None
     assert rate_search.rate_conclusion(measured, settings) == (
         "sustainable up to 2,000 tps: 2,000 held 3/3 (achieved 2,000 tps, queue ≤ 0, p95 0.30 "
         "ms); 3,000 failed 2/3 (achieved 2,400 of 3,000 tps)"
@@ -322,19 +326,19 @@ def test_a_failure_that_does_not_hold_on_its_retries_moves_the_bracket_up():
     settings = RateAuto(start=1000, precision_pct=60)
     # 2,000 failed once by bad luck, then held twice: the search goes on doubling
     measured = {1000: tries(1000, True, True, True), 2000: tries(2000, False, True, True)}
-    step = rate_search.rate_step(measured, settings)
-    assert step == Step(4000, "rate search: 4,000 tps, since 2,000 was sustained")
+    probe = rate_search.rate_probe(measured, settings)
+    assert probe == Probe(4000, "rate search: 4,000 tps, since 2,000 was sustained")
 
 
 def test_the_threads_search_repeats_the_peak_and_its_neighbours():
     single = {t: CellFigures(1, (v,), 0.5, v, None, None, "") for t, v in
               {1: 5000.0, 2: 9000.0, 3: 9100.0, 4: 9200.0}.items()}  # fmt: skip
     settings = ThreadsAuto(max=4)  # 2 → 4 rose 2 %: refined at 3, peak at 4
-    step = threads_search.threads_step(single, settings)
-    assert step == Step(4, "threads search: confirm the peak at 4 threads (3 repeats)", 2)
+    probe = threads_search.threads_probe(single, settings)
+    assert probe == Probe(4, "threads search: confirm the peak at 4 threads (3 repeats)", 2)
     single[4] = CellFigures(3, (9200.0, 9000.0, 9350.0), 0.5, 9200, None, None, "")
-    step = threads_search.threads_step(single, settings)
-    assert step == Step(
+    probe = threads_search.threads_probe(single, settings)
+    assert probe == Probe(
         3, "threads search: confirm the peak at 4 threads against 3 threads (3 repeats)", 2
     )
 
@@ -382,7 +386,7 @@ def test_real_tries_beside_a_cpu_burner_confirm_their_rates():
         for rate in (1000, 2000)
     }
     assert [len(points[r].each) for r in (1000, 2000)] == [3, 3]
-    assert rate_search.rate_step(points, settings).value is None
+    assert rate_search.rate_probe(points, settings).value is None
     text = rate_search.rate_conclusion(points, settings)
     assert text.startswith("sustainable up to 2,000 tps: 2,000 held 3/3 (achieved ")
     assert text.endswith(", the maximum searched")
@@ -445,7 +449,7 @@ def values_cell(values):
 def test_a_clear_difference_stops_at_three_repeats_and_says_why():
     settings = RepeatsAuto(max=5)  # looks after 3, 4, 5 repeats: each at 0.05 / 3
     flush_1, flush_0 = cell_figures(insert_cell(1, 1)), cell_figures(insert_cell(0, 1))
-    assert repeats_auto.repeat_step(flush_0, settings, "flush=0", base=flush_1) is None
+    assert repeats_auto.repeat_reason(flush_0, settings, "flush=0", base=flush_1) is None
     why = repeats_auto.stopped_why(flush_0, settings, flush_1)
     assert why.startswith("decided faster after 3 repeats (p = ")
     assert why.endswith("< 0.0167, Bonferroni over the looks: 3)")
@@ -455,17 +459,17 @@ def test_an_equivalent_cell_stops_and_an_undecided_one_goes_on_to_the_maximum():
     settings = RepeatsAuto(max=6, margin_pct=2)
     base = values_cell([1000, 1001, 999, 1000])
     same = values_cell([1000.5, 1000, 999.5, 1001])
-    assert repeats_auto.repeat_step(same, settings, "b", base=base) is None
+    assert repeats_auto.repeat_reason(same, settings, "b", base=base) is None
     assert repeats_auto.stopped_why(same, settings, base).startswith(
         "equivalent within ±2 % after 4 repeats ("
     )
     unclear = values_cell([900, 1100, 1000])
-    reason = repeats_auto.repeat_step(unclear, settings, "b at 1 thread", base=base)
+    reason = repeats_auto.repeat_reason(unclear, settings, "b at 1 thread", base=base)
     assert reason is not None and reason.startswith(
         "repeat 4 of b at 1 thread: against the baseline, undecided (p = "
     )
     at_max = values_cell([900, 1100, 1000, 950, 1050, 1000])
-    assert repeats_auto.repeat_step(at_max, settings, "b", base=base) is None
+    assert repeats_auto.repeat_reason(at_max, settings, "b", base=base) is None
     assert repeats_auto.stopped_why(at_max, settings, base).startswith(
         "reached the maximum of 6 repeats, undecided (p = "
     )

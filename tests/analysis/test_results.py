@@ -179,12 +179,12 @@ def test_the_timeline_places_runs_on_the_batch_clock():
     series = {1: {"tps": [[1.0, 10.0]]}, 2: {"tps": [[1.0, 20.0], [2.5, 21.0]]}}
     timeline = charts.timeline_chart(runs, series, {}, T0)
     assert [line["points"] for line in timeline] == [[[1.0, 10.0]], [[31.0, 20.0], [32.5, 21.0]]]
-    # issue 24: each step of the threads labelled with its count where it changes
-    assert [line["step"] for line in timeline] == ["1 thread", "2 threads"]
+    # issue 24: each level of the threads labelled with its count where it changes
+    assert [line["level"] for line in timeline] == ["1 thread", "2 threads"]
     again = charts.timeline_chart(
         [*runs, run(3, 2, 21, start=60)], {**series, 3: {"tps": [[1.0, 21.0]]}}, {}, T0
     )
-    assert [line["step"] for line in again] == ["1 thread", "2 threads", ""]
+    assert [line["level"] for line in again] == ["1 thread", "2 threads", ""]
 
 
 def test_a_bucket_gives_its_trough_and_its_peak_in_time_order_once_each():

@@ -63,7 +63,7 @@ def test_preflight_reports_what_would_break_a_batch(api, offline_target, local_h
 
     assert report.status_code == 200, report.text
     assert report.json()["ok"] is False
-    failed = [s for s in report.json()["steps"] if s["status"] == "failed"]
+    failed = [s for s in report.json()["checks"] if s["status"] == "failed"]
     assert failed, report.json()
     assert not Batch.objects.exists()
 

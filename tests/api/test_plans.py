@@ -245,27 +245,27 @@ def test_a_bad_seed_is_refused_naming_it(api, plan_fields):
     assert answer.status_code == 400 and answer.json()["field"] == "seed", answer.text
 
 
-def test_a_ramp_holds_its_last_step_longer_and_the_hold_is_checked(api, plan_fields):
-    # issue 24: stepped concurrency (threads in ramp order) with a longer last step
+def test_a_ramp_holds_its_last_level_longer_and_the_hold_is_checked(api, plan_fields):
+    # issue 24: stepped concurrency (threads in ramp order) with a longer last level
     fields = {**plan_fields, "threads": [1, 2, 4], "order_policy": "ramp", "repeats": 1,
-              "auto": {"hold": {"last_step_s": 30}}}  # fmt: skip
+              "auto": {"hold": {"last_level_s": 30}}}  # fmt: skip
     plan = api.post("/api/v1/plans", json=fields)
     assert plan.status_code == 201, plan.text
-    assert plan.json()["auto"] == {"hold": {"last_step_s": 30}}
+    assert plan.json()["auto"] == {"hold": {"last_level_s": 30}}
     batch = api.post(f"/api/v1/plans/{plan.json()['id']}/launch").json()
     runs = Batch.objects.get(pk=batch["id"]).runs.order_by("position")
-    # each series (flush=1, flush=2) ramps 1, 2, 4 threads; the 4-thread step holds 30 s
+    # each series (flush=1, flush=2) ramps 1, 2, 4 threads; the 4-thread level holds 30 s
     assert [(r.threads, r.options["time"]) for r in runs] == [(1, 2), (2, 2), (4, 30)] * 2
     last = runs.last()
     assert last is not None and (last.expected_duration_s or 0) >= 30
-    assert Batch.objects.get(pk=batch["id"]).params["auto"] == {"hold": {"last_step_s": 30}}
+    assert Batch.objects.get(pk=batch["id"]).params["auto"] == {"hold": {"last_level_s": 30}}
 
     refused: list[tuple[dict[str, Any], str]] = [
         ({"order_policy": "interleaved"}, "set the order to ramp"),
         ({"threads": [4]}, "at least two thread counts"),
-        ({"auto": {"hold": {"last_step_s": 0}}}, "between 1 and 86400"),
+        ({"auto": {"hold": {"last_level_s": 0}}}, "between 1 and 86400"),
         (
-            {"auto": {"hold": {"last_step_s": 30}, "threads": True}, "threads": [1]},
+            {"auto": {"hold": {"last_level_s": 30}, "threads": True}, "threads": [1]},
             "not of a search",
         ),
     ]

@@ -60,7 +60,7 @@ def test_threads_and_repeats_auto_find_flush_0_faster_with_its_interval(
     batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=500)
 
     assert batch.status == Status.DONE, (
-        batch.error, batch.steps, list(batch.runs.values("status", "error", "reason")),
+        batch.error, batch.stages, list(batch.runs.values("status", "error", "reason")),
     )  # fmt: skip
     runs = list(batch.runs.order_by("position"))
     first = [r for r in runs if not r.reason]

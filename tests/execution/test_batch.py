@@ -39,7 +39,7 @@ def test_a_matrix_batch_runs_every_cell_and_restores_the_server(
         assert run.histogram, "the histogram is on by default"
         assert "--config-file" in " ".join(run.argv)
         assert mariadb_server.password not in " ".join(run.argv)
-    assert [s["kind"] for s in batch.steps] == ["prepare", "cleanup"]
+    assert [s["kind"] for s in batch.stages] == ["prepare", "cleanup"]
     assert batch.original_settings == {"innodb_flush_log_at_trx_commit": original_flush}
     assert global_variable(mariadb_server, "innodb_flush_log_at_trx_commit") == original_flush
     assert batch.settings_restored_at is not None

@@ -19,7 +19,7 @@ def launch(plan):
 
 
 def kinds(batch) -> list[tuple[str, bool]]:
-    return [(s["kind"], bool(s.get("skipped"))) for s in batch.steps]
+    return [(s["kind"], bool(s.get("skipped"))) for s in batch.stages]
 
 
 def marker(server, database: str) -> tuple:
@@ -45,12 +45,12 @@ def test_a_second_batch_of_the_same_shape_skips_prepare_and_a_new_size_prepares_
     second = launch(plan)
 
     assert kinds(first) == [("prepare", False)]
-    assert first.steps[0]["reason"] == "no data set yet"
+    assert first.stages[0]["reason"] == "no data set yet"
     family, tables, size, version, batch_id = marker(mariadb_server, mariadb_db)
     assert (family, tables, size, batch_id) == ("oltp", 2, 100, first.pk)
     assert version.startswith("sysbench 1.0")
     assert kinds(second) == [("prepare", True)]
-    assert f"prepared by batch {first.pk}" in second.steps[0]["reason"]
+    assert f"prepared by batch {first.pk}" in second.stages[0]["reason"]
     assert second.runs.get().status == Status.DONE
 
     plan.options = {**options, "table-size": 200}
@@ -58,7 +58,7 @@ def test_a_second_batch_of_the_same_shape_skips_prepare_and_a_new_size_prepares_
     third = launch(plan)
 
     assert kinds(third) == [("cleanup", False), ("prepare", False)]
-    assert "table-size=200 (was 100)" in third.steps[0]["reason"]
+    assert "table-size=200 (was 100)" in third.stages[0]["reason"]
     assert marker(mariadb_server, mariadb_db)[2] == 200
 
 
@@ -71,13 +71,13 @@ def test_a_damaged_data_set_is_prepared_again(celery_worker, make_plan, mariadb_
     again = launch(plan)
 
     assert kinds(again) == [("cleanup", False), ("prepare", False)]
-    assert "sbtest2 has 90 rows" in again.steps[0]["reason"]
+    assert "sbtest2 has 90 rows" in again.stages[0]["reason"]
 
     mariadb_server.execute(f"DROP TABLE `{mariadb_db}`.sbtest1")
     once_more = launch(plan)
 
     assert kinds(once_more) == [("cleanup", False), ("prepare", False)]
-    assert "sbtest1 missing" in once_more.steps[0]["reason"]
+    assert "sbtest1 missing" in once_more.stages[0]["reason"]
 
 
 def test_cleanup_drops_the_marker_with_the_tables(

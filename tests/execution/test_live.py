@@ -134,7 +134,7 @@ def test_cancel_stops_sysbench_keeps_samples_skips_the_rest_and_restores(
     assert cancelled.samples.count() >= 2
     assert not sysbench_alive(cancelled.pgid)
     assert set(batch.runs.exclude(position=0).values_list("status", flat=True)) == {Status.SKIPPED}
-    assert [s["kind"] for s in batch.steps] == ["prepare", "cleanup"]
+    assert [s["kind"] for s in batch.stages] == ["prepare", "cleanup"]
     assert global_variable(mariadb_server, "innodb_flush_log_at_trx_commit") == original
 
 
@@ -387,11 +387,11 @@ def test_a_batch_whose_last_cell_was_interrupted_still_drops_its_data_set(
 
     assert worker.terminate() == 0  # `make stop` during the last (only) cell
     batch.refresh_from_db()
-    assert batch.status == Status.QUEUED and [s["kind"] for s in batch.steps] == ["prepare"]
+    assert batch.status == Status.QUEUED and [s["kind"] for s in batch.stages] == ["prepare"]
 
     worker_process()
     batch = wait_for_batch(batch, timeout=120)
 
     assert batch.runs.get().status == Status.INTERRUPTED
-    assert [s["kind"] for s in batch.steps] == ["prepare", "cleanup"], batch.steps
+    assert [s["kind"] for s in batch.stages] == ["prepare", "cleanup"], batch.stages
     assert any("the worker was asked to stop" in w for w in batch.warnings), batch.warnings

@@ -85,7 +85,7 @@ def test_a_load_host_lost_mid_cell_leaves_no_password_and_drops_the_data_set(
             what="samples",
         )
         batch.refresh_from_db()
-        assert batch.finished_at is None, (batch.error, batch.steps)
+        assert batch.finished_at is None, (batch.error, batch.stages)
         directory = batch.runs.get(position=0).config_dir
         assert directory.startswith("/tmp/benchdash.")
         # sysbench has started: the password is in no file on the load host any more.
@@ -111,8 +111,8 @@ def test_a_load_host_lost_mid_cell_leaves_no_password_and_drops_the_data_set(
         assert run0.error_kind == "load_host"
         assert any(w.startswith("waiting: load host lost-host") for w in seen_waiting)
         assert "the load host lost-host was unreachable for 4 s" in batch.error, batch.error
-        cleanup = [s for s in batch.steps if s["kind"] == "cleanup"]
-        assert cleanup and cleanup[-1]["ok"], batch.steps
+        cleanup = [s for s in batch.stages if s["kind"] == "cleanup"]
+        assert cleanup and cleanup[-1]["ok"], batch.stages
         assert "dropped from the worker" in cleanup[-1]["reason"]
         db = mariadb_server.root_connect()
         try:

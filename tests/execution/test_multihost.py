@@ -198,5 +198,5 @@ def test_a_cancel_stops_every_load_host_at_once_not_at_the_next_heartbeat(
 def test_the_preflight_checks_every_load_host_of_the_cell(plan):
     report = plan_checks.plan_preflight(plan=plan)
     assert report.ok, report.failures
-    checked = {(s.host, s.step) for s in report.steps}
+    checked = {(c.host, c.check) for c in report.checks}
     assert {("loadhost-ns1", "sysbench"), ("loadhost-ns2", "sysbench")} <= checked

@@ -39,7 +39,7 @@ def test_a_cpu_plan_runs_without_a_target(celery_worker, local_host):
         assert run.counters == {}  # no server to sample
         samples = list(run.samples.order_by("seq"))
         assert samples and all(s.extra["eps"] > 0 for s in samples)
-    assert batch.steps == []  # no data set to prepare
+    assert batch.stages == []  # no data set to prepare
 
 
 def test_a_memory_plan_reports_its_throughput(celery_worker, local_host):
@@ -74,8 +74,8 @@ def test_fileio_keeps_its_files_from_prepare_through_the_runs_to_cleanup(
     )
 
     assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
-    assert [(s["kind"], s["ok"]) for s in batch.steps] == [("prepare", True), ("cleanup", True)]
-    assert "Creating file test_file.0" in batch.steps[0]["output"]
+    assert [(s["kind"], s["ok"]) for s in batch.stages] == [("prepare", True), ("cleanup", True)]
+    assert "Creating file test_file.0" in batch.stages[0]["output"]
     for run in batch.runs.all():
         # rndrw on files that were not prepared fails at once: these ran on the prepared ones
         assert run.status == Status.DONE, run.error

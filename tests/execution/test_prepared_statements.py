@@ -22,7 +22,7 @@ def test_a_plans_max_prepared_stmt_count_lets_a_run_that_failed_with_1461(
 ):
     plan = make_plan(test="oltp_read_write", options=OPTIONS, threads=[2])
     with server_variable(mariadb_server, "max_prepared_stmt_count", "60"):
-        warning = {s.step: s for s in plan_preflight(plan=plan).steps}["prepared_statements"]
+        warning = {c.check: c for c in plan_preflight(plan=plan).checks}["prepared_statements"]
         assert warning.status == "warning"
         assert "set max_prepared_stmt_count=76 or more in the plan's server settings" in (
             warning.message

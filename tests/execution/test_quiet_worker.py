@@ -44,7 +44,7 @@ def test_a_run_writes_in_bulk_with_the_heartbeat_and_never_polls_for_a_cancel(ma
     assert 1 <= len(log_writes) <= 5
     assert cancel_polls == []  # the heartbeat's own UPDATE says whether it was cancelled
     # While the run ran, the batch beat in the statement that stored the run's rows: the
-    # beats on their own are those of the steps around it (prepare, settings, cleanup).
+    # beats on their own are those of the stages around it (prepare, settings, cleanup).
     assert all("UPDATE runs_batch SET heartbeat_at" in s for s in log_writes)
     assert len(batch_beats) < len(log_writes)
     assert run.raw_log.count("thds:") == samples

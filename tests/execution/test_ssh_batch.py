@@ -231,7 +231,7 @@ def test_a_lua_script_runs_on_an_ssh_host(celery_worker, make_plan, ssh_host, sc
     assert run.argv[2] == "./script.lua"
     assert run.summary["transactions"] == printed_transactions(run.raw_log) > 0
     assert batch.params["script"] == {"name": "point selects", "content": POINT_SELECTS_LUA}
-    assert [s["kind"] for s in batch.steps] == ["prepare", "cleanup"]
+    assert [s["kind"] for s in batch.stages] == ["prepare", "cleanup"]
 
 
 def test_a_lua_script_is_refused_on_the_local_host(make_plan, script_author):

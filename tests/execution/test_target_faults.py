@@ -244,8 +244,8 @@ def test_a_target_stopped_past_the_wait_gets_its_settings_and_data_set_back_once
     assert global_variable(restartable, FLUSH) == original
     assert batch.settings_restored_at is not None
     assert _tables(restartable) == []  # neither sbtest1 nor the marker
-    last = batch.steps[-1]
-    assert last["kind"] == "cleanup" and last["ok"], batch.steps
+    last = batch.stages[-1]
+    assert last["kind"] == "cleanup" and last["ok"], batch.stages
     assert "by the sweeper" in last["reason"], last
     assert any("data set" in w and "dropped at" in w and "UTC" in w for w in batch.warnings), (
         batch.warnings
@@ -254,7 +254,7 @@ def test_a_target_stopped_past_the_wait_gets_its_settings_and_data_set_back_once
     assert any(f"batch {batch.pk}: data set" in m and "dropped at" in m for m in said), said
 
     # A second sweep finds nothing more to do there.
-    steps = len(batch.steps)
+    stages = len(batch.stages)
     recovery.batches_sweep_stale(hostname=socket.gethostname())
     batch.refresh_from_db()
-    assert len(batch.steps) == steps
+    assert len(batch.stages) == stages

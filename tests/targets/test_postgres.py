@@ -216,7 +216,7 @@ def test_a_postgresql_matrix_runs_with_settings_verified_and_restored(
     server = batch.environment["server"]
     assert server["version"].startswith(show(postgres_server, "server_version").split()[0])
     assert server["pg_settings"]["synchronous_commit"]["setting"] == "on"
-    assert [s["kind"] for s in batch.steps] == ["prepare", "cleanup"]
+    assert [s["kind"] for s in batch.stages] == ["prepare", "cleanup"]
 
 
 def _fields(target: Target) -> dict:

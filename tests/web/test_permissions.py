@@ -125,7 +125,7 @@ def test_an_outsider_may_not_point_a_plan_of_their_own_at_anothers_target(people
         page = outsider.post("/plans/new", fields).content.decode()
         assert "you may not run benchmarks with the target db-9" in page
         preflight = outsider.post("/plans/preflight", fields).json()
-        assert preflight["ok"] is False and preflight["steps"] == []
+        assert preflight["ok"] is False and preflight["checks"] == []
         assert preflight["errors"][0]["field"] == "target"
     assert not Plan.objects.filter(name="sneaky").exists()
 

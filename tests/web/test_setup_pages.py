@@ -154,14 +154,14 @@ def test_the_plan_editor_saves_the_matrix(client_in, stored_target):
     assert 'value="1,2"' in page and 'name="set__sync_binlog" value="1" checked' in page
 
 
-def test_the_editor_keeps_the_seed_and_the_last_steps_hold(client_in, stored_target):
-    # issue 24: the seed and a ramp's longer last step, written in the editor, kept
-    changes = {"seed": "4242", "order_policy": "ramp", "hold_last_step_s": "90"}
+def test_the_editor_keeps_the_seed_and_the_last_levels_hold(client_in, stored_target):
+    # issue 24: the seed and a ramp's longer last level, written in the editor, kept
+    changes = {"seed": "4242", "order_policy": "ramp", "hold_last_level_s": "90"}
     assert client_in.post("/plans/new", plan_post(stored_target, **changes)).status_code == 302
     plan = Plan.objects.get(name="flush sweep")
-    assert plan.seed == 4242 and plan.auto == {"hold": {"last_step_s": 90}}
+    assert plan.seed == 4242 and plan.auto == {"hold": {"last_level_s": 90}}
     page = client_in.get(f"/plans/{plan.pk}/").content.decode()
-    assert 'name="seed" value="4242"' in page and 'name="hold_last_step_s" value="90"' in page
+    assert 'name="seed" value="4242"' in page and 'name="hold_last_level_s" value="90"' in page
 
 
 def test_the_plan_check_counts_cells_runs_and_time_before_saving(client_in, stored_target):

@@ -147,7 +147,7 @@ def test_a_users_day_in_the_browser(
     b.shot("03-plan-editor")
 
     page.click("#preflight-button")
-    expect(page.locator("#preflight-steps")).to_contain_text("Preflight passed.", timeout=90_000)
+    expect(page.locator("#preflight-checks")).to_contain_text("Preflight passed.", timeout=90_000)
     b.shot("04-preflight")
 
     # launch, and watch the live chart grow

@@ -1,5 +1,5 @@
 """What the runs of one cell so far say, as every automatic mode reads them (CellFigures),
-and what the modes share: the next step of a search, the line a search walks along.
+and what the modes share: the next probe of a search, the line a search walks along.
 
 Pure: no Django, no I/O.
 """
@@ -103,7 +103,7 @@ def half_width_pct(values: Sequence[float]) -> float | None:
 
 
 @dataclass(frozen=True)
-class Step:
+class Probe:
     """The next value to measure (threads or rate) and why; value None: the search is over.
     repeats: how many runs of it (0: the plan's usual number)."""
 

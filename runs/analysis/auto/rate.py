@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from runs.analysis.auto.cells import QUEUE_FLOOR, CellFigures, Step, within_slo
+from runs.analysis.auto.cells import QUEUE_FLOOR, CellFigures, Probe, within_slo
 from runs.analysis.auto.settings import RateAuto
 
-BISECT_STEPS = 4  # rates tried between the last sustained and the first not sustained
+BISECT_TRIES = 4  # rates tried between the last sustained and the first not sustained
 CONFIRM = 3  # tries of each end of the bracket before the search concludes (majority)
 BACKLOG_S = 0.1  # a queue holding more than this many seconds of arrivals is not keeping up
 GROWING_S = 0.01  # nor does one still growing at the end past this many seconds of arrivals
@@ -82,34 +82,34 @@ def point_verdict(rate: int, cell: CellFigures, auto: RateAuto) -> PointVerdict:
     return PointVerdict(held, len(judged), why)
 
 
-def rate_step(points: Mapping[int, CellFigures], auto: RateAuto) -> Step:
+def rate_probe(points: Mapping[int, CellFigures], auto: RateAuto) -> Probe:
     """Double from the start rate while it is sustained (halve while it is not), bisect
     between the highest sustained and the lowest not sustained, then confirm both."""
-    step, low, high = _search(points, auto)
-    if step is not None:
-        return step
+    probe, low, high = _search(points, auto)
+    if probe is not None:
+        return probe
     for rate, side in ((high, "the lowest not sustained"), (low, "the highest sustained")):
         if rate is not None and points[rate].attempts < CONFIRM and not _stopped(points[rate]):
             tally = point_verdict(rate, points[rate], auto).tally
             reason = f"rate search: confirm {rate:,} tps, {side} so far ({tally})"
-            return Step(rate, reason, repeats=CONFIRM - points[rate].attempts)
-    return Step(None, "")
+            return Probe(rate, reason, repeats=CONFIRM - points[rate].attempts)
+    return Probe(None, "")
 
 
 def _search(
     points: Mapping[int, CellFigures], auto: RateAuto
-) -> tuple[Step | None, int | None, int | None]:
+) -> tuple[Probe | None, int | None, int | None]:
     """The next rate to try, or none and the bracket found: the highest rate sustained
     and the lowest not sustained above it (either None at an end of the range)."""
-    low, high, step = _bracket(points, auto)
-    if step is not None or (low is None or high is None):
-        return step, low, high
-    for _ in range(BISECT_STEPS):
+    low, high, probe = _bracket(points, auto)
+    if probe is not None or (low is None or high is None):
+        return probe, low, high
+    for _ in range(BISECT_TRIES):
         middle = (low + high) // 2
         if high <= low * (1 + auto.precision_pct / 100) or middle in (low, high):
             break
         if middle not in points:
-            return Step(middle, f"rate search: {middle:,} tps, between {low:,} (sustained) and "
+            return Probe(middle, f"rate search: {middle:,} tps, between {low:,} (sustained) and "
                                 f"{high:,} (not)"), low, high  # fmt: skip
         if _stopped(points[middle]):
             break
@@ -122,10 +122,10 @@ def _search(
 
 def _bracket(
     points: Mapping[int, CellFigures], auto: RateAuto
-) -> tuple[int | None, int | None, Step | None]:
+) -> tuple[int | None, int | None, Probe | None]:
     rate = auto.start
     if rate not in points:
-        return None, None, Step(rate, f"rate search: start at {rate:,} tps")
+        return None, None, Probe(rate, f"rate search: start at {rate:,} tps")
     if _stopped(points[rate]):
         return None, None, None
     going_up = _sustained(rate, points, auto)
@@ -135,8 +135,8 @@ def _bracket(
             return (rate, None, None) if going_up else (None, rate, None)
         if following not in points:
             verb = "was sustained" if going_up else "was not sustained"
-            step = Step(following, f"rate search: {following:,} tps, since {rate:,} {verb}")
-            return (rate, None, step) if going_up else (None, rate, step)
+            probe = Probe(following, f"rate search: {following:,} tps, since {rate:,} {verb}")
+            return (rate, None, probe) if going_up else (None, rate, probe)
         if _stopped(points[following]):
             return (rate, None, None) if going_up else (None, rate, None)
         if _sustained(following, points, auto) != going_up:

@@ -90,7 +90,7 @@ def _pct(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f} %"
 
 
-def repeat_step(
+def repeat_reason(
     cell: CellFigures, auto: RepeatsAuto, label: str, base: CellFigures | None = None
 ) -> str | None:
     """Why one more repeat of a cell is due, or None when it is done: its comparison with

@@ -1,11 +1,11 @@
 """A round of a batch's automatic modes: applied to its runs so far, once the queued ones
 have run, they give the cells to add next, each with the reason it runs, and what each
-mode found, in words (each mode's own next step is in repeats.py, threads.py and
+mode found, in words (what each mode tries next is in repeats.py, threads.py and
 rate.py).
 
 Repeats come first: a search reads medians, so it waits until the cells it would read
 are clear enough (or at their maximum of repeats). Then each line of the matrix (its
-settings and option values, the searched dimension aside) takes its next step.
+settings and option values, the searched dimension aside) takes its next probe.
 
 Pure: no Django, no I/O.
 """
@@ -20,7 +20,7 @@ from runs.analysis.auto import repeats as repeats_auto
 from runs.analysis.auto import threads as threads_search
 from runs.analysis.auto.cells import (
     CellFigures,
-    Step,
+    Probe,
     cell_figures,
     half_width_pct,
     line_label,
@@ -57,15 +57,15 @@ def next_cells(
     repeats = auto.start_repeats(plan_repeats)
     cells = []
     for line in _lines(runs, auto).values():
-        step = _step(auto, line.points)
-        if step.value is None:
+        probe = _probe(auto, line.points)
+        if probe.value is None:
             continue
-        threads = step.value if auto.threads else line.first.threads
+        threads = probe.value if auto.threads else line.first.threads
         options = dict(line.first.axis_options)
         if auto.rate:
-            options[RATE] = str(step.value)
-        count = step.repeats or repeats
-        cells.append(NewCell(dict(line.first.settings), options, threads, count, step.reason))
+            options[RATE] = str(probe.value)
+        count = probe.repeats or repeats
+        cells.append(NewCell(dict(line.first.settings), options, threads, count, probe.reason))
     return cells
 
 
@@ -78,7 +78,7 @@ def _more_repeats(auto: RepeatsAuto, runs: Sequence[RunFigures], baseline: str) 
         if key == baseline and base is not None:
             continue  # the baseline's cells grow with the cells compared with them
         base_cell = cell_figures(base) if base is not None else None
-        reason = repeats_auto.repeat_step(
+        reason = repeats_auto.repeat_reason(
             cell_figures(members), auto, cell_label(members[0]), base_cell
         )
         if reason:
@@ -244,8 +244,8 @@ def _rate(run: RunFigures) -> int | None:
     return int(value) if value is not None and str(value).isdigit() else None
 
 
-def _step(auto: Auto, points: dict[int, CellFigures]) -> Step:
+def _probe(auto: Auto, points: dict[int, CellFigures]) -> Probe:
     if auto.threads is not None:
-        return threads_search.threads_step(points, auto.threads)
+        return threads_search.threads_probe(points, auto.threads)
     assert auto.rate is not None
-    return rate_search.rate_step(points, auto.rate)
+    return rate_search.rate_probe(points, auto.rate)

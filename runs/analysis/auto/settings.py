@@ -43,11 +43,11 @@ class RateAuto:
 
 @dataclass(frozen=True)
 class HoldAuto:
-    """A stepped-concurrency plan (threads in ramp order) holding its last step longer:
+    """A stepped-concurrency plan (threads in ramp order) holding its last level longer:
     the largest thread count runs this many seconds (--time), the others the plan's.
     Read from the `hold` key of the plan's `auto` field (hold_from_dict)."""
 
-    last_step_s: int = 60
+    last_level_s: int = 60
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def auto_from_dict(data: Mapping[str, Any] | None) -> Auto:
 
 def auto_stored(data: Mapping[str, Any] | None) -> dict[str, Any]:
     """A plan's `auto` field checked and with its defaults, as plans and batches store it:
-    the modes, and the last step's hold when it has one."""
+    the modes, and the last level's hold when it has one."""
     stored = auto_from_dict(data).to_dict()
     hold = hold_from_dict(data)
     if hold is not None:
@@ -120,10 +120,10 @@ def auto_stored(data: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def hold_from_dict(data: Mapping[str, Any] | None) -> HoldAuto | None:
     """The `hold` of a plan's `auto` field, checked: not a mode that adds runs (Auto), a
-    setting of the plan's steps, kept in the same field."""
+    setting of the plan's ramp, kept in the same field."""
     if not isinstance(data, Mapping):
         return None
-    hold: HoldAuto | None = _mode(data, "hold", HoldAuto, {"last_step_s": (1, 86_400)})
+    hold: HoldAuto | None = _mode(data, "hold", HoldAuto, {"last_level_s": (1, 86_400)})
     return hold
 
 
@@ -149,7 +149,7 @@ def _mode(
 
 
 def _number(field: str, value: Any, bounds: tuple[float, float], kind: Any) -> float | int | None:
-    whole = field.endswith((".max", ".start", ".last_step_s"))
+    whole = field.endswith((".max", ".start", ".last_level_s"))
     if value is None and field.endswith("slo_p95_ms"):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):

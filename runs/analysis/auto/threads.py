@@ -13,34 +13,34 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from runs.analysis import verdicts
-from runs.analysis.auto.cells import CellFigures, Step, threads_text, usable, within_slo
+from runs.analysis.auto.cells import CellFigures, Probe, threads_text, usable, within_slo
 from runs.analysis.auto.settings import ThreadsAuto
 
-REFINE_STEPS = 2  # thread counts tried between the last two doublings
+REFINE_TRIES = 2  # thread counts tried between the last two doublings
 CONFIRM = 3  # repeats of the peak and of its neighbours before the search concludes
 
 
-def threads_step(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Step:
+def threads_probe(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Probe:
     """Start at 1, double while throughput rises by more than rise_pct and p95 stays under
     the SLO, refine between the last two points, then confirm the peak."""
-    step = _search(points, auto)
-    if step.value is not None:
-        return step
+    probe = _search(points, auto)
+    if probe.value is not None:
+        return probe
     return _confirm(points, auto)
 
 
-def _confirm(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Step:
+def _confirm(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Probe:
     peak = _peak(points, auto)
     if peak is None or any(c.pending for c in points.values()):
-        return Step(None, "")
+        return Probe(None, "")
     for count in _around(points, peak):
         cell = points[count]
         if cell.attempts < CONFIRM and not cell.failure:
             reason = f"threads search: confirm the peak at {threads_text(peak)}"
             if count != peak:
                 reason += f" against {threads_text(count)}"
-            return Step(count, f"{reason} ({CONFIRM} repeats)", repeats=CONFIRM - cell.attempts)
-    return Step(None, "")
+            return Probe(count, f"{reason} ({CONFIRM} repeats)", repeats=CONFIRM - cell.attempts)
+    return Probe(None, "")
 
 
 def _around(points: Mapping[int, CellFigures], peak: int) -> list[int]:
@@ -77,34 +77,34 @@ def _not_below(peak: CellFigures, other: CellFigures) -> bool:
     return verdicts.welch(peak.values, other.values).verdict != verdicts.SLOWER
 
 
-def _search(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Step:
+def _search(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Probe:
     if 1 not in points:
-        return Step(1, "threads search: start at 1 thread")
+        return Probe(1, "threads search: start at 1 thread")
     if not usable(points[1]) or not within_slo(points[1], auto.slo_p95_ms):
-        return Step(None, "")
+        return Probe(None, "")
     previous = 1
     while previous < auto.max:
         count = min(previous * 2, auto.max)
         if count not in points:
-            return Step(count, f"threads search: {count} threads, {_rise_text(points, previous)}")
+            return Probe(count, f"threads search: {count} threads, {_rise_text(points, previous)}")
         if not _better(points[previous], points[count], auto):
             return _refine(points, previous, count, auto)
         previous = count
-    return Step(None, "")
+    return Probe(None, "")
 
 
-def _refine(points: Mapping[int, CellFigures], low: int, high: int, auto: ThreadsAuto) -> Step:
-    for _ in range(REFINE_STEPS):
+def _refine(points: Mapping[int, CellFigures], low: int, high: int, auto: ThreadsAuto) -> Probe:
+    for _ in range(REFINE_TRIES):
         if high - low <= 1:
             break
         middle = (low + high) // 2
         if middle not in points:
-            return Step(middle, f"threads search: refining between {low} and {high} threads")
+            return Probe(middle, f"threads search: refining between {low} and {high} threads")
         if _better(points[low], points[middle], auto):
             low = middle
         else:
             high = middle
-    return Step(None, "")
+    return Probe(None, "")
 
 
 def _better(low: CellFigures, high: CellFigures, auto: ThreadsAuto) -> bool:

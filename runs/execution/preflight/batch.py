@@ -1,7 +1,7 @@
 """Preflight: what would break a batch, found before anything runs: the checks in their
-order (`run_preflight`), the load hosts' own, and a batch's first step.
+order (`run_preflight`), the load hosts' own, and a batch's first check.
 
-Every step names the host it ran against and says what to do when it fails. A plan can
+Every check names the host it ran against and says what to do when it fails. A plan can
 be checked on demand (runs/services/plans.py, `plan_preflight`), and every batch starts
 with the same checks (`batch_preflight`): a failure fails the batch before any server
 setting is changed.
@@ -22,8 +22,8 @@ from runs.execution.preflight.report import (
     FAILED,
     OK,
     WARNING,
+    PreflightCheck,
     PreflightReport,
-    PreflightStep,
     Subject,
 )
 from runs.frozen import FrozenPlan
@@ -33,7 +33,7 @@ from runs.sysbench.options import OPTIONS
 from runs.sysbench.statements import prepared_statements
 from runs.sysbench.values import size_in_bytes
 
-__all__ = ["PreflightReport", "PreflightStep", "batch_preflight", "run_preflight"]
+__all__ = ["PreflightCheck", "PreflightReport", "batch_preflight", "run_preflight"]
 
 # Beyond one descriptor per thread, sysbench holds its own: stdio, the Lua state, the
 # libraries, the log; 10 covers them with room to spare.
@@ -41,7 +41,7 @@ OPEN_FILES_MARGIN = 10
 
 
 def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> PreflightReport:
-    """The first step of a batch: the same checks, on the batch's frozen parameters."""
+    """The first check of a batch: the same checks, on the batch's frozen parameters."""
     assert batch.load_host is not None, "only imported batches have no load host"
     runs = list(batch.runs.values_list("threads", "options"))
     frozen = FrozenPlan.from_params(batch.params)

@@ -83,7 +83,7 @@ def _superuser_warnings(
     ]
 
 
-def prepared_statements_step(
+def prepared_statements_check(
     server: targets.ServerInfo,
     server_settings: dict[str, list[str]],
     *,
@@ -93,7 +93,7 @@ def prepared_statements_step(
 ) -> tuple[str, str] | None:
     """Prepared-statement tests hold threads x tables x statements on the server; beyond
     max_prepared_stmt_count the threads fail to start with error 1461. (status, message)
-    of the preflight step, or None when there is nothing to say. A warning, not a refusal:
+    of the preflight check, or None when there is nothing to say. A warning, not a refusal:
     other sessions' statements count too, and the server's value may change before the run."""
     allowed = _statements_allowed(server, server_settings)
     if not statements or allowed is None:

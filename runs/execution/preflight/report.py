@@ -1,4 +1,4 @@
-"""Preflight's record: each step it took, on which host, and what it found; and the
+"""Preflight's record: each check it made, on which host, and what it found; and the
 subject it checked (what a plan or a batch would run).
 """
 
@@ -13,30 +13,30 @@ OK, WARNING, FAILED = "ok", "warning", "failed"
 
 
 @dataclass(frozen=True)
-class PreflightStep:
+class PreflightCheck:
     host: str
-    step: str
+    check: str
     status: str  # ok, warning or failed
     message: str
 
 
 @dataclass
 class PreflightReport:
-    steps: list[PreflightStep] = field(default_factory=list)
+    checks: list[PreflightCheck] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return all(step.status != FAILED for step in self.steps)
+        return all(check.status != FAILED for check in self.checks)
 
     @property
     def failures(self) -> list[str]:
-        return [f"{s.step} on {s.host}: {s.message}" for s in self.steps if s.status == FAILED]
+        return [f"{c.check} on {c.host}: {c.message}" for c in self.checks if c.status == FAILED]
 
-    def add(self, host: str, step: str, status: str, message: str) -> None:
-        self.steps.append(PreflightStep(host=host, step=step, status=status, message=message))
+    def add(self, host: str, check: str, status: str, message: str) -> None:
+        self.checks.append(PreflightCheck(host=host, check=check, status=status, message=message))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "steps": [asdict(step) for step in self.steps]}
+        return {"ok": self.ok, "checks": [asdict(check) for check in self.checks]}
 
 
 @dataclass(frozen=True)

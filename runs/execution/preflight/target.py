@@ -122,8 +122,8 @@ def _check_limits(
     try:
         warnings = limits.server_warnings(server, subject.server_settings, subject.max_threads)
     except InvalidInput as e:
-        step = "max_connections" if e.field == "threads" else e.field
-        report.add(target.name, step, FAILED, e.message)
+        check = "max_connections" if e.field == "threads" else e.field
+        report.add(target.name, check, FAILED, e.message)
         return
     report.add(
         target.name,
@@ -133,8 +133,8 @@ def _check_limits(
         f"holds threads={subject.max_threads}",
     )
     for warning in warnings:
-        step = "binlog" if "sync_binlog" in warning else "server"
-        report.add(target.name, step, WARNING, warning)
+        check = "binlog" if "sync_binlog" in warning else "server"
+        report.add(target.name, check, WARNING, warning)
 
 
 def check_fsync_timing(report: PreflightReport, subject: Subject) -> None:
@@ -182,12 +182,12 @@ def check_server_host(report: PreflightReport, subject: Subject) -> None:
 def _check_prepared_statements(
     report: PreflightReport, subject: Subject, target: Target, server: targets.ServerInfo
 ) -> None:
-    step = limits.prepared_statements_step(
+    found = limits.prepared_statements_check(
         server,
         subject.server_settings,
         test=subject.test,
         max_threads=subject.max_threads,
         statements=subject.prepared_statements,
     )
-    if step is not None:
-        report.add(target.name, "prepared_statements", *step)
+    if found is not None:
+        report.add(target.name, "prepared_statements", *found)

@@ -247,19 +247,19 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
     plan = Plan()
     form, matrix = _plan_from_post(request, plan, _named(request))
     if not form.is_valid() or matrix is None:
-        return json_response({"ok": False, "errors": _form_errors(form), "steps": []})
+        return json_response({"ok": False, "errors": _form_errors(form), "checks": []})
     try:
         extra = list(form.cleaned_data["extra_load_hosts"])
         permissions.require_use(request.user, plan, extra)
     except permissions.NotAllowed as e:
         # Shown by the editor like its other errors.
         error = {"field": e.field, "message": e.message}
-        return json_response({"ok": False, "errors": [error], "steps": []})
+        return json_response({"ok": False, "errors": [error], "checks": []})
     try:
         report = plan_checks.plan_preflight(plan=plan, extra_load_hosts=extra)
     except InvalidInput as e:  # a stored load host or target no connection can use
         errors = [{"field": e.field, "message": str(e)}]
-        return json_response({"ok": False, "errors": errors, "steps": []}, status=400)
+        return json_response({"ok": False, "errors": errors, "checks": []}, status=400)
     return json_response(report.to_dict())
 
 

@@ -1,4 +1,4 @@
-"""Preflight against a real sshd, real sysbench and real MariaDB servers: every step names
+"""Preflight against a real sshd, real sysbench and real MariaDB servers: every check names
 its host and says what to do."""
 
 from __future__ import annotations
@@ -19,30 +19,30 @@ from tests.servers import SSHKey
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
-def steps(report) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(s.host, s.step): (s.status, s.message) for s in report.steps}
+def checks(report) -> dict[tuple[str, str], tuple[str, str]]:
+    return {(c.host, c.check): (c.status, c.message) for c in report.checks}
 
 
 def failed(report) -> dict[tuple[str, str], str]:
-    return {(s.host, s.step): s.message for s in report.steps if s.status == "failed"}
+    return {(c.host, c.check): c.message for c in report.checks if c.status == "failed"}
 
 
-def test_a_sound_plan_on_an_ssh_host_passes_every_step(make_plan, ssh_host, target):
+def test_a_sound_plan_on_an_ssh_host_passes_every_check(make_plan, ssh_host, target):
     plan = make_plan(load_host=ssh_host, threads=[1, 4])
 
     report = plan_preflight(plan=plan)
 
     assert report.ok, report.to_dict()
-    assert [(s.host, s.step) for s in report.steps] == [
+    assert [(c.host, c.check) for c in report.checks] == [
         ("loadhost-1", "ssh"),
         ("loadhost-1", "sysbench"),
         ("loadhost-1", "open_files"),
         ("loadhost-1", "target"),
         ("private-mariadb", "max_connections"),
     ]
-    assert steps(report)[("loadhost-1", "sysbench")] == ("ok", "sysbench 1.0.20")
+    assert checks(report)[("loadhost-1", "sysbench")] == ("ok", "sysbench 1.0.20")
     assert report.to_dict()["ok"] is True
-    assert report.to_dict()["steps"][0]["host"] == "loadhost-1"
+    assert report.to_dict()["checks"][0]["host"] == "loadhost-1"
     ssh_host.refresh_from_db()
     assert ssh_host.facts["sysbench_version"] == "sysbench 1.0.20"
 
@@ -74,17 +74,17 @@ def test_a_load_host_without_sysbench_fails_and_stops_there(make_plan, make_ssh_
     message = failed(report)[("loadhost-bare", "sysbench")]
     assert message.startswith("sysbench is not installed on load host 'loadhost-bare'")
     assert "apt-get install sysbench" in message
-    assert ("loadhost-bare", "target") not in steps(report), "no sysbench: nothing to run it"
+    assert ("loadhost-bare", "target") not in checks(report), "no sysbench: nothing to run it"
 
 
-def test_a_changed_host_key_fails_the_ssh_step(make_plan, make_ssh_host):
+def test_a_changed_host_key_fails_the_ssh_check(make_plan, make_ssh_host):
     host = make_ssh_host("loadhost-1", host_key=SSHKey.generate().public)
 
     report = plan_preflight(plan=make_plan(load_host=host))
 
     message = failed(report)[("loadhost-1", "ssh")]
     assert message.startswith("the host key of loadhost-1 changed: expected SHA256:")
-    assert [s.step for s in report.steps if s.host == "loadhost-1"] == ["ssh"]
+    assert [c.check for c in report.checks if c.host == "loadhost-1"] == ["ssh"]
 
 
 def test_the_target_is_checked_from_the_load_host_with_the_plans_credentials(
@@ -150,7 +150,7 @@ def test_sync_binlog_without_binary_logging_is_a_warning(
         mariadb_nobinlog_server.drop_database("preflight_nobinlog")
 
     assert report.ok
-    assert steps(report)[("no-binlog", "binlog")] == (
+    assert checks(report)[("no-binlog", "binlog")] == (
         "warning",
         "sync_binlog has no effect: binary logging is off (log_bin=OFF)",
     )
@@ -167,7 +167,7 @@ def test_fileio_needs_free_disk_on_the_load_host(make_plan, ssh_host, size, ok):
 
     report = plan_preflight(plan=plan)
 
-    status, message = steps(report)[("loadhost-1", "disk")]
+    status, message = checks(report)[("loadhost-1", "disk")]
     assert (status == "ok") is ok
     if not ok:
         assert message.startswith("fileio needs 1048576.0 GiB for its files; the working")
@@ -183,7 +183,7 @@ def test_a_script_plan_on_the_local_host_fails_naming_the_load_host(
     report = plan_preflight(plan=make_plan(script=script))
 
     assert not report.ok
-    message = failed(report)[(report.steps[0].host, "plan")]
+    message = failed(report)[(report.checks[0].host, "plan")]
     assert message.startswith("load_host: custom Lua scripts run on SSH load hosts only")
 
 
@@ -193,7 +193,7 @@ def test_the_database_servers_own_host_adds_its_facts(make_plan, ssh_host, targe
 
     report = plan_preflight(plan=make_plan(load_host=ssh_host))
 
-    status, message = steps(report)[("db-host", "server_host")]
+    status, message = checks(report)[("db-host", "server_host")]
     assert status == "ok" and "cores" in message
 
 
@@ -206,7 +206,7 @@ def test_an_unreachable_database_host_is_only_a_warning(
     report = plan_preflight(plan=make_plan(load_host=ssh_host))
 
     assert report.ok
-    status, message = steps(report)[("db-host", "server_host")]
+    status, message = checks(report)[("db-host", "server_host")]
     assert status == "warning" and "connection refused" in message
 
 
@@ -214,7 +214,12 @@ def test_the_local_host_is_checked_without_ssh(make_plan, target):
     report = plan_preflight(plan=make_plan())
 
     assert report.ok, report.to_dict()
-    assert [s.step for s in report.steps] == ["sysbench", "open_files", "target", "max_connections"]
+    assert [c.check for c in report.checks] == [
+        "sysbench",
+        "open_files",
+        "target",
+        "max_connections",
+    ]
 
 
 def test_preflight_counts_the_max_connections_the_cells_will_set(make_plan, mariadb_server):
@@ -224,7 +229,7 @@ def test_preflight_counts_the_max_connections_the_cells_will_set(make_plan, mari
     report = plan_preflight(plan=plan)
 
     assert report.ok, report.to_dict()
-    assert steps(report)[("private-mariadb", "max_connections")] == (
+    assert checks(report)[("private-mariadb", "max_connections")] == (
         "ok",
         f"max_connections=64 holds threads={threads}",
     )
@@ -245,7 +250,7 @@ def test_a_plan_comparing_settings_hears_that_performance_schema_is_off(make_pla
     report = plan_preflight(plan=plan)
 
     assert report.ok, report.to_dict()  # a warning: the batch runs, the panel says less
-    assert steps(report)[("private-mariadb", "fsync_timing")] == ("warning", PS_OFF)
+    assert checks(report)[("private-mariadb", "fsync_timing")] == ("warning", PS_OFF)
 
 
 def ps_target(server, database: str, user: str, password: str) -> Target:
@@ -280,7 +285,7 @@ def test_an_account_that_may_not_read_performance_schema_is_given_the_grant(
     finally:
         mariadb_ps_server.execute(f"DROP USER '{user}'@'127.0.0.1'")
 
-    assert steps(report)[("ps-mariadb", "fsync_timing")] == (
+    assert checks(report)[("ps-mariadb", "fsync_timing")] == (
         "warning",
         f"the why panel cannot time fsyncs: the account '{user}'@'127.0.0.1' may not read "
         f"performance_schema (error 1142); to read it: GRANT SELECT ON performance_schema.* "
@@ -296,11 +301,11 @@ def test_a_readable_fsync_timing_is_ok_and_a_single_series_is_not_checked(
     pair = Plan.objects.create(name="pair", server_settings={"sync_binlog": ["0", "1"]}, **make)
     single = Plan.objects.create(name="single", server_settings={"sync_binlog": ["1"]}, **make)
 
-    assert steps(plan_preflight(plan=pair))[("ps-mariadb", "fsync_timing")] == (
+    assert checks(plan_preflight(plan=pair))[("ps-mariadb", "fsync_timing")] == (
         "ok",
         "the server times its fsyncs (performance_schema is on and readable)",
     )
-    assert ("ps-mariadb", "fsync_timing") not in steps(plan_preflight(plan=single))
+    assert ("ps-mariadb", "fsync_timing") not in checks(plan_preflight(plan=single))
 
 
 def test_the_editors_preflight_checks_the_benchmarks_workers_open_file_limit(
@@ -333,7 +338,7 @@ def test_the_editors_preflight_checks_the_benchmarks_workers_open_file_limit(
 def test_the_editors_preflight_says_when_no_worker_reported_its_limit(make_plan, target):
     report = plan_preflight(plan=make_plan())
 
-    status, message = steps(report)[("local", "open_files")]
+    status, message = checks(report)[("local", "open_files")]
     assert status == "warning"
     assert message.startswith("no benchmarks worker has reported its open-file limit")
 
@@ -346,7 +351,7 @@ def test_prepared_statements_beyond_the_servers_limit_are_foreseen(
         report = plan_preflight(plan=plan)
 
     assert report.ok  # a warning: the runs would fail, but the user may know better
-    assert steps(report)[("private-mariadb", "prepared_statements")] == (
+    assert checks(report)[("private-mariadb", "prepared_statements")] == (
         "warning",
         "oltp_read_write at threads=2 prepares up to 76 statements but "
         "max_prepared_stmt_count is 60: the runs would fail with error 1461; set "
@@ -366,7 +371,7 @@ def test_a_plans_max_prepared_stmt_count_is_what_preflight_counts(make_plan, tar
 
     report = plan_preflight(plan=plan)
 
-    assert steps(report)[("private-mariadb", "prepared_statements")] == (
+    assert checks(report)[("private-mariadb", "prepared_statements")] == (
         "ok",
         "oltp_read_write at threads=2 prepares up to 76 statements; "
         "max_prepared_stmt_count=76 holds them",
