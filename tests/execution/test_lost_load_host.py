@@ -166,7 +166,7 @@ def test_a_load_host_back_during_the_wait_goes_on_with_the_next_cell(
             what="samples",
         )
         run0 = batch.runs.get(position=0)
-        assert run0.finished_at is None, (run0.error, batch.steps)
+        assert run0.finished_at is None, (run0.error, batch.stages)
         directory, pgid = run0.config_dir, run0.pgid
         assert directory.startswith("/tmp/benchdash.") and _sysbench_alive(pgid)
 
