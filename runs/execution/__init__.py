@@ -22,19 +22,13 @@ runs/services/plans.py):
     sink.py              where a running cell's output goes: live at once, stored in bulk
     sample_writes.py     the heartbeat's one statement, COPY for a burst; Redis' leftovers
     live.py              live events of a run over Redis, for the pages' Server-Sent Events
-    outage_buffer.py     the worker's writes held and tried again while the results database
-                         is away
-    handover.py          what a worker that gave up on the results database leaves in
-                         Redis, for the sweeper to store and end the batch with
     run_results.py       what a run ends with: its result or its failure, stored and announced
-    target_wait.py       a target gone away is waited for; an error no retry cures stops
-    host_wait.py         a load host gone away is waited for the same way; once back, what
-                         the lost connection left there goes
+    outages/             a machine away while a batch runs: the results database's writes
+                         held, a handover to the sweeper, a target or a load host waited
+                         for (its own map)
+    multihost/           a cell from several load hosts at once (its own map)
     auto.py              the auto modes (runs/analysis/auto/): the runs they add once the
                          queued ones have run
-    cell_hosts.py        a cell from several load hosts, on the runner's side
-    host_driver.py       one load host's part of such a cell (a Celery task per host)
-    barrier.py           where the runner and the hosts' drivers meet, in Redis
 
 One sample, from sysbench's line to the browser and the database:
 
@@ -51,12 +45,13 @@ One sample, from sysbench's line to the browser and the database:
 4. On the heartbeat (`heartbeat.Pulse.tick`, every BENCHDASH_HEARTBEAT_SECONDS),
    `SampleSink.flush` stores what it holds: samples, counter readings, raw log and the
    batch's heartbeat in one statement (`sample_writes.run_write`), or by COPY for a burst;
-   `outage_buffer.OutageBuffer` retries while the results database is away.
+   `outages.outage_buffer.OutageBuffer` retries while the results database is away.
 5. When sysbench ends, `run_results.run_set_result` puts the run's summary, parsed from
    the final report (runs/analysis/summary.py), on the run; the runner stores it with the
    last samples and announces the run's status live (`live.publish_status`).
 
 A cell from several load hosts takes the same path with one step more: each
-`host_driver.host_drive` sends its host's samples through Redis (barrier.py), and
-`cell_hosts` sums them tick by tick into the cell's samples before step 2's sink.
+`multihost.host_driver.host_drive` sends its host's samples through Redis
+(multihost/barrier.py), and `multihost.cell_hosts` sums them tick by tick into the
+cell's samples before step 2's sink.
 """

@@ -14,14 +14,6 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution import environment, live
-from runs.execution.cell_hosts import (
-    Dispatch,
-    HostsFollowed,
-    batch_load_hosts,
-    cell_parts,
-    follow_hosts,
-    hosts_set_result,
-)
 from runs.execution.environment import run_server_changes
 from runs.execution.heartbeat import Pulse, Watch
 from runs.execution.host_metrics import (
@@ -31,7 +23,16 @@ from runs.execution.host_metrics import (
     host_metrics_stop,
     host_metrics_summary,
 )
-from runs.execution.outage_buffer import OutageBuffer, ResultsUnreachable
+from runs.execution.multihost.cell_hosts import (
+    Dispatch,
+    HostsFollowed,
+    batch_load_hosts,
+    cell_parts,
+    follow_hosts,
+    hosts_set_result,
+)
+from runs.execution.outages.outage_buffer import OutageBuffer, ResultsUnreachable
+from runs.execution.outages.target_wait import target_wait, unreachable
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result
 from runs.execution.sink import SampleSink
 from runs.execution.sysbench_process import (
@@ -41,7 +42,6 @@ from runs.execution.sysbench_process import (
     follow_run,
     supervised,
 )
-from runs.execution.target_wait import target_wait, unreachable
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
 from runs.models import Batch, Run, Status
@@ -128,7 +128,7 @@ class CellRun:
     def _run_cell_on_hosts(
         self, run: Run, outages: int, machines: HostMetricsSampler | None
     ) -> None:
-        """The cell from every load host at once (runs/execution/cell_hosts.py)."""
+        """The cell from every load host at once (runs/execution/multihost/cell_hosts.py)."""
         assert self.dispatch is not None, "a cell from several hosts needs its drivers"
         dispatch = self.dispatch
         parts = cell_parts(run, self.hosts, self.plan.load_split)

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from runs.execution.outage_buffer import OutageBuffer
+from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.sample_writes import BATCH_BEAT
 from runs.execution.sink import SampleSink
 from runs.models import Status

@@ -31,7 +31,7 @@ from runs.analysis.host_metrics.bottleneck import (
 from runs.analysis.host_metrics.host_summary import HostSeries, host_summary, seconds_missing
 from runs.analysis.host_metrics.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
 from runs.columns import Bottleneck, RunSummary
-from runs.execution.outage_buffer import OutageBuffer
+from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ssh
 from runs.loadhosts.procstream import LocalProcStream, ProcStream, SSHProcStream

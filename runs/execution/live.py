@@ -30,7 +30,7 @@ from runs.models import SAMPLE_FIGURES, Run, Sample, sample_figures
 logger = logging.getLogger(__name__)
 
 # Far more than wait for the database normally (one heartbeat of samples), and enough for
-# minutes of a results database away (runs/execution/outage_buffer.py).
+# minutes of a results database away (runs/execution/outages/outage_buffer.py).
 RECENT_SAMPLES = 1000
 RECENT_TTL_S = 24 * 3600
 

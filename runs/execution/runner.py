@@ -22,16 +22,18 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import auto, datasets, handover, locks
-from runs.execution.cell_hosts import (
-    Dispatch,
-)
+from runs.execution import auto, datasets, locks
 from runs.execution.cell_run import CellRun
 from runs.execution.datasets import Group
 from runs.execution.environment import batch_record_environment
 from runs.execution.heartbeat import BatchStopped
-from runs.execution.host_wait import LoadHostGone, host_unreachable, load_host_wait
-from runs.execution.outage_buffer import ResultsUnreachable
+from runs.execution.multihost.cell_hosts import (
+    Dispatch,
+)
+from runs.execution.outages import handover
+from runs.execution.outages.host_wait import LoadHostGone, host_unreachable, load_host_wait
+from runs.execution.outages.outage_buffer import ResultsUnreachable
+from runs.execution.outages.target_wait import TargetGone, failure_kind, target_wait
 from runs.execution.preflight import batch as preflight
 from runs.execution.run_results import run_fail, target_error_text
 from runs.execution.sysbench_process import (
@@ -39,7 +41,6 @@ from runs.execution.sysbench_process import (
     follow_stage,
     supervised,
 )
-from runs.execution.target_wait import TargetGone, failure_kind, target_wait
 from runs.loadhosts import Executor, executor_for
 from runs.models import Batch, Status
 from runs.sysbench.command import has_dataset

@@ -104,7 +104,7 @@ def run_write_records(
     hosts: Sequence[dict[str, object]] = (),
 ) -> bool:
     """`run_write` of rows given as JSON records (as the sweeper has them from a worker's
-    handover, runs/execution/handover.py)."""
+    handover, runs/execution/outages/handover.py)."""
     stored, chunk = log
     now = timezone.now()
     parts = [f"b (cancelled) AS ({BATCH_BEAT})"]

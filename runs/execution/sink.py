@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from runs.execution import live
 from runs.execution.host_metrics import HostMetricsSampler, HostRow
-from runs.execution.outage_buffer import OutageBuffer
+from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.sample_writes import (
     STATEMENT_ROWS,
     LiveSample,

@@ -21,8 +21,8 @@ from typing import Any
 from runs import targets
 from runs.execution.cancel import CancelListener
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
-from runs.execution.host_wait import host_unreachable
-from runs.execution.outage_buffer import OutageBuffer
+from runs.execution.outages.host_wait import host_unreachable
+from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.sink import SampleSink
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess

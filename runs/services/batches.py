@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis.auto import settings as auto_settings
-from runs.execution import cancel, host_driver, locks, runner
+from runs.execution import cancel, locks, runner
+from runs.execution.multihost import host_driver
 from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import queue, stored_results

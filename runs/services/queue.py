@@ -61,5 +61,5 @@ def _send(task: str, batch_id: int) -> None:
 
 def enqueue_host_drives(run_host_ids: list[int]) -> None:
     """One driver per load host of a cell, sent together as a group to the `drivers`
-    queue; they meet at the cell's start barrier (runs/execution/barrier.py)."""
+    queue; they meet at the cell's start barrier (runs/execution/multihost/barrier.py)."""
     group(current_app.signature(HOST_DRIVE, args=[i]) for i in run_host_ids).apply_async()

@@ -13,9 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import datasets, handover, liveness
-from runs.execution.barrier import CellBarrier
+from runs.execution import datasets, liveness
 from runs.execution.environment import batch_restore_settings
+from runs.execution.multihost.barrier import CellBarrier
+from runs.execution.outages import handover
 from runs.execution.run_results import run_fail
 from runs.execution.sample_writes import run_store_recent_samples
 from runs.frozen import FrozenPlan

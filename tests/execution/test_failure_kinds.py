@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runs.execution.target_wait import failure_kind
+from runs.execution.outages.target_wait import failure_kind
 from runs.sysbench.parser import parse_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"

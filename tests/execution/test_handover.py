@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from runs.execution.handover import Handover
+from runs.execution.outages.handover import Handover
 
 STARTED = datetime(2026, 11, 25, 18, 0, 0, tzinfo=UTC)
 

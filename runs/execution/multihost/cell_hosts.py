@@ -3,12 +3,12 @@
 A server with many cores is not saturated from one load host: sysbench, the network stack
 and the client's CPU run out first. The plan names more load hosts; each cell then splits
 its threads (and `--rate`) between them or runs them on each (runs/analysis/multihost.py),
-and a Celery group starts one driver per host (runs/execution/host_driver.py). Every host is
-connected and staged before any starts: the barrier records how long that took and how
-far apart the hosts started (the skew). The runner sums the hosts' interval samples tick
-by tick into the cell's samples, live and stored like any run's; the cell's result comes
-from the hosts' final reports, its percentiles from their summed histograms. If one host
-fails, the others are stopped and the cell fails with that host named.
+and a Celery group starts one driver per host (runs/execution/multihost/host_driver.py).
+Every host is connected and staged before any starts: the barrier records how long that
+took and how far apart the hosts started (the skew). The runner sums the hosts' interval
+samples tick by tick into the cell's samples, live and stored like any run's; the cell's
+result comes from the hosts' final reports, its percentiles from their summed histograms.
+If one host fails, the others are stopped and the cell fails with that host named.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from django.conf import settings
 
 from runs.analysis import multihost
 from runs.columns import RunOptions, RunSummary
-from runs.execution.barrier import CellBarrier
 from runs.execution.cancel import CancelListener
 from runs.execution.heartbeat import BatchStopped, Pulse, Watch
+from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.sink import SampleSink
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, executor_for

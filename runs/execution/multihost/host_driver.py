@@ -2,7 +2,7 @@
 `drivers` queue, one per host, dispatched together as a group by the cell's runner).
 
 The driver stages sysbench on its host, says it is ready and waits at the barrier
-(runs/execution/barrier.py); on go it starts sysbench, sends each batch of lines and
+(runs/execution/multihost/barrier.py); on go it starts sysbench, sends each batch of lines and
 the interval samples parsed from them to the runner, which sums the hosts, and keeps the
 host's own samples and output. A stop from the runner (another host failed, the batch was
 cancelled, the time limit) kills its sysbench.
@@ -22,7 +22,7 @@ from runs import targets
 from runs.analysis.summary import summarise
 from runs.errors import InvalidInput
 from runs.execution import live
-from runs.execution.barrier import CellBarrier
+from runs.execution.multihost.barrier import CellBarrier
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, StagedStart, SysbenchProcess, executor_for
 from runs.models import HostSample, RunHost, Status

@@ -25,7 +25,7 @@ from django.db.models import Field
 from django.utils import timezone
 
 from runs.execution import live
-from runs.execution.outage_buffer import OutageBuffer
+from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.run_results import RESULT_FIELDS
 from runs.execution.sample_writes import run_write_records
 from runs.execution.sink import SampleSink
