@@ -93,11 +93,15 @@ def test_a_local_cell_records_both_sides_on_sysbenchs_clock(celery_worker, make_
     assert any("database server's machine" in e for e in verdict["evidence"])
     # Two point-select threads on this two-core box: CPU-bound, one side or the other;
     # unless other processes (this machine is shared) had the CPU before sysbench started,
-    # which the verdict then says instead of blaming either side.
+    # which the verdict then says instead of blaming either side, or took it during the run
+    # (the parallel suite's other workers): then no side is named, and the evidence says
+    # why. The verdict does not yet tell the others' share apart: until then "unknown" is
+    # the honest answer.
     if verdict["busy_start"]:
         assert verdict["kind"] not in {"server_cpu", "load_cpu", "waiting"}, verdict
     else:
-        assert verdict["kind"] in {"server_cpu", "load_cpu"}, verdict
+        assert verdict["kind"] in {"server_cpu", "load_cpu", "unknown"}, verdict
+        assert verdict["evidence"], verdict
 
 
 def test_the_server_host_is_sampled_over_ssh(
