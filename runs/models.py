@@ -51,6 +51,12 @@ class Engine(models.TextChoices):
     POSTGRESQL = "postgresql", "PostgreSQL"
 
 
+class RestartMode(models.TextChoices):
+    NEVER = "", "Never restarted by benchdash"
+    MANAGED = "managed", "A managed instance benchdash starts and stops itself"
+    SERVICE = "service", "A service with a restart command and a config include"
+
+
 class Target(models.Model):
     """A database server under test."""
 
@@ -74,6 +80,21 @@ class Target(models.Model):
         related_name="+",
         help_text="An SSH host on the database server itself, to read its cores, disks, OS.",
     )
+    restart_mode = models.CharField(
+        max_length=8,
+        choices=RestartMode.choices,
+        default=RestartMode.NEVER,
+        blank=True,
+        help_text="Whether benchdash may restart this server, and how: only a target that "
+        "opted in gets restart-only settings, config files or versions as axes.",
+    )
+    restart_config = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How it is restarted. managed: "
+        '{"installs": [{"label": "10.11", "basedir": ..., "datadir": ..., "config": ...}]}; '
+        'service: {"command": [...], "include": "/etc/mysql/conf.d/99-benchdash.cnf"}.',
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
@@ -90,6 +111,9 @@ class Target(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=~Q(host="") | ~Q(socket=""), name="target_host_or_socket"
+            ),
+            models.CheckConstraint(
+                condition=Q(restart_mode__in=RestartMode.values), name="target_restart_valid"
             ),
             models.CheckConstraint(
                 condition=Q(engine__in=Engine.values), name="target_engine_valid"
@@ -115,6 +139,7 @@ class Target(models.Model):
             "user": self.user,
             "cpu_cores": self.cpu_cores,
             "disk_count": self.disk_count,
+            "restart_mode": self.restart_mode,
         }
 
 
@@ -189,7 +214,20 @@ class LuaScript(models.Model):
     and it runs on SSH load hosts only."""
 
     name = models.CharField(max_length=100, unique=True)
-    content = models.TextField()
+    content = models.TextField(help_text="The entry script's text.")
+    files = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="A bundle's other files, relative path → text, staged beside the entry "
+        "script so that require() finds them; empty for a one-file script.",
+    )
+    entry = models.CharField(
+        max_length=200, blank=True, help_text="The entry script's file name in a bundle."
+    )
+    version = models.PositiveIntegerField(default=1, help_text="Counts uploads, from 1.")
+    digests = models.JSONField(
+        default=dict, blank=True, help_text="SHA-256 of every file of this version, by path."
+    )
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
@@ -203,6 +241,31 @@ class LuaScript(models.Model):
         return self.name
 
 
+class LuaScriptVersion(models.Model):
+    """An earlier upload of a script or bundle, kept as it was: a batch names the version
+    that ran, and a version is never changed."""
+
+    script = models.ForeignKey(LuaScript, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    content = models.TextField()
+    files = models.JSONField(default=dict, blank=True)
+    entry = models.CharField(max_length=200, blank=True)
+    digests = models.JSONField(default=dict, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["script", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["script", "version"], name="script_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.script} v{self.version}"
+
+
 class Plan(models.Model):
     """A reusable experiment: what to run where, and the parameter matrix."""
 
@@ -211,11 +274,33 @@ class Plan(models.Model):
         Target, on_delete=models.PROTECT, null=True, blank=True, related_name="plans"
     )
     load_host = models.ForeignKey(LoadHost, on_delete=models.PROTECT, related_name="plans")
+    more_targets = models.ManyToManyField(
+        Target,
+        through="PlanTarget",
+        blank=True,
+        related_name="+",
+        help_text="Servers compared with `target`, in the user's order: the targets axis. "
+        "`target` is the first, the baseline of the comparison.",
+    )
     test = models.CharField(max_length=64, default="oltp_read_write")
+    tests = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The tests axis, in the user's order: "
+        '[{"test": "oltp_point_select", "options": {...}, "family": "point"}, ...]; '
+        "empty: `test` alone.",
+    )
     options = models.JSONField(
         default=dict, blank=True, help_text='Fixed sysbench options, e.g. {"time": 60}.'
     )
     threads = models.JSONField(default=list, help_text="Threads axis, e.g. [1, 4, 16, 64].")
+    server_axes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Axes that restart the server (targets that opted in only): "
+        '{"installs": ["10.11", "11.4"], "configs": [{"label": "odirect", "text": '
+        '"innodb_flush_method=O_DIRECT"}], "after_restart": "warm"}.',
+    )
     server_settings = models.JSONField(
         default=dict,
         blank=True,
@@ -329,6 +414,24 @@ class Plan(models.Model):
         return self.name
 
 
+class PlanTarget(models.Model):
+    """One of the servers a plan compares beyond its first target, in the user's order."""
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="plan_targets")
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveIntegerField(help_text="Its column: 1 is the first after `target`.")
+
+    class Meta:
+        ordering = ["plan", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "target"], name="plan_target_once"),
+            models.UniqueConstraint(fields=["plan", "position"], name="plan_target_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.plan} → {self.target}"
+
+
 class LaunchedBy(models.TextChoices):
     UI = "ui"
     API = "api"
@@ -373,6 +476,13 @@ class Batch(models.Model):
         null=True, blank=True, help_text="Server settings before the first change."
     )
     settings_restored_at = models.DateTimeField(null=True, blank=True)
+    servers = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Per target id: what benchdash changed on it that must be put back (its "
+        "original settings and config, the install running), read by the sweeper after a "
+        "crash.",
+    )
     warnings = models.JSONField(default=list, blank=True)
     stages = models.JSONField(default=list, blank=True, help_text="prepare and cleanup records.")
     error = models.TextField(blank=True)
@@ -411,6 +521,23 @@ class Run(models.Model):
     round = models.PositiveIntegerField(help_text="Repeat number, from 0.")
     cell_key = models.CharField(max_length=500, help_text="Identity of the cell across repeats.")
     threads = models.PositiveIntegerField(help_text="The cell's threads: their one record.")
+    target = models.ForeignKey(
+        Target,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The server this run measured; empty on older rows: the batch's target.",
+    )
+    test = models.CharField(
+        max_length=64, blank=True, help_text="The run's test; empty on older rows: the plan's."
+    )
+    install = models.CharField(
+        max_length=100, blank=True, help_text="The server install (version) of a versions axis."
+    )
+    config = models.CharField(
+        max_length=100, blank=True, help_text="The label of the config file of a configs axis."
+    )
     settings = models.JSONField(default=dict, blank=True, help_text="Server settings requested.")
     options = models.JSONField(
         default=dict, blank=True, help_text="sysbench options of the cell, its threads aside."
@@ -486,9 +613,16 @@ class Run(models.Model):
 
     @property
     def label(self) -> str:
-        parts = [f"threads={self.threads}"]
+        parts = [f"{name}={value}" for name, value in self.server_axes.items()]
+        parts += [f"threads={self.threads}"]
         parts += [f"{k}={v}" for k, v in sorted(self.settings.items())]
         return " ".join(parts)
+
+    @property
+    def server_axes(self) -> dict[str, str]:
+        """The install and config this run's server ran with, where the plan had those axes."""
+        values = {"install": self.install, "config": self.config}
+        return {name: value for name, value in values.items() if value}
 
     @property
     def duration_s(self) -> float | None:

@@ -23,7 +23,7 @@ from runs.frozen import FrozenPlan, FrozenScript
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import queue, stored_results
 from runs.services.nightly import check as nightly_check
-from runs.services.plans import PlanCheck, plan_check
+from runs.services.plans import PlanCheck, plan_check, plan_targets
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
 
@@ -72,6 +72,10 @@ def batch_launch(
             round=cell.round,
             cell_key=cell.key(),
             threads=cell.threads,
+            target_id=cell.target if cell.target is not None else plan.target_id,
+            test=cell.test,
+            install=cell.install,
+            config=cell.config,
             settings=cell.settings,
             options=cell.run_options,
             expected_duration_s=expected_duration_s(cell.options),
@@ -152,6 +156,9 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         cleanup=plan.cleanup,
         seed=seed,
         target=plan.target.describe() if plan.target else None,
+        targets=_targets_axis(plan),
+        tests=list(plan.tests),
+        server_axes=dict(plan.server_axes),
         load_host=plan.load_host.name,
         extra_load_hosts=[h.pk for h in plan.extra_load_hosts.order_by("name")],
         load_split=plan.load_split,
@@ -161,6 +168,13 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         if plan.script
         else None,
     ).to_params()
+
+
+def _targets_axis(plan: Plan) -> list[dict[str, Any]]:
+    targets = plan_targets(plan)
+    if len(targets) < 2:
+        return []
+    return [{**target.describe(), "id": target.pk} for target in targets]
 
 
 @transaction.atomic

@@ -53,6 +53,42 @@ def plan_options(plan: Plan) -> dict[str, object]:
     return options
 
 
+def plan_targets(plan: Plan) -> list[Target]:
+    """The servers a plan compares, in the user's order: its target first (the baseline),
+    then the targets axis's others."""
+    first = [plan.target] if plan.target is not None else []
+    if not plan.pk:
+        return first
+    more = [link.target for link in plan.plan_targets.select_related("target")]
+    return first + more
+
+
+def plan_tests(plan: Plan) -> list[matrix.TestSpec]:
+    """The tests axis, in the user's order; empty when the plan runs `plan.test` alone."""
+    tests = plan.tests if isinstance(plan.tests, list) else []
+    for i, item in enumerate(tests):
+        if not isinstance(item, dict) or not isinstance(item.get("options", {}), dict):
+            raise InvalidInput("tests", f"item {i + 1} must be {{test, options, family}}")
+    return [
+        matrix.TestSpec(
+            test=item.get("test"), options=item.get("options") or {}, family=item.get("family", "")
+        )
+        for item in tests
+    ]
+
+
+def plan_servers(plan: Plan) -> matrix.ServerAxes:
+    """The axes that change the server: several targets, installs and configs."""
+    axes = plan.server_axes if isinstance(plan.server_axes, dict) else {}
+    targets = plan_targets(plan)
+    configs = axes.get("configs") or []
+    return matrix.ServerAxes(
+        targets=tuple(t.pk for t in targets) if len(targets) > 1 else (),
+        installs=tuple(str(label) for label in axes.get("installs") or []),
+        configs=tuple(str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs),
+    )
+
+
 def plan_check(
     *,
     plan: Plan,
@@ -77,6 +113,8 @@ def plan_check(
         option_axes["rate"] = [auto.rate.start]  # the search's first value, as an axis value
     cells = matrix.expand(
         test=plan.test,
+        tests=plan_tests(plan),
+        servers=plan_servers(plan),
         fixed_options=options,
         axes=matrix.Axes(
             threads=list(plan.threads),

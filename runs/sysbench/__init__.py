@@ -7,6 +7,8 @@ Pure: no Django, no I/O, nothing of runs but each other and runs/errors.py.
     values.py          an option's value checked and made canonical, as sysbench reads it
     matrix.py          a plan's matrix over that table: its axes expanded into the ordered
                        cells of a batch (runs/services/plans.py checks a plan with it)
+    cells.py           the axes and one cell, and where a batch's servers need a prepare,
+                       a cleanup or a restart
     command.py         the command lines built, and which runs can share a data set
     statements.py      how many prepared statements a test holds on the server
     parser.py          the streaming parser of sysbench's output

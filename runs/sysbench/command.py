@@ -93,6 +93,18 @@ def dataset_reusable(test: str) -> bool:
     return family(validate_test(test)) != "bulk_insert"
 
 
+# The built-in tests that only read the data set: with a tests axis they run before the
+# tests that change it, so every reader sees the data as prepared.
+_READ_ONLY_TESTS = frozenset(
+    {"oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"}
+)
+
+
+def changes_data(test: str) -> bool:
+    """Whether a run of this test changes its data set (a custom script is assumed to)."""
+    return test not in _READ_ONLY_TESTS
+
+
 def dataset_key(test: str, options: Mapping[str, object]) -> tuple[str, ...]:
     """What identifies the data set a run needs; () for tests without one.
 

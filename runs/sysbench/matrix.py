@@ -1,7 +1,8 @@
 """Expanding a plan's parameter matrix into the ordered list of runs of a batch.
 
-A cell is one combination of axis values (threads, server settings, other options); a
-batch runs every cell `repeats` times, one round after another. The order matters as
+A cell is one combination of axis values (the server: target, install and config; the test;
+threads, server settings, other options); a batch runs every cell `repeats` times, one round
+after another. The order matters as
 much as the cells: run all of one setting and then all of the other, and any drift of
 the machine meanwhile (caches warming, a neighbour's backup, thermal throttling) shows
 up as an effect of the setting. So the default order is interleaved: each round runs
@@ -19,15 +20,42 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from runs.errors import InvalidInput
-from runs.sysbench.command import clean_run_options, dataset_key, dataset_reusable
+from runs.sysbench.cells import (  # the cells' own names, read through this module too
+    DATASET_POLICIES,
+    Axes,
+    Cell,
+    ServerAxes,
+    TestSpec,
+    cleanup_points,
+    prepare_points,
+    restart_points,
+)
+from runs.sysbench.command import (
+    changes_data,
+    clean_run_options,
+    dataset_key,
+    dataset_reusable,
+)
 from runs.sysbench.options import OptionValue, validate_test
 from runs.sysbench.values import clean_option, clean_options, render_value
 
+__all__ = [
+    "MAX_RUNS",
+    "ORDERS",
+    "Axes",
+    "Cell",
+    "ServerAxes",
+    "TestSpec",
+    "cleanup_points",
+    "expand",
+    "prepare_points",
+    "restart_points",
+]
+
 ORDERS = ("interleaved", "ramp")
-DATASET_POLICIES = ("shared", "fresh")
 MAX_RUNS = 10_000  # cells x repeats; beyond that a batch would run for weeks
 
 # Server variables: MySQL/MariaDB names, PostgreSQL names with a dot (auto_explain.*).
@@ -37,58 +65,16 @@ _SETTING_VALUE_RE = re.compile(r"[A-Za-z0-9_.,+-]{1,256}")
 
 
 @dataclass(frozen=True)
-class Axes:
-    threads: list[int]
-    server_settings: dict[str, list[str]] = field(default_factory=dict)
-    options: dict[str, list[object]] = field(default_factory=dict)  # whitelisted options
-
-
-@dataclass(frozen=True)
-class Cell:
-    position: int  # 0-based order of execution in the batch
-    round: int  # repeat number, 0-based
-    threads: int
-    settings: dict[str, str]
-    options: dict[str, object]  # fixed options + this cell's option-axis values + "threads"
-    dataset: tuple[str, ...]  # command.dataset_key(); () when the test has no data set
-    axis_options: tuple[str, ...] = ()  # names of the options that come from an axis
-
-    @property
-    def label(self) -> str:
-        """For people: "threads=2 innodb_flush_log_at_trx_commit=1 sync_binlog=0"."""
-        parts = [f"threads={self.threads}"]
-        parts += [f"{name}={self.settings[name]}" for name in sorted(self.settings)]
-        parts += [f"{name}={value}" for name, value in self._axis_values().items()]
-        return " ".join(parts)
-
-    @property
-    def run_options(self) -> dict[str, object]:
-        """The options as a Run stores them: its threads are Run.threads, never an option."""
-        return {name: value for name, value in self.options.items() if name != "threads"}
-
-    def key(self) -> str:
-        """The identity of the cell, the same in every round: canonical JSON.
-
-        Settings and options are kept apart so a server variable can never be mistaken
-        for a sysbench option of the same name.
-        """
-        identity = {
-            "threads": self.threads,
-            "settings": self.settings,
-            "options": self._axis_values(),
-        }
-        return json.dumps(identity, sort_keys=True, separators=(",", ":"))
-
-    def _axis_values(self) -> dict[str, str]:
-        return {name: _render(self.options[name]) for name in sorted(self.axis_options)}
-
-
-@dataclass(frozen=True)
 class _Combination:
     threads: int
     settings: dict[str, str]
     options: dict[str, OptionValue]
     dataset: tuple[str, ...]
+    test: str = ""
+    target: int | None = None
+    install: str = ""
+    config: str = ""
+    changes_data: bool = True
 
 
 def expand(
@@ -100,71 +86,97 @@ def expand(
     order: str,
     seed: int,
     dataset_policy: str,
+    tests: Sequence[TestSpec] = (),
+    servers: ServerAxes | None = None,
 ) -> list[Cell]:
     """Every run of a batch, in the order they are to run; raises InvalidInput.
 
     With the "shared" policy, cells sharing a data set are kept together so that one
     prepare serves them all: for each data set (in order of first appearance), every
-    round runs its cells. With "fresh", each cell gets its own prepare from the caller,
-    and rounds span the whole matrix.
+    round runs its cells; with a tests axis, the tests that only read run before those
+    that change the data. With "fresh", each cell gets its own prepare from the caller,
+    and rounds span the whole matrix. Within a round, cells that need the same server
+    restart (install, config, restart-only settings) run together, in seeded order.
+
+    `tests` replaces `test` when given: each test's options go over `fixed_options`.
     """
-    test = validate_test(test)
-    _check_policies(test, repeats, order, seed, dataset_policy)
-    fixed = _fixed_options(test, fixed_options)
-    threads = _threads_axis(test, axes.threads)
+    servers = servers or ServerAxes()
+    specs = _tests_axis(test, tests)
+    _check_policies(specs, repeats, order, seed, dataset_policy)
+    threads = _threads_axis(specs[0].test, axes.threads)
     settings = _settings_axes(axes.server_settings)
-    options = _option_axes(test, axes.options, fixed)
-    _check_size(len(threads), settings, options, repeats)
-    combinations = _combinations(test, fixed, threads, settings, options)
-    groups = _group(combinations) if dataset_policy == "shared" else [combinations]
+    sized = {**axes.options, **_server_sizes(servers), "tests": specs}
+    _check_size(len(threads), settings, sized, repeats)
+    combinations: list[_Combination] = []
+    option_names: tuple[str, ...] = ()
+    for spec in specs:
+        fixed = _fixed_options(spec.test, {**fixed_options, **spec.options})
+        options = _option_axes(spec.test, axes.options, fixed)
+        option_names = tuple(options)
+        combinations += _combinations(spec.test, fixed, threads, settings, options, servers)
+    varying = _varying_axes(specs, servers)
+    if dataset_policy == "shared":
+        groups = _group(combinations, by_phase=len(specs) > 1)
+    else:
+        groups = [combinations]
     # A seeded, replayable shuffle is the point here; nothing depends on it being secret.
     rng = random.Random(seed)  # noqa: S311
-    return _schedule(groups, repeats, order, rng, tuple(options))
-
-
-def prepare_points(cells: Sequence[Cell], dataset_policy: str) -> list[int]:
-    """Positions before which a prepare is needed.
-
-    shared: the first cell of each run of cells with the same data set; fresh: every
-    cell. Cells without a data set (cpu, memory, threads, mutex) need none.
-    """
-    _check_choice("dataset_policy", dataset_policy, DATASET_POLICIES)
-    fresh = dataset_policy == "fresh"
-    return [
-        cell.position
-        for i, cell in enumerate(cells)
-        if cell.dataset and (fresh or i == 0 or cells[i - 1].dataset != cell.dataset)
-    ]
-
-
-def cleanup_points(cells: Sequence[Cell], dataset_policy: str) -> list[int]:
-    """Positions after which a cleanup is due: the mirror image of prepare_points."""
-    _check_choice("dataset_policy", dataset_policy, DATASET_POLICIES)
-    fresh = dataset_policy == "fresh"
-    last = len(cells) - 1
-    return [
-        cell.position
-        for i, cell in enumerate(cells)
-        if cell.dataset and (fresh or i == last or cells[i + 1].dataset != cell.dataset)
-    ]
+    shape = _Shape(option_names, varying, servers.restart_settings)
+    return _schedule(groups, repeats, order, rng, shape)
 
 
 # --- checks ------------------------------------------------------------------------------
 
 
-def _check_policies(test: str, repeats: int, order: str, seed: int, policy: str) -> None:
+def _tests_axis(test: str, tests: Sequence[TestSpec]) -> list[TestSpec]:
+    if not tests:
+        return [TestSpec(validate_test(test))]
+    specs = [TestSpec(validate_test(t.test), dict(t.options), t.family) for t in tests]
+    _no_duplicates("tests", [(spec.test, _canonical(spec.options)) for spec in specs])
+    return specs
+
+
+def _server_sizes(servers: ServerAxes) -> dict[str, Sequence[object]]:
+    """The server axes as sizes, for the matrix's size check."""
+    _no_duplicates("targets", list(servers.targets))
+    _no_duplicates("installs", list(servers.installs))
+    _no_duplicates("configs", list(servers.configs))
+    values = {"targets": servers.targets, "installs": servers.installs}
+    return {name: axis for name, axis in {**values, "configs": servers.configs}.items() if axis}
+
+
+def _varying_axes(specs: Sequence[TestSpec], servers: ServerAxes) -> tuple[str, ...]:
+    varying = ["test"] if len(specs) > 1 else []
+    if len(servers.targets) > 1:
+        varying.append("target")
+    varying += [name for name, axis in _install_and_config(servers) if axis]
+    return tuple(varying)
+
+
+def _install_and_config(servers: ServerAxes) -> list[tuple[str, tuple[str, ...]]]:
+    return [("install", servers.installs), ("config", servers.configs)]
+
+
+def _canonical(options: Mapping[str, object]) -> str:
+    return json.dumps(options, sort_keys=True, default=str)
+
+
+def _check_policies(
+    specs: Sequence[TestSpec], repeats: int, order: str, seed: int, policy: str
+) -> None:
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise InvalidInput("repeats", f"must be a whole number of at least 1, not {repeats!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InvalidInput("seed", f"must be a whole number, not {seed!r}")
     _check_choice("order", order, ORDERS)
     _check_choice("dataset_policy", policy, DATASET_POLICIES)
-    if policy == "shared" and not dataset_reusable(test):
-        raise InvalidInput(
-            "dataset_policy",
-            f"{test} inserts the same ids on every run, so it needs a fresh data set "
-            "for each: choose 'fresh'",
-        )
+    for spec in specs:
+        if policy == "shared" and not dataset_reusable(spec.test):
+            raise InvalidInput(
+                "dataset_policy",
+                f"{spec.test} inserts the same ids on every run, so it needs a fresh data "
+                "set for each: choose 'fresh'",
+            )
 
 
 def _check_choice(field_name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -237,8 +249,8 @@ def _no_duplicates(field_name: str, values: Sequence[object]) -> None:
 
 def _check_size(
     threads: int,
-    settings: Mapping[str, list[str]],
-    options: Mapping[str, list[OptionValue]],
+    settings: Mapping[str, Sequence[object]],
+    options: Mapping[str, Sequence[object]],
     repeats: int,
 ) -> None:
     lengths = [len(v) for v in settings.values()] + [len(v) for v in options.values()]
@@ -260,27 +272,67 @@ def _combinations(
     threads: list[int],
     settings: Mapping[str, list[str]],
     options: Mapping[str, list[OptionValue]],
+    servers: ServerAxes,
 ) -> list[_Combination]:
-    """Every cell once, in ramp order: each settings/options combination, threads ascending."""
+    """Every cell of one test once, in ramp order: per server, each settings/options
+    combination, threads ascending."""
     result = []
-    for setting_values in itertools.product(*settings.values()):
-        for option_values in itertools.product(*options.values()):
-            for count in threads:
-                merged = {**fixed, **dict(zip(options, option_values, strict=True))}
-                merged["threads"] = count
-                # Cross-option rules (fileio needs a mode, time or events...) per cell.
-                merged = clean_run_options(test, merged)
-                setting_map = dict(zip(settings, setting_values, strict=True))
-                dataset = dataset_key(test, merged)
-                result.append(_Combination(count, setting_map, merged, dataset))
+    targets: Sequence[int | None] = servers.targets or [None]
+    writes = changes_data(test)
+    for target, install, config in itertools.product(
+        targets, servers.installs or [""], servers.configs or [""]
+    ):
+        for setting_values in itertools.product(*settings.values()):
+            for option_values in itertools.product(*options.values()):
+                for count in threads:
+                    merged = {**fixed, **dict(zip(options, option_values, strict=True))}
+                    merged["threads"] = count
+                    # Cross-option rules (fileio needs a mode, time or events...) per cell.
+                    merged = clean_run_options(test, merged)
+                    setting_map = dict(zip(settings, setting_values, strict=True))
+                    dataset = dataset_key(test, merged)
+                    result.append(
+                        _Combination(
+                            count,
+                            setting_map,
+                            merged,
+                            dataset,
+                            test,
+                            target,
+                            install,
+                            config,
+                            writes,
+                        )
+                    )
     return result
 
 
-def _group(combinations: list[_Combination]) -> list[list[_Combination]]:
-    groups: dict[tuple[str, ...], list[_Combination]] = {}
+def _group(combinations: list[_Combination], *, by_phase: bool) -> list[list[_Combination]]:
+    """Cells grouped by data set, in order of first appearance; with a tests axis, each data
+    set's readers before its writers, so that every reader sees the data as prepared."""
+    groups: dict[tuple[tuple[str, ...], bool], list[_Combination]] = {}
     for combination in combinations:
-        groups.setdefault(combination.dataset, []).append(combination)
-    return list(groups.values())  # dicts keep first-appearance order
+        phase = combination.changes_data if by_phase else False
+        groups.setdefault((combination.dataset, phase), []).append(combination)
+    datasets = list(dict.fromkeys(dataset for dataset, _ in groups))
+    order = sorted(groups, key=lambda key: (datasets.index(key[0]), key[1]))
+    return [groups[key] for key in order]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What every cell of a batch shares: the names of its axes."""
+
+    axis_options: tuple[str, ...]
+    axes: tuple[str, ...]
+    restart_settings: frozenset[str]
+
+    def restart_key(self, combination: _Combination) -> tuple[str, ...]:
+        restarted = sorted(self.restart_settings & set(combination.settings))
+        if not (restarted or combination.install or combination.config):
+            return ()
+        values = [f"{name}={combination.settings[name]}" for name in restarted]
+        return (combination.install, combination.config, *values)
 
 
 def _schedule(
@@ -288,22 +340,33 @@ def _schedule(
     repeats: int,
     order: str,
     rng: random.Random,
-    axis_options: tuple[str, ...],
+    shape: _Shape,
 ) -> list[Cell]:
     cells: list[Cell] = []
     for group in groups:
         for round_number in range(repeats):
-            batch_round = list(group)
-            if order == "interleaved":
-                rng.shuffle(batch_round)
-            for combination in batch_round:
-                cells.append(_cell(len(cells), round_number, combination, axis_options))
+            for combination in _round(group, order, rng, shape):
+                cells.append(_cell(len(cells), round_number, combination, shape))
     return cells
 
 
-def _cell(
-    position: int, round_number: int, combination: _Combination, axis_options: tuple[str, ...]
-) -> Cell:
+def _round(
+    group: list[_Combination], order: str, rng: random.Random, shape: _Shape
+) -> list[_Combination]:
+    """One round of a group: the cells of one server restart together (a restart costs
+    minutes), restarts in seeded order and the cells within each shuffled."""
+    by_restart: dict[tuple[str, ...], list[_Combination]] = {}
+    for combination in group:
+        by_restart.setdefault(shape.restart_key(combination), []).append(combination)
+    keys = list(by_restart)
+    if order == "interleaved":
+        rng.shuffle(keys)
+        for key in keys:
+            rng.shuffle(by_restart[key])
+    return [combination for key in keys for combination in by_restart[key]]
+
+
+def _cell(position: int, round_number: int, combination: _Combination, shape: _Shape) -> Cell:
     return Cell(
         position=position,
         round=round_number,
@@ -311,7 +374,13 @@ def _cell(
         settings=dict(combination.settings),
         options=dict(combination.options),
         dataset=combination.dataset,
-        axis_options=axis_options,
+        axis_options=shape.axis_options,
+        test=combination.test,
+        target=combination.target,
+        install=combination.install,
+        config=combination.config,
+        axes=shape.axes,
+        restart_key=shape.restart_key(combination),
     )
 
 
