@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The benchdash image: web (uvicorn), worker and beat (celery) run from it; see
+# The benchdash image: web (uvicorn, through benchdash/serve.py), worker and beat (celery) run from it; see
 # docker-compose.yml. Debian 12, like the machines benchdash is developed and tested on.
 
 FROM python:3.11-slim-bookworm AS build
@@ -36,4 +36,4 @@ RUN BENCHDASH_SECRET_KEY=collectstatic BENCHDASH_ENCRYPTION_KEYS=unused \
     && install -d -o benchdash -g benchdash /var/lib/benchdash
 USER benchdash
 EXPOSE 8000
-CMD ["uvicorn", "benchdash.asgi:application", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["python", "-m", "benchdash.serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -137,7 +137,7 @@ class BeatScheduler(DatabaseScheduler):
         try:
             # Awake at least once a heartbeat, so that a live beat never looks gone.
             delay = float(super().tick(*args, **kwargs))
-            return min(delay, settings.BENCHDASH_HEARTBEAT_SECONDS)
+            return min(delay, settings.BENCHDASH_PROCESS_BEAT_S)
         except DB_ERRORS as error:
             # From a database step the library does not guard (a one-off schedule switched
             # off when it is due, for one): tried again at the next tick.
@@ -146,9 +146,9 @@ class BeatScheduler(DatabaseScheduler):
 
     def _heartbeat(self) -> None:
         """Beat's heartbeat in Redis (runs/execution/liveness.py), for the health page: at
-        most one write every BENCHDASH_HEARTBEAT_SECONDS, whatever the database does."""
+        most one write every BENCHDASH_PROCESS_BEAT_S, whatever the database does."""
         now = time.monotonic()
-        if now - self._last_beat < settings.BENCHDASH_HEARTBEAT_SECONDS:
+        if now - self._last_beat < settings.BENCHDASH_PROCESS_BEAT_S:
             return
         self._last_beat = now
         liveness.process_beat(

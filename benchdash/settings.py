@@ -205,7 +205,10 @@ CELERY_TIMEZONE = "UTC"
 # broker. Crashed batches are found by the heartbeat sweeper and re-queued explicitly.
 CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 24 * 3600}
+# An idle worker asks Redis for work once every `polling_interval` seconds (one BRPOP that
+# Redis answers at once when a task arrives, so a longer wait costs no latency): 1 s, the
+# default, kept each of four idle workers awake for nothing.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 24 * 3600, "polling_interval": 10}
 CELERY_TASK_ROUTES = {
     "runs.tasks.batch_execute": {"queue": "benchmarks"},
     # A cell from several load hosts: one driver per host, alongside the batch's task.
@@ -220,8 +223,11 @@ BENCHDASH_BEAT_FULL_SYNC_S = float(env("BENCHDASH_BEAT_FULL_SYNC_S") or "300")
 # Beat writes a schedule's last_run_at and total_run_count after every fire, not every
 # three minutes: the schedules page and the API read them from the database.
 CELERY_BEAT_SYNC_EVERY = 1
+# The sweeper (runs/services/recovery.py) finds batches whose worker died, and batches
+# whose message Redis lost; a crashed batch is handed back within STALE_AFTER + SWEEP_S.
+BENCHDASH_SWEEP_S = float(env("BENCHDASH_SWEEP_S") or "60")
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stale-runs": {"task": "runs.tasks.sweep_stale", "schedule": 30.0},
+    "sweep-stale-runs": {"task": "runs.tasks.sweep_stale", "schedule": BENCHDASH_SWEEP_S},
 }
 
 # --- benchdash ----------------------------------------------------------------------------
@@ -229,6 +235,12 @@ CELERY_BEAT_SCHEDULE = {
 # considered orphaned by a dead worker.
 BENCHDASH_HEARTBEAT_SECONDS = float(env("BENCHDASH_HEARTBEAT_SECONDS", "5"))
 BENCHDASH_STALE_AFTER_SECONDS = float(env("BENCHDASH_STALE_AFTER_SECONDS", "30"))
+# benchdash's own processes (workers, beat) say they are alive this often, busy or idle
+# (runs/execution/liveness.py): twice within STALE_AFTER_SECONDS, so that one late beat
+# never makes a live process look gone.
+BENCHDASH_PROCESS_BEAT_S = min(
+    float(env("BENCHDASH_PROCESS_BEAT_S") or "15"), BENCHDASH_STALE_AFTER_SECONDS / 2
+)
 # A batch still queued this long after it was handed to the broker lost its message (Redis
 # restarted without persistence): the sweeper hands it over again. A second delivery is
 # harmless, the claim is conditional.

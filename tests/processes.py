@@ -50,6 +50,10 @@ class WorkerProcess:
                 "--loglevel=INFO",
                 "-n",
                 f"{name}@%h",
+                # As scripts/start runs its workers.
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
             ],
             cwd=ROOT,
             env=env,
@@ -95,7 +99,8 @@ def _child_setup(nofile: int | None = None) -> Callable[[], None]:
 
 
 class AsgiServer:
-    """benchdash under uvicorn, as `make start` serves it, on the test database."""
+    """benchdash under uvicorn (benchdash/serve.py), as `make start` serves it, on the test
+    database."""
 
     def __init__(self, log: Path, env: dict[str, str] | None = None, workers: int = 1) -> None:
         self.port = servers.free_port()
@@ -105,8 +110,7 @@ class AsgiServer:
             [
                 sys.executable,
                 "-m",
-                "uvicorn",
-                "benchdash.asgi:application",
+                "benchdash.serve",
                 "--host",
                 "127.0.0.1",
                 "--port",

@@ -5,7 +5,7 @@ time it was written (`at`, seconds since the epoch). They need Redis only, so th
 through an outage of the results database: the sweeper asks here whether a batch's worker
 is alive before it takes a silent batch for one whose worker died, and the health page
 (runs/services/health.py) reads them all. Each is at most one write every
-BENCHDASH_HEARTBEAT_SECONDS: an idle installation stays cheap.
+BENCHDASH_PROCESS_BEAT_S: an idle installation stays cheap.
 
 Fields: `worker:<name@machine>` (its queues, pid, machine), written by a thread each
 worker starts when it is ready and removed when it shuts down; `beat`, written by beat's
@@ -137,4 +137,4 @@ class WorkerHeartbeat:
     def _loop(self) -> None:
         while not self._stop.is_set():
             process_beat(name=self.name, report={**self.report, "batches": sorted(RUNNING)})
-            self._stop.wait(settings.BENCHDASH_HEARTBEAT_SECONDS)
+            self._stop.wait(settings.BENCHDASH_PROCESS_BEAT_S)

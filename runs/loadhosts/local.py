@@ -3,6 +3,7 @@ and the facts of the worker's own machine."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import platform
@@ -215,20 +216,30 @@ class LocalExecutor:
         }
 
     def sysbench_version(self) -> str | None:
-        try:
-            out = subprocess.run(
-                [self.sysbench, "--version"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
+        path = shutil.which(self.sysbench)
+        if path is None:
             return None
-        return out.stdout.strip() or None
+        try:
+            binary = os.stat(path)
+        except OSError:
+            return None
+        return _version_of(path, binary.st_mtime_ns, binary.st_size)
 
     def kill_group(self, pgid: int) -> bool:
         return kill_process_group(pgid)
+
+
+@functools.lru_cache(maxsize=8)
+def _version_of(path: str, mtime_ns: int, size: int) -> str | None:
+    """`sysbench --version` of one binary, asked once per worker (0.1 s each time, and a
+    batch asked twice): the binary's time and size in the key, so an upgrade is seen."""
+    try:
+        out = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
 
 
 def _work_dir() -> str:
