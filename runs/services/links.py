@@ -10,12 +10,17 @@ from django.conf import settings
 from django.urls import reverse
 
 
+def base_url() -> str:
+    """BENCHDASH_BASE_URL without its trailing slash: an absolute link is it + a path."""
+    return str(settings.BENCHDASH_BASE_URL).rstrip("/")
+
+
 def absolute_url(path: str) -> str:
     """`path` (from the site's root, `/batches/3/results`) as a link people outside the
     browser can open: BENCHDASH_BASE_URL + path."""
     if not path.startswith("/"):
         raise ValueError(f"not a path from the site's root: {path!r}")
-    return settings.BENCHDASH_BASE_URL.rstrip("/") + path
+    return base_url() + path
 
 
 def absolute_reverse(name: str, *args: Any) -> str:
