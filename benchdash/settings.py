@@ -291,9 +291,7 @@ DEFAULT_FROM_EMAIL = env("BENCHDASH_EMAIL_FROM") or "benchdash@localhost"
 # webhooks, the downloaded report): by default the one scripts/start serves, on
 # BENCHDASH_PORT.
 BENCHDASH_PORT = int(env("BENCHDASH_PORT") or "8000")
-BENCHDASH_BASE_URL = (
-    env("BENCHDASH_BASE_URL") or f"http://127.0.0.1:{BENCHDASH_PORT}"
-).rstrip("/")
+BENCHDASH_BASE_URL = (env("BENCHDASH_BASE_URL") or f"http://127.0.0.1:{BENCHDASH_PORT}").rstrip("/")
 BENCHDASH_WEBHOOK_TIMEOUT = float(env("BENCHDASH_WEBHOOK_TIMEOUT") or "10")
 # Webhooks go to public addresses only: a host that resolves to loopback, link-local
 # (169.254.169.254, cloud metadata), private or reserved addresses is refused, at save and

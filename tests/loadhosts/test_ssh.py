@@ -153,7 +153,8 @@ def test_facts_describe_the_host(ssh_host):
     assert facts["work_free_bytes"] > 0
     # How it is tuned, read there by the same script: the same machine says the same.
     assert facts["cpu_governor"] == local["cpu_governor"]
-    assert facts["network"].partition(", IRQs")[0] == local["network"].partition(", IRQs")[0]
+    cards = [str(f["network"]).partition(", IRQs")[0] for f in (facts, local)]
+    assert cards[0] == cards[1]
 
 
 # --- the wrapper ------------------------------------------------------------------------------

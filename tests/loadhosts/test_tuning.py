@@ -37,8 +37,7 @@ def test_governors_per_cpu_and_a_multiqueue_card_pinned_by_irq():
 
 def test_one_governor_everywhere_is_said_once():
     text = "".join(
-        f"F\t/sys/devices/system/cpu/cpu{n}/cpufreq/scaling_governor\tschedutil\n"
-        for n in range(8)
+        f"F\t/sys/devices/system/cpu/cpu{n}/cpufreq/scaling_governor\tschedutil\n" for n in range(8)
     )
     assert tuning_facts(text)["cpu_governor"] == "schedutil (all 8 CPUs)"
 

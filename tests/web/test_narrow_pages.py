@@ -6,7 +6,7 @@ above the plot, where it hides none of the runs' points."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import ViewportSize, expect
 
 from runs.models import Alert, Plan
 from tests.web.test_run_page_browser import logged_in
@@ -14,7 +14,7 @@ from tests.web.test_ui import browser  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 OVERFLOW = "() => [document.documentElement.scrollWidth, window.innerWidth]"
 
 
@@ -31,7 +31,7 @@ def test_the_results_page_on_a_phone(browser, session_cookie, make_batch):  # no
     expect(verdict).to_contain_text("slower")
     verdict.scroll_into_view_if_needed()  # the table scrolls in its own box
     box = verdict.bounding_box()
-    assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= 390
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert page.evaluate(OVERFLOW)[0] <= 390
     for canvas in page.locator("canvas").all():  # no chart wider than the screen
         drawn = canvas.bounding_box()
@@ -56,7 +56,7 @@ def test_every_column_of_the_alerts_is_in_the_window(
     Alert.objects.create(
         plan=stored_plan, batch=batch, state="confirmed", verdict=verdict,
         cells=[{"label": "8 threads · innodb_flush_log_at_trx_commit=1",
-                "steps": [{"text": "tps stepped slower: 1,000 → 900 (−10.0 %) at this night"}]}],
+                "steps": [{"text": "tps stepped slower: 1,000 → 900 (-10.0 %) at this night"}]}],
         changes=[{"kind": "variable", "text": "innodb_io_capacity_max: 2000 → "
                   "4000 (ALTER SYSTEM SET in postgresql.auto.conf, read back by the run)"}],
     )  # fmt: skip

@@ -105,7 +105,8 @@ def test_the_results_page_answers_and_its_report_reads_offline(
     # The table of the runs is shown whole, nothing behind a scroll bar.
     clipped = offline.evaluate(
         """() => [...document.querySelectorAll('.table-wrap')]
-             .filter((w) => w.scrollWidth > w.clientWidth + 1 || getComputedStyle(w).overflowX !== 'visible')
+             .filter((w) => w.scrollWidth > w.clientWidth + 1
+                            || getComputedStyle(w).overflowX !== 'visible')
              .map((w) => w.querySelector('table').id)"""
     )
     assert clipped == []

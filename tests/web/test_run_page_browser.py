@@ -184,7 +184,8 @@ def test_the_machines_are_drawn_under_the_tps_chart(
                  points: chart.data.datasets.map((d) => d.data.length),
                  labels: chart.data.datasets.map((d) => d.label),
                  axis: chart.options.scales.y.title.text,
-                 top: Math.max(...chart.data.datasets.flatMap((d) => d.data.map((p) => p.y)))}]; }))"""
+                 top: Math.max(...chart.data.datasets.flatMap(
+                   (d) => d.data.map((p) => p.y)))}]; }))"""
     )
     assert list(drawn) == ["cpu", "ctxt", "iops", "mbs", "net", "mem"]
     for name in ("cpu", "iops", "mbs", "net", "mem"):
