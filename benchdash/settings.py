@@ -299,8 +299,11 @@ EMAIL_USE_TLS = env_bool("BENCHDASH_EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("BENCHDASH_EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = float(env("BENCHDASH_EMAIL_TIMEOUT") or "10")
 DEFAULT_FROM_EMAIL = env("BENCHDASH_EMAIL_FROM") or "benchdash@localhost"
-# Links in mails and webhooks point here: the address people open benchdash at.
-BENCHDASH_BASE_URL = env("BENCHDASH_BASE_URL") or "http://127.0.0.1:8000"
+# The address people open benchdash at, the start of every link that leaves it (mails,
+# webhooks, the downloaded report): by default the one scripts/start serves, on
+# BENCHDASH_PORT.
+BENCHDASH_PORT = int(env("BENCHDASH_PORT") or "8000")
+BENCHDASH_BASE_URL = (env("BENCHDASH_BASE_URL") or f"http://127.0.0.1:{BENCHDASH_PORT}").rstrip("/")
 BENCHDASH_WEBHOOK_TIMEOUT = float(env("BENCHDASH_WEBHOOK_TIMEOUT") or "10")
 # Webhooks go to public addresses only: a host that resolves to loopback, link-local
 # (169.254.169.254, cloud metadata), private or reserved addresses is refused, at save and

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from runs.loadhosts.executor import CONFIG_DIR_PREFIX, CommandFactory, ExecutorError, lines_of
+from runs.loadhosts.tuning import tuning_facts, tuning_text
 from runs.sysbench.command import SysbenchCommand
 
 logger = logging.getLogger(__name__)
@@ -213,6 +214,7 @@ class LocalExecutor:
             "sysbench_version": self.sysbench_version(),
             "load_average": list(os.getloadavg()),
             "work_free_bytes": _free_bytes(_work_dir()),
+            **tuning_facts(tuning_text()),
         }
 
     def sysbench_version(self) -> str | None:

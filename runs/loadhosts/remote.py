@@ -20,6 +20,7 @@ from runs.loadhosts.remote_scripts import (
     SWEEP_DIRS_SCRIPT,
     remote_command,
 )
+from runs.loadhosts.tuning import TUNING_SCRIPT, tuning_facts
 from runs.sysbench.command import SysbenchCommand
 
 logger = logging.getLogger(__name__)
@@ -232,8 +233,9 @@ class SSHExecutor:
 
     def facts(self) -> dict[str, object]:
         """The environment of this load host, recorded on every batch and on the host."""
-        result = self._run(FACTS_SCRIPT)
-        return {"host": self.host_name, **_parse_facts(result.stdout)}
+        result = self._run(f"{FACTS_SCRIPT}\necho {TUNING_MARK}\n{TUNING_SCRIPT}")
+        facts, _, tuning = result.stdout.partition(f"\n{TUNING_MARK}\n")
+        return {"host": self.host_name, **_parse_facts(facts), **tuning_facts(tuning)}
 
     def sysbench_version(self) -> str | None:
         result = self._run(f"{shlex.quote(self.sysbench)} --version")
@@ -275,6 +277,10 @@ class SSHExecutor:
             return ssh.connect(self.host)
         except ssh.SSHError as e:
             raise ExecutorError(str(e)) from None
+
+
+# Between the facts and the tuning's files in what the facts' script prints.
+TUNING_MARK = "benchdash-tuning"
 
 
 def _parse_facts(text: str) -> dict[str, object]:

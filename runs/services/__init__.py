@@ -28,6 +28,8 @@ Reads:
     compare.py         batches and runs side by side
     timeseries.py      samples as chart series, bucketed in PostgreSQL
     exports.py         CSV and JSON, streamed
+    links.py           links that leave benchdash (mails, webhooks, the report): one
+                       base URL, BENCHDASH_BASE_URL
 
 A batch's life: `batches.batch_launch` freezes the plan (runs/frozen.py) and hands the
 batch to a worker (queue.py); the worker's task calls `batches.batch_execute`, which runs it

@@ -1,6 +1,8 @@
 """A batch's report to share: its results (runs/services/results.py) rendered as one HTML
 file, readable offline in any browser without benchdash, its charts drawn by Chart.js
-inlined with the data. The same tables as the results page."""
+inlined with the data. The same tables and charts as the results page (scaling, rate,
+the batch timeline, the latency CDF and histogram, what the machines did); its links to
+run pages and logs are absolute (runs/services/links.py), its tables shown whole."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from runs.analysis.batch_results import BatchResults
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services import stored_results
+from runs.services import results, stored_results
+from runs.services.links import base_url
 
 # Inlined into the report: nothing is fetched when it is opened. Chart.js as its classic
 # build, a global `Chart` (its ES build imports its chunks by relative URL, which a module
@@ -37,12 +40,26 @@ def batch_report_html(
     """The report of `found` (the batch's results against `baseline` unless given: as
     stored once the batch is finished, runs/services/stored_results.py)."""
     found = found or stored_results.batch_stored(batch=batch, baseline=baseline).value
+    read = results.batch_results_runs(batch=batch)
+    timeline = results.batch_time_charts(
+        batch=batch, read=read, found=found, counter="", gauge=False
+    )["timeline"]
     context = {
         "batch": batch,
         "results": found,
         "environment": _environment(batch),
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
-        "data": {"unit": found.unit, "series": found.scaling_chart, "rate": found.rate_chart},
+        # Every chart of the results page that is not about a choice made on it.
+        "data": {
+            "unit": found.unit,
+            "series": found.scaling_chart,
+            "rate": found.rate_chart,
+            "timeline": timeline,
+            "cdf": found.cdf,
+            "histogram": found.histogram,
+        },
+        # Its links lead to benchdash itself, wherever the file is opened.
+        "link_base": base_url(),
         "rate_data": {"rate": found.rate_chart},
         "chart_js": _inlined(REPORT_CHART_JS),
         "import_map": _import_map(),

@@ -4,7 +4,7 @@
 // the latency CDFs. The data comes with the page (json_script); the state is in the URL.
 import { LineWithErrorBarsController, PointWithErrorBar } from "chartjs-chart-error-bars";
 import annotationPlugin from "chartjs-plugin-annotation";
-import { Chart, axis, decadeTicks, histogramChart, lineDataset, num, readJson, threadsAxis } from "benchdash/charts.js";
+import { Chart, axis, cdfChart, histogramChart, lineDataset, num, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
 import "benchdash/batch_results_rate.js";
 
 Chart.register(LineWithErrorBarsController, PointWithErrorBar, annotationPlugin);
@@ -108,33 +108,8 @@ function drawResults(data) {
   overTime("timeseries-latency-chart", "latency", "ms", false);
 
   // --- the batch timeline ----------------------------------------------------------------------
-  // Each level of the threads (where the thread count changes from the run before) labelled
-  // with its thread count, at the start of its first run.
-  function timelineLevels() {
-    const levels = {};
-    (data.timeline || []).forEach((r, i) => {
-      if (!r.level || !r.points.length) return;
-      levels["level" + i] = {
-        type: "line", xMin: r.points[0][0], xMax: r.points[0][0], borderColor: "rgba(0,0,0,.25)",
-        borderWidth: 1, borderDash: [3, 3],
-        label: { display: true, content: r.level, position: "start", font: { size: 10 },
-                 backgroundColor: "rgba(255,255,255,.85)", color: "#444" },
-      };
-    });
-    return levels;
-  }
   const timeline = /** @type {HTMLCanvasElement} */ (document.getElementById("timeline-chart"));
-  if (timeline) {
-    new Chart(timeline, {
-      type: "line",
-      data: { datasets: (data.timeline || []).map((r) => lineDataset(r.label, r.colour, r.points)) },
-      options: {
-        plugins: { legend: { display: false }, annotation: { annotations: timelineLevels() } },
-        interaction: { mode: "nearest", intersect: false },
-        scales: { x: axis("seconds since the batch started", { type: "linear" }), y: axis(data.unit, { beginAtZero: true }) },
-      },
-    });
-  }
+  if (timeline) timelineChart(timeline, data.timeline || [], data.unit);
 
   // --- latency histogram, in sysbench's own buckets ------------------------------------------
   const histogram = /** @type {HTMLCanvasElement} */ (document.getElementById("histogram-chart"));
@@ -142,17 +117,5 @@ function drawResults(data) {
 
   // --- latency CDF ---------------------------------------------------------------------------
   const cdf = /** @type {HTMLCanvasElement} */ (document.getElementById("cdf-chart"));
-  if (cdf) {
-    new Chart(cdf, {
-      type: "line",
-      data: { datasets: (data.cdf || []).map((r) => lineDataset(r.label, r.colour, r.points, { stepped: "after" })) },
-      options: {
-        interaction: { mode: "nearest", intersect: false },
-        scales: {
-          x: axis("latency (ms)", { type: "logarithmic", ticks: { callback: decadeTicks, autoSkip: false, maxRotation: 0 } }),
-          y: { min: 0, max: 1, title: { display: true, text: "share of events" }, ticks: { callback: (v) => Math.round(Number(v) * 100) + " %" } },
-        },
-      },
-    });
-  }
+  if (cdf) cdfChart(cdf, data.cdf || []);
 }

@@ -100,3 +100,47 @@ export function histogramChart(canvas, lines) {
     },
   });
 }
+
+// Every run of a batch on the batch's clock (`runs`: [{label, colour, points, level}]).
+// Where the thread count changes, the level is named on an axis of its own above the plot,
+// its grid line dashed down through it: a label inside the plot would hide the first
+// run's points, which start at the top of it.
+export function timelineChart(canvas, runs, unit) {
+  const xs = runs.flatMap((r) => r.points.map((p) => p[0]));
+  const range = xs.length ? { min: Math.min(0, ...xs), max: Math.max(...xs) } : {};
+  const levels = runs.filter((r) => r.level && r.points.length).map((r) => ({ value: r.points[0][0], label: r.level }));
+  return new Chart(canvas, {
+    type: "line",
+    data: { datasets: runs.map((r) => lineDataset(r.label, r.colour, r.points)) },
+    options: {
+      plugins: { legend: { display: false } },
+      interaction: { mode: "nearest", intersect: false },
+      scales: {
+        x: axis("seconds since the batch started", Object.assign({ type: "linear" }, range)),
+        levels: /** @type {any} */ (Object.assign({
+          type: "linear", position: "top", axis: "x", display: levels.length > 0,
+          grid: { drawOnChartArea: true, color: "rgba(0,0,0,.3)" }, border: { dash: [3, 3] },
+          ticks: { autoSkip: false, maxRotation: 0, font: { size: 10 },
+                   callback: (v) => (levels.find((l) => l.value === v) || { label: "" }).label },
+          afterBuildTicks: (scale) => { scale.ticks = levels.map((l) => ({ value: l.value })); },
+        }, range)),
+        y: axis(unit, { beginAtZero: true }),
+      },
+    },
+  });
+}
+
+// The latency CDF of runs (`lines`: [{label, colour, points: [[ms, share]]}]), log ms.
+export function cdfChart(canvas, lines) {
+  return new Chart(canvas, {
+    type: "line",
+    data: { datasets: lines.map((r) => lineDataset(r.label, r.colour, r.points, { stepped: "after" })) },
+    options: {
+      interaction: { mode: "nearest", intersect: false },
+      scales: {
+        x: axis("latency (ms)", { type: "logarithmic", ticks: { callback: decadeTicks, autoSkip: false, maxRotation: 0 } }),
+        y: { min: 0, max: 1, title: { display: true, text: "share of events" }, ticks: { callback: (v) => Math.round(Number(v) * 100) + " %" } },
+      },
+    },
+  });
+}

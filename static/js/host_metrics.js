@@ -1,15 +1,21 @@
-// The run page's host metrics: CPU (user, system, iowait stacked), context switches and
-// disk IOPS / MB/s of the server host and the load host side by side, from the stored
-// rows, then live from the run's events (live_follow.js passes them on as
-// "benchdash:host_metrics").
-import { Chart } from "benchdash/charts.js";
+// The run page's host metrics: for each machine (the server's host, the load host, or
+// one machine that is both, drawn once) its CPU (user, system, iowait stacked), context
+// switches, disk reads and writes per second, disk MB/s read and written (an axis of its
+// own), network KB/s received and sent, and memory; from the stored rows, then live from
+// the run's events (live_follow.js passes them on as "benchdash:host_metrics").
+import { Chart, axis } from "benchdash/charts.js";
 
 const root = document.getElementById("host-metrics");
 if (root) drawHostMetrics(root);
 
+const ROLE_NAMES = { server: "Server host", load: "Load host" };
+
 function drawHostMetrics(root) {
   const seen = new Set();
-  const charts = {};
+  /** @type {Record<string, {roles: Set<string>, el: HTMLElement, charts: Record<string, Chart>}>} */
+  const machines = {};
+  const grid = document.getElementById("host-sides");
+  const template = /** @type {HTMLTemplateElement} */ (document.getElementById("host-side-template"));
 
   function sum(obj, names) {
     let total = 0;
@@ -19,44 +25,80 @@ function drawHostMetrics(root) {
 
   function makeCharts(side) {
     const canvas = (name) => side.querySelector('canvas[data-chart="' + name + '"]');
-    const line = (label, stack, fill) => ({ label, data: [], stack, fill, pointRadius: 0, borderWidth: 1 });
-    const stacked = { x: { type: "linear", title: { display: true, text: "s" } }, y: { stacked: true, min: 0, max: 100 } };
-    const plain = { x: { type: "linear", title: { display: true, text: "s" } }, y: { min: 0 } };
-    const make = (el, datasets, scales) => new Chart(el, {
-      type: "line", data: { datasets }, options: { animation: false, parsing: false, scales, maintainAspectRatio: false },
+    const line = (label, colour, extra) => Object.assign(
+      { label, data: [], borderColor: colour, backgroundColor: colour, pointRadius: 0, borderWidth: 1.2 }, extra || {});
+    const x = axis("s", { type: "linear" });
+    const make = (el, datasets, yTitle, y) => new Chart(el, {
+      type: "line", data: { datasets },
+      options: { animation: false, parsing: false, maintainAspectRatio: false,
+                 interaction: { mode: "nearest", intersect: false, axis: "x" },
+                 scales: { x, y: axis(yTitle, Object.assign({ min: 0 }, y || {})) } },
     });
+    const stack = (label, colour) => line(label, colour, { stack: "cpu", fill: true });
     return {
-      cpu: make(canvas("cpu"), [line("user %", "cpu", true), line("system %", "cpu", true), line("iowait %", "cpu", true)], stacked),
-      ctxt: make(canvas("ctxt"), [line("context switches/s"), line("db process csw/s")], plain),
-      disk: make(canvas("disk"), [line("IOPS"), line("MB/s")], plain),
+      cpu: make(canvas("cpu"), [stack("user %", "#0072b2"), stack("system %", "#d55e00"), stack("iowait %", "#e69f00")],
+        "CPU %", { stacked: true, max: 100 }),
+      ctxt: make(canvas("ctxt"), [line("context switches/s", "#009e73"), line("db process csw/s", "#cc79a7")], "per second"),
+      iops: make(canvas("iops"), [line("disk reads/s", "#56b4e9"), line("disk writes/s", "#0072b2")], "IOPS"),
+      mbs: make(canvas("mbs"), [line("disk read MB/s", "#009e73"), line("disk write MB/s", "#d55e00")], "MB/s"),
+      net: make(canvas("net"), [line("received KB/s", "#56b4e9"), line("sent KB/s", "#e69f00")], "KB/s"),
+      mem: make(canvas("mem"), [line("used MB", "#0072b2"), line("cache MB", "#7f7f7f"), line("dirty MB", "#d55e00")], "MB"),
     };
   }
 
+  // The machine's side, made when its first row comes; its title names every role it has.
+  function machineOf(host, role) {
+    let m = machines[host];
+    if (!m) {
+      const el = /** @type {HTMLElement} */ (template.content.firstElementChild.cloneNode(true));
+      el.querySelector(".host-name").textContent = host;
+      grid.appendChild(el);
+      m = machines[host] = { roles: new Set(), el, charts: makeCharts(el) };
+    }
+    if (!m.roles.has(role)) {
+      m.roles.add(role);
+      const roles = ["server", "load"].filter((r) => m.roles.has(r));
+      m.el.dataset.role = roles.join(" ");
+      m.el.querySelector(".host-roles").textContent = roles.length > 1
+        ? "Server host and load host (one machine)" : ROLE_NAMES[roles[0]] || roles[0];
+    }
+    return m;
+  }
+
   function add(row) {
-    const key = row.role + "/" + row.host + "/" + row.seq;
+    const m = machineOf(row.host, row.role);
+    // One machine in both roles sends the same reading twice: drawn once, from the
+    // server's row (it carries the database process's figures too).
+    const key = row.host + "/" + row.seq;
     if (seen.has(key)) return;
     seen.add(key);
-    const side = root.querySelector('.host-side[data-role="' + row.role + '"]');
-    if (!side) return;
-    side.querySelector(".host-name").textContent = row.host;
-    const c = charts[row.role] || (charts[row.role] = makeCharts(side));
-    const v = row.values, t = row.time_s, cpu = v.cpu || {};
+    const c = m.charts;
+    const v = row.values, t = row.time_s, cpu = v.cpu || {}, mem = v.mem || {};
     const db = v.db || {};
     const points = {
       cpu: [cpu.user, cpu.system, cpu.iowait],
       ctxt: [v.ctxt_s, v.db ? (db.vcsw_s || 0) + (db.nvcsw_s || 0) : null],
-      disk: [sum(v.disks, ["r_iops", "w_iops"]), sum(v.disks, ["r_mbs", "w_mbs"])],
+      iops: [sum(v.disks, ["r_iops"]), sum(v.disks, ["w_iops"])],
+      mbs: [sum(v.disks, ["r_mbs"]), sum(v.disks, ["w_mbs"])],
+      net: [v.nets ? sum(v.nets, ["rx_kbs"]) : null, v.nets ? sum(v.nets, ["tx_kbs"]) : null],
+      mem: [mem.used_mb, mem.cached_mb, mem.dirty_mb],
     };
     for (const [name, values] of Object.entries(points)) {
       values.forEach((y, i) => { if (y != null) c[name].data.datasets[i].data.push({ x: t, y }); });
     }
   }
 
-  function redraw() { for (const c of Object.values(charts)) for (const ch of Object.values(c)) ch.update("none"); }
+  // The server's rows first: a machine in both roles is then drawn from them.
+  const serverFirst = (a, b) => (a.role === b.role ? 0 : a.role === "server" ? -1 : 1);
+
+  function redraw() { for (const m of Object.values(machines)) for (const ch of Object.values(m.charts)) ch.update("none"); }
 
   fetch(root.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
     .then((r) => (r.ok ? r.json() : { results: [] }))
-    .then((page) => { page.results.forEach(add); redraw(); })
+    .then((page) => { page.results.slice().sort(serverFirst).forEach(add); redraw(); })
     .catch(() => {});
-  document.addEventListener("benchdash:host_metrics", (/** @type {CustomEvent} */ e) => { e.detail.rows.forEach(add); redraw(); });
+  document.addEventListener("benchdash:host_metrics", (/** @type {CustomEvent} */ e) => {
+    e.detail.rows.slice().sort(serverFirst).forEach(add);
+    redraw();
+  });
 }

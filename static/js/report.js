@@ -1,6 +1,7 @@
-// The shared report's scaling charts: throughput and p95 against threads, the median of
-// the repeats of each cell. Everything it draws is in the file (report-data).
-import { Chart, lineDataset, axis, readJson, threadsAxis } from "benchdash/charts.js";
+// The shared report's charts: throughput and p95 against threads (the median of the
+// repeats of each cell), the batch timeline, the latency CDF and histogram, and the rate
+// charts (batch_results_rate.js). Everything it draws is in the file (report-data).
+import { Chart, axis, cdfChart, histogramChart, lineDataset, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
 import "benchdash/batch_results_rate.js";
 
 const data = readJson("report-data");
@@ -25,4 +26,9 @@ function drawReport(data) {
   }
   scaling("report-scaling-chart", "y", data.unit);
   scaling("report-latency-chart", "p95", "p95 (ms)");
+
+  const canvas = (id) => /** @type {HTMLCanvasElement} */ (document.getElementById(id));
+  if (canvas("timeline-chart")) timelineChart(canvas("timeline-chart"), data.timeline || [], data.unit);
+  if (canvas("cdf-chart")) cdfChart(canvas("cdf-chart"), data.cdf || []);
+  if (canvas("histogram-chart")) histogramChart(canvas("histogram-chart"), data.histogram || []);
 }

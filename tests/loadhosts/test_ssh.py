@@ -151,6 +151,10 @@ def test_facts_describe_the_host(ssh_host):
     assert len(facts["load_average"]) == 3
     assert all({"name", "bytes", "rotational"} <= set(disk) for disk in facts["disks"])
     assert facts["work_free_bytes"] > 0
+    # How it is tuned, read there by the same script: the same machine says the same.
+    assert facts["cpu_governor"] == local["cpu_governor"]
+    cards = [str(f["network"]).partition(", IRQs")[0] for f in (facts, local)]
+    assert cards[0] == cards[1]
 
 
 # --- the wrapper ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from playwright.sync_api import expect
 
 from runs.models import Batch, Run
@@ -75,7 +76,12 @@ def test_the_results_page_answers_and_its_report_reads_offline(
     report = Path(tmp_path / "report.html")
     caught.value.save_as(report)
     html = report.read_text()
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing to fetch
+    assert not re.search(r"""src=["']?(https?:)?//""", html)  # nothing to fetch
+    assert "<link" not in html
+    # Its links lead to benchdash (the base URL), not to paths of a server the file lacks.
+    run = batch.runs.order_by("position").first()
+    assert f'href="{settings.BENCHDASH_BASE_URL}/runs/{run.pk}/"' in html
+    assert not re.search(r"""href=["']?/""", html)
 
     offline = b.page.context.new_page()
     fetched: list[str] = []
@@ -92,9 +98,18 @@ def test_the_results_page_answers_and_its_report_reads_offline(
     offline.on("pageerror", lambda e: b.errors.append(str(e)))
     offline.goto(report.as_uri())
     offline.wait_for_load_state("load")
+    # Every chart of the results page that is not about a choice made on it.
     for canvas in ("report-scaling-chart", "report-latency-chart", "rate-achieved-chart",
-                   "rate-p95-chart"):  # fmt: skip
+                   "rate-p95-chart", "timeline-chart", "cdf-chart", "histogram-chart"):  # fmt: skip
         assert chart_points(offline, canvas) > 0, canvas
+    # The table of the runs is shown whole, nothing behind a scroll bar.
+    clipped = offline.evaluate(
+        """() => [...document.querySelectorAll('.table-wrap')]
+             .filter((w) => w.scrollWidth > w.clientWidth + 1
+                            || getComputedStyle(w).overflowX !== 'visible')
+             .map((w) => w.querySelector('table').id)"""
+    )
+    assert clipped == []
     expect(offline.locator("#summary-sentences")).to_contain_text("2.0× slower than flush=2")
     expect(offline.locator("#report-verdicts")).to_contain_text("baseline")
     expect(offline.locator("#report-replay")).to_contain_text('"seed": 1')

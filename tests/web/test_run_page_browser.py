@@ -164,17 +164,45 @@ def test_the_machines_are_drawn_under_the_tps_chart(
 
     page = b.open(f"/runs/{run.pk}/")
 
-    expect(page.locator("#host-metrics .host-side[data-role=server] .host-name")).to_have_text(
-        "local"
-    )
+    # sysbench and the server shared this machine: one side, named for both roles.
+    side = page.locator("#host-metrics .host-side")
+    expect(side).to_have_count(1)
+    expect(side.locator(".host-name")).to_have_text("local")
+    expect(side.locator(".host-roles")).to_have_text("Server host and load host (one machine)")
+    assert side.get_attribute("data-role") == "server load"
     expect(page.locator("#host-bottleneck")).to_contain_text("Bottleneck:")
-    points = page.evaluate(
-        "async () => { const { Chart } = await import('chart.js');"
-        " return [...document.querySelectorAll('#host-metrics canvas')]"
-        ".map((c) => Chart.getChart(c).data.datasets[0].data.length); }"
-    )
+    page.evaluate("async () => { window.Chart = (await import('chart.js')).Chart; }")
     stored = run.host_metrics.filter(role="server").count()
-    assert points == [stored] * 6  # CPU, switches, disks of both sides, a point a second
+    page.wait_for_function(
+        f"() => Chart.getChart(document.querySelector('#host-metrics canvas'))"
+        f"?.data.datasets[0].data.length === {stored}"
+    )
+    drawn = page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('#host-metrics canvas')]
+             .map((c) => { const chart = Chart.getChart(c);
+               return [c.dataset.chart, {
+                 points: chart.data.datasets.map((d) => d.data.length),
+                 labels: chart.data.datasets.map((d) => d.label),
+                 axis: chart.options.scales.y.title.text,
+                 top: Math.max(...chart.data.datasets.flatMap(
+                   (d) => d.data.map((p) => p.y)))}]; }))"""
+    )
+    assert list(drawn) == ["cpu", "ctxt", "iops", "mbs", "net", "mem"]
+    for name in ("cpu", "iops", "mbs", "net", "mem"):
+        assert set(drawn[name]["points"]) == {stored}, name  # a point a second, every series
+    # Disk MB/s read and written, on an axis of its own (not the IOPS one).
+    assert drawn["mbs"]["labels"] == ["disk read MB/s", "disk write MB/s"]
+    assert (drawn["iops"]["axis"], drawn["mbs"]["axis"]) == ("IOPS", "MB/s")
+    assert drawn["net"]["labels"] == ["received KB/s", "sent KB/s"]
+    assert drawn["mem"]["labels"] == ["used MB", "cache MB", "dirty MB"]
+    assert drawn["mem"]["top"] > 0  # this machine uses memory
+    # tps and qps each on its own axis.
+    axes = page.evaluate(
+        "() => { const c = Chart.getChart('run-chart');"
+        " return [c.data.datasets.map((d) => d.yAxisID), c.options.scales.y.title.text,"
+        " c.options.scales.yq.title.text]; }"
+    )
+    assert axes == [["y", "yq", "y1"], "tps", "qps"]
     b.shot("run-host-metrics")
     assert b.errors == []
 

@@ -48,12 +48,14 @@ _FACTS = (
     ("load host CPU", "load_host", "cpu_model"),
     ("load host cores", "load_host", "cpu_cores"),
     ("load host memory", "load_host", "memory_bytes"),
+    ("load host CPU governor", "load_host", "cpu_governor"),
     ("sysbench version", "load_host", "sysbench_version"),
     ("server host kernel", "server_host", "kernel"),
     ("server host OS", "server_host", "os"),
     ("server host CPU", "server_host", "cpu_model"),
     ("server host cores", "server_host", "cpu_cores"),
     ("server host memory", "server_host", "memory_bytes"),
+    ("server host CPU governor", "server_host", "cpu_governor"),
 )
 
 

@@ -32,6 +32,7 @@ from runs.analysis.nightly import regressions
 from runs.bidi import bidi_shown
 from runs.columns import NightCheck
 from runs.models import Alert, Batch, Plan, Status
+from runs.services.links import absolute_url
 from runs.services.nightly import webhook_bodies, webhooks
 
 logger = logging.getLogger(__name__)
@@ -202,11 +203,6 @@ def _alert_text(alert: dict[str, Any]) -> list[str]:
     if alert["confirmation"]["url"]:
         lines.append(f"  {alert['confirmation']['url']}")
     return [*lines, "", "What changed since the baseline nights:", *(f"  {c}" for c in changes), ""]
-
-
-def absolute_url(path: str) -> str:
-    """A link for people outside the browser (mail, chat): BENCHDASH_BASE_URL + path."""
-    return settings.BENCHDASH_BASE_URL.rstrip("/") + path
 
 
 # --- channels ---------------------------------------------------------------------------------
