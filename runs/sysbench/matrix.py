@@ -14,6 +14,7 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -31,6 +32,7 @@ from runs.sysbench.cells import (  # the cells' own names, read through this mod
     TestSpec,
     cleanup_points,
     prepare_points,
+    rebuild_part,
     restart_points,
 )
 from runs.sysbench.command import (
@@ -75,6 +77,7 @@ class _Combination:
     install: str = ""
     config: str = ""
     changes_data: bool = True
+    test_options: tuple[str, ...] = ()  # the names its test's item sets
 
 
 def expand(
@@ -109,11 +112,12 @@ def expand(
     _check_size(len(threads), settings, sized, repeats)
     combinations: list[_Combination] = []
     option_names: tuple[str, ...] = ()
-    for spec in specs:
+    for index, spec in enumerate(specs):
         fixed = _fixed_options(spec.test, {**fixed_options, **spec.options})
         options = _option_axes(spec.test, axes.options, fixed)
         option_names = tuple(options)
-        combinations += _combinations(spec.test, fixed, threads, settings, options, servers)
+        found = _combinations(spec.test, fixed, threads, settings, options, servers)
+        combinations += [_of_item(c, spec, index, dataset_policy) for c in found]
     varying = _varying_axes(specs, servers)
     if dataset_policy == "shared":
         groups = _group(combinations, by_phase=len(specs) > 1)
@@ -131,7 +135,9 @@ def expand(
 def _tests_axis(test: str, tests: Sequence[TestSpec]) -> list[TestSpec]:
     if not tests:
         return [TestSpec(validate_test(test))]
-    specs = [TestSpec(validate_test(t.test), dict(t.options), t.family) for t in tests]
+    specs = [
+        TestSpec(validate_test(t.test), dict(t.options), t.family, bool(t.rebuild)) for t in tests
+    ]
     _no_duplicates("tests", [(spec.test, _canonical(spec.options)) for spec in specs])
     return specs
 
@@ -307,6 +313,15 @@ def _combinations(
     return result
 
 
+def _of_item(combination: _Combination, spec: TestSpec, index: int, policy: str) -> _Combination:
+    """A combination of a tests axis's item: the names of its item's options (part of
+    its identity), and its own data set when the item rebuilds one."""
+    rebuilds = spec.rebuild and policy == "shared" and bool(combination.dataset)
+    dataset = combination.dataset + rebuild_part(index) if rebuilds else combination.dataset
+    names = tuple(sorted(spec.options))
+    return dataclasses.replace(combination, dataset=dataset, test_options=names)
+
+
 def _group(combinations: list[_Combination], *, by_phase: bool) -> list[list[_Combination]]:
     """Cells grouped by data set, in order of first appearance; with a tests axis, each data
     set's readers before its writers, so that every reader sees the data as prepared."""
@@ -381,6 +396,7 @@ def _cell(position: int, round_number: int, combination: _Combination, shape: _S
         config=combination.config,
         axes=shape.axes,
         restart_key=shape.restart_key(combination),
+        test_options=combination.test_options if "test" in shape.axes else (),
     )
 
 

@@ -78,6 +78,9 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
     entry["rx_kbs"] = _mean(_net_sum(v, "rx_kbs", series.loopback) for v in steady)
     entry["tx_kbs"] = _mean(_net_sum(v, "tx_kbs", series.loopback) for v in steady)
     entry["ctxt_per_tx"] = _per(entry["ctxt_s"], tps)
+    # What the disks read and wrote per transaction, in KB (the relative table's columns).
+    for name, part in (("read_kb_per_tx", "r_mbs"), ("write_kb_per_tx", "w_mbs")):
+        entry[name] = _per(_mean(_disk_sum(v, (part,)) * 1000 for v in steady), tps)
     if series.role == "server" and any("db" in v for v in steady):
         db = {p: _mean(v["db"][p] for v in steady if "db" in v) for p in DB_PARTS}
         cores = (db["user_cores"] or 0) + (db["system_cores"] or 0)
