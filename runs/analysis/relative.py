@@ -236,9 +236,14 @@ def _varying(mappings: Iterable[Mapping[str, str]]) -> list[str]:
 
 
 def _server_label(run: TableRun) -> str:
-    if len(run.server) == 1:
-        return next(iter(run.server.values()))
-    return " ".join(f"{name}={value}" for name, value in run.server.items())
+    return server_label(run.server)
+
+
+def server_label(server: Mapping[str, str]) -> str:
+    """A server's column: its value alone on one axis (`db2`), else `target=db2 config=a`."""
+    if len(server) == 1:
+        return next(iter(server.values()))
+    return " ".join(f"{name}={value}" for name, value in server.items())
 
 
 def column_of(run: TableRun, axis: str) -> str:

@@ -28,7 +28,7 @@ from runs import targets
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Status
-from runs.sysbench.cells import REBUILD, cell_identity, rebuild_part, item_index
+from runs.sysbench.cells import REBUILD, cell_identity, item_index, rebuild_part
 from runs.sysbench.command import dataset_key, dataset_reusable, family
 from runs.sysbench.options import OPTIONS, SINGLE_TABLE_TESTS, is_sql_test
 from runs.targets import ServerTarget

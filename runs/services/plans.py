@@ -92,6 +92,9 @@ def _test_item(index: int, item: object) -> matrix.TestSpec:
         raise InvalidInput("tests", f"{where}: family must be a short name, e.g. point")
     if not isinstance(item.get("rebuild", False), bool):
         raise InvalidInput("tests", f"{where}: rebuild is true or false")
+    name = item.get("name", "")
+    if not isinstance(name, str) or len(name) > 40:
+        raise InvalidInput("tests", f"{where}: name is the row's name, at most 40 characters")
     return matrix.TestSpec(
         test=item["test"], options=options, family=family, rebuild=item.get("rebuild", False)
     )

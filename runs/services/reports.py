@@ -17,7 +17,7 @@ from runs.analysis.batch_results import BatchResults
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services import stored_results
+from runs.services import relative, stored_results
 
 # Inlined into the report: nothing is fetched when it is opened. Chart.js as its classic
 # build, a global `Chart` (its ES build imports its chunks by relative URL, which a module
@@ -40,6 +40,7 @@ def batch_report_html(
     context = {
         "batch": batch,
         "results": found,
+        "relative": relative.batch_relative(batch=batch),
         "environment": _environment(batch),
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
         "data": {"unit": found.unit, "series": found.scaling_chart, "rate": found.rate_chart},

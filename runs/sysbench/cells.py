@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from runs.errors import InvalidInput
 from runs.sysbench.values import clean_options, render_value
@@ -140,7 +141,7 @@ def item_index(
     return None
 
 
-def cell_identity(cell_key: str) -> dict[str, object]:
+def cell_identity(cell_key: str) -> dict[str, Any]:
     """A stored cell key read back; {} when it is not one."""
     try:
         identity = json.loads(cell_key)

@@ -6,9 +6,10 @@ shows it as text, one item a line:
 
     point   oltp_point_select
     range   oltp_read_only  point-selects=0 simple-ranges=1 sum-ranges=0 ...  skip-trx=on
-    write   oltp_insert  rebuild
+    write   oltp_insert  name=insert  rebuild
 
-the family first, then the test, its options as name=value, and `rebuild` where it rebuilds.
+the family first, then the test, `name=` the row's name in the relative table (optional),
+its options as name=value, and `rebuild` where it rebuilds.
 `microbenchmarks()` is the preset the editor loads for the user to edit: point queries,
 range queries, range queries with aggregation and writes, grouped as such (the form of
 the published version comparisons). Pure: no Django, no I/O.
@@ -27,6 +28,7 @@ from runs.sysbench.values import clean_options, render_value
 MAX_TESTS = 64
 _FAMILY_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
 REBUILD_WORD = "rebuild"
+NAME_WORD = "name"  # name=range-sum: how the relative table's row names the item
 
 # oltp_read_only's queries, all off: each item of the suite turns on the ones it measures.
 _NO_READS = {
@@ -50,35 +52,32 @@ def microbenchmarks() -> list[dict[str, Any]]:
     def reads(**queries: int) -> dict[str, Any]:
         return {**_NO_READS, **queries, **_READS_ONLY}
 
+    def item(name: str, family: str, test: str, **options: Any) -> dict[str, Any]:
+        return {"test": test, "options": options, "family": family, "name": name}
+
     return [
-        {"test": "oltp_point_select", "options": {}, "family": "point"},
-        {"test": "oltp_read_only", "options": reads(**{"point-selects": 10}), "family": "point"},
-        {"test": "oltp_read_only", "options": reads(**{"simple-ranges": 1}), "family": "range"},
-        {
-            "test": "oltp_read_only",
-            "options": {**reads(**{"simple-ranges": 1}), "range-size": 1000},
-            "family": "range",
-        },
-        {
-            "test": "oltp_read_only",
-            "options": reads(**{"sum-ranges": 1}),
-            "family": "range-aggregation",
-        },
-        {
-            "test": "oltp_read_only",
-            "options": reads(**{"order-ranges": 1}),
-            "family": "range-aggregation",
-        },
-        {
-            "test": "oltp_read_only",
-            "options": reads(**{"distinct-ranges": 1}),
-            "family": "range-aggregation",
-        },
-        {"test": "oltp_update_index", "options": {}, "family": "write"},
-        {"test": "oltp_update_non_index", "options": {}, "family": "write"},
-        {"test": "oltp_delete", "options": {}, "family": "write"},
-        {"test": "oltp_insert", "options": {}, "family": "write"},
-        {"test": "oltp_write_only", "options": {}, "family": "write"},
+        item("point-select", "point", "oltp_point_select"),
+        item("points-10", "point", "oltp_read_only", **reads(**{"point-selects": 10})),
+        item("range-100", "range", "oltp_read_only", **reads(**{"simple-ranges": 1})),
+        item(
+            "range-1000",
+            "range",
+            "oltp_read_only",
+            **{**reads(**{"simple-ranges": 1}), "range-size": 1000},
+        ),
+        item("range-sum", "range-aggregation", "oltp_read_only", **reads(**{"sum-ranges": 1})),
+        item("range-order", "range-aggregation", "oltp_read_only", **reads(**{"order-ranges": 1})),
+        item(
+            "range-distinct",
+            "range-aggregation",
+            "oltp_read_only",
+            **reads(**{"distinct-ranges": 1}),
+        ),
+        item("update-index", "write", "oltp_update_index"),
+        item("update-nonindex", "write", "oltp_update_non_index"),
+        item("delete-insert", "write", "oltp_delete"),
+        item("insert", "write", "oltp_insert"),
+        item("write-only", "write", "oltp_write_only"),
     ]
 
 
@@ -108,23 +107,32 @@ def _item(number: int, words: Sequence[str]) -> dict[str, Any]:
     except InvalidInput as e:
         raise InvalidInput("tests", f"{where}: {e.message}") from None
     options: dict[str, object] = {}
-    rebuild = False
+    extra: dict[str, Any] = {}
     for word in rest:
         if word == REBUILD_WORD:
-            rebuild = True
+            extra["rebuild"] = True
             continue
         name, equals, value = word.partition("=")
         if not equals or not name or not value:
             raise InvalidInput("tests", f"{where}: {word!r} is not name=value or rebuild")
-        options[name] = int(value) if value.isdigit() else value
+        if name == NAME_WORD:
+            extra["name"] = _label(where, value)
+        else:
+            options[name] = int(value) if value.isdigit() else value
     try:
         cleaned = clean_options(test, options)
     except InvalidInput as e:
         raise InvalidInput("tests", f"{where}: {e.field}: {e.message}") from None
     item: dict[str, Any] = {"test": test, "options": _plain(cleaned), "family": family}
-    if rebuild:
-        item["rebuild"] = True
-    return item
+    return {**item, **extra}
+
+
+def _label(where: str, value: str) -> str:
+    if not _FAMILY_RE.fullmatch(value):
+        raise InvalidInput(
+            "tests", f"{where}: name {value!r}: letters, digits, - and _, at most 40"
+        )
+    return value
 
 
 def _plain(cleaned: Mapping[str, object]) -> dict[str, object]:
@@ -138,6 +146,7 @@ def suite_text(items: Sequence[Mapping[str, Any]]) -> str:
     for item in items:
         options = item.get("options") or {}
         words = [str(item.get("family") or "other"), str(item.get("test", ""))]
+        words += [f"{NAME_WORD}={item['name']}"] if item.get("name") else []
         words += [f"{name}={_shown(value)}" for name, value in options.items()]
         if item.get("rebuild"):
             words.append(REBUILD_WORD)

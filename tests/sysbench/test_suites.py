@@ -53,6 +53,7 @@ def test_two_items_of_one_test_are_two_cells_with_their_options_in_the_key():
     assert identity["test_options"]["sum-ranges"] == "1"
     assert identity["test_options"]["skip-trx"] == "on"
     index = item_index(suite, "oltp_read_only", identity["test_options"])
+    assert index is not None
     assert suite[index]["options"]["sum-ranges"] == 1
     assert "sum-ranges=1" in sums.label
 
