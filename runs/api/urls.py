@@ -44,6 +44,7 @@ urlpatterns = [
     ),
     path("plans", plans.PlanList.as_view(), name="api-plans"),
     path("plans/<int:pk>", plans.PlanDetail.as_view(), name="api-plan"),
+    path("plans/suites", plans.Suites.as_view(), name="api-plan-suites"),
     path("plans/<int:pk>/preflight", plans.PlanPreflight.as_view(), name="api-plan-preflight"),
     path("plans/<int:pk>/launch", plans.PlanLaunch.as_view(), name="api-plan-launch"),
     path("plans/<int:pk>/schedule", plans.PlanSchedule.as_view(), name="api-plan-schedule"),
