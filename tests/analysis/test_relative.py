@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from typing import Any
 
 from runs.analysis import relative, verdicts
 from runs.analysis.relative import SERVER, TableRun, relative_table
@@ -14,6 +15,12 @@ from tests.analysis.recorded import insert_cell, point_select_threads
 
 HOSTS = {"hosts": [{"role": "server", "host": "db", "db": {"cpu_us_per_tx": 80.0,
          "csw_per_tx": 6.0}, "read_kb_per_tx": 0.5, "write_kb_per_tx": 12.0}]}  # fmt: skip
+
+
+def made(runs: list[TableRun], **given: Any) -> Any:
+    table = relative_table(runs, **given)
+    assert table is not None
+    return table
 
 
 def insert_runs(*, as_servers: bool = False) -> list[TableRun]:
@@ -29,7 +36,7 @@ def insert_runs(*, as_servers: bool = False) -> list[TableRun]:
 
 
 def test_a_setting_as_columns_gives_each_row_its_ratio_interval_and_verdict():
-    table = relative_table(insert_runs(), orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
+    table = made(insert_runs(), orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
     assert table is not None
     assert table.axis == "innodb_flush_log_at_trx_commit"
     assert table.columns == ["flush=1", "flush=0"]
@@ -38,10 +45,11 @@ def test_a_setting_as_columns_gives_each_row_its_ratio_interval_and_verdict():
                                                "insert threads=4"]  # fmt: skip
     for row, threads in zip(family.rows, (1, 2, 4), strict=True):
         base, other = insert_cell(1, threads), insert_cell(0, threads)
-        assert row.cells[0].throughput == statistics.median(r.throughput for r in base)
+        assert row.cells[0].throughput == statistics.median(r.throughput or 0.0 for r in base)
         assert row.cells[0].verdict is None and row.cells[0].n == 3
         verdict = row.cells[1].verdict
         alone = verdicts.compare_runs(base, other)
+        assert alone is not None
         assert verdict.ratio == alone.ratio and verdict.low == alone.low
         assert verdict.correction == "Holm's correction over 3 cells"
     # flush=0 does not wait on the log's fsync: faster at every thread count here
@@ -53,19 +61,17 @@ def test_a_setting_as_columns_gives_each_row_its_ratio_interval_and_verdict():
 
 def test_the_servers_as_columns_are_issue_33s_table():
     runs = insert_runs(as_servers=True)
-    table = relative_table(runs, orders={SERVER: ["flush1", "flush0"]})
+    table = made(runs, orders={SERVER: ["flush1", "flush0"]})
     assert table is not None and table.axis == SERVER and table.axes == [SERVER, "threads"]
     assert table.columns == ["flush1", "flush0"]
-    same_as_setting = relative_table(
-        insert_runs(), orders={"innodb_flush_log_at_trx_commit": ["1", "0"]}
-    )
+    same_as_setting = made(insert_runs(), orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
     for row, twin in zip(table.families[0].rows, same_as_setting.families[0].rows, strict=True):
         assert row.cells[1].verdict == twin.cells[1].verdict
         assert row.cells[1].tone in relative.FASTER_TONES
 
 
 def test_threads_as_columns_read_against_the_first_thread_count():
-    table = relative_table(insert_runs(), axis="threads")
+    table = made(insert_runs(), axis="threads")
     assert table.columns == ["threads=1", "threads=2", "threads=4"]
     assert [r.label for r in table.families[0].rows] == ["insert flush=0", "insert flush=1"]
 
@@ -85,7 +91,7 @@ def test_tests_in_families_with_per_transaction_costs_from_the_host_metrics():
                 host_summary=HOSTS,
             )
             runs.append(TableRun(figures, "point-select", "point", 0))
-    table = relative_table(runs, orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
+    table = made(runs, orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
     assert [f.name for f in table.families] == ["point", "write"]
     point = table.families[0].rows[0]
     assert point.label == "point-select"
