@@ -89,7 +89,7 @@ def main() -> None:
                 port=server.port, database="sbtest", user=server.user, password=server.password,
             )  # fmt: skip
             tests = microbenchmarks()[: args.tests]
-            common = {
+            common: dict[str, Any] = {
                 "target": target, "load_host": host, "threads": [1], "repeats": 1,
                 "server_settings": {"sync_binlog": ["1", "0"]},
                 "options": {"time": args.time, "report-interval": 1, "tables": 1,

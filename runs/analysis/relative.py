@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs.analysis import stats, verdicts
+from runs.analysis.host_metrics.host_summary import PER_TX, PerTx, cell_per_tx
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, SHORT_NAMES, RunFigures, throughput_unit
 from runs.analysis.verdicts import Verdict
@@ -33,8 +34,7 @@ CELLS = "cells"  # the one family of a plan without a tests axis
 FASTER_TONES = ("#e5f5e0", "#c7e9c0", "#a1d99b", "#74c476")
 SLOWER_TONES = ("#fee0d2", "#fcbba1", "#fc9272", "#fb6a4a")
 SAME_TONE = "#f0f0f0"
-_STEPS = (1.05, 1.15, 1.40)
-PER_TX = ("cpu_us", "csw", "read_kb", "write_kb")
+_LEVELS = (1.05, 1.15, 1.40)
 
 
 @dataclass(frozen=True)
@@ -47,19 +47,6 @@ class TableRun:
     family: str = ""
     test_order: int = 0  # the item's place in the plan
     server: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class PerTx:
-    """Medians over a cell's repeats of its cost per transaction; None where unmeasured."""
-
-    cpu_us: float | None = None  # the database process's CPU
-    csw: float | None = None  # its context switches
-    read_kb: float | None = None  # the server host's disks
-    write_kb: float | None = None
-
-    def to_dict(self) -> dict[str, float | None]:
-        return {name: getattr(self, name) for name in PER_TX}
 
 
 @dataclass(frozen=True)
@@ -209,8 +196,8 @@ def tone(verdict: Verdict | None) -> str:
     if not verdict.significant:
         return SAME_TONE
     factor = verdict.ratio if verdict.ratio >= 1 else 1 / verdict.ratio
-    step = sum(factor >= s for s in _STEPS)
-    return (FASTER_TONES if verdict.ratio >= 1 else SLOWER_TONES)[step]
+    level = sum(factor >= s for s in _LEVELS)
+    return (FASTER_TONES if verdict.ratio >= 1 else SLOWER_TONES)[level]
 
 
 # --- the axes ------------------------------------------------------------------------------
@@ -334,7 +321,7 @@ def _row(
         members = [r.figures for r in by_column.get(column, [])]
         verdict = None if column == columns[0] else verdicts.compare_runs(base, members)
         cells.append(
-            TableCell(column, *_measured(members), verdict=verdict, per_tx=per_tx(members))
+            TableCell(column, *_measured(members), verdict=verdict, per_tx=cell_per_tx(members))
         )
     return Row(label, first.test, first.family or CELLS, cells)
 
@@ -342,44 +329,6 @@ def _row(
 def _measured(runs: Sequence[RunFigures]) -> tuple[int, float | None]:
     values = [v for r in runs if r.status in FINISHED_WELL and (v := r.throughput) is not None]
     return len(values), (statistics.median(values) if values else None)
-
-
-def per_tx(runs: Sequence[RunFigures]) -> PerTx:
-    """A cell's cost per transaction, the medians over its finished repeats."""
-    good = [r for r in runs if r.status in FINISHED_WELL]
-    return PerTx(
-        cpu_us=_median(_server(r, "cpu_us") for r in good),
-        csw=_median(_server(r, "csw") for r in good),
-        read_kb=_median(_server(r, "read_kb") for r in good),
-        write_kb=_median(_server(r, "write_kb") for r in good),
-    )
-
-
-def _server(run: RunFigures, name: str) -> float | None:
-    host = run.host_figures.first("server")
-    if host is None:
-        return None
-    if name == "read_kb":
-        return host.read_kb_per_tx
-    if name == "write_kb":
-        return host.write_kb_per_tx
-    db = host.db
-    if db is None:
-        return None
-    if name == "cpu_us":
-        return db.cpu_us_per_tx
-    if db.csw_per_tx is not None:
-        return db.csw_per_tx
-    # Runs summed up before csw_per_tx was kept: their rates over their throughput.
-    tps = run.throughput
-    if tps and db.vcsw_s is not None and db.nvcsw_s is not None:
-        return round((db.vcsw_s + db.nvcsw_s) / tps, 3)
-    return None
-
-
-def _median(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return round(statistics.median(present), 3) if present else None
 
 
 def _family(name: str, rows: list[Row], columns: list[str]) -> Family:

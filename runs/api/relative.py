@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -65,8 +66,5 @@ class BatchRelative(APIView):
             return streamed(request._request, rows, content_type="text/csv; charset=utf-8")
         table = relative.batch_relative(batch=batch, axis=axis)
         if table is None:
-            return Response(
-                {"detail": "nothing varies between this batch's runs: no table to make"},
-                status=404,
-            )
+            raise NotFound("nothing varies between this batch's runs: no table to make")
         return Response(RelativeTableSerializer(table.to_dict()).data)

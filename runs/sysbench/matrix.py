@@ -14,14 +14,13 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runs.errors import InvalidInput
 from runs.sysbench.cells import (  # the cells' own names, read through this module too
@@ -117,7 +116,12 @@ def expand(
         options = _option_axes(spec.test, axes.options, fixed)
         option_names = tuple(options)
         found = _combinations(spec.test, fixed, threads, settings, options, servers)
-        combinations += [_of_item(c, spec, index, dataset_policy) for c in found]
+        # An item that rebuilds has a data set of its own; its options name its cells.
+        own = rebuild_part(index) if spec.rebuild and dataset_policy == "shared" else ()
+        names = tuple(sorted(spec.options))
+        combinations += [
+            replace(c, dataset=c.dataset and c.dataset + own, test_options=names) for c in found
+        ]
     varying = _varying_axes(specs, servers)
     if dataset_policy == "shared":
         groups = _group(combinations, by_phase=len(specs) > 1)
@@ -135,9 +139,7 @@ def expand(
 def _tests_axis(test: str, tests: Sequence[TestSpec]) -> list[TestSpec]:
     if not tests:
         return [TestSpec(validate_test(test))]
-    specs = [
-        TestSpec(validate_test(t.test), dict(t.options), t.family, bool(t.rebuild)) for t in tests
-    ]
+    specs = [TestSpec(validate_test(t.test), dict(t.options), t.family, t.rebuild) for t in tests]
     _no_duplicates("tests", [(spec.test, _canonical(spec.options)) for spec in specs])
     return specs
 
@@ -311,15 +313,6 @@ def _combinations(
                         )
                     )
     return result
-
-
-def _of_item(combination: _Combination, spec: TestSpec, index: int, policy: str) -> _Combination:
-    """A combination of a tests axis's item: the names of its item's options (part of
-    its identity), and its own data set when the item rebuilds one."""
-    rebuilds = spec.rebuild and policy == "shared" and bool(combination.dataset)
-    dataset = combination.dataset + rebuild_part(index) if rebuilds else combination.dataset
-    names = tuple(sorted(spec.options))
-    return dataclasses.replace(combination, dataset=dataset, test_options=names)
 
 
 def _group(combinations: list[_Combination], *, by_phase: bool) -> list[list[_Combination]]:

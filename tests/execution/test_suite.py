@@ -66,8 +66,9 @@ def test_a_suite_shares_one_data_set_and_its_table_reads_the_runs_own_figures(
         tps = [r.summary["tps"] for r in base]
         assert row.cells[0].throughput == pytest.approx(statistics.median(tps))
         ratio = verdicts.geometric_ratio(tps, [r.summary["tps"] for r in other])
-        assert row.cells[1].verdict.ratio == pytest.approx(ratio)
-        assert row.cells[1].verdict.n_base == 3 and row.cells[1].verdict.n_other == 3
+        verdict = row.cells[1].verdict
+        assert verdict is not None and verdict.ratio == pytest.approx(ratio)
+        assert verdict.n_base == 3 and verdict.n_other == 3
         cpu = [r.host_summary["hosts"][0].get("db", {}).get("cpu_us_per_tx") for r in base]
         if all(c is not None for c in cpu):
             assert row.cells[0].per_tx.cpu_us == pytest.approx(statistics.median(cpu), abs=1e-3)

@@ -36,18 +36,9 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     )
     # Rendered from our own template, which escaped what it holds.
     results_html = mark_safe(page.value)  # noqa: S308
-    axis = request.GET.get("axis", "")
-    etag = stored_results.shown_etag(page.etag, batch, *_who(request), baseline, axis)
-    context = {"batch": batch, "results_html": results_html, "axis_links": True}
-    return conditional(
-        request,
-        etag,
-        lambda: render(
-            request,
-            "runs/batch_results.html",
-            {**context, "relative": relative.batch_relative(batch=batch, axis=axis)},
-        ),
-    )
+    etag = stored_results.shown_etag(page.etag, batch, *_who(request), baseline)
+    context = {"batch": batch, "results_html": results_html}
+    return conditional(request, etag, lambda: render(request, "runs/batch_results.html", context))
 
 
 def batch_report(request: HttpRequest, batch_id: int) -> HttpResponseBase:
