@@ -10,13 +10,14 @@ from typing import Any
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import renderers, serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.api.batches import SamplesCSVRenderer
 from runs.api.common import QueryParameters
 from runs.http.responses import streamed
 from runs.services import relative, selectors
@@ -29,7 +30,6 @@ class RelativeQuery(QueryParameters):
         help_text='The columns: "server" (targets, installs, configs), "threads", or a '
         "setting's or an option's name; by default the first that varies (in `axes`).",
     )
-    format = serializers.ChoiceField(choices=["json", "csv"], required=False, default="json")
 
 
 class RelativeTableSerializer(serializers.Serializer[Any]):
@@ -50,10 +50,16 @@ class RelativeTableSerializer(serializers.Serializer[Any]):
 
 
 class BatchRelative(APIView):
-    """The relative table; 404 with a reason when nothing varies between the runs."""
+    """The relative table; 404 with a reason when nothing varies between the runs. JSON,
+    or CSV with ?format=csv or Accept: text/csv (one line per row and column)."""
+
+    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, SamplesCSVRenderer]
 
     @extend_schema(
-        parameters=[RelativeQuery],
+        parameters=[
+            RelativeQuery,
+            OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], required=False),
+        ],
         responses={200: RelativeTableSerializer, (200, "text/csv"): OpenApiTypes.STR},
     )
     def get(self, request: Request, pk: int) -> HttpResponseBase:
@@ -61,7 +67,7 @@ class BatchRelative(APIView):
         query.is_valid(raise_exception=True)
         batch = get_object_or_404(selectors.batches_with_plan(), pk=pk)
         axis = query.validated_data.get("axis", "")
-        if query.validated_data["format"] == "csv":
+        if request.accepted_renderer.format == SamplesCSVRenderer.format:
             rows = relative.batch_relative_csv(batch=batch, axis=axis)
             return streamed(request._request, rows, content_type="text/csv; charset=utf-8")
         table = relative.batch_relative(batch=batch, axis=axis)
