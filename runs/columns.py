@@ -232,13 +232,19 @@ class DatabaseProcess:
     vcsw_s: float | None = None  # voluntary context switches
     nvcsw_s: float | None = None
     cpu_us_per_tx: float | None = None
+    csw_per_tx: float | None = None  # its context switches per transaction
 
     @classmethod
     def load(cls, data: Mapping[str, Any]) -> DatabaseProcess:
         return cls(**{name: _number(data, name) for name in _DB_FIGURES})
 
 
-_DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx")
+_DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx", "csw_per_tx")
+
+
+# HostFigures's figures read as they are named in the host summary
+_HOST_FIGURES = ("busy_pct", "runq", "iops", "mbs", "util_pct", "rx_kbs", "tx_kbs", "ctxt_s",
+                 "ctxt_per_tx", "read_kb_per_tx", "write_kb_per_tx")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -262,6 +268,8 @@ class HostFigures:
     tx_kbs: float | None = None
     ctxt_s: float | None = None  # the host's context switches per second
     ctxt_per_tx: float | None = None
+    read_kb_per_tx: float | None = None  # the disks' KB read per transaction
+    write_kb_per_tx: float | None = None
     db: DatabaseProcess | None = None  # server host only, when its process was found
     seconds: int | None = None  # the seconds of the run its rows cover
     run_s: int | None = None  # how long sysbench ran; None before coverage was counted
@@ -272,19 +280,11 @@ class HostFigures:
         return cls(
             role=str(data.get("role") or ""),
             host=str(data.get("host") or ""),
-            busy_pct=_number(data, "busy_pct"),
             iowait_pct=_number(cpu, "iowait"),
             user_pct=_number(cpu, "user"),
             system_pct=_number(cpu, "system"),
             ncpu=_integer(data, "ncpu") or 0,
-            runq=_number(data, "runq"),
-            iops=_number(data, "iops"),
-            mbs=_number(data, "mbs"),
-            util_pct=_number(data, "util_pct"),
-            rx_kbs=_number(data, "rx_kbs"),
-            tx_kbs=_number(data, "tx_kbs"),
-            ctxt_s=_number(data, "ctxt_s"),
-            ctxt_per_tx=_number(data, "ctxt_per_tx"),
+            **{name: _number(data, name) for name in _HOST_FIGURES},
             seconds=_integer(data, "seconds"),
             run_s=_integer(data, "run_s"),
             db=DatabaseProcess.load(db) if isinstance(db, Mapping) and db else None,

@@ -18,6 +18,9 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     comparison.py      two batches or two runs side by side, cell by cell
+    relative.py        the relative table: per test (by family) or cell, throughput against
+                       the first of the compared values (servers, a setting, threads...),
+                       its interval and verdict, and the cost per transaction
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
     host_metrics/      what the machines did during a run, and what limited it (its own map)

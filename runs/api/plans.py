@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
@@ -22,6 +23,7 @@ from runs.services.nightly import schedules
 from runs.services.nightly.schedules import ScheduleInfo
 from runs.services.plans import plan_preflight
 from runs.services.queue import BrokerUnavailable
+from runs.sysbench import suites
 from runs.sysbench.options import ALL_TESTS
 
 
@@ -82,6 +84,17 @@ class PlanSerializer(JSONModelBody[Plan]):
         required=False,
         help_text='Server settings axes, e.g. {"innodb_flush_log_at_trx_commit": ["1", "2"]}.',
     )
+    tests = serializers.ListField(
+        child=serializers.DictField(child=serializers.JSONField()),
+        required=False,
+        max_length=64,
+        help_text="The tests axis, in order (the first is `test`): "
+        '[{"test": "oltp_point_select", "options": {}, "family": "point", "name": '
+        '"point-select"}, {"test": "oltp_insert", "options": {}, "family": "write", '
+        '"rebuild": true}]; an item with rebuild gets a data set of its own, prepared '
+        "afresh; the others share one, the tests that only read before those that write. "
+        "Empty: `test` alone. GET /api/v1/plans/suites gives the built-in suite.",
+    )
     option_axes = serializers.DictField(
         child=serializers.ListField(child=serializers.JSONField(), min_length=1),
         required=False,
@@ -121,6 +134,7 @@ class PlanSerializer(JSONModelBody[Plan]):
             "extra_load_hosts",
             "load_split",
             "test",
+            "tests",
             "options",
             "threads",
             "server_settings",
@@ -156,6 +170,14 @@ class PlanSerializer(JSONModelBody[Plan]):
         if plan.schedule is None:
             return None
         return ScheduleSerializer(schedules.schedule_describe(plan.schedule)).data
+
+
+class Suites(APIView):
+    """The built-in suites a plan's tests axis may start from (edited at will)."""
+
+    @extend_schema(operation_id="plans_suites", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        return Response({"microbenchmarks": suites.microbenchmarks()})
 
 
 class PlanCheckSerializer(serializers.Serializer[Any]):

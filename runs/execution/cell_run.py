@@ -101,7 +101,9 @@ class CellRun:
         self, run: Run, outages: int, machines: HostMetricsSampler | None
     ) -> None:
         with supervised(
-            self.starter.start("run", run.sysbench_options), run, self.store
+            self.starter.start("run", run.sysbench_options, self.starter.test_of(run)),
+            run,
+            self.store,
         ) as process:
             host_metrics_clock(machines)
             run.pgid = process.pgid

@@ -15,6 +15,7 @@ batch (in its `stages` column), so that a batch resumed after a crash knows what
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from runs import targets
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Status
+from runs.sysbench.cells import REBUILD, cell_identity, item_index, rebuild_part
 from runs.sysbench.command import dataset_key, dataset_reusable, family
 from runs.sysbench.options import OPTIONS, SINGLE_TABLE_TESTS, is_sql_test
 from runs.targets import ServerTarget
@@ -120,25 +122,32 @@ def dataset_prepared(
         db.dataset_mark(shape.marker(batch_id))
 
 
-def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
-    """Whether a batch's cell may reuse the data set on its target, or what to clean."""
+def batch_dataset_decide(
+    *, batch: Batch, options: dict[str, Any], test: str = "", fresh: bool = False
+) -> Decision:
+    """Whether a batch's cell may reuse the data set on its target, or what to clean.
+    `test` is the group's (by default the plan's); `fresh`: an item of a tests axis that
+    rebuilds its data set, whatever is there."""
     plan = FrozenPlan.from_params(batch.params)
-    test = plan.test
+    test = test or plan.test
     if not is_sql_test(test) or batch.target is None:
         return Decision(reuse=False, reason="")  # fileio: a fresh workspace
     with targets.connect_to(batch.target) as db:
-        return dataset_decide(
+        decision = dataset_decide(
             db=db,
             test=test,
             options=options,
             sysbench_version=_sysbench_version(batch),
-            reuse_allowed=plan.dataset_policy == "shared",
+            reuse_allowed=plan.dataset_policy == "shared" and not fresh,
         )
+    if fresh and not decision.reuse:
+        return dataclasses.replace(decision, reason=f"rebuilt for {test}: {decision.reason}")
+    return decision
 
 
-def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any]) -> None:
+def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any], test: str = "") -> None:
     """Mark the data set a batch just prepared on its target."""
-    test = FrozenPlan.from_params(batch.params).test
+    test = test or FrozenPlan.from_params(batch.params).test
     if is_sql_test(test) and batch.target is not None:
         with targets.connect_to(batch.target) as db:
             dataset_prepared(
@@ -215,6 +224,12 @@ class Group:
     first_position: int
     dataset: tuple[Any, ...]
     runs: list[Run] = field(default_factory=list)
+    test: str = ""  # its first run's test, which prepares and cleans up the data set
+
+    @property
+    def rebuilds(self) -> bool:
+        """An item of a tests axis with a data set of its own: prepared afresh."""
+        return bool(self.dataset) and str(self.dataset[-1]).startswith(f"{REBUILD}=")
 
 
 def pending_groups(batch: Batch) -> list[Group]:
@@ -222,14 +237,28 @@ def pending_groups(batch: Batch) -> list[Group]:
     clean up (its last cell was interrupted by a stopping worker), in execution order."""
     groups: list[Group] = []
     plan = FrozenPlan.from_params(batch.params)
-    test = plan.test
     fresh = plan.dataset_policy == "fresh"
     for run in batch.runs.order_by("position"):
-        key = dataset_key(test, run.sysbench_options)
+        test = run.test or plan.test
+        key = run_dataset(plan, run, test)
         if fresh or not groups or groups[-1].dataset != key:
-            groups.append(Group(first_position=run.position, dataset=key))
+            groups.append(Group(first_position=run.position, dataset=key, test=test))
         groups[-1].runs.append(run)
     return [g for g in groups if has_queued_run(g) or _left_behind(batch, plan, g)]
+
+
+def run_dataset(plan: FrozenPlan, run: Run, test: str) -> tuple[str, ...]:
+    """The data set a run needs, as the matrix keyed it: a tests axis's item that
+    rebuilds its own has a key of its own (runs/sysbench/cells.py rebuild_part)."""
+    key = dataset_key(test, run.sysbench_options)
+    if not key or not plan.tests or plan.dataset_policy == "fresh":
+        return key
+    identity = cell_identity(run.cell_key)
+    given = identity.get("test_options")
+    index = item_index(plan.tests, test, given if isinstance(given, dict) else {})
+    if index is not None and plan.tests[index].get("rebuild"):
+        return key + rebuild_part(index)
+    return key
 
 
 def has_queued_run(group: Group) -> bool:

@@ -123,7 +123,7 @@ class BatchRunner(CellRun):
             raise BatchAborted("preflight failed: " + "\n".join(report.failures))
 
     def _run_group(self, group: Group) -> None:
-        owns_data = has_dataset(self.test) and self.plan.dataset_policy != "existing"
+        owns_data = has_dataset(group.test or self.test) and self.plan.dataset_policy != "existing"
         if not datasets.has_queued_run(group):
             # Its last cell was interrupted by a stopping worker: only the cleanup is left.
             if owns_data and self.plan.cleanup:
@@ -158,7 +158,9 @@ class BatchRunner(CellRun):
         ):
             return True  # prepared before a crash; the data set is still there
         options = group.runs[0].sysbench_options
-        decision = datasets.batch_dataset_decide(batch=self.batch, options=options)
+        decision = datasets.batch_dataset_decide(
+            batch=self.batch, options=options, test=group.test, fresh=group.rebuilds
+        )
         if decision.reuse:
             datasets.stage_skipped(self.batch, "prepare", group, reason=decision.reason)
             return True
@@ -166,7 +168,7 @@ class BatchRunner(CellRun):
             self._dataset_stage("cleanup", group, decision.cleanup_options, reason=decision.reason)
         error = self._dataset_stage("prepare", group, options, reason=decision.reason)
         if error is None:
-            datasets.batch_dataset_prepared(batch=self.batch, options=options)
+            datasets.batch_dataset_prepared(batch=self.batch, options=options, test=group.test)
             return True
         for run in group.runs:
             if run.status == Status.QUEUED:
@@ -197,7 +199,8 @@ class BatchRunner(CellRun):
         self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
         started = timezone.now()
         # sysbench's private directory is recorded on the group's first run meanwhile
-        with supervised(self.starter.start(phase, options), group.runs[0], self.store) as process:
+        process = self.starter.start(phase, options, group.test)
+        with supervised(process, group.runs[0], self.store) as process:
             followed = follow_stage(
                 batch_id=self.batch.pk,
                 process=process,

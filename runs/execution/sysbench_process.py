@@ -51,8 +51,16 @@ class Starter:
         # Set by the batch: waits for a load host that cannot be reached, or raises.
         self.host_lost: Callable[[str], None] | None = None
 
-    def start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
-        """sysbench started for `phase` with these options; BatchAborted when it cannot."""
+    def test_of(self, run: Run) -> str:
+        """The test a run measures: its own (a tests axis), else the plan's (older rows)."""
+        return run.test or self.test
+
+    def start(
+        self, phase: str, options: dict[str, Any], test: str | None = None
+    ) -> SysbenchProcess:
+        """sysbench started for `phase` with these options, of `test` (by default the
+        plan's); BatchAborted when it cannot."""
+        test = test or self.test
         connection = (
             targets.connection_of(self.batch.target) if self.sql and self.batch.target else None
         )
@@ -60,7 +68,7 @@ class Starter:
 
         def make(config_path: str) -> Any:
             return build_command(
-                test=self.test,
+                test=test,
                 phase=phase,
                 # build_command keeps only the data-set options for prepare and cleanup
                 options=options,

@@ -23,6 +23,9 @@ Reads:
     permissions.py     who may do what: the one place pages and API ask
     health.py          the installation's health: heartbeats, servers reachable, the queue
     results.py         a batch's results, built once for the page, the report and the API
+    relative.py        a batch's relative table: per test (by family) or cell, against the
+                       first server, setting value or thread count; for the page, the
+                       report, the API and CSV
     stored_results.py  a finished batch's results, stored once and served as stored (ETag)
     reports.py         the results rendered as one offline HTML file
     compare.py         batches and runs side by side

@@ -136,6 +136,9 @@ def plan_validate(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = N
         )
     if plan.notify_webhook.strip():
         webhooks.webhook_check(plan.notify_webhook)
+    first = plan.tests[0] if isinstance(plan.tests, list) and plan.tests else None
+    if isinstance(first, dict) and isinstance(first.get("test"), str):
+        plan.test = first["test"]  # a tests axis: its first item is the plan's test
     check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
     plan.auto = auto_settings.auto_stored(plan.auto)  # checked: stored with its defaults
     plan.full_clean()

@@ -142,6 +142,11 @@ def _timestamp(value: datetime) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
+def csv_lines(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    """Any table as CSV, streamed (the relative table's export)."""
+    return _csv(header, rows)
+
+
 def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
     out = io.StringIO()
     writer = csv.writer(out)

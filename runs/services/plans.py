@@ -64,17 +64,40 @@ def plan_targets(plan: Plan) -> list[Target]:
 
 
 def plan_tests(plan: Plan) -> list[matrix.TestSpec]:
-    """The tests axis, in the user's order; empty when the plan runs `plan.test` alone."""
+    """The tests axis, in the user's order; empty when the plan runs `plan.test` alone.
+    Its first item is `plan.test` (the editor and the API set it so), and its tests are
+    all database tests or none: a batch talks to its target for all of them or for none."""
     tests = plan.tests if isinstance(plan.tests, list) else []
-    for i, item in enumerate(tests):
-        if not isinstance(item, dict) or not isinstance(item.get("options", {}), dict):
-            raise InvalidInput("tests", f"item {i + 1} must be {{test, options, family}}")
-    return [
-        matrix.TestSpec(
-            test=item.get("test"), options=item.get("options") or {}, family=item.get("family", "")
-        )
-        for item in tests
-    ]
+    specs = [_test_item(i, item) for i, item in enumerate(tests)]
+    for i, spec in enumerate(specs):
+        if is_sql_test(spec.test) != is_sql_test(plan.test):
+            raise InvalidInput(
+                "tests",
+                f"item {i + 1} ({spec.test}): a tests axis holds database tests only, or "
+                f"none; {plan.test} is {'one' if is_sql_test(plan.test) else 'not one'}",
+            )
+    if specs and specs[0].test != plan.test:
+        raise InvalidInput("tests", f"the first item is the plan's test: {plan.test}")
+    return specs
+
+
+def _test_item(index: int, item: object) -> matrix.TestSpec:
+    where = f"item {index + 1}"
+    if not isinstance(item, dict) or not isinstance(item.get("test"), str):
+        raise InvalidInput("tests", f"{where} must be {{test, options, family}}")
+    options, family = item.get("options") or {}, item.get("family", "")
+    if not isinstance(options, dict):
+        raise InvalidInput("tests", f"{where}: options must be an object of sysbench options")
+    if not isinstance(family, str) or len(family) > 40:
+        raise InvalidInput("tests", f"{where}: family must be a short name, e.g. point")
+    if not isinstance(item.get("rebuild", False), bool):
+        raise InvalidInput("tests", f"{where}: rebuild is true or false")
+    name = item.get("name", "")
+    if not isinstance(name, str) or len(name) > 40:
+        raise InvalidInput("tests", f"{where}: name is the row's name, at most 40 characters")
+    return matrix.TestSpec(
+        test=item["test"], options=options, family=family, rebuild=item.get("rebuild", False)
+    )
 
 
 def plan_servers(plan: Plan) -> matrix.ServerAxes:
@@ -108,12 +131,15 @@ def plan_check(
     server_settings = _validate_settings(plan)
     options = plan_options(plan)
     auto = _auto_modes(plan, options)
+    tests = plan_tests(plan)
+    if tests and auto.any:
+        raise InvalidInput("auto", "the auto modes do not add runs to a tests axis: turn them off")
     option_axes = dict(plan.option_axes)
     if auto.rate is not None:
         option_axes["rate"] = [auto.rate.start]  # the search's first value, as an axis value
     cells = matrix.expand(
         test=plan.test,
-        tests=plan_tests(plan),
+        tests=tests,
         servers=plan_servers(plan),
         fixed_options=options,
         axes=matrix.Axes(
@@ -166,7 +192,7 @@ def plan_preflight(
         fileio_bytes=preflight.fileio_bytes(plan.test, [cell.options for cell in check.cells]),
         extra_load_hosts=tuple(extra_load_hosts),
         prepared_statements=preflight.most_statements(
-            plan.test, [(cell.threads, cell.options) for cell in check.cells]
+            plan.test, [(cell.threads, cell.options, cell.test) for cell in check.cells]
         ),
     )
     return preflight.run_preflight(subject)

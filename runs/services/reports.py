@@ -19,7 +19,7 @@ from runs.analysis.batch_results import BatchResults
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services import results, stored_results
+from runs.services import relative, results, stored_results
 from runs.services.links import base_url
 
 # Inlined into the report: nothing is fetched when it is opened. Chart.js as its classic
@@ -47,6 +47,7 @@ def batch_report_html(
     context = {
         "batch": batch,
         "results": found,
+        "relative": relative.batch_relative(batch=batch),
         "environment": _environment(batch),
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
         # Every chart of the results page that is not about a choice made on it.

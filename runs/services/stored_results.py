@@ -38,7 +38,7 @@ from runs.analysis import comparison
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures
 from runs.models import FINISHED_STATUSES, Batch, StoredResults
-from runs.services import results, selectors
+from runs.services import relative, results, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -133,9 +133,11 @@ def batch_page(
             etag, content = _store(batch, baseline)
             html = content["html"]
         return Stored(html, etag)
+    read = results.batch_results_runs(batch=batch)
     page = results.batch_results_page(
-        batch=batch, baseline=baseline, selected=selected or [], counter=counter
+        batch=batch, baseline=baseline, selected=selected or [], counter=counter, read=read
     )
+    page["relative"] = relative.batch_relative(batch=batch, read=read)
     return Stored(render_to_string(PAGE_TEMPLATE, page), None)
 
 
@@ -210,6 +212,7 @@ def _store(batch: Batch, baseline: str | int | None) -> tuple[str, dict[str, Any
     read = results.batch_results_runs(batch=batch)
     index = results.baseline_index(read.series, baseline)
     page = results.batch_results_page(batch=batch, baseline=index, read=read)
+    page["relative"] = relative.batch_relative(batch=batch, read=read)
     content = {
         "version": stored_version(),
         "results": _plain(page["results"].to_json()),

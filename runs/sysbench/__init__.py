@@ -9,6 +9,8 @@ Pure: no Django, no I/O, nothing of runs but each other and runs/errors.py.
                        cells of a batch (runs/services/plans.py checks a plan with it)
     cells.py           the axes and one cell, and where a batch's servers need a prepare,
                        a cleanup or a restart
+    suites.py          a tests axis as the editor writes it, and the built-in
+                       microbenchmark suite (point, range, range with aggregation, writes)
     command.py         the command lines built, and which runs can share a data set
     statements.py      how many prepared statements a test holds on the server
     parser.py          the streaming parser of sysbench's output

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from runs.errors import InvalidInput
-from runs.sysbench.values import render_value
+from runs.sysbench.values import clean_options, render_value
 
 DATASET_POLICIES = ("shared", "fresh")
 
@@ -30,6 +31,9 @@ class TestSpec:
     test: str
     options: Mapping[str, object] = field(default_factory=dict)
     family: str = ""  # how the relative table groups it: "point", "range", "write"...
+    # A data set of its own, prepared afresh before its cells, rather than the one the
+    # tests before it shared (a writer that must not see another writer's changes).
+    rebuild: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class Cell:
     config: str = ""
     axes: tuple[str, ...] = ()  # which of "test", "target", "install", "config" vary
     restart_key: tuple[str, ...] = ()  # what a restart changes: install, config, settings
+    test_options: tuple[str, ...] = ()  # names of the options that come from its test's item
 
     @property
     def server(self) -> tuple[int | None, str]:
@@ -72,6 +77,7 @@ class Cell:
     def label(self) -> str:
         """For people: "threads=2 innodb_flush_log_at_trx_commit=1 sync_binlog=0"."""
         parts = [f"test={self.test}"] if "test" in self.axes else []
+        parts += [f"{name}={value}" for name, value in self._test_values().items()]
         parts += [f"{name}={getattr(self, name)}" for name in SERVER_AXES if name in self.axes]
         parts += [f"threads={self.threads}"]
         parts += [f"{name}={self.settings[name]}" for name in sorted(self.settings)]
@@ -97,10 +103,51 @@ class Cell:
         # Only the axes the plan has: a one-target, one-test plan keeps the keys its
         # nightly history was recorded under.
         identity.update({name: getattr(self, name) for name in self.axes})
+        if self.test_options:
+            # Two items of one test (oltp_read_only with ranges, and with sums) are two rows.
+            identity["test_options"] = self._test_values()
         return json.dumps(identity, sort_keys=True, separators=(",", ":"))
 
     def _axis_values(self) -> dict[str, str]:
         return {name: _render(self.options[name]) for name in sorted(self.axis_options)}
+
+    def _test_values(self) -> dict[str, str]:
+        return {name: _render(self.options[name]) for name in sorted(self.test_options)}
+
+
+REBUILD = "rebuild"  # the last part of the data-set key of a test that rebuilds its own
+
+
+def rebuild_part(index: int) -> tuple[str, ...]:
+    """What sets apart the data set of the tests axis's item `index` when it rebuilds."""
+    return (f"{REBUILD}={index}",)
+
+
+def item_index(
+    tests: Sequence[Mapping[str, object]], test: str, test_options: Mapping[str, str]
+) -> int | None:
+    """Which item of a plan's tests axis a run measured: its test and its item's options
+    (`Cell.key()["test_options"]`, rendered); None when no item matches."""
+    for index, item in enumerate(tests):
+        options = item.get("options")
+        if item.get("test") != test or not isinstance(options or {}, Mapping):
+            continue
+        try:
+            cleaned = clean_options(test, options or {})  # type: ignore[arg-type]
+        except InvalidInput:
+            continue
+        if {name: _render(value) for name, value in cleaned.items()} == dict(test_options):
+            return index
+    return None
+
+
+def cell_identity(cell_key: str) -> dict[str, Any]:
+    """A stored cell key read back; {} when it is not one."""
+    try:
+        identity = json.loads(cell_key)
+    except (TypeError, ValueError):
+        return {}
+    return identity if isinstance(identity, dict) else {}
 
 
 def prepare_points(cells: Sequence[Cell], dataset_policy: str) -> list[int]:

@@ -20,7 +20,7 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runs.errors import InvalidInput
 from runs.sysbench.cells import (  # the cells' own names, read through this module too
@@ -31,6 +31,7 @@ from runs.sysbench.cells import (  # the cells' own names, read through this mod
     TestSpec,
     cleanup_points,
     prepare_points,
+    rebuild_part,
     restart_points,
 )
 from runs.sysbench.command import (
@@ -75,6 +76,7 @@ class _Combination:
     install: str = ""
     config: str = ""
     changes_data: bool = True
+    test_options: tuple[str, ...] = ()  # the names its test's item sets
 
 
 def expand(
@@ -109,11 +111,17 @@ def expand(
     _check_size(len(threads), settings, sized, repeats)
     combinations: list[_Combination] = []
     option_names: tuple[str, ...] = ()
-    for spec in specs:
+    for index, spec in enumerate(specs):
         fixed = _fixed_options(spec.test, {**fixed_options, **spec.options})
         options = _option_axes(spec.test, axes.options, fixed)
         option_names = tuple(options)
-        combinations += _combinations(spec.test, fixed, threads, settings, options, servers)
+        found = _combinations(spec.test, fixed, threads, settings, options, servers)
+        # An item that rebuilds has a data set of its own; its options name its cells.
+        own = rebuild_part(index) if spec.rebuild and dataset_policy == "shared" else ()
+        names = tuple(sorted(spec.options))
+        combinations += [
+            replace(c, dataset=c.dataset and c.dataset + own, test_options=names) for c in found
+        ]
     varying = _varying_axes(specs, servers)
     if dataset_policy == "shared":
         groups = _group(combinations, by_phase=len(specs) > 1)
@@ -131,7 +139,7 @@ def expand(
 def _tests_axis(test: str, tests: Sequence[TestSpec]) -> list[TestSpec]:
     if not tests:
         return [TestSpec(validate_test(test))]
-    specs = [TestSpec(validate_test(t.test), dict(t.options), t.family) for t in tests]
+    specs = [TestSpec(validate_test(t.test), dict(t.options), t.family, t.rebuild) for t in tests]
     _no_duplicates("tests", [(spec.test, _canonical(spec.options)) for spec in specs])
     return specs
 
@@ -381,6 +389,7 @@ def _cell(position: int, round_number: int, combination: _Combination, shape: _S
         config=combination.config,
         axes=shape.axes,
         restart_key=shape.restart_key(combination),
+        test_options=combination.test_options if "test" in shape.axes else (),
     )
 
 

@@ -216,11 +216,16 @@ class Estimate:
     runs: int
     sysbench_s: float | None  # None when a run is bounded by events, not time
     total_s: float | None
+    prepares: int = 0  # data sets prepared: one per shared data set, one per rebuild
+    prepare_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "cells": self.cells,
             "runs": self.runs,
+            "prepares": self.prepares,
+            "prepare_s": self.prepare_s,
+            "prepare_text": duration_text(self.prepare_s),
             "sysbench_s": self.sysbench_s,
             "total_s": self.total_s,
             "total_text": duration_text(self.total_s),
@@ -232,18 +237,20 @@ def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
     run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second)."""
     durations = [_duration(cell.options) for cell in cells]
     sysbench_s = None if None in durations else float(sum(d for d in durations if d))
+    policy = "fresh" if dataset_policy == "fresh" else "shared"
+    prepares = [] if dataset_policy == "existing" else prepare_points(cells, policy)
+    by_position = {cell.position: cell for cell in cells}
+    prepare_s = sum(_prepare_s(by_position[p].options) for p in prepares)
     total_s = None
     if sysbench_s is not None:
-        policy = "fresh" if dataset_policy == "fresh" else "shared"
-        prepares = [] if dataset_policy == "existing" else prepare_points(cells, policy)
-        by_position = {cell.position: cell for cell in cells}
-        prepare_s = sum(_prepare_s(by_position[p].options) for p in prepares)
         total_s = sysbench_s + RUN_OVERHEAD_S * len(cells) + prepare_s
     return Estimate(
         cells=len({cell.key() for cell in cells}),
         runs=len(cells),
         sysbench_s=sysbench_s,
         total_s=total_s,
+        prepares=len(prepares),
+        prepare_s=prepare_s,
     )
 
 

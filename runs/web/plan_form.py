@@ -10,9 +10,11 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
+from runs.errors import InvalidInput
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
 from runs.services.batches import MAX_SEED
 from runs.services.nightly.schedules import schedule_describe
+from runs.sysbench import suites
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
 
@@ -53,6 +55,16 @@ class PlanForm(forms.Form):
         required=False,
         empty_label="— the built-in test —",
         help_text="A custom Lua script in place of the test (SSH load hosts only).",
+    )
+    tests = forms.CharField(
+        required=False,
+        max_length=20_000,
+        label="Tests axis",
+        widget=forms.Textarea(attrs={"rows": 5, "class": "tests-axis", "spellcheck": "false"}),
+        help_text="Several tests in one batch, one a line: family, test, name=row-name "
+        "(optional), its options as name=value, and rebuild for a test that gets a fresh "
+        "data set of its own; the others share one, the tests that only read first. "
+        "Empty: the test above alone.",
     )
     threads = forms.CharField(
         max_length=1000, initial="1,2,4,8", help_text="Comma-separated thread counts."
@@ -195,18 +207,29 @@ class PlanForm(forms.Form):
     def __init__(self, *args: Any, user: User | AnonymousUser | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         may_script = user is not None and user.has_perm("runs.upload_luascript")
+        self.fields["tests"].widget.attrs["data-suite"] = suites.suite_text(
+            suites.microbenchmarks()
+        )
         plan_script = self.initial.get("script")
         if not may_script and not plan_script:
             del self.fields["script"]
 
+    def clean_tests(self) -> list[dict[str, Any]]:
+        try:
+            return suites.suite_from_text(self.cleaned_data.get("tests") or "")
+        except InvalidInput as e:
+            raise forms.ValidationError(e.message) from None
+
     def plan_fields(self) -> dict[str, Any]:
         data = self.cleaned_data
+        tests = data.get("tests") or []
         return {
+            "tests": tests,
             "name": data["name"],
             "target": data["target"],
             "load_host": data["load_host"],
             "load_split": data.get("load_split") or LoadSplit.DIVIDE,
-            "test": data["test"],
+            "test": tests[0]["test"] if tests else data["test"],  # the axis's first
             "script": data.get("script"),
             "repeats": data["repeats"],
             "warmup_s": data["warmup_s"],
@@ -271,6 +294,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "extra_load_hosts": [h.pk for h in plan.extra_load_hosts.all()] if plan.pk else [],
         "load_split": plan.load_split,
         "test": plan.test,
+        "tests": suites.suite_text(plan.tests or []),
         "script": plan.script_id,
         "threads": ",".join(str(t) for t in plan.threads),
         "repeats": plan.repeats,

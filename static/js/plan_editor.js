@@ -112,6 +112,15 @@ function editPlan(form) {
       form.querySelectorAll('[data-field="' + CSS.escape(e.field) + '"]').forEach((f) => f.classList.add("has-error"));
     });
   }
+  // The tests axis: the microbenchmark suite loaded for the user to edit.
+  const suiteButton = form.querySelector("#suite-microbenchmarks");
+  const testsField = form.querySelector("textarea[name=tests]");
+  if (suiteButton && testsField) {
+    suiteButton.addEventListener("click", function () {
+      testsField.value = testsField.dataset.suite || "";
+      testsField.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
   function check() {
     const mine = ++sequence;
     post(form.dataset.checkUrl).then(function (answer) {
@@ -128,6 +137,10 @@ function editPlan(form) {
       const strong = (text) => { const s = document.createElement("strong"); s.textContent = text; return s; };
       figures.append(strong(String(e.cells)), " cells, ", strong(String(e.runs)), " runs", document.createElement("br"),
         "≈ ", strong(e.total_text), " in all");
+      if (e.prepares) {
+        figures.append(document.createElement("br"), strong(String(e.prepares)),
+          e.prepares === 1 ? " data set prepared" : " data sets prepared", " (≈ ", strong(e.prepare_text), ")");
+      }
       warningsEl.replaceChildren(...answer.warnings.map((w) => item("⚠ " + w)));
     }).catch(function (err) {
       if (mine === sequence) figures.textContent = "Could not check the plan: " + err.message;

@@ -14,7 +14,7 @@ from statistics import fmean
 from typing import Any
 
 from runs.analysis.host_metrics.procfs import busy_pct
-from runs.analysis.results import RunFigures
+from runs.analysis.results import FINISHED_WELL, RunFigures
 
 CPU_PARTS = ("user", "system", "iowait", "steal", "idle")
 DB_PARTS = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s")
@@ -78,6 +78,9 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
     entry["rx_kbs"] = _mean(_net_sum(v, "rx_kbs", series.loopback) for v in steady)
     entry["tx_kbs"] = _mean(_net_sum(v, "tx_kbs", series.loopback) for v in steady)
     entry["ctxt_per_tx"] = _per(entry["ctxt_s"], tps)
+    # What the disks read and wrote per transaction, in KB (the relative table's columns).
+    for name, part in (("read_kb_per_tx", "r_mbs"), ("write_kb_per_tx", "w_mbs")):
+        entry[name] = _per(_mean(_disk_sum(v, (part,)) * 1000 for v in steady), tps)
     if series.role == "server" and any("db" in v for v in steady):
         db = {p: _mean(v["db"][p] for v in steady if "db" in v) for p in DB_PARTS}
         cores = (db["user_cores"] or 0) + (db["system_cores"] or 0)
@@ -193,3 +196,54 @@ def _median(values: Iterable[float | None]) -> float | None:
     if len(present) % 2:
         return round(present[middle], 3)
     return round((present[middle - 1] + present[middle]) / 2, 3)
+
+
+# --- a cell's cost per transaction (the relative table, runs/analysis/relative.py) ----------
+
+PER_TX = ("cpu_us", "csw", "read_kb", "write_kb")
+
+
+@dataclass(frozen=True)
+class PerTx:
+    """Medians over a cell's repeats of its cost per transaction; None where unmeasured."""
+
+    cpu_us: float | None = None  # the database process's CPU
+    csw: float | None = None  # its context switches
+    read_kb: float | None = None  # the server host's disks
+    write_kb: float | None = None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {name: getattr(self, name) for name in PER_TX}
+
+
+def cell_per_tx(runs: Sequence[RunFigures]) -> PerTx:
+    """A cell's cost per transaction, the medians over its finished repeats."""
+    good = [r for r in runs if r.status in FINISHED_WELL]
+    return PerTx(
+        cpu_us=_median(_server(r, "cpu_us") for r in good),
+        csw=_median(_server(r, "csw") for r in good),
+        read_kb=_median(_server(r, "read_kb") for r in good),
+        write_kb=_median(_server(r, "write_kb") for r in good),
+    )
+
+
+def _server(run: RunFigures, name: str) -> float | None:
+    host = run.host_figures.first("server")
+    if host is None:
+        return None
+    if name == "read_kb":
+        return host.read_kb_per_tx
+    if name == "write_kb":
+        return host.write_kb_per_tx
+    db = host.db
+    if db is None:
+        return None
+    if name == "cpu_us":
+        return db.cpu_us_per_tx
+    if db.csw_per_tx is not None:
+        return db.csw_per_tx
+    # Runs summed up before csw_per_tx was kept: their rates over their throughput.
+    tps = run.throughput
+    if tps and db.vcsw_s is not None and db.nvcsw_s is not None:
+        return round((db.vcsw_s + db.nvcsw_s) / tps, 3)
+    return None

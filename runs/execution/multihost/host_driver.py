@@ -85,7 +85,7 @@ def _stage(part: RunHost, barrier: CellBarrier) -> StagedStart | None:
 
 def _command(part: RunHost, config_path: str, executable: str) -> Any:
     run, batch = part.run, part.run.batch
-    test = FrozenPlan.from_params(batch.params).test
+    test = run.test or FrozenPlan.from_params(batch.params).test  # a tests axis: its own
     options: dict[str, object] = {**run.options, "threads": part.threads}
     if part.rate is not None:
         options["rate"] = part.rate

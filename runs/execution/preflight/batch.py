@@ -43,16 +43,16 @@ OPEN_FILES_MARGIN = 10
 def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> PreflightReport:
     """The first check of a batch: the same checks, on the batch's frozen parameters."""
     assert batch.load_host is not None, "only imported batches have no load host"
-    runs = list(batch.runs.values_list("threads", "options"))
+    runs = list(batch.runs.values_list("threads", "options", "test"))
     frozen = FrozenPlan.from_params(batch.params)
     subject = Subject(
         load_host=batch.load_host,
         target=batch.target,
         test=frozen.test,
         has_script=frozen.script is not None,
-        max_threads=max(threads for threads, _ in runs),
+        max_threads=max(threads for threads, _, _ in runs),
         server_settings=frozen.server_settings,
-        fileio_bytes=fileio_bytes(frozen.test, [options for _, options in runs]),
+        fileio_bytes=fileio_bytes(frozen.test, [options for _, options, _ in runs]),
         extra_load_hosts=tuple(
             LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
@@ -101,9 +101,14 @@ _SCRIPT_ON_LOCAL = (
 )
 
 
-def most_statements(test: str, cells: Sequence[tuple[int, dict[str, Any]]]) -> int:
+def most_statements(test: str, cells: Sequence[tuple[Any, ...]]) -> int:
+    """The most prepared statements any cell holds: (threads, options[, its own test])."""
     return max(
-        (prepared_statements(test, threads, options) for threads, options in cells), default=0
+        (
+            prepared_statements(cell[2] if cell[2:] and cell[2] else test, *cell[:2])
+            for cell in cells
+        ),
+        default=0,
     )
 
 

@@ -13,7 +13,7 @@ from django.utils.safestring import mark_safe
 
 from runs.http.responses import conditional, streamed
 from runs.models import Batch
-from runs.services import exports, reports, selectors, stored_results
+from runs.services import exports, relative, reports, selectors, stored_results
 from runs.services.compare import MAX_SIDES, sides_compare
 
 
@@ -96,10 +96,17 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def export_csv(request: HttpRequest, batch_id: int) -> StreamingHttpResponse:
-    """`?what=runs` (one row a run, its summary) or `?what=samples` (one row a sample)."""
+    """`?what=runs` (one row a run, its summary), `?what=samples` (one row a sample) or
+    `?what=relative` (the relative table, one row per test and column; `&axis=`)."""
     batch = get_object_or_404(Batch, pk=batch_id)
-    what = "samples" if request.GET.get("what") == "samples" else "runs"
-    rows = exports.batch_samples_csv(batch) if what == "samples" else exports.batch_runs_csv(batch)
+    what = request.GET.get("what")
+    what = what if what in ("samples", "relative") else "runs"
+    if what == "relative":
+        rows = relative.batch_relative_csv(batch=batch, axis=request.GET.get("axis", ""))
+    elif what == "samples":
+        rows = exports.batch_samples_csv(batch)
+    else:
+        rows = exports.batch_runs_csv(batch)
     return streamed(
         request, rows, content_type="text/csv; charset=utf-8",
         filename=f"batch-{batch.pk}-{what}.csv",

@@ -1,0 +1,363 @@
+"""The relative table: each test's throughput against a baseline, for every compared value.
+
+The form of the published version comparisons: one row per test (grouped by family: point
+queries, range queries, range queries with aggregation, writes), or per cell when a plan
+has no tests axis; one column per value of the axis compared (the servers: targets,
+installs, configs; a setting; an option; the threads); in each cell the throughput
+relative to the first column (the baseline) with its 95 % interval and verdict, coloured,
+and the cost per transaction that explains it: the database's CPU µs and context switches,
+the disks' KB read and written (the host metrics, runs/analysis/host_metrics/).
+
+Its statistics are the results' own: verdicts.compare_runs for a cell against the
+baseline's, verdicts.corrected (Holm) over the cells of one family, the geometric mean's
+ratio of stats.py for a family's move. Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from runs.analysis import stats, verdicts
+from runs.analysis.host_metrics.host_summary import PER_TX, PerTx, cell_per_tx
+from runs.analysis.percent import signed_pct
+from runs.analysis.results import FINISHED_WELL, SHORT_NAMES, RunFigures, throughput_unit
+from runs.analysis.verdicts import Verdict
+
+SERVER = "server"  # the column axis of the servers: target, install and config together
+THREADS = "threads"
+CELLS = "cells"  # the one family of a plan without a tests axis
+# Diverging shades (ColorBrewer greens and reds), by how far the ratio is from 1: under
+# 5 %, 15 %, 40 %, beyond; a cell whose difference is not significant stays grey.
+FASTER_TONES = ("#e5f5e0", "#c7e9c0", "#a1d99b", "#74c476")
+SLOWER_TONES = ("#fee0d2", "#fcbba1", "#fc9272", "#fb6a4a")
+SAME_TONE = "#f0f0f0"
+_LEVELS = (1.05, 1.15, 1.40)
+
+
+@dataclass(frozen=True)
+class TableRun:
+    """A run with what the table needs beyond its figures: its test's item (a tests axis)
+    and the server axes of the plan that vary (target name, install, config)."""
+
+    figures: RunFigures
+    test: str = ""  # the item's label; "" without a tests axis
+    family: str = ""
+    test_order: int = 0  # the item's place in the plan
+    server: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TableCell:
+    column: str
+    n: int  # finished repeats
+    throughput: float | None  # their median
+    verdict: Verdict | None  # against the baseline's cell; None in the baseline's column
+    per_tx: PerTx
+
+    @property
+    def tone(self) -> str:
+        return tone(self.verdict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "n": self.n,
+            "throughput": self.throughput,
+            "verdict": self.verdict.to_dict() if self.verdict else None,
+            "tone": self.tone,
+            "per_tx": self.per_tx.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    test: str
+    family: str
+    cells: list[TableCell]
+
+
+@dataclass(frozen=True)
+class Move:
+    """How a family moved in one column: the geometric mean of its rows' ratios."""
+
+    family: str
+    column: str
+    ratio: float | None
+    faster: int
+    slower: int
+    tested: int
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.faster or self.slower)
+
+    @property
+    def text(self) -> str:
+        """`point 12.3 % faster with config=odirect (2 of 2 tests faster)`."""
+        if self.ratio is None:
+            return f"{self.family}: nothing to compare with {self.column}"
+        how = verdicts.magnitude(self.ratio)
+        way = verdicts.FASTER if self.ratio >= 1 else verdicts.SLOWER
+        counted = [f"{n} {w}" for n, w in ((self.faster, "faster"), (self.slower, "slower")) if n]
+        tests = f"{' and '.join(counted)} of {self.tested}"
+        return f"{self.family} {how} {way} with {self.column} ({tests})"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    rows: list[Row]
+    moves: list[Move]  # one per column but the baseline's
+
+
+@dataclass(frozen=True)
+class RelativeTable:
+    axis: str  # the column axis: SERVER, THREADS, a setting's or an option's name
+    axes: list[str]  # the axes a reader may choose as columns
+    columns: list[str]  # the first is the baseline
+    families: list[Family]
+    unit: str
+
+    @property
+    def baseline(self) -> str:
+        return self.columns[0]
+
+    @property
+    def summary(self) -> str:
+        """Which families moved, and by how much, against the baseline."""
+        moved = [m.text for f in self.families for m in f.moves if m.moved]
+        still = [f.name for f in self.families if not any(m.moved for m in f.moves)]
+        parts = []
+        if moved:
+            parts.append(f"Against {self.baseline}: " + "; ".join(moved) + ".")
+        if still:
+            quiet = ", ".join(still)
+            parts.append(f"No significant change against {self.baseline}: {quiet}.")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "axis": self.axis,
+            "axes": self.axes,
+            "columns": self.columns,
+            "baseline": self.baseline,
+            "unit": self.unit,
+            "summary": self.summary,
+            "families": [
+                {
+                    "name": f.name,
+                    "rows": [
+                        {"label": r.label, "test": r.test, "cells": [c.to_dict() for c in r.cells]}
+                        for r in f.rows
+                    ],
+                    "moves": [
+                        {"column": m.column, "ratio": m.ratio, "faster": m.faster,
+                         "slower": m.slower, "tested": m.tested, "text": m.text}
+                        for m in f.moves
+                    ],
+                }
+                for f in self.families
+            ],
+        }  # fmt: skip
+
+    def csv_rows(self) -> list[list[object]]:
+        """One line per row and column, with a header: what a spreadsheet pivots."""
+        lines: list[list[object]] = [list(CSV_HEADER)]
+        for family in self.families:
+            for row in family.rows:
+                for cell in row.cells:
+                    v = cell.verdict
+                    lines.append(
+                        [family.name, row.label, cell.column, cell.n, cell.throughput, self.unit,
+                         v.ratio if v else 1.0 if cell.column == self.baseline else None,
+                         v.low if v else None, v.high if v else None,
+                         v.text if v else ("baseline" if cell.column == self.baseline else ""),
+                         v.p_adjusted if v else None,
+                         *(getattr(cell.per_tx, name) for name in PER_TX)]
+                    )  # fmt: skip
+        return lines
+
+
+CSV_HEADER = (
+    "family", "row", "column", "n", "throughput", "unit", "ratio", "ratio_low", "ratio_high",
+    "verdict", "p_adjusted", "cpu_us_per_tx", "csw_per_tx", "read_kb_per_tx", "write_kb_per_tx",
+)  # fmt: skip
+
+
+def tone(verdict: Verdict | None) -> str:
+    """The cell's colour: green faster, red slower, deeper the further; grey when the
+    difference is not significant; "" for the baseline and cells without a verdict."""
+    if verdict is None or verdict.ratio is None:
+        return ""
+    if not verdict.significant:
+        return SAME_TONE
+    factor = verdict.ratio if verdict.ratio >= 1 else 1 / verdict.ratio
+    level = sum(factor >= s for s in _LEVELS)
+    return (FASTER_TONES if verdict.ratio >= 1 else SLOWER_TONES)[level]
+
+
+# --- the axes ------------------------------------------------------------------------------
+
+
+def column_axes(runs: Sequence[TableRun]) -> list[str]:
+    """The axes whose values differ between the runs, as columns may show them: the
+    servers first (the issue most tables answer), then settings, options, threads."""
+    axes = [SERVER] if len({_server_label(r) for r in runs}) > 1 else []
+    axes += [n for n in _varying(r.figures.settings for r in runs)]
+    axes += [n for n in _varying(r.figures.axis_options for r in runs) if n not in axes]
+    if len({r.figures.threads for r in runs}) > 1:
+        axes.append(THREADS)
+    return axes
+
+
+def _varying(mappings: Iterable[Mapping[str, str]]) -> list[str]:
+    values: dict[str, set[str]] = {}
+    for mapping in mappings:
+        for name, value in mapping.items():
+            values.setdefault(name, set()).add(value)
+    return sorted(name for name, seen in values.items() if len(seen) > 1)
+
+
+def _server_label(run: TableRun) -> str:
+    return server_label(run.server)
+
+
+def server_label(server: Mapping[str, str]) -> str:
+    """A server's column: its value alone on one axis (`db2`), else `target=db2 config=a`."""
+    if len(server) == 1:
+        return next(iter(server.values()))
+    return " ".join(f"{name}={value}" for name, value in server.items())
+
+
+def column_of(run: TableRun, axis: str) -> str:
+    if axis == SERVER:
+        return _server_label(run)
+    if axis == THREADS:
+        return f"threads={run.figures.threads}"
+    values = {**run.figures.axis_options, **run.figures.settings}
+    return f"{SHORT_NAMES.get(axis, axis)}={values.get(axis, '')}"
+
+
+def _row_of(run: TableRun, axis: str, shown: Sequence[str]) -> tuple[tuple[Any, ...], str]:
+    """The row's identity (its sort key too) and its label: the run's cell without the
+    column axis, naming only what differs between rows."""
+    figures = run.figures
+    parts = [run.test] if run.test else []
+    if axis != SERVER and SERVER in shown:
+        parts.append(_server_label(run))
+    values = {**figures.settings, **figures.axis_options}
+    parts += [f"{SHORT_NAMES.get(n, n)}={values[n]}" for n in shown if n in values and n != axis]
+    if axis != THREADS and THREADS in shown:
+        parts.append(f"threads={figures.threads}")
+    label = " ".join(parts) or "all runs"
+    threads = figures.threads if axis != THREADS else 0
+    return (run.test_order, threads, label), label
+
+
+# --- the table -----------------------------------------------------------------------------
+
+
+def relative_table(
+    runs: Sequence[TableRun],
+    *,
+    axis: str = "",
+    orders: Mapping[str, Sequence[str]] | None = None,
+) -> RelativeTable | None:
+    """The table with `axis`'s values as columns (the first varying axis by default), in
+    the plan's order of them (`orders`: axis → values, as column labels or bare values);
+    None when nothing varies between the runs, so there is nothing to compare."""
+    axes = column_axes(runs)
+    if not axes:
+        return None
+    axis = axis if axis in axes else axes[0]
+    columns = _columns(runs, axis, (orders or {}).get(axis, ()))
+    cells: dict[tuple[Any, ...], dict[str, list[TableRun]]] = {}
+    labels: dict[tuple[Any, ...], TableRun] = {}
+    for run in runs:
+        key, _ = _row_of(run, axis, axes)
+        cells.setdefault(key, {}).setdefault(column_of(run, axis), []).append(run)
+        labels.setdefault(key, run)
+    families: dict[str, list[Row]] = {}
+    for key in sorted(cells):
+        first = labels[key]
+        row = _row(_row_of(first, axis, axes)[1], first, cells[key], columns)
+        families.setdefault(first.family or CELLS, []).append(row)
+    unit = throughput_unit(r.figures for r in runs)
+    blocks = [_family(name, rows, columns) for name, rows in families.items()]
+    return RelativeTable(axis, axes, columns, blocks, unit)
+
+
+def _columns(runs: Sequence[TableRun], axis: str, order: Sequence[str]) -> list[str]:
+    seen = list(dict.fromkeys(column_of(r, axis) for r in runs))
+    wanted = [str(v) for v in order]
+
+    def rank(column: str) -> tuple[int, Any]:
+        bare = column.split("=", 1)[-1] if axis != SERVER else column
+        for place, value in enumerate(wanted):
+            if value in (column, bare):
+                return (place, 0)
+        return (len(wanted), _natural(bare))
+
+    return sorted(seen, key=rank)
+
+
+def _natural(value: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def _row(
+    label: str, first: TableRun, by_column: Mapping[str, list[TableRun]], columns: list[str]
+) -> Row:
+    base = [r.figures for r in by_column.get(columns[0], [])]
+    cells = []
+    for column in columns:
+        members = [r.figures for r in by_column.get(column, [])]
+        verdict = None if column == columns[0] else verdicts.compare_runs(base, members)
+        cells.append(
+            TableCell(column, *_measured(members), verdict=verdict, per_tx=cell_per_tx(members))
+        )
+    return Row(label, first.test, first.family or CELLS, cells)
+
+
+def _measured(runs: Sequence[RunFigures]) -> tuple[int, float | None]:
+    values = [v for r in runs if r.status in FINISHED_WELL and (v := r.throughput) is not None]
+    return len(values), (statistics.median(values) if values else None)
+
+
+def _family(name: str, rows: list[Row], columns: list[str]) -> Family:
+    """The family's verdicts corrected together (Holm over its cells), and its moves."""
+    places = [(i, j) for i, row in enumerate(rows) for j, c in enumerate(row.cells) if c.verdict]
+    found = verdicts.corrected([rows[i].cells[j].verdict for i, j in places])  # type: ignore[misc]
+    for (i, j), verdict in zip(places, found, strict=True):
+        cells = list(rows[i].cells)
+        cells[j] = TableCell(
+            cells[j].column, cells[j].n, cells[j].throughput, verdict, cells[j].per_tx
+        )
+        rows[i] = Row(rows[i].label, rows[i].test, rows[i].family, cells)
+    return Family(name, rows, [_move(name, rows, j, c) for j, c in enumerate(columns) if j])
+
+
+def _move(family: str, rows: Sequence[Row], index: int, column: str) -> Move:
+    found = [v for row in rows if (v := row.cells[index].verdict) is not None]
+    ratios = [v.ratio for v in found if v.ratio is not None]
+    return Move(
+        family=family,
+        column=column,
+        # the geometric mean of the rows' ratios: each test counts alike
+        ratio=stats.geometric_ratio([1.0], ratios) if ratios else None,
+        faster=sum(v.verdict == verdicts.FASTER for v in found),
+        slower=sum(v.verdict == verdicts.SLOWER for v in found),
+        tested=len(found),
+    )
+
+
+def percent_text(ratio: float | None) -> str:
+    """`+12.3 %` of a ratio, for the cells of a printed table."""
+    return "" if ratio is None else signed_pct((ratio - 1) * 100)

@@ -1,0 +1,123 @@
+"""The relative table on recorded runs (tests/analysis/recorded.py): oltp_insert at 1, 2
+and 4 threads x innodb_flush_log_at_trx_commit 0/1 x 3 repeats, and the oltp_point_select
+grid at 2, 3 and 4 threads x 3 rounds, as the rows of a tests axis; the flush values as a
+setting's columns, and as two servers' columns (issue 33's servers table)."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Any
+
+from runs.analysis import relative, verdicts
+from runs.analysis.relative import SERVER, TableRun, relative_table
+from tests.analysis.recorded import insert_cell, point_select_threads
+
+HOSTS = {"hosts": [{"role": "server", "host": "db", "db": {"cpu_us_per_tx": 80.0,
+         "csw_per_tx": 6.0}, "read_kb_per_tx": 0.5, "write_kb_per_tx": 12.0}]}  # fmt: skip
+
+
+def made(runs: list[TableRun], **given: Any) -> Any:
+    table = relative_table(runs, **given)
+    assert table is not None
+    return table
+
+
+def insert_runs(*, as_servers: bool = False) -> list[TableRun]:
+    runs = []
+    for flush in (1, 0):  # the plan's order: flush=1 first, the baseline
+        for threads in (1, 2, 4):
+            for figures in insert_cell(flush, threads):
+                if as_servers:
+                    figures = dataclasses.replace(figures, settings={})
+                server = {"target": f"flush{flush}"} if as_servers else {}
+                runs.append(TableRun(figures, "insert", "write", 1, server))
+    return runs
+
+
+def test_a_setting_as_columns_gives_each_row_its_ratio_interval_and_verdict():
+    table = made(insert_runs(), orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
+    assert table is not None
+    assert table.axis == "innodb_flush_log_at_trx_commit"
+    assert table.columns == ["flush=1", "flush=0"]
+    (family,) = table.families
+    assert [r.label for r in family.rows] == ["insert threads=1", "insert threads=2",
+                                               "insert threads=4"]  # fmt: skip
+    for row, threads in zip(family.rows, (1, 2, 4), strict=True):
+        base, other = insert_cell(1, threads), insert_cell(0, threads)
+        assert row.cells[0].throughput == statistics.median(r.throughput or 0.0 for r in base)
+        assert row.cells[0].verdict is None and row.cells[0].n == 3
+        verdict = row.cells[1].verdict
+        alone = verdicts.compare_runs(base, other)
+        assert alone is not None
+        assert verdict.ratio == alone.ratio and verdict.low == alone.low
+        assert verdict.correction == "Holm's correction over 3 cells"
+    # flush=0 does not wait on the log's fsync: faster at every thread count here
+    assert all(r.cells[1].verdict.verdict == verdicts.FASTER for r in family.rows)
+    assert [m.faster for m in family.moves] == [3]
+    assert table.summary.startswith("Against flush=1: write ")
+    assert "(3 faster of 3)" in table.summary
+
+
+def test_the_servers_as_columns_are_issue_33s_table():
+    runs = insert_runs(as_servers=True)
+    table = made(runs, orders={SERVER: ["flush1", "flush0"]})
+    assert table is not None and table.axis == SERVER and table.axes == [SERVER, "threads"]
+    assert table.columns == ["flush1", "flush0"]
+    same_as_setting = made(insert_runs(), orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
+    for row, twin in zip(table.families[0].rows, same_as_setting.families[0].rows, strict=True):
+        assert row.cells[1].verdict == twin.cells[1].verdict
+        assert row.cells[1].tone in relative.FASTER_TONES
+
+
+def test_threads_as_columns_read_against_the_first_thread_count():
+    table = made(insert_runs(), axis="threads")
+    assert table.columns == ["threads=1", "threads=2", "threads=4"]
+    assert [r.label for r in table.families[0].rows] == ["insert flush=0", "insert flush=1"]
+
+
+def test_tests_in_families_with_per_transaction_costs_from_the_host_metrics():
+    runs = [
+        dataclasses.replace(r, family="write", test="insert", test_order=1)
+        for r in insert_runs()
+        if r.figures.threads == 2
+    ]
+    # the point_select grid at 2 threads as a second test, its rounds as both settings
+    for flush in ("1", "0"):
+        for round_ in (1, 2, 3):
+            figures = dataclasses.replace(
+                point_select_threads(2, round_),
+                settings={"innodb_flush_log_at_trx_commit": flush},
+                host_summary=HOSTS,
+            )
+            runs.append(TableRun(figures, "point-select", "point", 0))
+    table = made(runs, orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
+    assert [f.name for f in table.families] == ["point", "write"]
+    point = table.families[0].rows[0]
+    assert point.label == "point-select"
+    assert point.cells[0].per_tx.to_dict() == {"cpu_us": 80.0, "csw": 6.0, "read_kb": 0.5,
+                                               "write_kb": 12.0}  # fmt: skip
+    # the same runs on both sides: no difference, grey
+    assert point.cells[1].verdict.verdict == verdicts.SAME
+    assert point.cells[1].tone == relative.SAME_TONE
+    # each family corrected on its own
+    assert point.cells[1].verdict.correction == "Holm's correction over 1 cell"
+    assert "No significant change against flush=1: point." in table.summary
+    csv = table.csv_rows()
+    assert csv[0] == list(relative.CSV_HEADER)
+    assert csv[1][:4] == ["point", "point-select", "flush=1", 3]
+    assert csv[1][9] == "baseline" and csv[2][9] == verdicts.SAME
+
+
+def test_nothing_to_compare_gives_no_table():
+    one_cell = [r for r in insert_runs() if r.figures.threads == 1
+                and r.figures.settings["innodb_flush_log_at_trx_commit"] == "1"]  # fmt: skip
+    assert relative_table(one_cell) is None
+
+
+def test_the_colour_deepens_with_the_difference():
+    faster = verdicts.Verdict(verdicts.FASTER, 3, 3, ratio=1.5, p_value=0.001)
+    slower = verdicts.Verdict(verdicts.SLOWER, 3, 3, ratio=0.97, p_value=0.001)
+    assert relative.tone(faster) == relative.FASTER_TONES[3]
+    assert relative.tone(slower) == relative.SLOWER_TONES[0]
+    assert relative.tone(None) == ""

@@ -1,0 +1,76 @@
+"""A plan's tests axis through the API: stored in order with its first item as the plan's
+test, refused naming the item at fault, the built-in suite to start from; and a batch's
+relative table as JSON and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from runs.models import Batch, Plan, Run, Status
+from runs.sysbench.suites import microbenchmarks
+from tests.api.test_plans import plan_fields  # noqa: F401  (a fixture)
+
+
+def test_a_tests_axis_is_stored_and_its_first_test_is_the_plans(api, plan_fields):  # noqa: F811
+    suite = microbenchmarks()[:3]
+    created = api.post("/api/v1/plans", json={**plan_fields, "tests": suite})
+    assert created.status_code == 201, created.text
+    plan = Plan.objects.get(pk=created.json()["id"])
+    assert plan.tests == suite
+    assert plan.test == "oltp_point_select"
+    assert created.json()["tests"] == suite
+
+
+@pytest.mark.parametrize(
+    ("item", "words"),
+    [
+        ({"test": "cpu", "options": {}}, "database tests only"),
+        ({"test": "oltp_point_select", "options": {"range-size": 5}}, "range-size"),
+        ({"test": "oltp_insert", "options": {}, "rebuild": "yes"}, "rebuild is true or false"),
+    ],
+)
+def test_a_bad_item_is_refused_naming_the_tests(api, plan_fields, item, words):  # noqa: F811
+    first = {"test": "oltp_insert", "options": {}, "family": "write"}
+    answer = api.post("/api/v1/plans", json={**plan_fields, "tests": [first, item]})
+    assert answer.status_code == 400, answer.text
+    assert words in answer.text
+    assert not Plan.objects.exists()
+
+
+def test_the_built_in_suite_is_there_to_start_from(api):
+    answer = api.get("/api/v1/plans/suites")
+    assert answer.status_code == 200
+    assert answer.json()["microbenchmarks"] == microbenchmarks()
+
+
+def test_the_relative_table_as_json_and_csv(api, plan_fields, offline_target, local_host):  # noqa: F811
+    batch = Batch.objects.create(
+        target=offline_target, load_host=local_host, status=Status.DONE, seed=1,
+        params={"test": "oltp_insert", "server_settings": {"sync_binlog": ["1", "0"]}},
+    )  # fmt: skip
+    tps = {"1": (100.0, 104.0, 98.0), "0": (150.0, 160.0, 155.0)}
+    for value, figures in tps.items():
+        for i, figure in enumerate(figures):
+            Run.objects.create(
+                batch=batch, position=len(tps) * i + int(value), round=i, threads=1,
+                cell_key=f'{{"options":{{}},"settings":{{"sync_binlog":"{value}"}},"threads":1}}',
+                settings={"sync_binlog": value}, status=Status.DONE, summary={"tps": figure},
+            )  # fmt: skip
+
+    table = api.get(f"/api/v1/batches/{batch.pk}/relative").json()
+    assert table["columns"] == ["sync_binlog=1", "sync_binlog=0"]
+    (cell_base, cell_other) = table["families"][0]["rows"][0]["cells"]
+    assert cell_base["throughput"] == 100.0 and cell_base["verdict"] is None
+    assert cell_other["verdict"]["verdict"] == "faster"
+    assert "Against sync_binlog=1: cells" in table["summary"]
+
+    answer = api.get(f"/api/v1/batches/{batch.pk}/relative?format=csv")
+    rows = list(csv.reader(io.StringIO(answer.text)))
+    assert rows[0][:3] == ["family", "row", "column"]
+    assert [r[2] for r in rows[1:]] == ["sync_binlog=1", "sync_binlog=0"]
+
+    missing = api.get(f"/api/v1/batches/{batch.pk}/relative?axis=threads")
+    assert missing.json()["axis"] == "sync_binlog"  # not an axis of this batch: the first
