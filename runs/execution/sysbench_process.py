@@ -26,7 +26,7 @@ from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.sink import SampleSink
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess
-from runs.models import Batch, Run, Status
+from runs.models import Batch, Run, Status, Target
 from runs.sysbench.command import build_command
 from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import OutputParser, ParseResult, SysbenchError
@@ -51,11 +51,13 @@ class Starter:
         # Set by the batch: waits for a load host that cannot be reached, or raises.
         self.host_lost: Callable[[str], None] | None = None
 
-    def start(self, phase: str, options: dict[str, Any]) -> SysbenchProcess:
-        """sysbench started for `phase` with these options; BatchAborted when it cannot."""
-        connection = (
-            targets.connection_of(self.batch.target) if self.sql and self.batch.target else None
-        )
+    def start(
+        self, phase: str, options: dict[str, Any], target: Target | None = None
+    ) -> SysbenchProcess:
+        """sysbench started for `phase` with these options against `target` (the batch's
+        own by default); BatchAborted when it cannot."""
+        target = target or self.batch.target
+        connection = targets.connection_of(target) if self.sql and target else None
         script = self.plan.script  # a custom Lua script, frozen at launch
 
         def make(config_path: str) -> Any:

@@ -168,6 +168,7 @@ def plan_preflight(
         prepared_statements=preflight.most_statements(
             plan.test, [(cell.threads, cell.options) for cell in check.cells]
         ),
+        more_targets=tuple(plan_targets(plan)[1:]),
     )
     return preflight.run_preflight(subject)
 
