@@ -83,7 +83,7 @@ class RunFigures:
             round=run.round,
             threads=run.threads,
             settings=dict(run.settings or {}),
-            axis_options=axis_options(run.cell_key),
+            axis_options=run_axes(run),
             status=run.status,
             summary=dict(run.summary or {}),
             counters=dict(run.counters or {}),
@@ -150,6 +150,29 @@ class RunFigures:
         return f"threads={self.threads} {series_label(self.settings, self.axis_options)}"
 
 
+def run_axes(run: Any) -> dict[str, str]:
+    """A run's axis values beyond its settings and threads: its option-axis values and, on
+    a batch with a targets axis, its target by name (`target`), an axis like a setting.
+    Read `run.target` with the runs (select_related) where many are read."""
+    options = axis_options(run.cell_key)
+    if target_on_axis(run.cell_key):
+        target = getattr(run, "target", None)
+        options[TARGET] = target.name if target is not None else f"target {run.target_id}"
+    return options
+
+
+TARGET = "target"  # the targets axis' name among a run's axis values
+
+
+def target_on_axis(cell_key: str) -> bool:
+    """Whether the cell's key names its target: the plan had a targets axis."""
+    try:
+        identity = json.loads(cell_key)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(identity, dict) and TARGET in identity
+
+
 def axis_options(cell_key: str) -> dict[str, str]:
     """The option-axis values of a cell, from its key (see matrix.Cell.key)."""
     try:
@@ -186,8 +209,10 @@ def series_key(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
 
 
 def series_label(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
-    parts = [f"{SHORT_NAMES.get(k, k)}={settings[k]}" for k in sorted(settings)]
-    parts += [f"{k}={options[k]}" for k in sorted(options)]
+    # The server first: "target=db-b flush=2" reads as which server, then how set.
+    parts = [f"{TARGET}={options[TARGET]}"] if TARGET in options else []
+    parts += [f"{SHORT_NAMES.get(k, k)}={settings[k]}" for k in sorted(settings)]
+    parts += [f"{k}={options[k]}" for k in sorted(options) if k != TARGET]
     return " ".join(parts) or "all runs"
 
 
@@ -316,12 +341,17 @@ def plan_wide(runs: Sequence[RunFigures]) -> dict[str, str]:
 
 
 def plan_order(
-    server_settings: Mapping[str, Sequence[Any]], option_axes: Mapping[str, Sequence[Any]]
+    server_settings: Mapping[str, Sequence[Any]],
+    option_axes: Mapping[str, Sequence[Any]],
+    targets: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, list[str]]:
-    """Each axis's values in the plan's order: `["1", "0"]` puts flush=1 first."""
+    """Each axis's values in the plan's order: `["1", "0"]` puts flush=1 first; the
+    targets axis (FrozenPlan.targets) its first target, the baseline."""
     order = {name: [str(v) for v in values] for name, values in server_settings.items()}
     # as axis_options reads a cell's key back: str() of the value
     order.update({name: [str(v) for v in values] for name, values in option_axes.items()})
+    if targets:
+        order[TARGET] = [str(t.get("name", "")) for t in targets]
     return order
 
 

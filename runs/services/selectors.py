@@ -50,7 +50,11 @@ def batches_with_plan() -> QuerySet[Batch]:
 
 
 def batch_runs(batch: Batch) -> QuerySet[Run]:
-    return batch.runs.order_by("position").defer("raw_log", "reports", "histogram")
+    return (
+        batch.runs.order_by("position")
+        .select_related("target")  # named on a targets axis (results.run_axes)
+        .defer("raw_log", "reports", "histogram")
+    )
 
 
 @dataclass(frozen=True)
