@@ -73,9 +73,9 @@ def test_a_plan_over_two_servers_runs_interleaved_and_restores_both(
     plan = make_plan(
         test="oltp_insert",
         options={"time": 2, "report-interval": 1, "tables": 1, "table-size": 100},
-        threads=[1],
+        threads=[1, 2],
         server_settings={FLUSH: ["2"]},
-        repeats=2,
+        repeats=3,  # the fewest a verdict with an interval takes
     )
     PlanTarget.objects.create(plan=plan, target=second_target, position=1)
 
@@ -83,9 +83,9 @@ def test_a_plan_over_two_servers_runs_interleaved_and_restores_both(
 
     assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("status", "error")))
     runs = list(batch.runs.order_by("position"))
-    assert len(runs) == 4
+    assert len(runs) == 12
     # Interleaved: every round measures both servers, so drift hits both alike.
-    for round_ in (0, 1):
+    for round_ in (0, 1, 2):
         assert {r.target_id for r in runs if r.round == round_} == set(servers)
     for run in runs:
         assert run.status == Status.DONE, run.error
@@ -120,5 +120,13 @@ def test_a_plan_over_two_servers_runs_interleaved_and_restores_both(
     labels = [s["label"] for s in found.series]
     assert labels == [f"target={target.name}", f"target={second_target.name}"]
     assert found.baseline_label == f"target={target.name}"
-    assert [v["series"] for v in found.verdicts] == [f"target={second_target.name}"]
-    assert found.verdicts[0]["interval"] and found.verdicts[0]["correction"] == ""
+    assert [(v["series"], v["threads"]) for v in found.verdicts] == [
+        (f"target={second_target.name}", 1),
+        (f"target={second_target.name}", 2),
+    ]
+    for verdict in found.verdicts:
+        assert verdict["n_base"] == verdict["n_other"] == 3
+        assert verdict["interval"], verdict
+        assert verdict["correction"] == "Holm's correction over 2 cells"
+    peaks = {s["label"]: s["peak"] for s in found.series}
+    assert all(peak is not None for peak in peaks.values()), peaks
