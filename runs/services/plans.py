@@ -300,13 +300,15 @@ def _validate_settings(plan: Plan) -> dict[str, list[str]]:
 def _check_more_targets(plan: Plan, axis: list[Target]) -> None:
     """A targets axis: database tests only, each target once, each one benchdash may use,
     and the settings axes known on each one's engine (engines may differ)."""
-    if len(axis) < 2:
+    if len(axis) < 2 and (plan.target is not None or not axis):
         return
     if not is_sql_test(plan.test):
         raise InvalidInput(
             "more_targets",
             f"{plan.test} does not use a target: a targets axis needs a database test",
         )
+    if plan.target is None:
+        raise InvalidInput("more_targets", "choose the plan's target first: it is the baseline")
     seen: set[int] = set()
     for target in axis:
         if target.pk in seen:
