@@ -20,7 +20,10 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
+from runs.analysis.axes import TARGET, axis_options, run_axes, target_on_axis
 from runs.columns import Bottleneck, HostSummary, RunCounters, RunSummary
+
+__all__ = ["TARGET", "axis_options", "run_axes", "target_on_axis"]  # read here too
 
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
@@ -148,39 +151,6 @@ class RunFigures:
         if not self.settings and not self.axis_options:
             return f"threads={self.threads}"
         return f"threads={self.threads} {series_label(self.settings, self.axis_options)}"
-
-
-def run_axes(run: Any) -> dict[str, str]:
-    """A run's axis values beyond its settings and threads: its option-axis values and, on
-    a batch with a targets axis, its target by name (`target`), an axis like a setting.
-    Read `run.target` with the runs (select_related) where many are read."""
-    options = axis_options(run.cell_key)
-    if target_on_axis(run.cell_key):
-        target = getattr(run, "target", None)
-        options[TARGET] = target.name if target is not None else f"target {run.target_id}"
-    return options
-
-
-TARGET = "target"  # the targets axis' name among a run's axis values
-
-
-def target_on_axis(cell_key: str) -> bool:
-    """Whether the cell's key names its target: the plan had a targets axis."""
-    try:
-        identity = json.loads(cell_key)
-    except (TypeError, ValueError):
-        return False
-    return isinstance(identity, dict) and TARGET in identity
-
-
-def axis_options(cell_key: str) -> dict[str, str]:
-    """The option-axis values of a cell, from its key (see matrix.Cell.key)."""
-    try:
-        identity = json.loads(cell_key)
-    except (TypeError, ValueError):
-        return {}
-    options = identity.get("options") if isinstance(identity, dict) else None
-    return {str(k): str(v) for k, v in options.items()} if isinstance(options, dict) else {}
 
 
 def throughput(summary: Mapping[str, Any]) -> tuple[float | None, str]:

@@ -16,6 +16,7 @@ from typing import Any
 from django.utils import timezone
 
 from runs import targets
+from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Target
 
@@ -56,7 +57,7 @@ def run_target(run: Run, batch: Batch, known: dict[int, Target] | None = None) -
 
 def server_record(batch: Batch, target: Target, server: targets.ServerInfo) -> None:
     """A further target's version and variables, for its runs to be compared with."""
-    recorded = dict(batch.environment.get("targets") or {})
+    recorded = dict(BatchEnvironment.load(batch.environment).targets)
     recorded[str(target.pk)] = {
         "name": target.name,
         "engine": target.engine,
@@ -70,17 +71,22 @@ def server_variables(batch: Batch, target_id: int | None) -> dict[str, str] | No
     """The variables recorded for a further target; None for the batch's own."""
     if target_id is None or target_id == batch.target_id:
         return None
-    recorded = (batch.environment.get("targets") or {}).get(str(target_id)) or {}
-    return dict(recorded.get("variables") or {})
+    return dict(_recorded(batch, target_id).get("variables") or {})
 
 
 def run_server(batch: Batch, target: Target | None) -> dict[str, Any]:
     """What a run's environment says of its server on a batch with several targets."""
     if target is None or not FrozenPlan.from_params(batch.params).targets:
         return {}
-    recorded = (batch.environment.get("targets") or {}).get(str(target.pk)) or {}
-    version = recorded.get("version") or (batch.environment.get("server") or {}).get("version")
+    version = _recorded(batch, target.pk).get("version")
+    version = version or BatchEnvironment.load(batch.environment).server_version
     return {"target": {"id": target.pk, "name": target.name, "version": version or ""}}
+
+
+def _recorded(batch: Batch, target_id: int) -> dict[str, Any]:
+    """What was recorded of a further target ({name, engine, version, variables})."""
+    recorded = BatchEnvironment.load(batch.environment).targets.get(str(target_id))
+    return dict(recorded) if isinstance(recorded, dict) else {}
 
 
 def originals_keep(batch: Batch, target: Target, originals: dict[str, str]) -> None:
