@@ -46,6 +46,7 @@ def batch_of(plan: Any) -> dict[str, Any]:
     batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="cli"), timeout=900)
     if batch.status != "done":
         raise SystemExit(f"batch {batch.pk} {batch.status}: {batch.error}")
+    assert batch.started_at is not None and batch.finished_at is not None
     runs = list(batch.runs.select_related("target").order_by("position"))
     measured = sum(r.duration_s or 0 for r in runs)
     tps: dict[str, list[float]] = {}
@@ -72,7 +73,7 @@ def main() -> None:
 
     servers = [PrivateMariaDB().start(), PrivateMariaDB(log_bin=False).start()]
     worker = None
-    made: list[Any] = []
+    made: Any = []
     plans: list[Any] = []
     try:
         with results_database(), tempfile.TemporaryDirectory() as tmp:
@@ -81,14 +82,13 @@ def main() -> None:
             targets = []
             for i, server in enumerate(servers):
                 server.create_database("sbtest")
-                targets.append(
-                    Target.objects.create(
-                        name=f"bench-{'ab'[i]}-{os.getpid()}", engine="mariadb",
-                        host="127.0.0.1", port=server.port, database="sbtest",
-                        user=server.user, password=server.password,
-                    )  # fmt: skip
-                )
-            made = targets
+                made = Target.objects.create(
+                    name=f"bench-{'ab'[i]}-{os.getpid()}", engine="mariadb", host="127.0.0.1",
+                    port=server.port, database="sbtest", user=server.user,
+                    password=server.password,
+                )  # fmt: skip
+                targets.append(made)
+            made = list(targets)
             fields = {
                 "load_host": local, "test": "oltp_point_select", "threads": [1, 2],
                 "options": {"time": args.time, "report-interval": 1, "tables": 1,
