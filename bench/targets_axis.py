@@ -73,7 +73,7 @@ def main() -> None:
 
     servers = [PrivateMariaDB().start(), PrivateMariaDB(log_bin=False).start()]
     worker = None
-    made: Any = []
+    made: list[Any] = []
     plans: list[Any] = []
     try:
         with results_database(), tempfile.TemporaryDirectory() as tmp:
@@ -82,12 +82,12 @@ def main() -> None:
             targets = []
             for i, server in enumerate(servers):
                 server.create_database("sbtest")
-                made = Target.objects.create(
+                row = Target.objects.create(
                     name=f"bench-{'ab'[i]}-{os.getpid()}", engine="mariadb", host="127.0.0.1",
                     port=server.port, database="sbtest", user=server.user,
                     password=server.password,
                 )  # fmt: skip
-                targets.append(made)
+                targets.append(row)
             made = list(targets)
             fields = {
                 "load_host": local, "test": "oltp_point_select", "threads": [1, 2],
