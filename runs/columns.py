@@ -1,6 +1,5 @@
 """Typed readers of the JSON columns that code reads by key, besides a batch's params
-(runs/frozen.py): a run's summary, counters, host summary and bottleneck, a batch's (and a
-run's) environment, its nightly check.
+(runs/frozen.py): a run's summary, counters, host summary, bottleneck; environment; nights.
 
 Each is parsed once where code reaches the row (`BatchEnvironment.load(batch.environment)`)
 and read by attribute after, so a key's name and its default for older or partial rows
@@ -135,6 +134,7 @@ class BatchEnvironment:
     reference: dict[str, Any] = field(default_factory=dict)  # cores x 2 + disks
     preflight: dict[str, Any] = field(default_factory=dict)
     imported: dict[str, Any] = field(default_factory=dict)  # an imported log's header
+    targets: dict[str, Any] = field(default_factory=dict)  # further targets' servers, by id
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> BatchEnvironment:
@@ -149,6 +149,7 @@ class BatchEnvironment:
             reference=_dict(data, "reference"),
             preflight=_dict(data, "preflight"),
             imported=_dict(data, "imported"),
+            targets=_dict(data, "targets"),
         )
 
     @property

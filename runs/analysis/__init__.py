@@ -6,6 +6,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     summary.py         one run's summary, from what sysbench printed
     run_facts.py       everything sysbench printed for one run, as the pages say it: outcome,
                        rates, latency, fairness, errors by code, histogram, its raw log
+    axes.py            a run's axis values from its cell's key: options, and its target
     results.py         a batch's runs as figures, series and points
     report_table.py    the report table: cells side by side per thread count, and as TSV
     stats.py           spread and noise of repeated figures

@@ -109,7 +109,7 @@ def build(
 ) -> BatchResults:
     """Everything a batch's results say. `reasons`: run id -> why an auto mode added it."""
     plan = FrozenPlan.from_params(params)
-    series = group_series(runs, plan_order(plan.server_settings, plan.option_axes))
+    series = group_series(runs, plan_order(plan.server_settings, plan.option_axes, plan.targets))
     offered = _offered_rates(series, baseline_key)
     compared = [r for r in runs if r.series_key not in offered]
     cell_verdicts = verdicts.cell_verdicts(compared, baseline_key)

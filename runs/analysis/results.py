@@ -20,7 +20,10 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
+from runs.analysis.axes import TARGET, axis_options, run_axes, target_on_axis
 from runs.columns import Bottleneck, HostSummary, RunCounters, RunSummary
+
+__all__ = ["TARGET", "axis_options", "run_axes", "target_on_axis"]  # read here too
 
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
@@ -83,7 +86,7 @@ class RunFigures:
             round=run.round,
             threads=run.threads,
             settings=dict(run.settings or {}),
-            axis_options=axis_options(run.cell_key),
+            axis_options=run_axes(run),
             status=run.status,
             summary=dict(run.summary or {}),
             counters=dict(run.counters or {}),
@@ -150,16 +153,6 @@ class RunFigures:
         return f"threads={self.threads} {series_label(self.settings, self.axis_options)}"
 
 
-def axis_options(cell_key: str) -> dict[str, str]:
-    """The option-axis values of a cell, from its key (see matrix.Cell.key)."""
-    try:
-        identity = json.loads(cell_key)
-    except (TypeError, ValueError):
-        return {}
-    options = identity.get("options") if isinstance(identity, dict) else None
-    return {str(k): str(v) for k, v in options.items()} if isinstance(options, dict) else {}
-
-
 def throughput(summary: Mapping[str, Any]) -> tuple[float | None, str]:
     """The headline rate of a run and its unit: tps for SQL tests, events/s for cpu,
     threads and mutex, MiB/s for memory and fileio."""
@@ -186,8 +179,10 @@ def series_key(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
 
 
 def series_label(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
-    parts = [f"{SHORT_NAMES.get(k, k)}={settings[k]}" for k in sorted(settings)]
-    parts += [f"{k}={options[k]}" for k in sorted(options)]
+    # The server first: "target=db-b flush=2" reads as which server, then how set.
+    parts = [f"{TARGET}={options[TARGET]}"] if TARGET in options else []
+    parts += [f"{SHORT_NAMES.get(k, k)}={settings[k]}" for k in sorted(settings)]
+    parts += [f"{k}={options[k]}" for k in sorted(options) if k != TARGET]
     return " ".join(parts) or "all runs"
 
 
@@ -316,12 +311,17 @@ def plan_wide(runs: Sequence[RunFigures]) -> dict[str, str]:
 
 
 def plan_order(
-    server_settings: Mapping[str, Sequence[Any]], option_axes: Mapping[str, Sequence[Any]]
+    server_settings: Mapping[str, Sequence[Any]],
+    option_axes: Mapping[str, Sequence[Any]],
+    targets: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, list[str]]:
-    """Each axis's values in the plan's order: `["1", "0"]` puts flush=1 first."""
+    """Each axis's values in the plan's order: `["1", "0"]` puts flush=1 first; the
+    targets axis (FrozenPlan.targets) its first target, the baseline."""
     order = {name: [str(v) for v in values] for name, values in server_settings.items()}
     # as axis_options reads a cell's key back: str() of the value
     order.update({name: [str(v) for v in values] for name, values in option_axes.items()})
+    if targets:
+        order[TARGET] = [str(t.get("name", "")) for t in targets]
     return order
 
 

@@ -10,6 +10,8 @@ runs/services/plans.py):
     runner.py            executing a batch: groups, stages, settings, the end (the entry)
     cell_run.py          running one cell: its settings, sysbench followed, its result stored
     environment.py       the environment recorded before the first change; settings put back
+    servers.py           a targets axis: each run's own target, every further target's
+                         server recorded, its settings kept and put back (Batch.servers)
     datasets.py          the runs sharing a data set (a group), their prepare and cleanup
                          stages, and reusing a data set left on the target
     sysbench_process.py  starting sysbench on the load host and following it to its end

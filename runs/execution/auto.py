@@ -35,9 +35,13 @@ def batch_extend(*, batch: Batch) -> int:
     settings = auto_settings.auto_from_dict(plan.auto)
     if not settings.any:
         return 0
-    runs = list(batch.runs.order_by("position").defer("raw_log", "reports", "histogram"))
+    runs = list(
+        batch.runs.order_by("position")
+        .select_related("target")
+        .defer("raw_log", "reports", "histogram")
+    )
     figures = [RunFigures.of(run) for run in runs]
-    order = results.plan_order(plan.server_settings, plan.option_axes)
+    order = results.plan_order(plan.server_settings, plan.option_axes, plan.targets)
     series = results.group_series(figures, order)
     baseline = series[0].key if series else ""  # the plan's first values, as the results'
     cells = rounds.next_cells(settings, figures, plan.repeats or 1, baseline)

@@ -13,7 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import environment, live
+from runs.execution import environment, live, servers
 from runs.execution.environment import run_server_changes
 from runs.execution.heartbeat import Pulse, Watch
 from runs.execution.host_metrics import (
@@ -44,7 +44,7 @@ from runs.execution.sysbench_process import (
 )
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
-from runs.models import Batch, Run, Status
+from runs.models import Batch, Run, Status, Target
 from runs.sysbench.options import is_sql_test
 from runs.targets import counters
 
@@ -66,6 +66,8 @@ class CellRun:
         self.store = OutageBuffer()
         self.pulse = Pulse(batch.pk, self.store)
         self.results_lost: ResultsUnreachable | None = None
+        # The targets axis: each run measures its own target, the batch's own first.
+        self.targets = {t.pk: t for t in servers.batch_targets(batch)}
         # The running cell, when the results database went away for good at its end.
         self.held: tuple[Run, SampleSink] | None = None
 
@@ -78,6 +80,8 @@ class CellRun:
         run.heartbeat_at = now
         self.store.ensure(lambda: run.save(update_fields=["status", "started_at", "heartbeat_at"]))
         live.publish_start(run)
+        target = self.target_of(run)
+        run.environment = {**run.environment, **servers.run_server(self.batch, target)}
         verified = self._settings_for(run)
         if verified is None:
             return
@@ -88,6 +92,7 @@ class CellRun:
             load_hosts=self.hosts,
             store=self.store,
             beat=lambda: self.pulse.tick(Watch(self.batch.pk)) is not None,
+            target=target,
         )
         try:
             if len(self.hosts) > 1:
@@ -101,14 +106,19 @@ class CellRun:
         self, run: Run, outages: int, machines: HostMetricsSampler | None
     ) -> None:
         with supervised(
-            self.starter.start("run", run.sysbench_options, self.starter.test_of(run)),
+            self.starter.start(
+                "run",
+                run.sysbench_options,
+                test=self.starter.test_of(run),
+                target=self.target_of(run),
+            ),
             run,
             self.store,
         ) as process:
             host_metrics_clock(machines)
             run.pgid = process.pgid
             run.argv = process.command.argv
-            sampler = counters.sampler_start(run=run, batch=self.batch)
+            sampler = counters.sampler_start(run=run, batch=self.batch, target=self.target_of(run))
             try:
                 self.store.ensure(
                     lambda: run.save(
@@ -135,7 +145,7 @@ class CellRun:
         dispatch = self.dispatch
         parts = cell_parts(run, self.hosts, self.plan.load_split)
         host_metrics_clock(machines)  # the hosts' drivers start sysbench together, now
-        sampler = counters.sampler_start(run=run, batch=self.batch)
+        sampler = counters.sampler_start(run=run, batch=self.batch, target=self.target_of(run))
         try:
             self.store.ensure(lambda: run.save(update_fields=["verified_settings", "environment"]))
             self._stream(
@@ -161,8 +171,9 @@ class CellRun:
         try:
             return self._apply_settings(run)
         except targets.TargetError as e:
-            if not waited and unreachable(e.message) and self.batch.target is not None:
-                target_wait(batch=self.batch, pulse=self.pulse, error=e.message)
+            target = self.target_of(run)
+            if not waited and unreachable(e.message) and target is not None:
+                target_wait(batch=self.batch, pulse=self.pulse, error=e.message, target=target)
                 return self._settings_for(run, waited=True)
             kind = "setting" if isinstance(e, targets.SettingNotApplied) else "target"
             run_fail(run, e.message, e.hint, kind)
@@ -171,9 +182,12 @@ class CellRun:
     def _apply_settings(self, run: Run) -> dict[str, str]:
         if not run.settings:
             return {}
-        with self._target() as db:
+        with self._target(self.target_of(run)) as db:
             applied: targets.Applied = db.apply(run.settings)
-        run.environment = run_server_changes(batch=self.batch, variables=applied.variables)
+        changes = run_server_changes(
+            batch=self.batch, variables=applied.variables, target_id=run.target_id
+        )
+        run.environment = {**run.environment, **changes}
         return applied.verified
 
     def _stream(
@@ -224,14 +238,21 @@ class CellRun:
         if stop is not None and stop.status != Status.FAILED:
             raise stop
 
-    def _target(self) -> Any:
-        assert self.batch.target is not None
-        return targets.connect_to(self.batch.target)
+    def target_of(self, run: Run) -> Target | None:
+        """The server the run measures (the batch's own on older rows)."""
+        return servers.run_target(run, self.batch, self.targets)
+
+    def _target(self, target: Target | None = None) -> Any:
+        target = target or self.batch.target
+        assert target is not None
+        return targets.connect_to(target)
 
     def _restore_settings(self) -> None:
         """The server's original settings back, even while the results database is away
         (they are in memory); recorded with the batch's end."""
-        self.store.attempt(lambda: self.batch.refresh_from_db(fields=["original_settings"]))
+        self.store.attempt(
+            lambda: self.batch.refresh_from_db(fields=["original_settings", "servers"])
+        )
         try:
             if environment.settings_put_back(batch=self.batch):
                 self.batch.settings_restored_at = timezone.now()

@@ -27,7 +27,7 @@ from django.utils import timezone
 from runs import targets
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
-from runs.models import Batch, Run, Status
+from runs.models import Batch, Run, Status, Target
 from runs.sysbench.cells import REBUILD, cell_identity, item_index, rebuild_part
 from runs.sysbench.command import dataset_key, dataset_reusable, family
 from runs.sysbench.options import OPTIONS, SINGLE_TABLE_TESTS, is_sql_test
@@ -123,16 +123,22 @@ def dataset_prepared(
 
 
 def batch_dataset_decide(
-    *, batch: Batch, options: dict[str, Any], test: str = "", fresh: bool = False
+    *,
+    batch: Batch,
+    options: dict[str, Any],
+    test: str = "",
+    fresh: bool = False,
+    target: Target | None = None,
 ) -> Decision:
-    """Whether a batch's cell may reuse the data set on its target, or what to clean.
-    `test` is the group's (by default the plan's); `fresh`: an item of a tests axis that
-    rebuilds its data set, whatever is there."""
+    """Whether a batch's cell may reuse the data set on its target (`target`, the batch's
+    own by default), or what to clean. `test` is the group's (by default the plan's);
+    `fresh`: an item of a tests axis that rebuilds its data set, whatever is there."""
     plan = FrozenPlan.from_params(batch.params)
     test = test or plan.test
-    if not is_sql_test(test) or batch.target is None:
+    target = target or batch.target
+    if not is_sql_test(test) or target is None:
         return Decision(reuse=False, reason="")  # fileio: a fresh workspace
-    with targets.connect_to(batch.target) as db:
+    with targets.connect_to(target) as db:
         decision = dataset_decide(
             db=db,
             test=test,
@@ -145,11 +151,15 @@ def batch_dataset_decide(
     return decision
 
 
-def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any], test: str = "") -> None:
-    """Mark the data set a batch just prepared on its target."""
+def batch_dataset_prepared(
+    *, batch: Batch, options: dict[str, Any], test: str = "", target: Target | None = None
+) -> None:
+    """Mark the data set a batch just prepared on its target (`target`, the batch's own by
+    default); `test` is the group's (by default the plan's)."""
     test = test or FrozenPlan.from_params(batch.params).test
-    if is_sql_test(test) and batch.target is not None:
-        with targets.connect_to(batch.target) as db:
+    target = target or batch.target
+    if is_sql_test(test) and target is not None:
+        with targets.connect_to(target) as db:
             dataset_prepared(
                 db=db,
                 test=test,
@@ -219,7 +229,8 @@ def _number(table: str) -> int:
 
 @dataclass
 class Group:
-    """Consecutive runs sharing one data set: one prepare before, one cleanup after."""
+    """Consecutive runs sharing one data set: one prepare before, one cleanup after, on
+    each of its servers (a targets axis: the runs of every target, interleaved)."""
 
     first_position: int
     dataset: tuple[Any, ...]
@@ -230,6 +241,15 @@ class Group:
     def rebuilds(self) -> bool:
         """An item of a tests axis with a data set of its own: prepared afresh."""
         return bool(self.dataset) and str(self.dataset[-1]).startswith(f"{REBUILD}=")
+
+    @property
+    def servers(self) -> list[int | None]:
+        """Its runs' targets in order of their first run (None: the batch's own, on a
+        batch without a targets axis): matrix.prepare_points' servers."""
+        return list(dict.fromkeys(r.target_id for r in self.runs))
+
+    def runs_on(self, target_id: int | None) -> list[Run]:
+        return [r for r in self.runs if r.target_id == target_id]
 
 
 def pending_groups(batch: Batch) -> list[Group]:
@@ -266,16 +286,19 @@ def has_queued_run(group: Group) -> bool:
 
 
 def _left_behind(batch: Batch, plan: FrozenPlan, group: Group) -> bool:
-    """Prepared and not cleaned up since (stage_done), and the plan wants it cleaned up."""
-    return plan.cleanup and stage_done(batch, "prepare", group)
+    """Prepared and not cleaned up since (stage_done, on any of its servers), and the
+    plan wants it cleaned up."""
+    servers = group.servers if plan.targets else [None]
+    return plan.cleanup and any(stage_done(batch, "prepare", group, s) for s in servers)
 
 
-def stage_done(batch: Batch, kind: str, group: Group) -> bool:
-    """Whether the group's stage is done and still holds: a prepare is undone by a later
-    cleanup (a group that an auto mode extended is prepared again)."""
+def stage_done(batch: Batch, kind: str, group: Group, target: int | None = None) -> bool:
+    """Whether the group's stage is done (on `target`, of a targets axis) and still
+    holds: a prepare is undone by a later cleanup (a group that an auto mode extended is
+    prepared again)."""
     done = False
     for s in batch.stages:
-        if s["group"] != group.first_position or not s["ok"]:
+        if s["group"] != group.first_position or not s["ok"] or s.get("target") != target:
             continue
         if s["kind"] == kind:
             done = True
@@ -294,31 +317,34 @@ def stage_record(
     exit_code: int | None,
     error: str,
     output: list[str],
+    target: int | None = None,
 ) -> None:
-    """Keep what a prepare or cleanup did, with the last lines it printed."""
-    _append(
-        batch,
-        {
-            "kind": kind,
-            "group": group.first_position,
-            "dataset": list(group.dataset),
-            "reason": reason,
-            "started_at": started_at.isoformat(),
-            "finished_at": timezone.now().isoformat(),
-            "exit_code": exit_code,
-            "ok": not error,
-            "error": error,
-            "output": "\n".join(output),
-        },
-    )
+    """Keep what a prepare or cleanup did (on `target`, of a targets axis), with the
+    last lines it printed."""
+    stage = {
+        "kind": kind,
+        "group": group.first_position,
+        "dataset": list(group.dataset),
+        "reason": reason,
+        "started_at": started_at.isoformat(),
+        "finished_at": timezone.now().isoformat(),
+        "exit_code": exit_code,
+        "ok": not error,
+        "error": error,
+        "output": "\n".join(output),
+    }
+    _append(batch, {**stage, "target": target} if target is not None else stage)
 
 
-def stage_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None:
+def stage_skipped(
+    batch: Batch, kind: str, group: Group, *, reason: str, target: int | None = None
+) -> None:
     """A stage that did not need to run (a data set reused), and why."""
     now = timezone.now().isoformat()
     _append(
         batch,
         {
+            **({"target": target} if target is not None else {}),
             "kind": kind,
             "group": group.first_position,
             "dataset": list(group.dataset),
@@ -336,13 +362,21 @@ def stage_skipped(batch: Batch, kind: str, group: Group, *, reason: str) -> None
 
 def stage_left(batch: Batch) -> dict[str, Any] | None:
     """The prepare whose data set no cleanup dropped yet, None when there is none."""
-    left = None
+    left = stages_left(batch)
+    return left[-1] if left else None
+
+
+def stages_left(batch: Batch) -> list[dict[str, Any]]:
+    """The prepares whose data set no cleanup dropped yet: one per target at most (the
+    `target` of each stage; none on a batch without a targets axis)."""
+    left: dict[Any, dict[str, Any]] = {}
     for stage in batch.stages:
+        server = stage.get("target")
         if stage["kind"] == "prepare" and stage["ok"] and not stage.get("skipped"):
-            left = stage
-        elif stage["kind"] == "cleanup" and stage["ok"] and _same_group(stage, left):
-            left = None
-    return left
+            left[server] = stage
+        elif stage["kind"] == "cleanup" and stage["ok"] and _same_group(stage, left.get(server)):
+            left.pop(server)
+    return list(left.values())
 
 
 def _same_group(stage: dict[str, Any], other: dict[str, Any] | None) -> bool:
@@ -357,6 +391,7 @@ def stage_dropped_later(
     _append(
         batch,
         {
+            **({"target": prepare["target"]} if "target" in prepare else {}),
             "kind": "cleanup",
             "group": prepare["group"],
             "dataset": prepare["dataset"],
@@ -373,7 +408,9 @@ def stage_dropped_later(
 
 def _append(batch: Batch, stage: dict[str, Any]) -> None:
     # Written again after a lost answer from the results database: never twice.
-    key = (stage["kind"], stage["group"], stage["started_at"])
-    kept = [s for s in batch.stages if (s["kind"], s["group"], s["started_at"]) != key]
+    key = (stage["kind"], stage["group"], stage["started_at"], stage.get("target"))
+    kept = [
+        s for s in batch.stages if (s["kind"], s["group"], s["started_at"], s.get("target")) != key
+    ]
     batch.stages = [*kept, stage]
     batch.save(update_fields=["stages"])

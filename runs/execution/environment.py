@@ -16,6 +16,7 @@ from django.utils import timezone
 from runs import targets
 from runs.columns import BatchEnvironment
 from runs.errors import ExecutorError
+from runs.execution import servers
 from runs.execution.preflight import limits
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
@@ -44,7 +45,20 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
         environment.update(_server_host_environment(batch, batch.target))
     batch.environment = environment
     batch.original_settings = originals
-    batch.save(update_fields=["environment", "original_settings", "warnings"])
+    if is_sql_test(plan.test):
+        _record_more_targets(batch, plan)
+    batch.save(update_fields=["environment", "original_settings", "warnings", "servers"])
+
+
+def _record_more_targets(batch: Batch, plan: FrozenPlan) -> None:
+    """Each further target's server and original settings, before the first change."""
+    for target in servers.more_targets(batch):
+        with targets.connect_to(target) as db:
+            server = db.server_info()
+            servers.server_record(batch, target, server)
+            warnings = [f"{target.name}: {w}" for w in _server_warnings(batch, server)]
+            batch.warnings = [*batch.warnings, *(w for w in warnings if w not in batch.warnings)]
+            servers.originals_keep(batch, target, db.originals(plan.server_settings))
 
 
 def _server_host_environment(batch: Batch, target: Target) -> dict[str, Any]:
@@ -89,11 +103,16 @@ def _server_warnings(batch: Batch, server: targets.ServerInfo) -> list[str]:
     return [w for w in warnings if w not in batch.warnings]
 
 
-def run_server_changes(*, batch: Batch, variables: Mapping[str, str]) -> dict[str, Any]:
+def run_server_changes(
+    *, batch: Batch, variables: Mapping[str, str], target_id: int | None = None
+) -> dict[str, Any]:
     """What differs from the batch's snapshot in the server variables read back when a
     run's settings were applied: {"server": {"variables": {...}}}, or {} when nothing does.
-    Variables that move on their own (the binary log's position) are left out."""
-    before = BatchEnvironment.load(batch.environment).server_variables
+    Variables that move on their own (the binary log's position) are left out. A further
+    target's run is compared with that target's own snapshot."""
+    before = servers.server_variables(batch, target_id)
+    if before is None:
+        before = BatchEnvironment.load(batch.environment).server_variables
     changed = {
         name: value
         for name, value in variables.items()
@@ -103,17 +122,27 @@ def run_server_changes(*, batch: Batch, variables: Mapping[str, str]) -> dict[st
 
 
 def batch_restore_settings(*, batch: Batch) -> None:
-    """Put the server's original settings back. Safe to call more than once."""
-    if settings_put_back(batch=batch):
+    """Put every target's original settings back. Safe to call more than once."""
+    try:
+        restored = settings_put_back(batch=batch)
+    finally:
+        batch.save(update_fields=["servers"])
+    if restored:
         batch.settings_restored_at = timezone.now()
         batch.save(update_fields=["settings_restored_at"])
 
 
 def settings_put_back(*, batch: Batch) -> bool:
-    """The server's original settings back on the target, from the batch as it is in
-    memory (the results database may be away); whether there was anything to restore."""
+    """The servers' original settings back on every target, from the batch as it is in
+    memory (the results database may be away); whether there was anything to restore.
+    Every target is tried; the first that failed raises TargetError after that."""
+    problems = servers.servers_put_back(batch)
     if not batch.original_settings or batch.target is None:
-        return False
-    with targets.connect_to(batch.target) as db:
-        db.restore(batch.original_settings)
-    return True
+        restored = False
+    else:
+        with targets.connect_to(batch.target) as db:
+            db.restore(batch.original_settings)
+        restored = True
+    if problems:
+        raise targets.TargetError("; ".join(problems))
+    return restored

@@ -219,6 +219,7 @@ def host_metrics_start(
     load_hosts: list[LoadHost],
     store: OutageBuffer,
     beat: Callable[[], bool],
+    target: Target | None = None,
 ) -> HostMetricsSampler | None:
     """The cell's machines under watch, and their first second, before sysbench starts
     (waiting for quiet hosts as the plan allows, shown as the batch's `waiting_for`);
@@ -226,7 +227,7 @@ def host_metrics_start(
     heartbeat, True when the batch must stop."""
     if not settings.BENCHDASH_HOST_METRICS:
         return None
-    machines = _machines(batch, load_hosts)
+    machines = _machines(batch, load_hosts, target or batch.target)
 
     def waiting(what: str) -> bool:
         batch.waiting_for = what
@@ -240,10 +241,13 @@ def host_metrics_start(
     return machines
 
 
-def _machines(batch: Batch, load_hosts: list[LoadHost]) -> HostMetricsSampler:
-    """Streams for the cell's machines: one per machine, whatever its roles."""
+def _machines(
+    batch: Batch, load_hosts: list[LoadHost], target: Target | None
+) -> HostMetricsSampler:
+    """Streams for the cell's machines (its target's server): one per machine, whatever
+    its roles."""
     missing: list[dict[str, Any]] = []
-    server = _server_side(batch, missing)  # (identity, name, LoadHost | None, pid file)
+    server = _server_side(batch, target, missing)  # (identity, name, LoadHost | None, pid file)
     wanted: dict[str, tuple[str, list[str], LoadHost | None, str]] = {}
     if server is not None:
         identity, name, host, pid_file = server
@@ -254,7 +258,7 @@ def _machines(batch: Batch, load_hosts: list[LoadHost]) -> HostMetricsSampler:
             wanted[identity][1].append("load")
         else:
             wanted[identity] = (load_host.name, ["load"], load_host, "")
-    loopback = batch.target is not None and _is_local(batch.target)
+    loopback = target is not None and _is_local(target)
     watched = []
     for name, roles, host, pid_file in wanted.values():
         stream = _open(name, host, pid_file, roles, missing)
@@ -263,8 +267,9 @@ def _machines(batch: Batch, load_hosts: list[LoadHost]) -> HostMetricsSampler:
     return HostMetricsSampler(watched, missing)
 
 
-def _server_side(batch: Batch, missing: list[dict[str, Any]]) -> tuple[str, str, Any, str] | None:
-    target = batch.target
+def _server_side(
+    batch: Batch, target: Target | None, missing: list[dict[str, Any]]
+) -> tuple[str, str, Any, str] | None:
     if target is None or not is_sql_test(FrozenPlan.from_params(batch.params).test):
         return None
     pid_file, problem = _pid_file(target)

@@ -14,16 +14,16 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from runs.execution.servers import target_ids
 from runs.frozen import FrozenPlan
-from runs.models import Batch, LoadHost, ResourceLock, Status
+from runs.models import Batch, LoadHost, ResourceLock, Status, Target
 
 logger = logging.getLogger(__name__)
 
 
 def _resources(batch: Batch) -> list[str]:
-    names = []
-    if batch.target_id is not None:
-        names.append(f"target:{batch.target_id}")
+    # Every target of a targets axis: its cells run interleaved, so all are held throughout.
+    names = [f"target:{i}" for i in target_ids(batch)]
     if batch.load_host_id is not None:
         names.append(f"loadhost:{batch.load_host_id}")
     # A cell from several load hosts holds every one of them.
@@ -71,7 +71,8 @@ def _describe(lock: ResourceLock) -> str:
     kind, key = lock.resource.split(":", 1)
     batch = lock.batch
     if kind == "target":
-        what = f"target {batch.target}"
+        name = Target.objects.filter(pk=int(key)).values_list("name", flat=True).first()
+        what = f"target {name or batch.target}"
     else:
         name = LoadHost.objects.filter(pk=int(key)).values_list("name", flat=True).first()
         what = f"load host {name}"
@@ -84,8 +85,9 @@ def locks_release(*, batch: Batch) -> list[int]:
     ResourceLock.objects.filter(batch=batch).delete()
     waiting = Batch.objects.filter(status=Status.WAITING).exclude(pk=batch.pk)
     related = Q()
-    if batch.target_id is not None:
-        related |= Q(target_id=batch.target_id)
+    ids = target_ids(batch)
+    if ids:
+        related |= Q(target_id__in=ids)
     if batch.load_host_id is not None:
         related |= Q(load_host_id=batch.load_host_id)
     return list(waiting.filter(related).order_by("created_at").values_list("pk", flat=True))

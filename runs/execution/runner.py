@@ -42,7 +42,7 @@ from runs.execution.sysbench_process import (
     supervised,
 )
 from runs.loadhosts import Executor, executor_for
-from runs.models import Batch, Status
+from runs.models import Batch, Run, Status, Target
 from runs.sysbench.command import has_dataset
 from runs.sysbench.errors import error_code
 from runs.sysbench.parser import SysbenchError
@@ -129,14 +129,18 @@ class BatchRunner(CellRun):
             if owns_data and self.plan.cleanup:
                 self._cleanup(group)
             return
-        if owns_data and not self._prepare(group):
+        # A targets axis: the data set is prepared on each target before the group's first
+        # cell, so that no prepare runs between two measured cells.
+        if owns_data and not [key for key in self._servers(group) if self._prepare(group, key)]:
             return
         try:
             for run in group.runs:
                 if run.status == Status.QUEUED:
                     self._run_cell(run)
                     if run.status == Status.FAILED:
-                        self._after_failure(run.error_kind, run.error, pgid=run.pgid)
+                        self._after_failure(
+                            run.error_kind, run.error, pgid=run.pgid, target=self.target_of(run)
+                        )
         except BatchStopped as e:
             # A cancelled batch still drops its data set; a stopping worker leaves it for
             # the batch to go on with when it resumes.
@@ -151,32 +155,63 @@ class BatchRunner(CellRun):
         if owns_data and self.plan.cleanup:
             self._cleanup(group)
 
-    def _prepare(self, group: Group) -> bool:
+    # --- a group's servers: each target of a targets axis, else the batch's own (None) ----
+
+    def _servers(self, group: Group) -> list[int | None]:
+        return group.servers if len(self.targets) > 1 else [None]
+
+    def _server(self, key: int | None) -> Target | None:
+        return self.targets.get(key, self.batch.target) if key is not None else self.batch.target
+
+    def _runs_on(self, group: Group, key: int | None) -> list[Run]:
+        return group.runs_on(key) if key is not None else group.runs
+
+    def _prepared_servers(self, group: Group) -> list[int | None]:
+        """Where a cleanup is due: every server of a targets axis whose prepare went
+        through (or found its data set there); the batch's own server always."""
+        if len(self.targets) < 2:
+            return [None]
+        return [k for k in group.servers if datasets.stage_done(self.batch, "prepare", group, k)]
+
+    def _prepare(self, group: Group, key: int | None = None) -> bool:
         if (
-            datasets.stage_done(self.batch, "prepare", group)
+            datasets.stage_done(self.batch, "prepare", group, key)
             and self.plan.dataset_policy == "shared"
         ):
             return True  # prepared before a crash; the data set is still there
-        options = group.runs[0].sysbench_options
+        runs = self._runs_on(group, key)
+        target = self._server(key)
+        options = runs[0].sysbench_options
         decision = datasets.batch_dataset_decide(
-            batch=self.batch, options=options, test=group.test, fresh=group.rebuilds
+            batch=self.batch,
+            options=options,
+            test=group.test,
+            fresh=group.rebuilds,
+            target=target,
         )
         if decision.reuse:
-            datasets.stage_skipped(self.batch, "prepare", group, reason=decision.reason)
+            datasets.stage_skipped(self.batch, "prepare", group, reason=decision.reason, target=key)
             return True
         if decision.cleanup_options is not None:
-            self._dataset_stage("cleanup", group, decision.cleanup_options, reason=decision.reason)
-        error = self._dataset_stage("prepare", group, options, reason=decision.reason)
+            self._dataset_stage(
+                "cleanup", group, decision.cleanup_options, reason=decision.reason, key=key
+            )
+        error = self._dataset_stage("prepare", group, options, reason=decision.reason, key=key)
         if error is None:
-            datasets.batch_dataset_prepared(batch=self.batch, options=options, test=group.test)
+            datasets.batch_dataset_prepared(
+                batch=self.batch, options=options, test=group.test, target=target
+            )
             return True
-        for run in group.runs:
+        where = f" on {target.name}" if key is not None and target is not None else ""
+        for run in runs:
             if run.status == Status.QUEUED:
-                run_fail(run, f"prepare failed: {error.message}", error.hint, error.kind)
-        self._after_failure(error.kind, error.message)
+                run_fail(run, f"prepare failed{where}: {error.message}", error.hint, error.kind)
+        self._after_failure(error.kind, error.message, target=target)
         return False
 
-    def _after_failure(self, kind: str, message: str, pgid: int | None = None) -> None:
+    def _after_failure(
+        self, kind: str, message: str, pgid: int | None = None, target: Target | None = None
+    ) -> None:
         """A target or a load host gone away is waited for before the next cell; an error
         every cell would repeat stops the batch here, with its reason."""
         if kind == "load_host":
@@ -189,18 +224,26 @@ class BatchRunner(CellRun):
         line = next((x for x in lines if error_code(x) is not None), lines[0])
         if verdict == "repeating":
             raise TargetGone(f"{line} (every remaining cell would fail the same way)")
-        if verdict == "unreachable" and self.sql and self.batch.target is not None:
-            target_wait(batch=self.batch, pulse=self.pulse, error=line)
+        target = target or self.batch.target
+        if verdict == "unreachable" and self.sql and target is not None:
+            target_wait(batch=self.batch, pulse=self.pulse, error=line, target=target)
 
     def _dataset_stage(
-        self, phase: str, group: Group, options: dict[str, Any], reason: str = ""
+        self,
+        phase: str,
+        group: Group,
+        options: dict[str, Any],
+        reason: str = "",
+        key: int | None = None,
     ) -> SysbenchError | None:
-        """Run prepare or cleanup, record it on the batch, and return its first error."""
+        """Run prepare or cleanup on the server `key` (a target of a targets axis, None:
+        the batch's own), record it on the batch, and return its first error."""
         self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
         started = timezone.now()
-        # sysbench's private directory is recorded on the group's first run meanwhile
-        process = self.starter.start(phase, options, group.test)
-        with supervised(process, group.runs[0], self.store) as process:
+        holder = self._runs_on(group, key)[0]
+        process = self.starter.start(phase, options, test=group.test, target=self._server(key))
+        # sysbench's private directory is recorded on the server's first run meanwhile
+        with supervised(process, holder, self.store) as process:
             followed = follow_stage(
                 batch_id=self.batch.pk,
                 process=process,
@@ -223,6 +266,7 @@ class BatchRunner(CellRun):
                 exit_code=exit_code,
                 error=errors[0].message if errors else "",
                 output=followed.lines[-50:],
+                target=key,
             )
         )
         self._set_batch_status(Status.RUNNING)
@@ -233,10 +277,13 @@ class BatchRunner(CellRun):
     # --- data sets and the load host's working directory ------------------------------------
 
     def _cleanup(self, group: Group) -> None:
-        error = self._dataset_stage("cleanup", group, group.runs[0].sysbench_options)
-        if error is None and self.sql and self.batch.target is not None:
-            with self._target() as db:
-                datasets.dataset_removed(db=db)
+        for key in self._prepared_servers(group):
+            options = self._runs_on(group, key)[0].sysbench_options
+            error = self._dataset_stage("cleanup", group, options, key=key)
+            target = self._server(key)
+            if error is None and self.sql and target is not None:
+                with self._target(target) as db:
+                    datasets.dataset_removed(db=db)
 
     def _cleanup_at_the_end(self, group: Group) -> None:
         """The cleanup of a batch that ends on an error: sysbench's on the load host, or,
@@ -250,11 +297,16 @@ class BatchRunner(CellRun):
         except targets.TargetError as e:
             logger.warning("batch %s: cleanup failed: %s", self.batch.pk, e)
             return
-        if not self.sql or self.batch.target is None:
+        for key in self._prepared_servers(group):
+            self._drop_from_worker(group, key, reason)
+
+    def _drop_from_worker(self, group: Group, key: int | None, reason: str) -> None:
+        target = self._server(key)
+        if not self.sql or target is None:
             return
         started = timezone.now()
         try:
-            with self._target() as db:
+            with self._target(target) as db:
                 dropped = db.dataset_drop()
         except targets.TargetError as e:
             error, dropped = f"left on the target: {target_error_text(e)}", []
@@ -270,6 +322,7 @@ class BatchRunner(CellRun):
                 exit_code=None,
                 error=error,
                 output=[f"dropped {', '.join(dropped) or 'nothing'}"],
+                target=key,
             )
         )
 
@@ -299,7 +352,7 @@ class BatchRunner(CellRun):
     def _finish(self, stopped: BatchStopped | None) -> None:
         batch = self.batch
         batch.warnings = [*batch.warnings, *self.store.warnings()]
-        fields = ["status", "error", "warnings", "settings_restored_at"]
+        fields = ["status", "error", "warnings", "settings_restored_at", "servers"]
         if stopped is not None and stopped.status == Status.INTERRUPTED:
             # The worker is stopping: hand the batch back; a worker that comes back goes on
             # from the next unfinished cell.

@@ -26,7 +26,7 @@ from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.sink import SampleSink
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess
-from runs.models import Batch, Run, Status
+from runs.models import Batch, Run, Status, Target
 from runs.sysbench.command import build_command
 from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import OutputParser, ParseResult, SysbenchError
@@ -56,14 +56,17 @@ class Starter:
         return run.test or self.test
 
     def start(
-        self, phase: str, options: dict[str, Any], test: str | None = None
+        self,
+        phase: str,
+        options: dict[str, Any],
+        test: str | None = None,
+        target: Target | None = None,
     ) -> SysbenchProcess:
         """sysbench started for `phase` with these options, of `test` (by default the
-        plan's); BatchAborted when it cannot."""
+        plan's) against `target` (the batch's own by default); BatchAborted when it cannot."""
         test = test or self.test
-        connection = (
-            targets.connection_of(self.batch.target) if self.sql and self.batch.target else None
-        )
+        target = target or self.batch.target
+        connection = targets.connection_of(target) if self.sql and target else None
         script = self.plan.script  # a custom Lua script, frozen at launch
 
         def make(config_path: str) -> Any:

@@ -94,7 +94,7 @@ def _batch_label(batch: Batch) -> str:
 def _runs_by_ids(run_ids: list[int]) -> list[Run]:
     return list(
         Run.objects.filter(pk__in=run_ids)
-        .select_related("batch__plan", "batch__target")
+        .select_related("batch__plan", "batch__target", "target")
         .defer("raw_log", "reports", "argv", "histogram")
     )
 
@@ -102,6 +102,7 @@ def _runs_by_ids(run_ids: list[int]) -> list[Run]:
 def _runs_of_batches(batch_ids: list[int]) -> list[Run]:
     return list(
         Run.objects.filter(batch_id__in=batch_ids)
+        .select_related("target")  # named on a targets axis (results.run_axes)
         .order_by("batch_id", "position")
         .defer("raw_log", "reports", "argv", "histogram")
     )

@@ -17,7 +17,7 @@ from django.db import transaction
 from runs import loadhosts, targets
 from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
-from runs.models import Engine, LoadHost, Plan, Target
+from runs.models import Engine, LoadHost, Plan, PlanTarget, Target
 from runs.services.nightly import notifications, webhooks
 from runs.services.plans import PlanCheck, plan_check, target_validate
 from runs.sysbench.command import build_command
@@ -113,18 +113,35 @@ def _check_port(field: str, value: object) -> None:
         raise InvalidInput(field, f"{value!r} is not a port number (1-65535)")
 
 
-def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None) -> PlanCheck:
+def plan_save(
+    *,
+    plan: Plan,
+    extra_load_hosts: Sequence[LoadHost] | None = None,
+    more_targets: Sequence[Target] | None = None,
+) -> PlanCheck:
     """Store a plan that passes every check but the server's own (that is the preflight);
-    with `extra_load_hosts`, those are its extra load hosts from now on."""
-    check = plan_validate(plan=plan, extra_load_hosts=extra_load_hosts)
+    with `extra_load_hosts`, those are its extra load hosts from now on, and with
+    `more_targets` its targets axis after `plan.target`, in that order."""
+    check = plan_validate(plan=plan, extra_load_hosts=extra_load_hosts, more_targets=more_targets)
     with transaction.atomic():
         plan.save()
         if extra_load_hosts is not None:
             plan.extra_load_hosts.set(extra_load_hosts)
+        if more_targets is not None:
+            plan.plan_targets.all().delete()
+            PlanTarget.objects.bulk_create(
+                PlanTarget(plan=plan, target=target, position=i)
+                for i, target in enumerate(more_targets, start=1)
+            )
     return check
 
 
-def plan_validate(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None) -> PlanCheck:
+def plan_validate(
+    *,
+    plan: Plan,
+    extra_load_hosts: Sequence[LoadHost] | None = None,
+    more_targets: Sequence[Target] | None = None,
+) -> PlanCheck:
     """What plan_save checks (InvalidInput naming the field), the plan's auto modes set
     with their defaults on `plan`: for forms that show errors before saving (the admin)."""
     if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
@@ -139,7 +156,12 @@ def plan_validate(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = N
     first = plan.tests[0] if isinstance(plan.tests, list) and plan.tests else None
     if isinstance(first, dict) and isinstance(first.get("test"), str):
         plan.test = first["test"]  # a tests axis: its first item is the plan's test
-    check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
+    check = plan_check(
+        plan=plan,
+        contact_server=False,
+        extra_load_hosts=extra_load_hosts,
+        more_targets=more_targets,
+    )
     plan.auto = auto_settings.auto_stored(plan.auto)  # checked: stored with its defaults
     plan.full_clean()
     return check

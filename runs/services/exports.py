@@ -80,7 +80,15 @@ def batch_runs_csv(batch: Batch) -> Iterator[str]:
     """One row a run: its parameters, summary, the final report's other figures, and what
     the machines did."""
     rows = map(_run_row, selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS))
-    header = [*RUN_FIELDS, "settings", "options", *SUMMARY_FIELDS, *REPORT_FIELDS, *HOST_FIELDS]
+    header = [
+        *RUN_FIELDS,
+        "target",
+        "settings",
+        "options",
+        *SUMMARY_FIELDS,
+        *REPORT_FIELDS,
+        *HOST_FIELDS,
+    ]
     return _csv(header, rows)
 
 
@@ -88,12 +96,19 @@ def _run_row(run: Run) -> list[Any]:
     report = run_facts.report_figures(run.reports)
     return [
         *(getattr(run, f) for f in RUN_FIELDS),
+        _target_name(run),
         json.dumps(run.settings, sort_keys=True),
         json.dumps(run.options, sort_keys=True),
         *(run.summary.get(f) for f in SUMMARY_FIELDS),
         *(report[f] for f in REPORT_FIELDS),
         *_host_figures(run),
     ]
+
+
+def _target_name(run: Run) -> str | None:
+    """The server the run measured: its own target (a targets axis), else the batch's."""
+    target = run.target if run.target_id is not None else run.batch.target
+    return target.name if target is not None else None
 
 
 def _host_figures(run: Run) -> list[Any]:
@@ -209,6 +224,7 @@ def _batch_fields(batch: Batch) -> dict[str, Any]:
 def _run_fields(run: Run) -> dict[str, Any]:
     return {
         **{f: getattr(run, f) for f in RUN_FIELDS},
+        "target": _target_name(run),
         "settings": run.settings,
         "verified_settings": run.verified_settings,
         "options": run.options,

@@ -83,15 +83,22 @@ def require(user: AnyUser, action: str, obj: Owned) -> None:
 
 
 def require_use(
-    user: AnyUser, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
+    user: AnyUser,
+    plan: Plan,
+    extra_load_hosts: Sequence[LoadHost] | None = None,
+    more_targets: Sequence[Target] | None = None,
 ) -> None:
-    """The plan's target and load hosts may be used by `user` (saving, preflight, launch);
-    `extra_load_hosts` are those being saved with it, else those stored."""
+    """The plan's targets and load hosts may be used by `user` (saving, preflight,
+    launch); `extra_load_hosts` and `more_targets` are those being saved with it, else
+    those stored."""
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
-    for used in [*_used_by(plan), *extra_load_hosts]:
+    if more_targets is None:
+        more_targets = [link.target for link in plan.plan_targets.all()] if plan.pk else []
+    more = [(t, "more_targets") for t in more_targets]
+    for used, named in [*((u, "") for u in [*_used_by(plan), *extra_load_hosts]), *more]:
         if not may_use(user, used):
-            field = "target" if isinstance(used, Target) else "load_host"
+            field = named or ("target" if isinstance(used, Target) else "load_host")
             raise NotAllowed(
                 f"{field}: you may not run benchmarks with the {_kind(used)} {used}: only its "
                 f"owner ({_owner(used)}), staff, or a member of a group with the permission "

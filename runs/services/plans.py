@@ -53,10 +53,12 @@ def plan_options(plan: Plan) -> dict[str, object]:
     return options
 
 
-def plan_targets(plan: Plan) -> list[Target]:
+def plan_targets(plan: Plan, more: Sequence[Target] | None = None) -> list[Target]:
     """The servers a plan compares, in the user's order: its target first (the baseline),
-    then the targets axis's others."""
+    then the targets axis's others (`more`: those of a plan being saved, else stored)."""
     first = [plan.target] if plan.target is not None else []
+    if more is not None:
+        return first + list(more)
     if not plan.pk:
         return first
     more = [link.target for link in plan.plan_targets.select_related("target")]
@@ -100,10 +102,10 @@ def _test_item(index: int, item: object) -> matrix.TestSpec:
     )
 
 
-def plan_servers(plan: Plan) -> matrix.ServerAxes:
+def plan_servers(plan: Plan, more_targets: Sequence[Target] | None = None) -> matrix.ServerAxes:
     """The axes that change the server: several targets, installs and configs."""
     axes = plan.server_axes if isinstance(plan.server_axes, dict) else {}
-    targets = plan_targets(plan)
+    targets = plan_targets(plan, more_targets)
     configs = axes.get("configs") or []
     return matrix.ServerAxes(
         targets=tuple(t.pk for t in targets) if len(targets) > 1 else (),
@@ -118,17 +120,20 @@ def plan_check(
     seed: int = 0,
     contact_server: bool = True,
     extra_load_hosts: Sequence[LoadHost] | None = None,
+    more_targets: Sequence[Target] | None = None,
 ) -> PlanCheck:
     """Validate a plan completely; raises InvalidInput naming the field at fault.
 
     With contact_server, the target is asked for its variables: a thread count above
     max_connections is refused, and a sync_binlog axis without binary logging is a warning.
-    `extra_load_hosts` are the plan's as it is being saved (else those stored).
+    `extra_load_hosts` and `more_targets` are the plan's as it is being saved (else those
+    stored).
     """
     plan_connections_check(plan=plan)
     _check_target_fits(plan)
     _check_script_host(plan)
     server_settings = _validate_settings(plan)
+    _check_more_targets(plan, plan_targets(plan, more_targets))
     options = plan_options(plan)
     auto = _auto_modes(plan, options)
     tests = plan_tests(plan)
@@ -140,7 +145,7 @@ def plan_check(
     cells = matrix.expand(
         test=plan.test,
         tests=tests,
-        servers=plan_servers(plan),
+        servers=plan_servers(plan, more_targets),
         fixed_options=options,
         axes=matrix.Axes(
             threads=list(plan.threads),
@@ -168,16 +173,24 @@ def plan_check(
 
 
 def plan_preflight(
-    *, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None
+    *,
+    plan: Plan,
+    extra_load_hosts: Sequence[LoadHost] | None = None,
+    more_targets: Sequence[Target] | None = None,
 ) -> PreflightReport:
-    """Check a plan against its load hosts and target, without running it. A stored value
+    """Check a plan against its load hosts and targets, without running it. A stored value
     no connection can use is refused (InvalidInput) rather than reported as a step.
-    `extra_load_hosts` are those of a plan being edited, else those stored."""
+    `extra_load_hosts` and `more_targets` are those of a plan being edited, else stored."""
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     plan_connections_check(plan=plan)
     try:
-        check = plan_check(plan=plan, contact_server=False, extra_load_hosts=extra_load_hosts)
+        check = plan_check(
+            plan=plan,
+            contact_server=False,
+            extra_load_hosts=extra_load_hosts,
+            more_targets=more_targets,
+        )
     except InvalidInput as e:
         report = PreflightReport()
         report.add(plan.name, "plan", FAILED, str(e))
@@ -194,6 +207,7 @@ def plan_preflight(
         prepared_statements=preflight.most_statements(
             plan.test, [(cell.threads, cell.options, cell.test) for cell in check.cells]
         ),
+        more_targets=tuple(plan_targets(plan, more_targets)[1:]),
     )
     return preflight.run_preflight(subject)
 
@@ -307,6 +321,43 @@ def _validate_settings(plan: Plan) -> dict[str, list[str]]:
             "changed; benchmark another server",
         )
     return targets.validate_settings(plan.target.engine, plan.server_settings)
+
+
+def _check_more_targets(plan: Plan, axis: list[Target]) -> None:
+    """A targets axis: database tests only, each target once, each one benchdash may use,
+    and the settings axes known on each one's engine (engines may differ)."""
+    if len(axis) < 2 and (plan.target is not None or not axis):
+        return
+    if not is_sql_test(plan.test):
+        raise InvalidInput(
+            "more_targets",
+            f"{plan.test} does not use a target: a targets axis needs a database test",
+        )
+    if plan.target is None:
+        raise InvalidInput("more_targets", "choose the plan's target first: it is the baseline")
+    seen: set[int] = set()
+    for target in axis:
+        if target.pk in seen:
+            raise InvalidInput(
+                "more_targets", f"{target} is listed twice (the plan's target is the first)"
+            )
+        seen.add(target.pk)
+    for target in axis[1:]:
+        try:
+            target_validate(target=target)
+        except InvalidInput as e:
+            raise InvalidInput("more_targets", f"{target}: {e}") from None
+        if plan.server_settings and _on_results_server(target):
+            raise InvalidInput(
+                "more_targets",
+                f"{target} holds benchdash's own results: its settings are never changed",
+            )
+        try:
+            targets.validate_settings(target.engine, plan.server_settings)
+        except InvalidInput as e:
+            raise InvalidInput(
+                e.field, f"{e.message} (on {target}, a {target.get_engine_display()} server)"
+            ) from None
 
 
 def _on_results_server(target: Target) -> bool:

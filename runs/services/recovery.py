@@ -21,7 +21,16 @@ from runs.execution.run_results import run_fail
 from runs.execution.sample_writes import run_store_recent_samples
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
-from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, LoadHost, Run, Status
+from runs.models import (
+    ACTIVE_STATUSES,
+    FINISHED_STATUSES,
+    Batch,
+    LoadHost,
+    ResourceLock,
+    Run,
+    Status,
+    Target,
+)
 from runs.services.batches import batch_release_locks
 from runs.services.queue import enqueue_or_log
 from runs.targets import TargetError
@@ -165,40 +174,54 @@ def batches_drop_left_datasets() -> list[int]:
         finished_at__gte=timezone.now() - RESTORE_WITHIN,
     )
     for batch in left.select_related("target"):
-        prepare = datasets.stage_left(batch)
-        if prepare is None or not FrozenPlan.from_params(batch.params).cleanup:
+        if not FrozenPlan.from_params(batch.params).cleanup:
             continue
-        if _target_used_since(batch):
-            continue
-        try:
-            tables = _drop_own_dataset(batch)
-        except TargetError:
-            continue  # still away: the next sweep tries again
-        if tables is None:
-            continue  # the marker names another batch, or none: not this batch's tables
-        at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
-        reason = f"dropped by the sweeper at {at}, once the target was back"
-        datasets.stage_dropped_later(batch, prepare, reason=reason, dropped=tables)
-        batch.warnings = [*batch.warnings, f"the data set it left was dropped at {at}"]
-        batch.save(update_fields=["warnings"])
-        logger.info("batch %s: data set %s left on the target dropped at %s", batch.pk, tables, at)
-        dropped.append(batch.pk)
+        # A targets axis: each target's data set (its stage says which target).
+        if any([_drop_left(batch, prepare) for prepare in datasets.stages_left(batch)]):
+            dropped.append(batch.pk)
     return dropped
 
 
-def _drop_own_dataset(batch: Batch) -> list[str] | None:
-    assert batch.target is not None
-    with targets.connect_to(batch.target) as db:
+def _drop_left(batch: Batch, prepare: dict[str, Any]) -> bool:
+    target = batch.target
+    if prepare.get("target") not in (None, batch.target_id):
+        target = Target.objects.filter(pk=prepare["target"]).first()
+    if target is None or _target_used_since(batch, target):
+        return False
+    try:
+        tables = _drop_own_dataset(batch, target)
+    except TargetError:
+        return False  # still away: the next sweep tries again
+    if tables is None:
+        return False  # the marker names another batch, or none: not this batch's tables
+    at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
+    reason = f"dropped by the sweeper at {at}, once the target was back"
+    datasets.stage_dropped_later(batch, prepare, reason=reason, dropped=tables)
+    where = f" on {target.name}" if "target" in prepare else ""
+    batch.warnings = [*batch.warnings, f"the data set it left{where} was dropped at {at}"]
+    batch.save(update_fields=["warnings"])
+    logger.info("batch %s: data set %s left on %s dropped at %s", batch.pk, tables, target, at)
+    return True
+
+
+def _drop_own_dataset(batch: Batch, target: Target) -> list[str] | None:
+    with targets.connect_to(target) as db:
         marker = db.dataset_marker()
         if marker is None or str(marker.get("batch_id")) != str(batch.pk):
             return None
         return db.dataset_drop()
 
 
-def _target_used_since(batch: Batch) -> bool:
-    later = Batch.objects.filter(target=batch.target, started_at__gt=batch.started_at)
-    busy = Batch.objects.filter(target=batch.target, status__in=ACTIVE_STATUSES)
-    return later.exclude(pk=batch.pk).exists() or busy.exists()
+def _target_used_since(batch: Batch, target: Target | None = None) -> bool:
+    """Whether another batch used the target (the batch's own by default) since: as its
+    own target or as one of its targets axis (its lock)."""
+    target = target or batch.target
+    later = Batch.objects.filter(target=target, started_at__gt=batch.started_at)
+    busy = Batch.objects.filter(target=target, status__in=ACTIVE_STATUSES)
+    held = ResourceLock.objects.filter(resource=f"target:{getattr(target, 'pk', None)}").exclude(
+        batch=batch
+    )
+    return later.exclude(pk=batch.pk).exists() or busy.exists() or held.exists()
 
 
 def batches_requeue_lost() -> list[int]:

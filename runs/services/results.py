@@ -36,7 +36,7 @@ def batch_results_runs(*, batch: Batch) -> ResultsRuns:
     runs = results_runs(batch)
     figures = [RunFigures.of(r) for r in runs]
     plan = FrozenPlan.from_params(batch.params)
-    order = results.plan_order(plan.server_settings, plan.option_axes)
+    order = results.plan_order(plan.server_settings, plan.option_axes, plan.targets)
     return ResultsRuns(runs, figures, results.group_series(figures, order))
 
 
@@ -202,6 +202,7 @@ def results_runs(batch: Batch) -> list[Run]:
     report and the log's error lines (`final_report`, `error_lines`) in the same query."""
     return list(
         batch.runs.order_by("position")
+        .select_related("target")  # named on a targets axis (results.run_axes)
         .defer("raw_log", "reports", "argv", "histogram")
         .annotate(
             # constant SQL; the pattern goes as a parameter

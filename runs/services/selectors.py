@@ -50,7 +50,11 @@ def batches_with_plan() -> QuerySet[Batch]:
 
 
 def batch_runs(batch: Batch) -> QuerySet[Run]:
-    return batch.runs.order_by("position").defer("raw_log", "reports", "histogram")
+    return (
+        batch.runs.order_by("position")
+        .select_related("target")  # named on a targets axis (results.run_axes)
+        .defer("raw_log", "reports", "histogram")
+    )
 
 
 @dataclass(frozen=True)
@@ -315,7 +319,11 @@ def plan_last_batches(plan: Plan, limit: int = 10) -> QuerySet[Batch]:
 
 
 def export_runs(batch: Batch) -> QuerySet[Run]:
-    return batch.runs.order_by("position").defer("raw_log", "histogram")
+    return (
+        batch.runs.order_by("position")
+        .select_related("target", "batch__target")  # each run's server, by name
+        .defer("raw_log", "histogram")
+    )
 
 
 def export_samples(batch: Batch) -> QuerySet[Sample]:

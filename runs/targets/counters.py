@@ -24,7 +24,7 @@ from django.conf import settings
 from runs import targets
 from runs.columns import RunOptions
 from runs.frozen import FrozenPlan
-from runs.models import Batch, Run
+from runs.models import Batch, Run, Target
 from runs.sysbench.command import Connection
 from runs.sysbench.options import is_sql_test
 
@@ -131,19 +131,21 @@ class CounterSampler:
         return new
 
 
-def sampler_start(*, run: Run, batch: Batch) -> CounterSampler | None:
-    """Start sampling for a run that just started; None when there is nothing to sample
-    (no target, a test that is not a database test, or sampling turned off)."""
+def sampler_start(*, run: Run, batch: Batch, target: Target | None = None) -> CounterSampler | None:
+    """Start sampling for a run that just started, on `target` (the batch's own by
+    default); None when there is nothing to sample (no target, a test that is not a
+    database test, or sampling turned off)."""
     plan = FrozenPlan.from_params(batch.params)
-    if not settings.BENCHDASH_COUNTERS or batch.target is None:
+    target = target or batch.target
+    if not settings.BENCHDASH_COUNTERS or target is None:
         return None
     if not is_sql_test(plan.test):
         return None
     return CounterSampler(
         run_id=run.pk,
-        connection=targets.connection_of(batch.target),
+        connection=targets.connection_of(target),
         interval_s=_interval(run, plan),
-        engine=batch.target.engine,
+        engine=target.engine,
     ).start()
 
 

@@ -7,6 +7,8 @@ import io
 from typing import Any, BinaryIO, cast
 
 from django import forms
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from runs.models import LoadHost, Target
 
@@ -151,3 +153,67 @@ class ScriptForm(forms.Form):
     content = forms.CharField(
         strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"})
     )
+
+
+class OrderedSelects(forms.Widget):
+    """Several <select>s of one name, one per chosen value and `spare` empty ones: the
+    browser sends them in the page's order, which is the user's (no script needed)."""
+
+    spare = 2
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        super().__init__(attrs)
+        self.choices: Any = []
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> list[str]:
+        given = data.getlist(name) if hasattr(data, "getlist") else data.get(name) or []
+        return [str(v) for v in given if str(v).strip()]
+
+    def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
+        return False  # an empty list is a choice: no more targets
+
+    def render(
+        self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None
+    ) -> SafeString:
+        chosen = [str(v) for v in value or []]
+        base = (attrs or {}).get("id") or f"id_{name}"
+        selects = []
+        for i, current in enumerate([*chosen, *[""] * self.spare], start=1):
+            options = format_html_join(
+                "",
+                '<option value="{}"{}>{}</option>',
+                (
+                    (str(key), " selected" if str(key) == current else "", label)
+                    for key, label in self.choices
+                    if str(key)
+                ),
+            )
+            selects.append(
+                format_html(
+                    '<select name="{}" id="{}" aria-label="{} {}">'
+                    '<option value="">— none —</option>{}</select>',
+                    name,
+                    base if i == 1 else f"{base}_{i}",
+                    "Compared target",
+                    i,
+                    options,
+                )
+            )
+        return format_html('<div class="ordered-selects">{}</div>', mark_safe("".join(selects)))  # noqa: S308
+
+
+class OrderedModelsField(forms.ModelMultipleChoiceField):
+    """Rows chosen in an order that matters (a targets axis: the first is compared with
+    the plan's target, and so on): cleaned to a list in the user's order, each once."""
+
+    widget = OrderedSelects
+
+    def clean(self, value: Any) -> list[Any]:  # type: ignore[override]
+        keys = [str(v) for v in value or []]
+        if not keys:
+            return []
+        rows = {str(row.pk): row for row in super().clean(keys)}
+        twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+        if twice is not None:
+            raise forms.ValidationError(f"{rows[twice]} is chosen twice")
+        return [rows[k] for k in keys]

@@ -292,3 +292,45 @@ def test_a_runs_figures_round_trip_through_json_as_a_stored_answer_keeps_them():
     assert [results.RunFigures.from_json(s) for s in stored] == [figures, unfinished]
     assert stored[0]["started_at"] == "2024-05-01T02:00:30+00:00"
     assert results.RunFigures.from_json(stored[0]).latency_ms == 4.2
+
+
+class StoredRun:
+    """The fields of a Run that RunFigures.of reads, as the results query gives them."""
+
+    def __init__(self, pk, target_id, target_name, tps, *, axis=True, flush="1"):
+        self.pk, self.position, self.round, self.threads = pk, pk, 0, 1
+        self.settings = {"innodb_flush_log_at_trx_commit": flush}
+        key = {"options": {}, "settings": self.settings, "threads": 1}
+        self.cell_key = json.dumps({**key, "target": target_id} if axis else key)
+        self.target_id = target_id
+        self.target = type("Target", (), {"name": target_name})()
+        self.status, self.summary, self.counters = "done", {"tps": tps}, {}
+        self.started_at = self.finished_at = None
+        self.error, self.host_summary, self.bottleneck = "", {}, {}
+
+
+def test_the_target_is_an_axis_named_with_the_plans_first_target_the_baseline():
+    # "zeta" is the plan's first target: the baseline, though its name sorts last
+    stored = [
+        StoredRun(1, 7, "zeta", 100),
+        StoredRun(2, 3, "alpha", 150),
+        StoredRun(3, 7, "zeta", 110, flush="2"),
+        StoredRun(4, 3, "alpha", 160, flush="2"),
+    ]
+    figures = [results.RunFigures.of(r) for r in stored]
+    order = results.plan_order(
+        {"innodb_flush_log_at_trx_commit": ["1", "2"]}, {}, [{"name": "zeta"}, {"name": "alpha"}]
+    )
+
+    series = results.group_series(figures, order)
+
+    assert [s.label for s in series] == [
+        "target=zeta flush=1",
+        "target=alpha flush=1",
+        "target=zeta flush=2",
+        "target=alpha flush=2",
+    ]
+    assert figures[0].axis_options == {"target": "zeta"}
+    # A plan of one target: no target axis, the keys and labels as before.
+    alone = results.RunFigures.of(StoredRun(5, 7, "zeta", 100, axis=False))
+    assert alone.axis_options == {} and alone.label == "threads=1 flush=1"

@@ -4,6 +4,7 @@ what is saved, what is refused and why, and secrets that never come back."""
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -366,3 +367,32 @@ def test_the_editor_saves_more_load_hosts_and_refuses_a_cell_it_cannot_divide(
     refused = client_in.post(f"/plans/{plan.pk}/", odd)
     assert refused.status_code == 200
     assert "cannot be divided between 2 load hosts" in html.unescape(refused.content.decode())
+
+
+def test_the_editor_keeps_the_targets_in_the_users_order(client_in, stored_target, user):
+    def target(name: str) -> Target:
+        return Target.objects.create(
+            name=name, engine="mariadb", host="127.0.0.1", port=3999, database="sbtest",
+            user="bench", created_by=user,
+        )  # fmt: skip
+
+    second, third = target("db-2"), target("db-3")
+    # Several selects of one name: posted in the page's order, the user's.
+    post = plan_post(stored_target, more_targets=[str(third.pk), "", str(second.pk)])
+
+    assert client_in.post("/plans/new", post).status_code == 302
+    plan = Plan.objects.get(name="flush sweep")
+    assert [link.target for link in plan.plan_targets.all()] == [third, second]
+    page = client_in.get(f"/plans/{plan.pk}/").content.decode()
+    chosen = re.findall(r'<option value="(\d+)" selected>', page.split('name="more_targets"', 1)[1])
+    assert chosen[:2] == [str(third.pk), str(second.pk)]
+    assert page.count('name="more_targets"') == 4  # the two chosen and two spare
+
+    # Saved again as shown, reordered: the new order is kept.
+    again = plan_post(stored_target, more_targets=[str(second.pk), str(third.pk), "", ""])
+    assert client_in.post(f"/plans/{plan.pk}/", again).status_code == 302
+    assert [link.target for link in plan.plan_targets.all()] == [second, third]
+    twice = plan_post(stored_target, more_targets=[str(second.pk), str(second.pk)])
+    refused = client_in.post(f"/plans/{plan.pk}/", twice).content.decode()
+    assert "db-2 is chosen twice" in refused
+    assert [link.target for link in plan.plan_targets.all()] == [second, third]

@@ -34,7 +34,7 @@ from typing import Any
 from runs.analysis import stats
 from runs.analysis.nightly import change_points
 from runs.analysis.percent import signed_pct
-from runs.analysis.results import axis_options, series_label, throughput
+from runs.analysis.results import TARGET, axis_options, series_label, target_on_axis, throughput
 from runs.columns import RunSummary
 
 MIN_NIGHTS = 5  # fewer nights than this say little about the noise: no verdict
@@ -79,6 +79,8 @@ class RunResult:
     options: Mapping[str, Any]
     status: str
     summary: Mapping[str, Any]
+    # A targets axis: the run's own target (its describe()); None: the plan's target.
+    target: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def night_cells(
             options=run.options,
             settings=run.settings,
             threads=run.threads,
-            target=target,
+            target=run.target if run.target is not None else target,  # per (target, cell)
             script=script,
         )
         grouped.setdefault(identity, []).append(run)
@@ -163,6 +165,8 @@ def _cell_night(identity: str, runs: list[RunResult], ok_status: str) -> CellNig
     latencies = [v for f in figures if (v := f.latency_pct_ms) is not None]
     pct = next((f.latency_pct for f in figures if f.latency_pct), None)
     axes = axis_options(first.cell_key)
+    if first.target is not None and target_on_axis(first.cell_key):
+        axes[TARGET] = str(first.target.get("name", ""))
     settings = {str(k): str(v) for k, v in first.settings.items()}
     label = f"threads={first.threads}"
     if settings or axes:

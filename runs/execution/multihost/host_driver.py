@@ -43,7 +43,9 @@ def host_drive(*, run_host_id: int) -> None:
         status=Status.PREPARING
     ):
         return
-    part = RunHost.objects.select_related("run__batch__target", "load_host").get(pk=run_host_id)
+    part = RunHost.objects.select_related("run__batch__target", "run__target", "load_host").get(
+        pk=run_host_id
+    )
     barrier = CellBarrier(part.run_id, part.run.hosts.count())
     barrier.alive(part.index)
     staged = _stage(part, barrier)
@@ -89,7 +91,8 @@ def _command(part: RunHost, config_path: str, executable: str) -> Any:
     options: dict[str, object] = {**run.options, "threads": part.threads}
     if part.rate is not None:
         options["rate"] = part.rate
-    connection = targets.connection_of(batch.target) if is_sql_test(test) and batch.target else None
+    target = run.target if run.target_id is not None else batch.target  # its own server
+    connection = targets.connection_of(target) if is_sql_test(test) and target else None
     return build_command(
         test=test,
         phase="run",

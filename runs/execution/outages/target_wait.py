@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution.heartbeat import Pulse, Watch
-from runs.models import Batch
+from runs.models import Batch, Target
 
 POLL_S = 2.0  # how often an unreachable target is tried again
 
@@ -58,11 +58,13 @@ def unreachable(message: str) -> bool:
     return any(w in message for w in (*_UNREACHABLE_CODES, *_UNREACHABLE_WORDS))
 
 
-def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
+def target_wait(*, batch: Batch, pulse: Pulse, error: str, target: Target | None = None) -> None:
     """Wait, beating, until the target answers again; TargetGone after
     BENCHDASH_TARGET_WAIT_S. Shown on the batch as `waiting: target unreachable`; its
-    status stays running, so that neither the sweeper nor the locks misread it."""
-    assert batch.target is not None
+    status stays running, so that neither the sweeper nor the locks misread it. `target`:
+    the one away (the batch's own by default)."""
+    target = target or batch.target
+    assert target is not None
     limit = settings.BENCHDASH_TARGET_WAIT_S
     since = timezone.now()
     deadline = time.monotonic() + limit
@@ -71,16 +73,16 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
     try:
         while True:
             try:
-                with targets.connect_to(batch.target):
-                    return _came_back(batch, since)
+                with targets.connect_to(target):
+                    return _came_back(batch, target, since)
             except targets.TargetError as e:
                 if not unreachable(e.message):
                     # It answers: the next cell's own error will say what is wrong.
-                    return _came_back(batch, since)
+                    return _came_back(batch, target, since)
                 error = e.message
             if time.monotonic() >= deadline:
                 raise TargetGone(
-                    f"the target {batch.target.name} was unreachable for {limit:g} s "
+                    f"the target {target.name} was unreachable for {limit:g} s "
                     f"(since {since:%H:%M:%S} UTC): {error}"
                 )
             time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
@@ -91,12 +93,12 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
         show_waiting(batch, pulse, "")
 
 
-def _came_back(batch: Batch, since: datetime) -> None:
+def _came_back(batch: Batch, target: Target, since: datetime) -> None:
     """Said on the batch (stored with its end): why a cell failed, and for how long."""
     away_s = (timezone.now() - since).total_seconds()
     batch.warnings = [
         *batch.warnings,
-        f"the target {batch.target} was unreachable from {since:%H:%M:%S} UTC and came back "
+        f"the target {target} was unreachable from {since:%H:%M:%S} UTC and came back "
         f"{away_s:.0f} s later; the cell running then failed, the batch went on",
     ]
 

@@ -26,6 +26,7 @@ from runs.execution.preflight.report import (
     PreflightReport,
     Subject,
 )
+from runs.execution.servers import more_targets
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.models import Batch, LoadHost
@@ -57,6 +58,7 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
             LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
         prepared_statements=most_statements(frozen.test, runs),
+        more_targets=tuple(more_targets(batch)),
     )
     return run_preflight(subject, executor, on_worker=True)
 
@@ -74,9 +76,17 @@ def run_preflight(
     for host in subject.extra_load_hosts:  # every host of a cell must log in and reach it
         extra = replace(subject, load_host=host, extra_load_hosts=())
         _check_from(report, extra, executor_for(host, settings.BENCHDASH_SYSBENCH), on_worker)
-    preflight_target.check_server(report, subject)
-    preflight_target.check_fsync_timing(report, subject)
-    preflight_target.check_server_host(report, subject)
+    for target in subject.more_targets:  # a targets axis: each reached from each host
+        for host in (subject.load_host, *subject.extra_load_hosts):
+            other = replace(subject, load_host=host, target=target, extra_load_hosts=())
+            preflight_target.check_target_from_load_host(
+                report, other, executor_for(host, settings.BENCHDASH_SYSBENCH)
+            )
+    for server in (subject.target, *subject.more_targets):
+        checked = replace(subject, target=server)
+        preflight_target.check_server(report, checked)
+        preflight_target.check_fsync_timing(report, checked)
+        preflight_target.check_server_host(report, checked)
     return report
 
 

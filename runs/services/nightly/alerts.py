@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.nightly import confirmation, night_changes, regressions
-from runs.analysis.results import axis_options, series_label
+from runs.analysis.results import run_axes, series_label
 from runs.columns import NightCheck, RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
@@ -165,7 +165,7 @@ def batch_changes(*, batch: Batch, baseline: Sequence[Batch]) -> list[dict[str, 
 def _label(run: Run) -> str:
     """A cell's label as the nightly check says it: threads=4 flush=2."""
     settings = {str(k): str(v) for k, v in (run.settings or {}).items()}
-    axes = axis_options(run.cell_key)
+    axes = run_axes(run)  # its target named, on a targets axis
     return f"threads={run.threads}" + (
         f" {series_label(settings, axes)}" if settings or axes else ""
     )

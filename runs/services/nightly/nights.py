@@ -48,7 +48,17 @@ BATCH_FIELDS = (
     "notified",
     "night",
 )
-RUN_FIELDS = ("id", "batch_id", "cell_key", "threads", "settings", "options", "status", "summary")
+RUN_FIELDS = (
+    "id",
+    "batch_id",
+    "cell_key",
+    "threads",
+    "target_id",
+    "settings",
+    "options",
+    "status",
+    "summary",
+)
 
 
 def batch_night_store(*, batch: Batch) -> None:
@@ -70,6 +80,9 @@ def batch_night_store(*, batch: Batch) -> None:
 def batch_cells(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
     """What one batch measured, cell by cell (cells keyed by their frozen parameters)."""
     plan = FrozenPlan.from_params(batch.params)
+    # A targets axis: each run's own target (as frozen at launch) in its cell's identity,
+    # so that the history is per (target, cell); the first's identity is a one-target plan's.
+    axis = {t.get("id"): t for t in plan.targets}
     return regressions.night_cells(
         (
             regressions.RunResult(
@@ -79,6 +92,7 @@ def batch_cells(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
                 options=run.options or {},
                 status=run.status,
                 summary=run.summary or {},
+                target=axis.get(run.target_id) if axis else None,
             )
             for run in runs
         ),

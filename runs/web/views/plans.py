@@ -92,9 +92,10 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
         plan.created_by = request_user(request)
     try:
         extra = list(form.cleaned_data["extra_load_hosts"])
-        permissions.require_use(request.user, plan, extra)
+        more = list(form.cleaned_data["more_targets"])
+        permissions.require_use(request.user, plan, extra, more)
         with transaction.atomic():
-            check = definitions.plan_save(plan=plan, extra_load_hosts=extra)
+            check = definitions.plan_save(plan=plan, extra_load_hosts=extra, more_targets=more)
             _save_schedule(form, plan)
     except permissions.NotAllowed as e:
         form.add_error(e.field if e.field in form.fields else None, e.message)
@@ -193,19 +194,23 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     if not form.is_valid() or matrix is None:
         return json_response({"ok": False, "errors": _form_errors(form)})
     extra = list(form.cleaned_data["extra_load_hosts"])
+    more = list(form.cleaned_data["more_targets"])
     # The server is asked with the target's stored password: for who may use it only, as
     # the preflight; anyone else gets the checks that need no server, and why.
-    not_allowed = _not_allowed_to_use(request, plan, extra)
+    not_allowed = _not_allowed_to_use(request, plan, extra, more)
     try:
         check = plan_checks.plan_check(
             plan=plan,
             contact_server=plan.target is not None and not not_allowed,
             extra_load_hosts=extra,
+            more_targets=more,
         )
         if not_allowed:
             check.warnings.append(f"the target was not asked: {not_allowed}")
     except targets.TargetError as e:
-        check = plan_checks.plan_check(plan=plan, contact_server=False, extra_load_hosts=extra)
+        check = plan_checks.plan_check(
+            plan=plan, contact_server=False, extra_load_hosts=extra, more_targets=more
+        )
         check.warnings.append(f"the target could not be asked: {e.message}")
     except InvalidInput as e:
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
@@ -213,9 +218,11 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
 
 
-def _not_allowed_to_use(request: HttpRequest, plan: Plan, extra: list[LoadHost]) -> str:
+def _not_allowed_to_use(
+    request: HttpRequest, plan: Plan, extra: list[LoadHost], more: list[Target]
+) -> str:
     try:
-        permissions.require_use(request.user, plan, extra)
+        permissions.require_use(request.user, plan, extra, more)
     except permissions.NotAllowed as e:
         return e.message
     return ""
@@ -250,13 +257,14 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
         return json_response({"ok": False, "errors": _form_errors(form), "checks": []})
     try:
         extra = list(form.cleaned_data["extra_load_hosts"])
-        permissions.require_use(request.user, plan, extra)
+        more = list(form.cleaned_data["more_targets"])
+        permissions.require_use(request.user, plan, extra, more)
     except permissions.NotAllowed as e:
         # Shown by the editor like its other errors.
         error = {"field": e.field, "message": e.message}
         return json_response({"ok": False, "errors": [error], "checks": []})
     try:
-        report = plan_checks.plan_preflight(plan=plan, extra_load_hosts=extra)
+        report = plan_checks.plan_preflight(plan=plan, extra_load_hosts=extra, more_targets=more)
     except InvalidInput as e:  # a stored load host or target no connection can use
         errors = [{"field": e.field, "message": str(e)}]
         return json_response({"ok": False, "errors": errors, "checks": []}, status=400)

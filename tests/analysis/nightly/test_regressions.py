@@ -300,3 +300,29 @@ def test_percentages_carry_their_sign(value, text):
 def test_the_rule_needs_five_nights_and_three_noises():
     assert regressions.MIN_NIGHTS == 5
     assert regressions.NOISE_SIGMAS == 3
+
+
+def test_a_targets_axis_keeps_a_history_per_target_and_cell():
+    other = {**TARGET, "name": "db-2", "host": "10.0.0.6", "id": 2}
+    first = {**TARGET, "id": 1}
+
+    def on(target, tps_value):
+        key = f'{{"options":{{}},"settings":{{}},"target":{target["id"]},"threads":1}}'
+        return RunResult(
+            cell_key=key,
+            threads=1,
+            settings={},
+            options={"time": 60, "threads": 1},
+            status="done",
+            summary={"tps": tps_value},
+            target=target,
+        )
+
+    cells = night(on(first, 100), on(other, 50), on(first, 110), on(other, 60))
+
+    by_label = {cell.label: cell for cell in cells.values()}
+    assert sorted(by_label) == ["threads=1 target=db-1", "threads=1 target=db-2"]
+    assert by_label["threads=1 target=db-1"].throughput == 105
+    assert by_label["threads=1 target=db-2"].throughput == 55
+    # The first target's cells keep the identity they had when the plan had it alone.
+    assert only(night(run(100))).identity == by_label["threads=1 target=db-1"].identity

@@ -1,0 +1,130 @@
+"""The servers of a batch with a targets axis: each run measures its own target
+(`Run.target`), the first target is the batch's own (`Batch.target`, the baseline).
+
+Before the first change, each further target's server version and variables are recorded
+on the batch (`environment["targets"]`) and its original settings kept in
+`Batch.servers[str(id)]["original_settings"]` (the first target's stay in
+`Batch.original_settings`); at the end, after a cancel, or by the sweeper after a crash,
+every target gets its settings back (`servers_put_back`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.utils import timezone
+
+from runs import targets
+from runs.columns import BatchEnvironment
+from runs.frozen import FrozenPlan
+from runs.models import Batch, Run, Target
+
+logger = logging.getLogger(__name__)
+
+
+def batch_targets(batch: Batch) -> list[Target]:
+    """The batch's targets in the plan's order, its own first; one when it has no axis."""
+    first = [batch.target] if batch.target is not None else []
+    ids = [int(t["id"]) for t in FrozenPlan.from_params(batch.params).targets if "id" in t]
+    more = [i for i in ids if i != batch.target_id]
+    if not more:
+        return first
+    rows = Target.objects.in_bulk(more)
+    return first + [rows[i] for i in more if i in rows]
+
+
+def more_targets(batch: Batch) -> list[Target]:
+    """The targets beyond the batch's own."""
+    return batch_targets(batch)[1:]
+
+
+def target_ids(batch: Batch) -> list[int]:
+    """Every target id the batch uses (locks, the sweeper), without reading the rows."""
+    ids = [batch.target_id] if batch.target_id is not None else []
+    more = [int(t["id"]) for t in FrozenPlan.from_params(batch.params).targets if "id" in t]
+    return ids + [i for i in more if i not in ids]
+
+
+def run_target(run: Run, batch: Batch, known: dict[int, Target] | None = None) -> Target | None:
+    """The server a run measures: its own target, else (older rows) the batch's."""
+    if run.target_id is None or run.target_id == batch.target_id:
+        return batch.target
+    if known is not None and run.target_id in known:
+        return known[run.target_id]
+    return run.target
+
+
+def server_record(batch: Batch, target: Target, server: targets.ServerInfo) -> None:
+    """A further target's version and variables, for its runs to be compared with."""
+    recorded = dict(BatchEnvironment.load(batch.environment).targets)
+    recorded[str(target.pk)] = {
+        "name": target.name,
+        "engine": target.engine,
+        "version": server.version,
+        "variables": server.variables,
+    }
+    batch.environment = {**batch.environment, "targets": recorded}
+
+
+def server_variables(batch: Batch, target_id: int | None) -> dict[str, str] | None:
+    """The variables recorded for a further target; None for the batch's own."""
+    if target_id is None or target_id == batch.target_id:
+        return None
+    return dict(_recorded(batch, target_id).get("variables") or {})
+
+
+def run_server(batch: Batch, target: Target | None) -> dict[str, Any]:
+    """What a run's environment says of its server on a batch with several targets."""
+    if target is None or not FrozenPlan.from_params(batch.params).targets:
+        return {}
+    version = _recorded(batch, target.pk).get("version")
+    version = version or BatchEnvironment.load(batch.environment).server_version
+    return {"target": {"id": target.pk, "name": target.name, "version": version or ""}}
+
+
+def _recorded(batch: Batch, target_id: int) -> dict[str, Any]:
+    """What was recorded of a further target ({name, engine, version, variables})."""
+    recorded = BatchEnvironment.load(batch.environment).targets.get(str(target_id))
+    return dict(recorded) if isinstance(recorded, dict) else {}
+
+
+def originals_keep(batch: Batch, target: Target, originals: dict[str, str]) -> None:
+    """A further target's settings before the batch's first change."""
+    servers = dict(batch.servers or {})
+    entry = dict(servers.get(str(target.pk)) or {})
+    entry["original_settings"] = originals
+    entry.pop("settings_restored_at", None)
+    servers[str(target.pk)] = entry
+    batch.servers = servers
+
+
+def servers_put_back(batch: Batch) -> list[str]:
+    """Every further target's original settings back (the batch as it is in memory);
+    returns what could not be put back, one line per target. Safe to call again."""
+    problems = []
+    servers = dict(batch.servers or {})
+    names = {t.pk: t for t in more_targets(batch)} if servers else {}
+    for key, entry in servers.items():
+        originals = (entry or {}).get("original_settings")
+        target = names.get(int(key))
+        if not originals or target is None:
+            continue
+        try:
+            with targets.connect_to(target) as db:
+                db.restore(originals)
+        except targets.TargetError as e:
+            problems.append(f"could not restore {target.name}'s settings {originals}: {e.message}")
+            logger.error("batch %s: %s", batch.pk, problems[-1])
+            continue
+        servers[key] = {**entry, "settings_restored_at": timezone.now().isoformat()}
+    batch.servers = servers
+    return problems
+
+
+def servers_left(batch: Batch) -> bool:
+    """Whether a further target's settings are still to be put back."""
+    return any(
+        (entry or {}).get("original_settings") and not (entry or {}).get("settings_restored_at")
+        for entry in (batch.servers or {}).values()
+    )
