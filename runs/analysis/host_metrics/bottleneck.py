@@ -82,7 +82,7 @@ def _kind(
         # a server's both.
         before = (load.busy_start_pct or {}).get(server.host, 0.0)
         found = _shared_cpu(server, before)
-        if found is not None:
+        if found is not None and not (found[0] == "other_processes" and _fsync_bound(load)):
             return found
         loads = [h for h in loads if h.host != server.host]
         checks.remove(_server_cpu)
@@ -125,7 +125,7 @@ def _shared_cpu(host: HostFigures, before: float) -> tuple[str, list[str]] | Non
     was busy before sysbench started (other processes) is not the benchmark's: a machine
     saturated by them says so (busy_start), not that the benchmark was CPU-bound."""
     busy, ncpu, db = _busy(host), host.ncpu, host.db
-    if busy - before < SATURATED_PCT or not ncpu or db is None:
+    if busy < SATURATED_PCT or not ncpu or db is None:
         return None
     db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / ncpu
     rest_pct = max(0.0, busy - db_pct)
@@ -134,6 +134,8 @@ def _shared_cpu(host: HostFigures, before: float) -> tuple[str, list[str]] | Non
     sysbench = rest_pct - others
     if others > max(db_pct, sysbench):
         return "other_processes", [_shares_text(host, busy, db_pct, sysbench, others)]
+    if busy - before < SATURATED_PCT:
+        return None
     text = (
         f"{host.host} was {busy:.0f} % busy: the database process {db_pct:.0f} %, "
         f"sysbench and the rest {rest_pct:.0f} %"
@@ -145,6 +147,8 @@ def _other_processes(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, li
     """A server host saturated while the database used little of it: other processes
     took the CPU (sysbench runs elsewhere: the rest is theirs)."""
     if server is None or _busy(server) < SATURATED_PCT or not server.ncpu or server.db is None:
+        return None
+    if _fsync_bound(load):  # the fsyncs set the pace, whoever else used the CPU
         return None
     db = server.db
     db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / server.ncpu
@@ -170,6 +174,12 @@ def _server_cpu(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[st
     if used is not None:
         evidence.append(f"the database process used {used:.0f} µs of CPU per transaction")
     return "server_cpu", evidence
+
+
+def _fsync_bound(load: RunLoad) -> bool:
+    if not (load.fsyncs_per_tx and load.fsync_ms and load.latency_ms):
+        return False
+    return load.fsyncs_per_tx * load.fsync_ms >= FSYNC_SHARE * load.latency_ms
 
 
 def _fsync(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:

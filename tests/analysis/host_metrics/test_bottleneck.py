@@ -196,3 +196,25 @@ def test_most_of_the_run_is_enough_and_the_last_unwritten_seconds_are_no_gap():
     alive = HostSeries("load", "lh", saturated_rows(18), run_s=20.0, unwritten_s=2.0)
     assert host_summary([alive], warmup_s=0.0, tps=1.0)["hosts"][0]["coverage"] == 1.0
     assert not seconds_missing(alive)
+
+
+def test_a_server_host_saturated_by_other_processes_says_their_share():
+    # A CPU burner beside the cell: the host at 100 %, the database at 20 % of it.
+    busy = host("server", "db", 100.0, db={"user_cores": 0.3, "system_cores": 0.1})
+    summary = {"hosts": [busy, host("load", "lh", 10.0)]}
+    verdict = bottleneck_classify(summary, RunLoad(tps=[100.0, 400.0], latency_ms=5.0))
+    assert verdict["kind"] == "other_processes"
+    assert verdict["evidence"][0].startswith(
+        "db was 100 % busy, mostly with other processes: database 20 %, sysbench 0 %, "
+        "others 80 % of its 2 cores"
+    )
+
+
+def test_one_machine_shared_with_a_burner_names_database_sysbench_and_others():
+    shared = host("local", "local", 100.0, db={"user_cores": 0.3, "system_cores": 0.1})
+    summary = {"hosts": [{**shared, "role": "server"}, {**shared, "role": "load"}]}
+    load = RunLoad(tps=[100.0, 300.0], latency_ms=5.0, same_machine=True,
+                   busy_start_pct={"local": 60.0})  # fmt: skip
+    verdict = bottleneck_classify(summary, load)
+    assert verdict["kind"] == "other_processes"
+    assert "database 20 %, sysbench 20 %, others 60 %" in verdict["evidence"][0]
