@@ -76,6 +76,7 @@ def run_preflight(
         _check_from(report, extra, executor_for(host, settings.BENCHDASH_SYSBENCH), on_worker)
     preflight_target.check_server(report, subject)
     preflight_target.check_fsync_timing(report, subject)
+    preflight_target.check_inside(report, subject)
     preflight_target.check_server_host(report, subject)
     return report
 
