@@ -17,6 +17,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
                        the time of one from the first source the server in hand has
     budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,
                        bytes, fsyncs) and what moved between two cells
+    inside.py          inside the server over a run: its waits per transaction and its
+                       statement digests, and what moved in the waits between two cells
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     comparison.py      two batches or two runs side by side, cell by cell

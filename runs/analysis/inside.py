@@ -25,6 +25,8 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from runs.analysis.results import FINISHED_WELL, RunFigures, series_label
+
 TOP = 15  # waits and digests kept per run
 PS_PER_MS = 1e9
 # benchdash's own statements on its sampling connection: not the benchmark's
@@ -197,3 +199,31 @@ def unreadable(inside: Mapping[str, Any] | None) -> str:
         return ""
     fix = f"; to read them: {readable['fix']}" if readable.get("fix") else ""
     return f"{readable.get('reason', '')}{fix}"
+
+
+def cells_moved(
+    base: Iterable[RunFigures], other: Iterable[RunFigures], side: str = "this side"
+) -> list[dict[str, Any]]:
+    """Between two sides' runs (RunFigures), cell by cell (series label and threads; by
+    threads alone when each side has one series), what moved in the server's waits."""
+    mine, theirs = _cells(base), _cells(other)
+    single = len({label for label, _ in mine}) == 1 and len({label for label, _ in theirs}) == 1
+    rows = []
+    for (name, threads), waits in theirs.items():
+        key = next((k for k in mine if k[1] == threads), None) if single else (name, threads)
+        said = f"{side} {name}".strip() if name else side
+        if key is None or key not in mine or not (sentence := moved(said, mine[key], waits)):
+            continue
+        rows.append({"label": name, "threads": threads, "moved": sentence})
+    return rows
+
+
+def _cells(runs: Iterable[RunFigures]) -> dict[tuple[str, int], dict[str, float]]:
+    grouped: dict[tuple[str, int], list[Mapping[str, Any] | None]] = {}
+    for run in runs:
+        found = run.server_counters.inside
+        if run.status in FINISHED_WELL and found:
+            name = series_label(run.settings, run.axis_options)
+            grouped.setdefault((name, run.threads), []).append(found)
+    cells = {key: cell_waits(found) for key, found in grouped.items()}
+    return {key: waits for key, waits in cells.items() if waits}

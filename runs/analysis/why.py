@@ -18,7 +18,9 @@ all of the difference instead.
 
 Each side also carries its budget per transaction (budget.py: server CPU, off-CPU time,
 context switches, I/Os, bytes written, fsyncs of the log and the binary log), and the
-pair says what moved between the two in one sentence.
+pair says what moved between the two in one sentence; and, when the server accounted for
+its waits (inside.py: performance_schema, or PostgreSQL's sampled waits), what moved in
+them: "+0.90 ms of binary log file I/O wait per transaction".
 
 Pure: no Django, no I/O.
 """
@@ -31,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runs.analysis import budget, fsyncs
+from runs.analysis import budget, fsyncs, inside
 from runs.analysis.budget import Budget
 from runs.analysis.fsyncs import MATERIAL, Fsyncs
 from runs.analysis.results import FINISHED_WELL, RunFigures
@@ -57,6 +59,7 @@ class SideFigures:
     budget: Budget = field(default_factory=Budget)
     untimed: str = ""  # why the fsyncs were not timed, and the fix, when the sampler said
     by_class: Fsyncs = field(default_factory=lambda: Fsyncs({}))  # one figure per class
+    waits: dict[str, float] = field(default_factory=dict)  # ms per transaction, per wait
 
     @property
     def fsyncs(self) -> float | None:
@@ -102,12 +105,18 @@ class Why:
         """What moved per transaction from the baseline's cell to the other, in a sentence."""
         return budget.moved(self.other.label, self.base.budget, self.other.budget)
 
+    @property
+    def waits_moved(self) -> str:
+        """What moved in the server's own waits per transaction, when both sides have them."""
+        return inside.moved(self.other.label, self.base.waits, self.other.waits)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "threads": self.threads,
             "base": self.base.to_dict(),
             "other": self.other.to_dict(),
             "moved": self.moved,
+            "waits_moved": self.waits_moved,
             "fsync_latency_ms": self.latency_ms,
             "predicted_ratio": self.predicted,
             "measured_ratio": self.measured,
@@ -139,6 +148,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         budget=spent,
         untimed=_untimed(good),
         by_class=by_class,
+        waits=inside.cell_waits(r.server_counters.inside for r in good),
     )
 
 

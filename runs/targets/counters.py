@@ -28,7 +28,7 @@ from django.conf import settings
 
 from runs import targets
 from runs.analysis.inside import inside_summary
-from runs.columns import RunOptions
+from runs.columns import RunCounters, RunOptions
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.sysbench.command import Connection
@@ -189,15 +189,15 @@ def sampler_stop(sampler: CounterSampler | None) -> list[tuple[int, float, dict[
 def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
     """The run's counter deltas and ratios, on `run.counters` (stored with its result)."""
     if sampler is not None:
-        run.counters = counters_summary(sampler.readings, run.reports, error=sampler.error)
+        summary = counters_summary(sampler.readings, run.reports, error=sampler.error)
+        run.counters = summary
         # why the why panel has no fsync latency, when it has none (runs/analysis/why.py)
         run.counters["fsync_timing"] = sampler.fsync_timing
         # the server's own accounting over the run: waits, digests, the sampled waits
-        derived = run.counters.get("derived") or {}
         run.counters["inside"] = inside_summary(
             sampler.inside,
-            transactions=float(derived.get("transactions") or 0),
-            duration_s=float(run.counters.get("duration_s") or 0),
+            transactions=RunCounters.load(summary).transactions,
+            duration_s=float(summary.get("duration_s") or 0),
         )
         if sampler.readings:  # which of the counters read this server does not have
             reported = {name for _, values in sampler.readings for name in values}
