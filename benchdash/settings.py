@@ -252,6 +252,9 @@ BENCHDASH_TARGET_TIMEOUT = int(env("BENCHDASH_TARGET_TIMEOUT", "10"))
 BENCHDASH_WORK_DIR = env("BENCHDASH_WORK_DIR", str(VAR_DIR / "work"))
 # Sample the server's status counters while sysbench runs (one extra connection).
 BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
+# Seconds between two looks at a PostgreSQL target's waits in progress (a second extra
+# connection while sysbench runs); 0: not sampled. docs/performance/inside.md: its cost.
+BENCHDASH_WAIT_SAMPLE_S = float(env("BENCHDASH_WAIT_SAMPLE_S", "0.2"))
 # Sample the server host's and the load hosts' /proc while sysbench runs (one stream per
 # machine: docs/host-metrics.md).
 BENCHDASH_HOST_METRICS = env_bool("BENCHDASH_HOST_METRICS", True)

@@ -184,11 +184,13 @@ class RunCounters:
     gauges: dict[str, dict[str, float]] = field(default_factory=dict)  # name → avg, max
     fsync_timing: FsyncTimingRecord = field(default_factory=lambda: FsyncTimingRecord())
     missing: list[str] = field(default_factory=list)  # expected counters the server lacks
+    inside: dict[str, Any] = field(default_factory=dict)  # waits, digests: analysis/inside.py
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunCounters:
         data = data or {}
         return cls(
+            inside=_dict(data, "inside"),
             deltas=_dict(data, "deltas"),
             derived=_dict(data, "derived"),
             gauges=_dict(data, "gauges"),
@@ -343,8 +345,7 @@ class HostSummary:
 @dataclass(frozen=True)
 class Bottleneck:
     """`Run.bottleneck` (`bottleneck_classify` of runs/analysis/host_metrics/bottleneck.py):
-    what limited the run, its evidence and the guards; a run not classified reads as no
-    kind ("")."""
+    what limited the run, its evidence and guards; a run not classified has no kind ("")."""
 
     kind: str = ""
     evidence: list[str] = field(default_factory=list)

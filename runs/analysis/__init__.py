@@ -14,8 +14,12 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     percent.py         a change in percent as every sentence prints it (signed_pct)
     multiplicity.py    many cells tested at once: Holm's correction, so A/A stays quiet
     why.py             why: the per-transaction time model from the server counters
+    fsyncs.py          fsyncs by file class (redo, binary log, data): per transaction, and
+                       the time of one from the first source the server in hand has
     budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,
                        bytes, fsyncs) and what moved between two cells
+    inside.py          inside the server over a run: its waits per transaction and its
+                       statement digests, and what moved in the waits between two cells
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     comparison.py      two batches or two runs side by side, cell by cell

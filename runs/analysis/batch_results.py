@@ -18,6 +18,7 @@ from typing import Any
 from runs.analysis import charts, run_facts, verdicts, why
 from runs.analysis.auto import rounds as auto_rounds
 from runs.analysis.auto import settings as auto_settings
+from runs.analysis.host_metrics import disturbed
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.analysis.report_table import TableRow, report_table, table_tsv
 from runs.analysis.results import (
@@ -122,6 +123,7 @@ def build(
         summary=[
             *_offered_answers(params, runs),
             *summary_sentences(series, baseline_key, cell_verdicts),
+            *disturbed.sentences(disturbed.disturbed_runs(compared), labels, baseline_key),
         ],
         auto=_auto_found(params, runs, baseline_key),
         repeats_stops=_repeats_stops(params, runs, baseline_key),

@@ -18,7 +18,9 @@ all of the difference instead.
 
 Each side also carries its budget per transaction (budget.py: server CPU, off-CPU time,
 context switches, I/Os, bytes written, fsyncs of the log and the binary log), and the
-pair says what moved between the two in one sentence.
+pair says what moved between the two in one sentence; and, when the server accounted for
+its waits (inside.py: performance_schema, or PostgreSQL's sampled waits), what moved in
+them: "+0.90 ms of binary log file I/O wait per transaction".
 
 Pure: no Django, no I/O.
 """
@@ -31,22 +33,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runs.analysis import budget
+from runs.analysis import budget, fsyncs, inside
 from runs.analysis.budget import Budget
+from runs.analysis.fsyncs import MATERIAL, Fsyncs
 from runs.analysis.results import FINISHED_WELL, RunFigures
-from runs.analysis.verdicts import TIMES, magnitude
+from runs.analysis.verdicts import magnitude
 from runs.columns import RunCounters
 
 EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
-PS_PER_MS = 1e9
-
-# (count, total time, time unit per ms) of the server's own fsync timing
-FSYNC_TIMERS = (
-    ("pfs_log_file_syncs", "pfs_log_file_sync_ps", PS_PER_MS),
-    ("pfs_binlog_syncs", "pfs_binlog_sync_ps", PS_PER_MS),
-    ("pfs_data_file_syncs", "pfs_data_file_sync_ps", PS_PER_MS),
-    ("wal_sync", "wal_sync_time", 1.0),
-)
 
 
 @dataclass(frozen=True)
@@ -61,25 +55,32 @@ class SideFigures:
     binlog_fsyncs: float | None
     log_bytes: float | None
     binlog_bytes: float | None
-    fsync_ms: float | None  # the server's average fsync latency, when it times them
+    fsync_ms: float | None  # the cell's average time per fsync over its material classes
     budget: Budget = field(default_factory=Budget)
     untimed: str = ""  # why the fsyncs were not timed, and the fix, when the sampler said
+    by_class: Fsyncs = field(default_factory=lambda: Fsyncs({}))  # one figure per class
+    waits: dict[str, float] = field(default_factory=dict)  # ms per transaction, per wait
 
     @property
     def fsyncs(self) -> float | None:
         parts = [v for v in (self.log_fsyncs, self.binlog_fsyncs) if v is not None]
         return sum(parts) if parts else None
 
-    def fsync_text(self, latency: float) -> str:
-        cost = (self.fsyncs or 0) * latency
+    def fsync_text(self, cost: float) -> str:
         return (
-            f"{self.label}: {self.fsyncs or 0:.2f} fsync/trx {TIMES} {latency:.3f} ms ≈ "
-            f"{cost:.3f} ms of {self.time_ms:.3f} ms per transaction"
+            f"{self.label}: {self.by_class.text()} ≈ {cost:.3f} ms of {self.time_ms:.3f} ms "
+            "per transaction"
         )
 
     def to_dict(self) -> dict[str, Any]:
-        figures = {k: v for k, v in self.__dict__.items() if k != "budget"}
-        return {**figures, "fsyncs": self.fsyncs, "budget": self.budget.to_dict()}
+        figures = {k: v for k, v in self.__dict__.items() if k not in ("budget", "by_class")}
+        return {
+            **figures,
+            "fsyncs": self.fsyncs,
+            "fsyncs_by_class": self.by_class.to_dict(),
+            "fsyncs_text": self.by_class.text(),
+            "budget": self.budget.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -87,10 +88,11 @@ class Why:
     base: SideFigures
     other: SideFigures
     threads: int
-    latency_ms: float | None  # the fsync latency the model uses
+    latency_ms: float | None  # the time per fsync of the fsyncs that changed, as used
     predicted: float | None  # throughput ratio other / base the model predicts
     measured: float
     text: str
+    lower_bound: bool = False  # a latency the model used is the host's lower bound
 
     @property
     def explained(self) -> bool | None:
@@ -103,16 +105,23 @@ class Why:
         """What moved per transaction from the baseline's cell to the other, in a sentence."""
         return budget.moved(self.other.label, self.base.budget, self.other.budget)
 
+    @property
+    def waits_moved(self) -> str:
+        """What moved in the server's own waits per transaction, when both sides have them."""
+        return inside.moved(self.other.label, self.base.waits, self.other.waits)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "threads": self.threads,
             "base": self.base.to_dict(),
             "other": self.other.to_dict(),
             "moved": self.moved,
+            "waits_moved": self.waits_moved,
             "fsync_latency_ms": self.latency_ms,
             "predicted_ratio": self.predicted,
             "measured_ratio": self.measured,
             "explained": self.explained,
+            "lower_bound": self.lower_bound,
             "text": self.text,
         }
 
@@ -123,6 +132,9 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
     if not good:
         return None
     spent = budget.cell_budget(good, _time_ms)
+    by_class = fsyncs.cell_fsyncs(
+        (RunCounters.load(r.counters), fsyncs.device_flush_ms(r.host_summary)) for r in good
+    )
     # Geometric means, as the verdicts': the ratio measured here is the verdict's.
     return SideFigures(
         label=label,
@@ -132,10 +144,18 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         binlog_fsyncs=spent.binlog_fsyncs,
         log_bytes=spent.log_bytes,
         binlog_bytes=spent.binlog_bytes,
-        fsync_ms=_median(fsync_latency_ms(RunCounters.load(r.counters).deltas) for r in good),
+        fsync_ms=_mean_latency(by_class),
         budget=spent,
         untimed=_untimed(good),
+        by_class=by_class,
+        waits=inside.cell_waits(r.server_counters.inside for r in good),
     )
+
+
+def _mean_latency(by_class: Fsyncs) -> float | None:
+    timed = [by_class.get(n) for n in by_class.material() if by_class.get(n).ms is not None]
+    count = sum(c.per_tx or 0 for c in timed)
+    return sum(c.cost_ms or 0 for c in timed) / count if count else None
 
 
 def _untimed(runs: Iterable[RunFigures]) -> str:
@@ -148,17 +168,6 @@ def _untimed(runs: Iterable[RunFigures]) -> str:
     return ""
 
 
-def fsync_latency_ms(deltas: Mapping[str, float]) -> float | None:
-    """The server's own average fsync time, where it times them (performance_schema,
-    pg_stat_wal's wal_sync_time)."""
-    count = total = 0.0
-    for count_name, time_name, per_ms in FSYNC_TIMERS:
-        if deltas.get(count_name) and deltas.get(time_name):
-            count += float(deltas[count_name])
-            total += float(deltas[time_name]) / per_ms
-    return total / count if count else None
-
-
 def _time_ms(run: RunFigures) -> float:
     # The average latency is the time per transaction; without it, threads / tps.
     average = run.figures.latency_avg_ms
@@ -167,44 +176,59 @@ def _time_ms(run: RunFigures) -> float:
     return run.threads / float(run.throughput or 1) * 1000
 
 
-def _median(values: Iterable[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return statistics.median(known) if known else None
-
-
 # --- the model -----------------------------------------------------------------------------
 
 
 def explain(base: SideFigures, other: SideFigures, threads: int) -> Why:
-    """The time model of a pair, with its verdict on itself in words."""
+    """The time model of a pair, with its verdict on itself in words. Each class of fsync
+    is costed at its own cell's time per fsync (the other cell's when one did not time it):
+    the baseline's fsyncs are taken out and the other's put in."""
     measured = other.tps / base.tps
-    latency = _latency(base, other)
     if base.fsyncs is None or other.fsyncs is None:
         text = "no fsync counters for these runs: the model has nothing to go on"
-        return Why(base, other, threads, latency, None, measured, text)
-    if latency is None:
-        return Why(base, other, threads, None, None, measured, _unmeasured(base, other))
-    predicted_time = base.time_ms - base.fsyncs * latency + other.fsyncs * latency
+        return Why(base, other, threads, None, None, measured, text)
+    classes = sorted(set(base.by_class.material()) | set(other.by_class.material()))
+    removed, added, lower = 0.0, 0.0, False
+    for name in classes:
+        mine, theirs = base.by_class.get(name), other.by_class.get(name)
+        base_ms = mine.ms if mine.ms is not None else theirs.ms
+        other_ms = theirs.ms if theirs.ms is not None else mine.ms
+        if base_ms is None or other_ms is None:
+            return Why(base, other, threads, None, None, measured, _unmeasured(base, other))
+        lower = lower or (mine.lower_bound if mine.ms is not None else theirs.lower_bound)
+        removed += (mine.per_tx or 0) * base_ms
+        added += (theirs.per_tx or 0) * other_ms
+    predicted_time = base.time_ms - removed + added
     predicted = base.time_ms / predicted_time if predicted_time > 0 else None
-    why = Why(base, other, threads, latency, predicted, measured, "")
-    return Why(base, other, threads, latency, predicted, measured, _model_text(why))
+    extra = (other.fsyncs or 0) - (base.fsyncs or 0)
+    latency = (added - removed) / extra if abs(extra) >= MATERIAL else other.fsync_ms
+    why = Why(base, other, threads, latency, predicted, measured, "", lower)
+    return Why(
+        base, other, threads, latency, predicted, measured, _model_text(why, removed, added), lower
+    )
 
 
-def _latency(base: SideFigures, other: SideFigures) -> float | None:
-    # The side that fsyncs more measures the latency on more fsyncs.
-    sides = sorted((base, other), key=lambda s: s.fsyncs or 0, reverse=True)
-    return next((s.fsync_ms for s in sides if s.fsync_ms), None)
-
-
-def _model_text(why: Why) -> str:
-    assert why.latency_ms is not None
-    costly = [s for s in (why.base, why.other) if (s.fsyncs or 0) * why.latency_ms >= 0.0005]
-    parts = [s.fsync_text(why.latency_ms) for s in costly] or ["neither side fsyncs"]
+def _model_text(why: Why, removed: float, added: float) -> str:
+    costly = [(s, c) for s, c in ((why.base, removed), (why.other, added)) if c >= 0.0005]
+    parts = [s.fsync_text(cost) for s, cost in costly] or ["neither side fsyncs"]
     predicted = "nothing" if why.predicted is None else _ratio(why.predicted)
     text = "; ".join(parts) + f" → model predicts {predicted}, measured {_ratio(why.measured)}"
-    if not why.explained:
-        text += ": the fsyncs do not explain the difference (something else costs time)"
-    return text
+    if why.explained:
+        return text
+    if why.lower_bound:
+        return text + (
+            ": the host's device time per flush is only a lower bound of an fsync's time "
+            "(the data and the file system's journal are written first)" + _needed(why)
+        )
+    return text + ": the fsyncs do not explain the difference (something else costs time)"
+
+
+def _needed(why: Why) -> str:
+    extra = (why.other.fsyncs or 0) - (why.base.fsyncs or 0)
+    gap = why.other.time_ms - why.base.time_ms
+    if abs(extra) >= MATERIAL and gap / extra > 0:
+        return f"; the difference would need {gap / extra:.3f} ms per fsync"
+    return ""
 
 
 def _unmeasured(base: SideFigures, other: SideFigures) -> str:

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.analysis import comparison, multiplicity, results
+from runs.analysis import comparison, inside, multiplicity, results
 from runs.api.common import QueryParameters
 from runs.services import compare
 
@@ -112,6 +112,12 @@ class ComparePairSerializer(serializers.Serializer[Any]):
         help_text="Why this comparison may mislead: the sides ran at different times or under "
         "different host load; an interleaved A/A or A/B in one batch is the stronger test.",
     )
+    waits_moved = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Cell by cell (label, threads, moved): what moved in the server's own waits "
+        "per transaction against the baseline (performance_schema, or PostgreSQL's sampled "
+        "waits), when both sides have them.",
+    )
 
 
 class CompareSerializer(serializers.Serializer[Any]):
@@ -151,6 +157,9 @@ class Compare(APIView):
                 "label": pair.side.label,
                 "rows": [_row(row) for row in pair.rows],
                 "caveats": pair.caveats,
+                "waits_moved": inside.cells_moved(base.runs, pair.side.runs, pair.side.label)
+                if base
+                else [],
             }
             for pair in comparison.compare_all([side for side, _ in sides])
         ]

@@ -348,13 +348,15 @@ def host_metrics_summary(sampler: HostMetricsSampler | None, *, run: Run, warmup
     run.host_summary = host_summary(
         sampler.series(), warmup_s=warmup_s, tps=mean_tps, missing=sampler.missing
     )
-    fsyncs, fsync_ms = fsync_figures(run.counters)
+    fsyncs = fsync_figures(run.counters, run.host_summary)
     missing = sampler.missing
     load = RunLoad(
         tps=tps,
         latency_ms=_latency_ms(run),
-        fsyncs_per_tx=fsyncs,
-        fsync_ms=fsync_ms,
+        fsyncs_per_tx=fsyncs.per_tx,
+        fsync_ms=fsyncs.ms,
+        fsync_text=fsyncs.text,
+        fsync_lower_bound=fsyncs.lower_bound,
         same_machine=any(len(w.roles) == 2 for w in sampler.watched),
         busy_start_pct=sampler.busy_start,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runs.analysis import charts, comparison, results
+from runs.analysis import charts, comparison, inside, results
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.models import Batch, Run
 from runs.services import selectors, stored_results
@@ -24,6 +24,8 @@ class Comparison:
     colours: list[str]
     # per side, what the machines did in each cell and its bottleneck
     host_metrics: list[tuple[comparison.Side, list[dict[str, Any]]]]
+    # per other side, cell by cell, what moved in the server's waits per transaction
+    waits_moved: list[tuple[comparison.Side, list[dict[str, Any]]]]
 
 
 def sides_compare(*, keys: list[str]) -> Comparison:
@@ -35,7 +37,13 @@ def sides_compare(*, keys: list[str]) -> Comparison:
     colours = [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))]
     chart = [line for side, c in zip(sides, colours, strict=True) for line in _lines(side, c)]
     machines = [(side, cell_host_metrics(side.runs)) for side in sides]
-    return Comparison(sides, pairs, chart, colours, machines)
+    return Comparison(sides, pairs, chart, colours, machines, waits_moved(sides))
+
+
+def waits_moved(sides: list[comparison.Side]) -> list[tuple[comparison.Side, list[dict[str, Any]]]]:
+    """Each other side against the first: what moved in the server's waits, cell by cell."""
+    moved = [(side, inside.cells_moved(sides[0].runs, side.runs, side.label)) for side in sides[1:]]
+    return [(side, rows) for side, rows in moved if rows]
 
 
 def comparison_sides(*, keys: list[str]) -> dict[str, comparison.Side]:

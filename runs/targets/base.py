@@ -144,6 +144,15 @@ class ServerTarget(Protocol):
 
     def fsync_timing(self) -> FsyncTiming: ...
 
+    def inside_readable(self) -> FsyncTiming:
+        """Whether its wait events and statement digests can be read (runs/targets/inside.py):
+        when not, why and the statements that fix it."""
+        ...
+
+    def inside_snapshot(self) -> dict[str, Any]: ...
+
+    def waits_now(self) -> list[tuple[Any, ...]]: ...
+
     def pid_file(self) -> str:
         """The file on the server's machine that holds its process id; "" when the
         server does not say (the host metrics then go without the database's own CPU)."""

@@ -9,6 +9,11 @@ sysbench's start, like the samples of the interval lines, so the two series line
 The sampler only reads: the runner takes its new readings with `take()` and stores them
 in bulk with the run's samples (runs/execution/sink.py). When sysbench is done, the run
 gets the deltas over the run, rates, gauge averages and a few derived ratios.
+
+At its first and last readings it also snapshots what the server accounts for inside
+itself (wait summaries, statement digests: runs/targets/inside.py), and on PostgreSQL a
+second thread samples the waits in progress; the run keeps their deltas in
+counters["inside"] (runs/analysis/inside.py).
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from typing import Any
 from django.conf import settings
 
 from runs import targets
-from runs.columns import RunOptions
+from runs.analysis.inside import inside_summary
+from runs.columns import RunCounters, RunOptions
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Target
 from runs.sysbench.command import Connection
 from runs.sysbench.options import is_sql_test
+from runs.targets.inside import WaitSampler
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +64,8 @@ class CounterSampler:
         self.readings: list[Reading] = []
         self.error = ""
         self.fsync_timing: dict[str, Any] = {}  # FsyncTiming.to_dict(): readable, or why not
+        self.inside: dict[str, Any] = {}  # readable, and the snapshots "first" and "last"
+        self.waits: WaitSampler | None = None  # PostgreSQL's waits in progress
         self._taken = 0
         self._stop = threading.Event()
         self._nudged = threading.Event()
@@ -88,6 +97,7 @@ class CounterSampler:
         try:
             with targets.connect(self.connection, timeout=settings.BENCHDASH_TARGET_TIMEOUT) as db:
                 self.fsync_timing = db.fsync_timing().to_dict()
+                self._inside_readable(db)
                 self._sample_until_stopped(db)
         except targets.TargetError as e:
             self.error = e.message
@@ -97,14 +107,27 @@ class CounterSampler:
             logger.exception("run %s: the counter sampler failed", self.run_id)
 
     def _sample_until_stopped(self, db: targets.ServerTarget) -> None:
-        while True:
-            self._read(db)
-            if self._stop.is_set():
-                return
+        self._read(db)
+        self._inside_at(db, "first")
+        while not self._stop.is_set():
             self._wait_for_next()
-            if self._stop.is_set():
-                self._read(db)  # the closing reading, after sysbench ended
-                return
+            self._read(db)  # after a stop: the closing reading, after sysbench ended
+        self._inside_at(db, "last")
+
+    def _inside_readable(self, db: targets.ServerTarget) -> None:
+        try:
+            self.inside["readable"] = db.inside_readable().to_dict()
+        except targets.TargetError as e:
+            self.inside["readable"] = {"readable": False, "reason": e.message, "fix": ""}
+
+    def _inside_at(self, db: targets.ServerTarget, which: str) -> None:
+        """A snapshot of the server's own accounting; a refusal loses it, not the run."""
+        if not self.inside.get("readable", {}).get("readable"):
+            return
+        try:
+            self.inside[which] = db.inside_snapshot()
+        except targets.TargetError as e:
+            self.inside["readable"] = {"readable": False, "reason": e.message, "fix": ""}
 
     def _wait_for_next(self) -> None:
         """Until the next reading is due: a nudge half an interval or more after the last
@@ -141,12 +164,18 @@ def sampler_start(*, run: Run, batch: Batch, target: Target | None = None) -> Co
         return None
     if not is_sql_test(plan.test):
         return None
-    return CounterSampler(
-        run_id=run.pk,
-        connection=targets.connection_of(target),
-        interval_s=_interval(run, plan),
+    connection = targets.connection_of(target)
+    sampler = CounterSampler(
+        run_id=run.pk, connection=connection, interval_s=_interval(run, plan),
         engine=target.engine,
-    ).start()
+    )  # fmt: skip
+    if target.engine == "postgresql" and settings.BENCHDASH_WAIT_SAMPLE_S > 0:
+        sampler.waits = WaitSampler(
+            run_id=run.pk,
+            connect=lambda: targets.connect(connection, timeout=settings.BENCHDASH_TARGET_TIMEOUT),
+            interval_s=settings.BENCHDASH_WAIT_SAMPLE_S,
+        ).start()
+    return sampler.start()
 
 
 def sampler_stop(sampler: CounterSampler | None) -> list[tuple[int, float, dict[str, float]]]:
@@ -154,15 +183,24 @@ def sampler_stop(sampler: CounterSampler | None) -> list[tuple[int, float, dict[
     if sampler is None:
         return []
     sampler.stop()
+    if sampler.waits is not None:
+        sampler.inside["waits"] = sampler.waits.stop()
     return sampler.take()
 
 
 def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
     """The run's counter deltas and ratios, on `run.counters` (stored with its result)."""
     if sampler is not None:
-        run.counters = counters_summary(sampler.readings, run.reports, error=sampler.error)
+        summary = counters_summary(sampler.readings, run.reports, error=sampler.error)
+        run.counters = summary
         # why the why panel has no fsync latency, when it has none (runs/analysis/why.py)
         run.counters["fsync_timing"] = sampler.fsync_timing
+        # the server's own accounting over the run: waits, digests, the sampled waits
+        run.counters["inside"] = inside_summary(
+            sampler.inside,
+            transactions=RunCounters.load(summary).transactions,
+            duration_s=float(summary.get("duration_s") or 0),
+        )
         if sampler.readings:  # which of the counters read this server does not have
             reported = {name for _, values in sampler.readings for name in values}
             run.counters["missing"] = targets.missing_counters(sampler.engine, reported)

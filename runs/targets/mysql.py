@@ -11,6 +11,7 @@ import MySQLdb
 
 from runs.analysis.innodb import parse_semaphores
 from runs.sysbench.command import Connection
+from runs.targets import inside
 from runs.targets.base import (
     MARKER_DDL,
     MARKER_DELETE,
@@ -261,6 +262,17 @@ class MySQLTarget:
                 f"GRANT SELECT ON performance_schema.* TO {account}",
             )
         return FsyncTiming(True)
+
+    def inside_readable(self) -> inside.InsideReadable:
+        """Whether performance_schema's wait summaries and digests can be read."""
+        return inside.mysql_readable(self._query)
+
+    def inside_snapshot(self) -> dict[str, Any]:
+        """Its wait summaries and statement digests now (runs/targets/inside.py)."""
+        return inside.mysql_snapshot(self._query)
+
+    def waits_now(self) -> list[tuple[Any, ...]]:
+        return []  # the wait summaries' deltas say it: nothing is sampled
 
     def _account(self) -> str:
         """The account as GRANT names it: 'user'@'host', from CURRENT_USER()."""

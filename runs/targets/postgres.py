@@ -19,6 +19,7 @@ import psycopg
 from psycopg import sql
 
 from runs.sysbench.command import Connection
+from runs.targets import inside
 from runs.targets.base import (
     MARKER_DDL,
     MARKER_DELETE,
@@ -299,6 +300,18 @@ class PostgresTarget:
         if str(setting) != "on":
             return FsyncTiming(False, "track_wal_io_timing is off", PG_TIMING_FIX)
         return FsyncTiming(True)
+
+    def inside_readable(self) -> inside.InsideReadable:
+        """Whether pg_stat_statements is there; when not, the statements that install it."""
+        return inside.pg_readable(self._query)
+
+    def inside_snapshot(self) -> dict[str, Any]:
+        version = int(self._scalar("SHOW server_version_num"))
+        return inside.pg_snapshot(self._query, version_num=version)
+
+    def waits_now(self) -> list[tuple[Any, ...]]:
+        """The target database's active backends by what they wait on, now."""
+        return self._query(inside.PG_WAITS_NOW)
 
     def pid_file(self) -> str:
         """postmaster.pid in the data directory, whose first line is the postmaster's id;

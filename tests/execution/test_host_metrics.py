@@ -268,9 +268,15 @@ def test_a_single_thread_insert_under_flush_1_is_fsync_bound(celery_worker, make
     run = insert_under_flush_1(make_plan, ps_target, "1")
 
     verdict = run.bottleneck
+    if verdict["kind"] == "other_processes":  # the parallel suite's workers took the CPU
+        assert verdict["busy_start"] and "others" in verdict["evidence"][0], verdict
+        return
     assert verdict["kind"] == "fsync", verdict
-    per_transaction = float(verdict["evidence"][0].split(" fsync per transaction")[0])
-    assert 1.7 <= per_transaction <= 2.3, verdict  # the redo log's, and the binary log's
+    figures = fsync_figures(run.counters, run.host_summary)
+    assert figures.per_tx is not None and 1.7 <= figures.per_tx <= 2.3, verdict
+    # the redo log's and the binary log's, each timed by its own source
+    assert "redo log 1.0" in verdict["evidence"][0] and "binary log 1.0" in verdict["evidence"][0]
+    assert "(performance_schema)" in verdict["evidence"][0]  # the binary log's own timer
 
 
 def test_flush_1_alone_is_one_fsync_per_transaction_and_named_by_its_share(
@@ -278,7 +284,8 @@ def test_flush_1_alone_is_one_fsync_per_transaction_and_named_by_its_share(
 ):
     run = insert_under_flush_1(make_plan, ps_target, "0")
 
-    fsyncs, fsync_ms = fsync_figures(run.counters)
+    figures = fsync_figures(run.counters, run.host_summary)
+    fsyncs, fsync_ms = figures.per_tx, figures.ms
     assert fsyncs is not None and 0.7 <= fsyncs <= 1.3, run.counters  # the redo log's
     # Fsync-bound when that fsync takes half the latency or more: on a disk whose fsync
     # is slow it is; this machine's virtual disk syncs fast enough that it may not be.

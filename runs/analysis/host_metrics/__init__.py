@@ -5,6 +5,8 @@ and what limited the run. Pure: no Django, no I/O.
     host_summary.py    a run's host metrics summed up over its steady state (host_summary),
                        and a cell's from its runs' for the results
     bottleneck.py      what limited a run, with its evidence, from its host summary
+    disturbed.py       a repeat markedly slower than its cell's others while other
+                       processes took the CPU, and the verdict that rests on it
 
 The path of a reading: the sampler on each host prints its /proc files on sysbench's
 clock (runs/loadhosts/procstream.py); runs/execution/host_metrics.py parses each snapshot

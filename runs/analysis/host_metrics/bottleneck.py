@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
-from runs.analysis.budget import LOG_FSYNCS, binlog_fsyncs, per_transaction
+from runs.analysis.fsyncs import device_flush_ms, run_fsyncs
 from runs.analysis.verdicts import TIMES
-from runs.analysis.why import fsync_latency_ms
 from runs.columns import HostFigures, HostSummary, RunCounters
 
 SATURATED_PCT = 85.0  # busy share of all cores at which a host is the limit
@@ -46,7 +45,9 @@ class RunLoad:
     tps: Sequence[float]  # steady-state interval tps
     latency_ms: float | None  # average latency
     fsyncs_per_tx: float | None = None
-    fsync_ms: float | None = None  # the server's average fsync latency, when timed
+    fsync_ms: float | None = None  # the average time per fsync, when timed
+    fsync_text: str = ""  # the fsyncs by class and the source of each time
+    fsync_lower_bound: bool = False  # the time is the host's device time: a lower bound
     same_machine: bool = False
     busy_start_pct: Mapping[str, float] | None = None  # host: busy % just before sysbench
 
@@ -75,16 +76,17 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
 def _kind(
     server: HostFigures | None, loads: Sequence[HostFigures], load: RunLoad
 ) -> tuple[str, list[str]]:
-    checks = [_server_cpu, _fsync, _io, _network]
+    checks = [_other_processes, _server_cpu, _fsync, _io, _network]
     if load.same_machine and server is not None:
         # One machine's CPU is judged once, by who used it: not as a load host's and
         # a server's both.
         before = (load.busy_start_pct or {}).get(server.host, 0.0)
         found = _shared_cpu(server, before)
-        if found is not None:
+        if found is not None and not (found[0] == "other_processes" and _fsync_bound(load)):
             return found
         loads = [h for h in loads if h.host != server.host]
         checks.remove(_server_cpu)
+        checks.remove(_other_processes)
     for host in loads:
         if _busy(host) >= SATURATED_PCT:
             return "load_cpu", [_busy_text("load host", host)]
@@ -96,7 +98,13 @@ def _kind(
         return "waiting", [_waiting_text(server, loads, load)]
     if server is None and not loads:
         return "unknown", ["no host metrics were recorded for this run"]
-    return "unknown", ["no machine was saturated and the throughput moved: nothing stands out"]
+    evidence = ["no machine was saturated and the throughput moved: nothing stands out"]
+    if load.fsync_lower_bound and load.fsyncs_per_tx and load.fsyncs_per_tx >= 0.5:
+        evidence.append(
+            f"fsyncs: {load.fsync_text}; the device's time per flush is a lower bound of an "
+            "fsync's time: turn on the server's own timing to tell whether they bound it"
+        )
+    return "unknown", evidence
 
 
 def _partial(host: HostFigures) -> bool:
@@ -117,15 +125,45 @@ def _shared_cpu(host: HostFigures, before: float) -> tuple[str, list[str]] | Non
     was busy before sysbench started (other processes) is not the benchmark's: a machine
     saturated by them says so (busy_start), not that the benchmark was CPU-bound."""
     busy, ncpu, db = _busy(host), host.ncpu, host.db
-    if busy - before < SATURATED_PCT or not ncpu or db is None:
+    if busy < SATURATED_PCT or not ncpu or db is None:
         return None
     db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / ncpu
     rest_pct = max(0.0, busy - db_pct)
+    # Other processes' share: what they used before sysbench started, if they went on.
+    others = min(rest_pct, before) if before >= BUSY_START_PCT else 0.0
+    sysbench = rest_pct - others
+    if others > max(db_pct, sysbench):
+        return "other_processes", [_shares_text(host, busy, db_pct, sysbench, others)]
+    if busy - before < SATURATED_PCT:
+        return None
     text = (
         f"{host.host} was {busy:.0f} % busy: the database process {db_pct:.0f} %, "
         f"sysbench and the rest {rest_pct:.0f} %"
     )
     return ("load_cpu" if rest_pct > db_pct else "server_cpu"), [text]
+
+
+def _other_processes(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
+    """A server host saturated while the database used little of it: other processes
+    took the CPU (sysbench runs elsewhere: the rest is theirs)."""
+    if server is None or _busy(server) < SATURATED_PCT or not server.ncpu or server.db is None:
+        return None
+    if _fsync_bound(load):  # the fsyncs set the pace, whoever else used the CPU
+        return None
+    db = server.db
+    db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / server.ncpu
+    others = max(0.0, _busy(server) - db_pct)
+    if others <= db_pct:
+        return None
+    return "other_processes", [_shares_text(server, _busy(server), db_pct, 0.0, others)]
+
+
+def _shares_text(host: HostFigures, busy: float, db: float, sysbench: float, others: float) -> str:
+    return (
+        f"{host.host} was {busy:.0f} % busy, mostly with other processes: database "
+        f"{db:.0f} %, sysbench {sysbench:.0f} %, others {others:.0f} % of its "
+        f"{host.ncpu} cores: this run measured a shared machine"
+    )
 
 
 def _server_cpu(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
@@ -138,16 +176,25 @@ def _server_cpu(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[st
     return "server_cpu", evidence
 
 
+def _fsync_bound(load: RunLoad) -> bool:
+    if not (load.fsyncs_per_tx and load.fsync_ms and load.latency_ms):
+        return False
+    return load.fsyncs_per_tx * load.fsync_ms >= FSYNC_SHARE * load.latency_ms
+
+
 def _fsync(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
     if not (load.fsyncs_per_tx and load.fsync_ms and load.latency_ms):
         return None
     cost = load.fsyncs_per_tx * load.fsync_ms
     if cost < FSYNC_SHARE * load.latency_ms:
         return None
+    at_least = "at least " if load.fsync_lower_bound else ""
+    said = load.fsync_text or (
+        f"{load.fsyncs_per_tx:.2f} fsync per transaction {TIMES} {load.fsync_ms:.3f} ms"
+    )
     return "fsync", [
-        f"{load.fsyncs_per_tx:.2f} fsync per transaction {TIMES} {load.fsync_ms:.3f} ms = "
-        f"{cost:.3f} ms of the {load.latency_ms:.3f} ms latency "
-        f"({100 * cost / load.latency_ms:.0f} %)"
+        f"{said} = {at_least}{cost:.3f} ms of the {load.latency_ms:.3f} ms "
+        f"latency ({100 * cost / load.latency_ms:.0f} %)"
     ]
 
 
@@ -218,11 +265,28 @@ def busy_start_text(busy: Mapping[str, float]) -> str:
     return f"started on a busy host: another process used the CPU before sysbench ({named} busy)"
 
 
-def fsync_figures(counters: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
-    """Fsyncs per transaction (log and binlog, as the why panel's budget counts them) and
-    the server's average fsync latency in ms, from `Run.counters`; None where the server
-    did not count or time them."""
-    run_counters = RunCounters.load(counters)
-    parts = [per_transaction(run_counters, LOG_FSYNCS), binlog_fsyncs(run_counters)]
-    counted = [p for p in parts if p is not None]
-    return (sum(counted) if counted else None), fsync_latency_ms(run_counters.deltas)
+@dataclass(frozen=True)
+class FsyncFigures:
+    per_tx: float | None  # the classes that matter, summed
+    ms: float | None  # their average time per fsync, each class timed by its own source
+    text: str
+    lower_bound: bool
+
+
+def fsync_figures(
+    counters: Mapping[str, Any] | None, summary: Mapping[str, Any] | None = None
+) -> FsyncFigures:
+    """A run's fsyncs per transaction (redo log and binary log, and data files where
+    counted) and their average time, each class timed by its own source
+    (runs/analysis/fsyncs.py), from `Run.counters` and `Run.host_summary`."""
+    by_class = run_fsyncs(RunCounters.load(counters), device_flush_ms(summary))
+    material = [by_class.get(n) for n in by_class.material()]
+    timed = [c for c in material if c.ms is not None]
+    count = sum(c.per_tx or 0 for c in material)
+    ms = sum(c.cost_ms or 0 for c in timed) / count if timed and count else None
+    return FsyncFigures(
+        by_class.per_tx if material else None,
+        ms if len(timed) == len(material) else None,
+        by_class.text(),
+        any(c.lower_bound for c in timed),
+    )

@@ -75,6 +75,7 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
     entry["iops"] = _mean(_disk_sum(v, ("r_iops", "w_iops")) for v in steady)
     entry["mbs"] = _mean(_disk_sum(v, ("r_mbs", "w_mbs")) for v in steady)
     entry["util_pct"] = _mean(_disk_max(v, "util_pct") for v in steady)
+    entry.update(_flushes(steady))
     entry["rx_kbs"] = _mean(_net_sum(v, "rx_kbs", series.loopback) for v in steady)
     entry["tx_kbs"] = _mean(_net_sum(v, "tx_kbs", series.loopback) for v in steady)
     entry["ctxt_per_tx"] = _per(entry["ctxt_s"], tps)
@@ -124,6 +125,17 @@ def _disk_sum(values: Mapping[str, Any], names: Sequence[str]) -> float:
 
 def _disk_max(values: Mapping[str, Any], name: str) -> float:
     return max((d.get(name, 0.0) for d in _physical(values)), default=0.0)
+
+
+def _flushes(steady: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """The disks' cache flushes a second and the device's ms per flush, weighted by the
+    flushes (kernels 5.5 and later; none before)."""
+    rows = [(d["flush_s"], d["flush_ms"]) for v in steady for d in _physical(v) if "flush_s" in d]
+    count = sum(n for n, _ in rows)
+    if not rows:
+        return {}
+    per_flush = round(sum(n * ms for n, ms in rows) / count, 4) if count else None
+    return {"flush_s": round(count / len(steady), 1), "flush_ms": per_flush}
 
 
 def _net_sum(values: Mapping[str, Any], name: str, loopback: bool) -> float:

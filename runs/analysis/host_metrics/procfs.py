@@ -28,6 +28,8 @@ SKIPPED_DISK = re.compile(
     r"|^(sd|hd|vd|xvd)[a-z]+\d+$"  # partitions of sda, vda, xvda...
     r"|^(nvme\d+n\d+|mmcblk\d+)p\d+$"
 )
+# diskstats fields after the name up to "time spent flushing" (kernels 5.5 and later)
+FLUSH_FIELDS = 17
 # CPU time columns of /proc/stat: user nice system idle iowait irq softirq steal
 CPU_FIELDS = 8
 # The lines of /proc/meminfo the memory figures use (the remote loop sends only these).
@@ -101,9 +103,11 @@ def _meminfo(snapshot: ProcSnapshot, line: str) -> None:
 
 
 def _diskstats(snapshot: ProcSnapshot, line: str) -> None:
+    # 11 fields after the name on every kernel; 4.18+ adds 4 of discards, 5.5+ 2 of
+    # flushes (requests completed, ms spent flushing): kept when the kernel has them.
     words = line.split()
     if len(words) >= 14 and not SKIPPED_DISK.match(words[2]):
-        snapshot.disks[words[2]] = [int(v) for v in words[3:14]]
+        snapshot.disks[words[2]] = [int(v) for v in words[3 : 20 if len(words) >= 20 else 14]]
 
 
 def _net_dev(snapshot: ProcSnapshot, line: str) -> None:
@@ -217,9 +221,19 @@ def _disks(
 def _disk(before: list[int], after: list[int], seconds: float) -> dict[str, float] | None:
     # reads, merged, sectors read, ms reading, writes, merged, sectors written, ms writing,
     # in flight, ms doing I/O, weighted ms
-    d = [_delta(b, a) for b, a in zip(before, after, strict=True)]
+    d = [_delta(b, a) for b, a in zip(before, after, strict=False)]
     if any(d[i] is None for i in (0, 2, 3, 4, 6, 7, 9)):
         return None
+    figures = _disk_rates(d, seconds)
+    if len(d) >= FLUSH_FIELDS and d[15] is not None and d[16] is not None:
+        # The device's own time per cache flush: a lower bound of an fsync's time (the
+        # data and the file system's journal are written before it, see host-metrics.md).
+        figures["flush_s"] = round(d[15] / seconds, 1)
+        figures["flush_ms"] = round(d[16] / d[15], 4) if d[15] else 0.0
+    return figures
+
+
+def _disk_rates(d: list[int | None], seconds: float) -> dict[str, float]:
     reads, sectors_r, ms_r, writes, sectors_w, ms_w, busy = (
         d[0] or 0,
         d[2] or 0,

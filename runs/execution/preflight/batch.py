@@ -86,6 +86,7 @@ def run_preflight(
         checked = replace(subject, target=server)
         preflight_target.check_server(report, checked)
         preflight_target.check_fsync_timing(report, checked)
+        preflight_target.check_inside(report, checked)
         preflight_target.check_server_host(report, checked)
     return report
 

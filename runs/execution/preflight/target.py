@@ -159,6 +159,24 @@ def check_fsync_timing(report: PreflightReport, subject: Subject) -> None:
     report.add(target.name, "fsync_timing", WARNING, message)
 
 
+def check_inside(report: PreflightReport, subject: Subject) -> None:
+    """Whether the runs will carry the server's wait events and statement digests (the
+    run page and the why panel): when not, why, and the statements that enable them."""
+    target = subject.target
+    if target is None or not is_sql_test(subject.test):
+        return
+    try:
+        with targets.connect_to(target) as db:
+            readable = db.inside_readable()
+    except targets.TargetError:
+        return  # check_server has said why the worker cannot log in
+    if readable.readable:
+        report.add(target.name, "inside", OK, "the server's wait events and digests are read")
+        return
+    fix = f"; to enable them: {readable.fix}" if readable.fix else ""
+    report.add(target.name, "inside", WARNING, f"{readable.reason}{fix}")
+
+
 _FSYNC_TIMED = (
     "the server times its fsyncs (performance_schema is on and readable)",
     "the server times its WAL syncs (track_wal_io_timing is on)",

@@ -88,6 +88,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "recent": selectors.batches_counted()[:30],
             "colours": found.colours,
             "host_metrics": found.host_metrics,
+            "waits_moved": found.waits_moved,
         },
     )
 

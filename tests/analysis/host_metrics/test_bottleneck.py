@@ -117,17 +117,34 @@ def test_a_busy_start_is_flagged():
 
 
 def test_fsyncs_per_transaction_from_the_counters():
-    counters = {
-        "deltas": {
-            "Innodb_os_log_fsyncs": 1000.0,
-            "pfs_binlog_syncs": 1000.0,
-            "pfs_binlog_sync_ps": 1000.0 * 2e9,
-        },
-        "derived": {"transactions": 1000},
+    deltas = {
+        "Innodb_os_log_fsyncs": 1000.0,
+        "pfs_binlog_syncs": 1000.0,
+        "pfs_binlog_sync_ps": 1000.0 * 2e9,
     }
-    per_tx, fsync_ms = fsync_figures(counters)
-    assert per_tx == 2.0 and fsync_ms == 2.0
-    assert fsync_figures({}) == (None, None)
+    counters = {"deltas": deltas, "derived": {"transactions": 1000}}
+    untimed_redo = fsync_figures(counters)
+    # the redo log's fsyncs have no timer of their own: never the binary log's time for them
+    assert untimed_redo.per_tx == 2.0 and untimed_redo.ms is None
+    timed = {**deltas, "pfs_log_file_syncs": 1000.0, "pfs_log_file_sync_ps": 1e12}
+    both = fsync_figures({**counters, "deltas": timed})
+    assert both.per_tx == 2.0 and both.ms == 1.5  # (1 ms + 2 ms) / 2
+    assert "redo log 1.00/trx" in both.text and "2.000 ms (performance_schema)" in both.text
+    empty = fsync_figures({})
+    assert (empty.per_tx, empty.ms) == (None, None)
+
+
+def test_the_redo_logs_fsyncs_are_timed_by_the_hosts_device_as_a_lower_bound():
+    counters = {"deltas": {"Innodb_data_fsyncs": 500.0}, "derived": {"transactions": 500}}
+    summary = {"hosts": [dict(host("server", "db", 20.0), flush_s=500.0, flush_ms=0.05)]}
+    figures = fsync_figures(counters, summary)
+    assert figures.per_tx == 1.0 and figures.ms == 0.05 and figures.lower_bound
+    assert "≥ 0.050 ms (/proc/diskstats)" in figures.text
+    load = RunLoad(tps=[1000.0], latency_ms=0.08, fsyncs_per_tx=1.0, fsync_ms=0.05,
+                   fsync_text=figures.text, fsync_lower_bound=True)  # fmt: skip
+    verdict = bottleneck_classify(summary, load)
+    assert verdict["kind"] == "fsync"
+    assert "= at least 0.050 ms of the 0.080 ms latency (62 %)" in verdict["evidence"][0]
 
 
 def test_one_machine_busy_before_sysbench_is_not_called_cpu_bound():
@@ -179,3 +196,25 @@ def test_most_of_the_run_is_enough_and_the_last_unwritten_seconds_are_no_gap():
     alive = HostSeries("load", "lh", saturated_rows(18), run_s=20.0, unwritten_s=2.0)
     assert host_summary([alive], warmup_s=0.0, tps=1.0)["hosts"][0]["coverage"] == 1.0
     assert not seconds_missing(alive)
+
+
+def test_a_server_host_saturated_by_other_processes_says_their_share():
+    # A CPU burner beside the cell: the host at 100 %, the database at 20 % of it.
+    busy = host("server", "db", 100.0, db={"user_cores": 0.3, "system_cores": 0.1})
+    summary = {"hosts": [busy, host("load", "lh", 10.0)]}
+    verdict = bottleneck_classify(summary, RunLoad(tps=[100.0, 400.0], latency_ms=5.0))
+    assert verdict["kind"] == "other_processes"
+    assert verdict["evidence"][0].startswith(
+        "db was 100 % busy, mostly with other processes: database 20 %, sysbench 0 %, "
+        "others 80 % of its 2 cores"
+    )
+
+
+def test_one_machine_shared_with_a_burner_names_database_sysbench_and_others():
+    shared = host("local", "local", 100.0, db={"user_cores": 0.3, "system_cores": 0.1})
+    summary = {"hosts": [{**shared, "role": "server"}, {**shared, "role": "load"}]}
+    load = RunLoad(tps=[100.0, 300.0], latency_ms=5.0, same_machine=True,
+                   busy_start_pct={"local": 60.0})  # fmt: skip
+    verdict = bottleneck_classify(summary, load)
+    assert verdict["kind"] == "other_processes"
+    assert "database 20 %, sysbench 20 %, others 60 %" in verdict["evidence"][0]

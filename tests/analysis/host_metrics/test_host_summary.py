@@ -123,3 +123,14 @@ def test_a_cells_figures_are_the_medians_of_its_repeats_with_its_guards():
     assert cell["load"]["busy_pct"] == 99.0
     assert cell["bottleneck"] == "load_cpu" and cell["client_bound"] is True
     assert cell["busy_start"] == 1
+
+
+def test_the_devices_time_per_flush_is_weighted_by_the_flushes():
+    fast = {"vda": {"w_iops": 1.0, "flush_s": 3000.0, "flush_ms": 0.03}}
+    slow = {"vda": {"w_iops": 1.0, "flush_s": 1000.0, "flush_ms": 0.07}}
+    series = HostSeries("server", "db", [(1.0, {"disks": fast}), (2.0, {"disks": slow})])
+    (host,) = host_summary([series], warmup_s=0.0, tps=None)["hosts"]
+    assert host["flush_s"] == 2000.0
+    assert host["flush_ms"] == 0.04  # (3000 x 0.03 + 1000 x 0.07) / 4000
+    recorded = HostSeries("server", "db", rows(20.0))
+    assert host_summary([recorded], warmup_s=1.0, tps=1.0)["hosts"][0]["flush_ms"] == 0.0347

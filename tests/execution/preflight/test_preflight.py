@@ -39,6 +39,7 @@ def test_a_sound_plan_on_an_ssh_host_passes_every_check(make_plan, ssh_host, tar
         ("loadhost-1", "open_files"),
         ("loadhost-1", "target"),
         ("private-mariadb", "max_connections"),
+        ("private-mariadb", "inside"),
     ]
     assert checks(report)[("loadhost-1", "sysbench")] == ("ok", "sysbench 1.0.20")
     assert report.to_dict()["ok"] is True
@@ -219,7 +220,13 @@ def test_the_local_host_is_checked_without_ssh(make_plan, target):
         "open_files",
         "target",
         "max_connections",
+        "inside",
     ]
+    assert checks(report)[("private-mariadb", "inside")] == (
+        "warning",
+        "performance_schema is off: no wait events or statement digests; to enable them: "
+        "performance_schema=ON in the server's configuration, and a restart",
+    )
 
 
 def test_preflight_counts_the_max_connections_the_cells_will_set(make_plan, mariadb_server):
@@ -306,6 +313,32 @@ def test_a_readable_fsync_timing_is_ok_and_a_single_series_is_not_checked(
         "the server times its fsyncs (performance_schema is on and readable)",
     )
     assert ("ps-mariadb", "fsync_timing") not in checks(plan_preflight(plan=single))
+    assert checks(plan_preflight(plan=single))[("ps-mariadb", "inside")] == (
+        "ok",
+        "the server's wait events and digests are read",
+    )
+
+
+def test_a_postgres_target_without_pg_stat_statements_hears_the_statements_that_install_it(
+    transactional_db, local_host, postgres_server
+):
+    with postgres_server.connect() as admin:
+        admin.execute("DROP DATABASE IF EXISTS preflight_inside")
+        admin.execute("CREATE DATABASE preflight_inside")
+    target = Target.objects.create(
+        name="pg", engine="postgresql", host=postgres_server.host, port=postgres_server.port,
+        database="preflight_inside", user=postgres_server.user, password="",
+    )  # fmt: skip
+    plan = Plan.objects.create(
+        name="pg", target=target, load_host=local_host, test="oltp_read_only", threads=[1]
+    )
+
+    assert checks(plan_preflight(plan=plan))[("pg", "inside")] == (
+        "warning",
+        "pg_stat_statements is not installed in the target database: no digests; to enable "
+        "them: ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'; restart the "
+        "server; then in the target database: CREATE EXTENSION pg_stat_statements;",
+    )
 
 
 def test_the_editors_preflight_checks_the_benchmarks_workers_open_file_limit(
