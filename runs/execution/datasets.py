@@ -126,6 +126,9 @@ def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
     test = plan.test
     if not is_sql_test(test) or batch.target is None:
         return Decision(reuse=False, reason="")  # fileio: a fresh workspace
+    if plan.script is not None and plan.script.interface is not None:
+        # A custom script's tables are its own: no marker says what they hold.
+        return Decision(reuse=False, reason="a custom script prepares its own data set")
     with targets.connect_to(batch.target) as db:
         return dataset_decide(
             db=db,
@@ -138,8 +141,10 @@ def batch_dataset_decide(*, batch: Batch, options: dict[str, Any]) -> Decision:
 
 def batch_dataset_prepared(*, batch: Batch, options: dict[str, Any]) -> None:
     """Mark the data set a batch just prepared on its target."""
-    test = FrozenPlan.from_params(batch.params).test
-    if is_sql_test(test) and batch.target is not None:
+    plan = FrozenPlan.from_params(batch.params)
+    test = plan.test
+    own_tables = plan.script is not None and plan.script.interface is not None
+    if is_sql_test(test) and batch.target is not None and not own_tables:
         with targets.connect_to(batch.target) as db:
             dataset_prepared(
                 db=db,
