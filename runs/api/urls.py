@@ -16,6 +16,7 @@ from runs.api import (
     notes,
     plans,
     results,
+    scripts,
     targets,
     tokens,
 )
@@ -41,6 +42,9 @@ urlpatterns = [
         loadhosts.LoadHostConfirmHostKey.as_view(),
         name="api-load-host-confirm",
     ),
+    path("scripts", scripts.ScriptList.as_view(), name="api-scripts"),
+    path("scripts/<int:pk>", scripts.ScriptDetail.as_view(), name="api-script"),
+    path("scripts/<int:pk>/versions", scripts.ScriptVersions.as_view(), name="api-script-versions"),
     path("plans", plans.PlanList.as_view(), name="api-plans"),
     path("plans/<int:pk>", plans.PlanDetail.as_view(), name="api-plan"),
     path("plans/<int:pk>/preflight", plans.PlanPreflight.as_view(), name="api-plan-preflight"),

@@ -127,8 +127,6 @@ def plan_save(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None)
 def plan_validate(*, plan: Plan, extra_load_hosts: Sequence[LoadHost] | None = None) -> PlanCheck:
     """What plan_save checks (InvalidInput naming the field), the plan's auto modes set
     with their defaults on `plan`: for forms that show errors before saving (the admin)."""
-    if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
-        raise InvalidInput("script", "custom Lua scripts run on SSH load hosts only")
     _, not_emails = notifications.plan_recipients(plan)
     if not_emails:
         raise InvalidInput(

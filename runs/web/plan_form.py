@@ -52,7 +52,9 @@ class PlanForm(forms.Form):
         LuaScript.objects.all(),
         required=False,
         empty_label="— the built-in test —",
-        help_text="A custom Lua script in place of the test (SSH load hosts only).",
+        help_text="A custom Lua script or bundle in place of the test; the test says how it "
+        "runs (a database test connects to the target, prepares and cleans up). Its own "
+        "options go under script_options in the options.",
     )
     threads = forms.CharField(
         max_length=1000, initial="1,2,4,8", help_text="Comma-separated thread counts."
