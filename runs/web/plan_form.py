@@ -194,12 +194,22 @@ class PlanForm(forms.Form):
         required=False, min_value=0.001, label="p95 SLO (ms)", help_text="Optional."
     )  # fmt: skip
 
+    script_options = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        label="Script options",
+        help_text="The script's own options, one name=value a line (e.g. scale=10): the "
+        "scripts page lists what each script declares.",
+    )
+
     def __init__(self, *args: Any, user: User | AnonymousUser | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         may_script = user is not None and user.has_perm("runs.upload_luascript")
         plan_script = self.initial.get("script")
         if not may_script and not plan_script:
             del self.fields["script"]
+            del self.fields["script_options"]
 
     def plan_fields(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -274,6 +284,9 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "load_split": plan.load_split,
         "test": plan.test,
         "script": plan.script_id,
+        "script_options": plan_editor.script_options_text(
+            (plan.options or {}).get("script_options") or {}
+        ),
         "threads": ",".join(str(t) for t in plan.threads),
         "repeats": plan.repeats,
         "warmup_s": plan.warmup_s,
