@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.db import transaction
 
 from runs.errors import InvalidInput
-from runs.models import Status, Target
+from runs.models import LaunchedBy, Status, Target
 from runs.services import batches, luascripts
+from runs.services.nightly import schedules
 from tests.helpers import wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -99,16 +101,20 @@ def test_the_bundle_runs_on_the_local_host_against_mariadb(
         db.close()
 
 
-def test_the_bundle_runs_on_the_local_host_against_postgres(
+def test_the_bundle_runs_from_a_schedule_on_the_local_host_against_postgres(
     celery_worker, make_plan, bundle, pg_target, postgres_server
 ):
     plan = make_plan(
         target=pg_target, test="oltp_read_write", script=bundle, options=OPTIONS, threads=[2]
     )
 
-    batch = wait_for_batch(batches.batch_launch(plan=plan))
+    with transaction.atomic():  # as the beat's task fires it
+        fired = schedules.plan_launch_scheduled(plan_id=plan.pk)
+    assert fired is not None
+    batch = wait_for_batch(fired)
 
     assert_the_bundle_ran(batch)
+    assert batch.launched_by == LaunchedBy.SCHEDULE
     with postgres_server.connect(pg_target.database) as db:
         left = db.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'tpl_%'").fetchall()
     assert left == []
