@@ -373,6 +373,8 @@ class RunOptions:
     histogram: str = "on"  # --histogram, as given ("off", "false", "0" turn it off)
     report_interval: float | None = None  # --report-interval; None: the plan's
     values: dict[str, Any] = field(default_factory=dict)
+    # A plan's options only: its custom script's own options, name → value as given.
+    script_options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunOptions:
@@ -383,6 +385,9 @@ class RunOptions:
             histogram=str(data.get("histogram", "on")),
             report_interval=None if "report-interval" not in data else _float(interval),
             values=dict(data),
+            script_options=dict(scripted)
+            if isinstance(scripted := data.get("script_options"), Mapping)
+            else {},
         )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from django.conf import settings
 
+from runs.columns import RunOptions
 from runs.errors import InvalidInput
 from runs.frozen import FrozenScript
 from runs.models import LoadHost, Plan
@@ -24,10 +25,16 @@ _GENERAL = (frozenset(ALL_TESTS), frozenset(SQL_TESTS))
 def plan_script_check(*, plan: Plan, options: Mapping[str, object]) -> FrozenScript | None:
     """The plan's script frozen with its checked option values; None without a script.
     InvalidInput naming the field at fault."""
+    options_read = RunOptions.load(plan.options)
+    raw = options_read.values.get(SCRIPT_OPTIONS)
+    if raw is not None and not isinstance(raw, Mapping):
+        raise InvalidInput(f"options.{SCRIPT_OPTIONS}", "give the script's options as name → value")
     if plan.script is None:
+        if raw:
+            raise InvalidInput(f"options.{SCRIPT_OPTIONS}", "the plan runs no custom script")
         return None
     _check_host(plan)
-    given = plan.options.get(SCRIPT_OPTIONS) or {}
+    given = options_read.script_options
     frozen = luascripts.luascript_frozen(script=plan.script, options={})
     interface = luascripts.luascript_interface(script=frozen)
     try:

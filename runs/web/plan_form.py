@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
+from runs.columns import RunOptions
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
 from runs.services.batches import MAX_SEED
 from runs.services.nightly.schedules import schedule_describe
@@ -285,7 +286,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "test": plan.test,
         "script": plan.script_id,
         "script_options": plan_editor.script_options_text(
-            (plan.options or {}).get("script_options") or {}
+            RunOptions.load(plan.options).script_options
         ),
         "threads": ",".join(str(t) for t in plan.threads),
         "repeats": plan.repeats,

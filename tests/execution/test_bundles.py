@@ -74,6 +74,10 @@ def assert_the_bundle_ran(batch) -> None:
     assert run.samples.count() >= 2
     assert "[ 1s ]" not in run.raw_log
     assert run.summary["transactions"] > 0
+    # The usual results: the load host's metrics on sysbench's clock, and a verdict on
+    # what limited the run.
+    assert run.host_metrics.filter(role="load").count() >= 2
+    assert run.bottleneck.get("kind"), run.bottleneck
     frozen = batch.params["script"]
     assert (frozen["entry"], frozen["version"]) == ("tpcc_like.lua", 1)
     assert sorted(frozen["files"]) == [
