@@ -19,7 +19,8 @@ CONNECTION = Connection("mariadb", "127.0.0.1", 3307, "", "sbtest", "bench", "s3
 
 
 def interface(name: str) -> ScriptInterface:
-    return parse_probe((FIXTURES / f"script_probe_{name}.txt").read_text().splitlines())
+    # Not beside sysbench's outputs: they are the probe's, not a run's.
+    return parse_probe((FIXTURES.parent / "lua" / f"probe_{name}.txt").read_text().splitlines())
 
 
 def test_the_tpcc_shaped_bundle_declares_its_options_and_commands():
