@@ -5,7 +5,7 @@ the script as a launch freezes it (runs/frozen.py: the version, files and interf
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from django.conf import settings
 
@@ -41,7 +41,7 @@ def plan_script_check(*, plan: Plan, options: Mapping[str, object]) -> FrozenScr
         values = clean_script_options(interface, given)
     except InvalidInput as e:
         raise e.within("options") from None
-    _check_sysbench_options(interface, options)
+    _check_sysbench_options(interface, [*options, *plan.option_axes])
     _check_commands(plan, interface)
     return luascripts.luascript_frozen(script=plan.script, options=values)
 
@@ -55,7 +55,7 @@ def _check_host(plan: Plan) -> None:
         )
 
 
-def _check_sysbench_options(interface: ScriptInterface, options: Mapping[str, object]) -> None:
+def _check_sysbench_options(interface: ScriptInterface, options: Iterable[str]) -> None:
     """sysbench refuses a script any option it did not declare, but its own (threads,
     time, reports, the SQL driver's): a test's option (table-size...) is the script's."""
     for name in options:

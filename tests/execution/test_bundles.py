@@ -157,3 +157,21 @@ def test_wrong_options_of_the_bundle_are_refused_before_anything_runs(
 
     assert refused.value.field == field
     assert not plan.batches.exists()
+
+
+def test_an_axis_over_an_option_the_bundle_does_not_declare_is_refused(make_plan, bundle):
+    plan = make_plan(
+        test="oltp_read_write", script=bundle, options=OPTIONS, option_axes={"table-size": [10, 20]}
+    )
+
+    with pytest.raises(InvalidInput, match="declares no option table-size"):
+        batches.batch_launch(plan=plan)
+
+
+def test_a_plan_without_a_script_takes_no_script_options(make_plan):
+    plan = make_plan(options={**OPTIONS, "tables": 1})
+
+    with pytest.raises(InvalidInput) as refused:
+        batches.batch_launch(plan=plan)
+
+    assert refused.value.field == "options.script_options"
