@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Permission
 from django.db import transaction
+from django.urls import reverse
 
 from runs.errors import InvalidInput
 from runs.models import LaunchedBy, Status, Target
@@ -89,13 +90,16 @@ def assert_the_bundle_ran(batch) -> None:
 
 
 def test_the_bundle_runs_on_the_local_host_against_mariadb(
-    celery_worker, make_plan, bundle, mariadb_server, mariadb_db
+    celery_worker, make_plan, bundle, mariadb_server, mariadb_db, client, script_author
 ):
     plan = make_plan(test="oltp_read_write", script=bundle, options=OPTIONS, threads=[2])
 
     batch = wait_for_batch(batches.batch_launch(plan=plan))
 
     assert_the_bundle_ran(batch)
+    client.force_login(script_author)
+    page = client.get(reverse("batch_detail", args=[batch.pk])).content.decode()
+    assert 'id="batch-stages"' in page and "Checked table set 2: consistent" in page
     db = mariadb_server.connect(mariadb_db)
     try:
         cursor = db.cursor()
