@@ -250,6 +250,9 @@ BENCHDASH_TARGET_TIMEOUT = int(env("BENCHDASH_TARGET_TIMEOUT", "10"))
 # Where fileio's test files live on a local load host, from prepare to cleanup: on the disk
 # to measure, not a tmpfs.
 BENCHDASH_WORK_DIR = env("BENCHDASH_WORK_DIR", str(VAR_DIR / "work"))
+# Custom Lua scripts (uploading them needs runs.upload_luascript) may run on the local load
+# host, in a private directory with none of the worker's environment; off: SSH hosts only.
+BENCHDASH_LOCAL_SCRIPTS = env_bool("BENCHDASH_LOCAL_SCRIPTS", True)
 # Sample the server's status counters while sysbench runs (one extra connection).
 BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
 # Seconds between two looks at a PostgreSQL target's waits in progress (a second extra

@@ -367,24 +367,25 @@ class Bottleneck:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """`Run.options` (and a matrix cell's): the cell's sysbench options, name → value as
-    sysbench takes it. The few options code reads by name are fields, read as the run
-    would pass them; `values` holds them all."""
+    """`Run.options` (a cell's, a plan's): sysbench options, name → value as it takes them.
+    Those code reads by name are fields, read as the run passes them; `values` has all."""
 
     rate: int | None = None  # --rate: transactions per second offered; None: as fast as it can
     histogram: str = "on"  # --histogram, as given ("off", "false", "0" turn it off)
     report_interval: float | None = None  # --report-interval; None: the plan's
     values: dict[str, Any] = field(default_factory=dict)
+    script_options: dict[str, Any] = field(default_factory=dict)  # a plan's: its script's
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunOptions:
         data = data or {}
-        interval = data.get("report-interval")
+        interval, scripted = data.get("report-interval"), data.get("script_options")
         return cls(
             rate=_whole(data.get("rate")),
             histogram=str(data.get("histogram", "on")),
             report_interval=None if "report-interval" not in data else _float(interval),
             values=dict(data),
+            script_options=dict(scripted) if isinstance(scripted, Mapping) else {},
         )
 
 

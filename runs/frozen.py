@@ -27,19 +27,58 @@ DEFAULT_LOAD_SPLIT = "divide"
 
 @dataclass(frozen=True)
 class FrozenScript:
-    """A custom Lua script as it was at launch: what ran is recorded with the batch."""
+    """A custom Lua script as it was at launch: what ran is recorded with the batch. A
+    bundle adds its sibling files, its entry file's name and the version that ran;
+    `interface` is what the script offered (runs/sysbench/script_options.py: its options
+    and commands, discovered at launch) and `options` the plan's values for them. Rows
+    frozen before bundles read with the defaults: one file, staged as script.lua."""
 
     name: str
     content: str
+    files: dict[str, str] = field(default_factory=dict)
+    entry: str = ""
+    version: int = 0
+    digests: dict[str, str] = field(default_factory=dict)
+    interface: dict[str, Any] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: object) -> FrozenScript | None:
         if not isinstance(data, Mapping):
             return None
-        return cls(name=str(data.get("name") or ""), content=str(data.get("content") or ""))
+        interface = data.get("interface")
+        return cls(
+            name=str(data.get("name") or ""),
+            content=str(data.get("content") or ""),
+            files=dict(data.get("files") or {}),
+            entry=str(data.get("entry") or ""),
+            version=int(data.get("version") or 0),
+            digests=dict(data.get("digests") or {}),
+            interface=dict(interface) if isinstance(interface, Mapping) else None,
+            options=dict(data.get("options") or {}),
+        )
 
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "content": self.content}
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "content": self.content}
+        if self.version:  # a row of before bundles keeps its two keys
+            data.update(
+                files=dict(self.files),
+                entry=self.entry,
+                version=self.version,
+                digests=dict(self.digests),
+                interface=self.interface,
+                options=dict(self.options),
+            )
+        return data
+
+    @property
+    def staged_files(self) -> dict[str, str]:
+        """The files as they are staged beside sysbench's config file, the entry first."""
+        return {self.entry_name: self.content, **self.files}
+
+    @property
+    def entry_name(self) -> str:
+        return self.entry or "script.lua"
 
 
 @dataclass(frozen=True)

@@ -211,7 +211,8 @@ class LoadSplit(models.TextChoices):
 
 class LuaScript(models.Model):
     """A custom sysbench Lua script: arbitrary code, so uploading it needs a permission,
-    and it runs on SSH load hosts only."""
+    and it runs in a private directory of its own (on the local host too, unless
+    BENCHDASH_LOCAL_SCRIPTS is off)."""
 
     name = models.CharField(max_length=100, unique=True)
     content = models.TextField(help_text="The entry script's text.")

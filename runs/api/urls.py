@@ -17,6 +17,7 @@ from runs.api import (
     plans,
     relative,
     results,
+    scripts,
     targets,
     tokens,
 )
@@ -42,6 +43,9 @@ urlpatterns = [
         loadhosts.LoadHostConfirmHostKey.as_view(),
         name="api-load-host-confirm",
     ),
+    path("scripts", scripts.ScriptList.as_view(), name="api-scripts"),
+    path("scripts/<int:pk>", scripts.ScriptDetail.as_view(), name="api-script"),
+    path("scripts/<int:pk>/versions", scripts.ScriptVersions.as_view(), name="api-script-versions"),
     path("plans", plans.PlanList.as_view(), name="api-plans"),
     path("plans/<int:pk>", plans.PlanDetail.as_view(), name="api-plan"),
     path("plans/suites", plans.Suites.as_view(), name="api-plan-suites"),

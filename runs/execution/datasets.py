@@ -138,6 +138,9 @@ def batch_dataset_decide(
     target = target or batch.target
     if not is_sql_test(test) or target is None:
         return Decision(reuse=False, reason="")  # fileio: a fresh workspace
+    if plan.script is not None and plan.script.interface is not None:
+        # A custom script's tables are its own: no marker says what they hold.
+        return Decision(reuse=False, reason="a custom script prepares its own data set")
     with targets.connect_to(target) as db:
         decision = dataset_decide(
             db=db,
@@ -155,10 +158,13 @@ def batch_dataset_prepared(
     *, batch: Batch, options: dict[str, Any], test: str = "", target: Target | None = None
 ) -> None:
     """Mark the data set a batch just prepared on its target (`target`, the batch's own by
-    default); `test` is the group's (by default the plan's)."""
-    test = test or FrozenPlan.from_params(batch.params).test
+    default); `test` is the group's (by default the plan's). A custom script's tables are
+    its own: no marker."""
+    plan = FrozenPlan.from_params(batch.params)
+    test = test or plan.test
     target = target or batch.target
-    if is_sql_test(test) and target is not None:
+    own_tables = plan.script is not None and plan.script.interface is not None
+    if is_sql_test(test) and target is not None and not own_tables:
         with targets.connect_to(target) as db:
             dataset_prepared(
                 db=db,

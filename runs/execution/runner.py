@@ -152,6 +152,10 @@ class BatchRunner(CellRun):
             if owns_data and self.plan.cleanup:
                 self._cleanup_at_the_end(group)
             raise
+        if owns_data and self.starter.has_command("check"):
+            # A custom script's own consistency check (sysbench-tpcc's), on the data set
+            # the runs left: recorded as a stage, with its output.
+            self._dataset_stage("check", group, group.runs[0].sysbench_options)
         if owns_data and self.plan.cleanup:
             self._cleanup(group)
 

@@ -1,7 +1,8 @@
 """Starting sysbench for a batch on its load host, and following it to its end.
 
 `Starter` builds the command of each phase with the target's connection in its config
-file, puts the plan's custom Lua script beside that file, and keeps fileio's working
+file, puts the plan's custom Lua script (a bundle: its entry script and the siblings it
+requires) beside that file, and keeps fileio's working
 directory, which lives from prepare through the runs to cleanup. `follow_run` and
 `follow_stage` then follow the process: a run (its samples, live and stored) or a prepare
 or cleanup stage (its lines and errors). The worker blocks on sysbench's output until a
@@ -30,9 +31,9 @@ from runs.models import Batch, Run, Status, Target
 from runs.sysbench.command import build_command
 from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import OutputParser, ParseResult, SysbenchError
+from runs.sysbench.script_command import ScriptCommand, build_script_command
+from runs.sysbench.script_options import ScriptInterface
 from runs.targets import counters
-
-SCRIPT_NAME = "script.lua"  # a plan's custom Lua script, in sysbench's private directory
 
 
 class BatchAborted(Exception):
@@ -70,6 +71,20 @@ class Starter:
         script = self.plan.script  # a custom Lua script, frozen at launch
 
         def make(config_path: str) -> Any:
+            if script is not None and script.interface is not None:
+                return build_script_command(
+                    test=self.test,
+                    phase=phase,
+                    options=options,
+                    connection=connection,
+                    config_path=config_path,
+                    executable=self.executor.sysbench,
+                    script=ScriptCommand(
+                        path=_next_to(config_path, script.entry_name),
+                        interface=ScriptInterface.from_json(script.interface),
+                        values=script.options,
+                    ),
+                )
             return build_command(
                 test=test,
                 phase=phase,
@@ -78,10 +93,10 @@ class Starter:
                 connection=connection,
                 config_path=config_path,
                 executable=self.executor.sysbench,
-                script_path=_next_to(config_path, SCRIPT_NAME) if script else None,
+                script_path=_next_to(config_path, script.entry_name) if script else None,
             )
 
-        files = {SCRIPT_NAME: script.content} if script else None
+        files = script.staged_files if script else None
         try:
             return self._start(make, files)
         except ExecutorError as e:
@@ -92,6 +107,13 @@ class Starter:
             return self._start(make, files)
         except ExecutorError as e:
             raise BatchAborted(str(e)) from None
+
+    def has_command(self, command: str) -> bool:
+        """Whether the plan's custom script has this command of its own (check)."""
+        script = self.plan.script
+        if script is None or script.interface is None:
+            return False
+        return ScriptInterface.from_json(script.interface).has(command)
 
     def _start(self, make: Any, files: dict[str, str] | None) -> SysbenchProcess:
         workspace = self.workspace()

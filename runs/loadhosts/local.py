@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from runs.loadhosts.executor import CONFIG_DIR_PREFIX, CommandFactory, ExecutorError, lines_of
+from runs.loadhosts.script_probe import script_env, write_files
 from runs.loadhosts.tuning import tuning_facts, tuning_text
 from runs.sysbench.command import SysbenchCommand
 
@@ -30,7 +31,13 @@ _WORKSPACE_NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")
 class LocalProcess:
     """sysbench as a child of the worker, leader of its own process group."""
 
-    def __init__(self, command: SysbenchCommand, workdir: Path, cwd: str | None = None) -> None:
+    def __init__(
+        self,
+        command: SysbenchCommand,
+        workdir: Path,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.command = command
         self.stderr_lines: list[str] = []
         self._workdir = workdir  # the private directory of the config file, removed at the end
@@ -43,7 +50,7 @@ class LocalProcess:
             # A session of its own: the whole group can be killed at once, and it survives
             # a SIGKILLed worker so the sweeper can find and kill it by its group id.
             start_new_session=True,
-            env={**os.environ, "LC_ALL": "C"},
+            env=env or {**os.environ, "LC_ALL": "C"},
         )
         self.pgid = self._popen.pid
         self.config_dir = str(workdir)
@@ -101,17 +108,23 @@ class StagedLocal:
     """sysbench's config file in place on the worker's machine, waiting for its go."""
 
     def __init__(
-        self, host_name: str, command: SysbenchCommand, workdir: Path, cwd: str | None
+        self,
+        host_name: str,
+        command: SysbenchCommand,
+        workdir: Path,
+        cwd: str | None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.host_name = host_name
         self.command = command
         self.config_dir = str(workdir)
         self._workdir = workdir
         self._cwd = cwd
+        self._env = env
 
     def go(self) -> LocalProcess:
         try:
-            return LocalProcess(self.command, self._workdir, self._cwd)
+            return LocalProcess(self.command, self._workdir, self._cwd, self._env)
         except FileNotFoundError:
             self.abandon()
             raise ExecutorError(
@@ -152,12 +165,9 @@ class LocalExecutor:
         *,
         cwd: str | None = None,
     ) -> StagedLocal:
-        """sysbench's private directory with its config file, ready for `go()`."""
-        if files:
-            # Custom Lua scripts are arbitrary code: never next to the worker's secrets.
-            raise ExecutorError(
-                f"custom Lua scripts run on SSH load hosts only, not on '{self.host_name}'"
-            )
+        """sysbench's private directory with its config file, ready for `go()`. A custom
+        script's files go beside it, and sysbench then runs with none of the worker's
+        environment (script_probe.script_env): its siblings are found by `require`."""
         _raise_open_files_limit()
         workdir = Path(tempfile.mkdtemp(prefix=CONFIG_DIR_PREFIX))  # created 0700
         config_path = workdir / "sysbench.cfg"
@@ -165,7 +175,14 @@ class LocalExecutor:
         fd = os.open(config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(command.config_text)
-        return StagedLocal(self.host_name, command, workdir, cwd)
+        if not files:
+            return StagedLocal(self.host_name, command, workdir, cwd)
+        try:
+            write_files(workdir, files)
+        except (OSError, ExecutorError):
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        return StagedLocal(self.host_name, command, workdir, cwd, script_env(str(workdir)))
 
     def workspace(self, name: str) -> str:
         """A working directory that outlives one sysbench process: fileio's test files live

@@ -194,8 +194,10 @@ class SSHExecutor:
                 transport, remote_command(RUN_WRAPPER, *command.argv), timeout
             )
             directory, _ = self._expect(reader, "dir")
-            for name, text in {CONFIG_NAME: command.config_text, **(files or {})}.items():
-                ssh.upload(self.host, transport, f"{directory}/{name}", text)
+            staged = {CONFIG_NAME: command.config_text, **(files or {})}
+            ssh.upload_all(
+                self.host, transport, {f"{directory}/{n}": text for n, text in staged.items()}
+            )
             return StagedSSH(self, transport, reader, command, directory)
         except ssh.SSHError as e:
             transport.close()

@@ -17,6 +17,7 @@ import io
 import select
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -349,15 +350,22 @@ def run(host: SSHHost, transport: paramiko.Transport, command: str) -> CommandRe
 
 def upload(host: SSHHost, transport: paramiko.Transport, path: str, content: str) -> None:
     """Create `path` with mode 0600 before a byte of `content` is written; never overwrite."""
+    upload_all(host, transport, {path: content})
+
+
+def upload_all(host: SSHHost, transport: paramiko.Transport, files: Mapping[str, str]) -> None:
+    """`upload` for several files through one SFTP session: a bundle's files cost one
+    session's round trips, not one each (docs/performance/bundles.md)."""
     try:
         sftp = transport.open_sftp_client()
         if sftp is None:
             raise SSHError(f"{host.name} offers no SFTP")
         try:
             sftp.get_channel().settimeout(host.timeout)
-            with sftp.open(path, "wx") as f:
-                f.chmod(0o600)
-                f.write(content.encode())
+            for path, content in files.items():
+                with sftp.open(path, "wx") as f:
+                    f.chmod(0o600)
+                    f.write(content.encode())
         finally:
             sftp.close()
     except (paramiko.SSHException, OSError, EOFError) as e:

@@ -14,7 +14,8 @@ Writes (services named <entity>_<action>, keyword-only):
     nightly/           a plan that launches on its own: its schedule, each night checked,
                        alerts confirmed by a re-run, the news by email and webhook (its own map)
     imports/           a sysbench log written elsewhere, imported as a batch (its own map)
-    luascripts.py      custom Lua scripts, for permitted users only
+    luascripts.py      custom Lua scripts and bundles, their versions, for permitted users
+    plan_scripts.py    a plan's custom script checked: its options, commands and host
     tokens.py          API tokens for scripts
 
 Reads:

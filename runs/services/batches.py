@@ -19,7 +19,7 @@ from runs import targets
 from runs.analysis.auto import settings as auto_settings
 from runs.execution import cancel, locks, runner
 from runs.execution.multihost import host_driver
-from runs.frozen import FrozenPlan, FrozenScript
+from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import queue, stored_results
 from runs.services.nightly import check as nightly_check
@@ -164,9 +164,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         load_split=plan.load_split,
         quiet_wait_s=plan.quiet_wait_s,
         # The script as it was at launch: what ran is recorded with the batch.
-        script=FrozenScript(name=plan.script.name, content=plan.script.content)
-        if plan.script
-        else None,
+        script=check.script,
     ).to_params()
 
 

@@ -144,8 +144,6 @@ def plan_validate(
 ) -> PlanCheck:
     """What plan_save checks (InvalidInput naming the field), the plan's auto modes set
     with their defaults on `plan`: for forms that show errors before saving (the admin)."""
-    if plan.script is not None and plan.load_host.kind != LoadHost.Kind.SSH:
-        raise InvalidInput("script", "custom Lua scripts run on SSH load hosts only")
     _, not_emails = notifications.plan_recipients(plan)
     if not_emails:
         raise InvalidInput(

@@ -1,33 +1,154 @@
-"""Custom sysbench Lua scripts: arbitrary code, so only permitted users may upload one,
-and a plan with a script runs on SSH load hosts only (see runs/services/plans.py)."""
+"""Custom sysbench Lua scripts and bundles: arbitrary code, so only permitted users may
+upload one. A script is one file, or a bundle (several files, or a tar.gz or zip archive,
+with one entry script: runs/sysbench/bundles.py). Uploading under a name that exists makes
+a new version of that script, the old one kept (LuaScriptVersion), and is for the
+script's owner (who uploaded its first version), staff, or a member of a group with
+runs.change_luascript. A batch freezes the version that ran (runs/frozen.py).
+
+What a script offers (its options and commands) is asked of sysbench when it is uploaded
+(a script sysbench cannot load is refused) and when a plan is checked or launched
+(runs/loadhosts/script_probe.py), and kept per content digest in this process.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+from collections.abc import Mapping
+
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 
-from runs.errors import InvalidInput
-from runs.models import LuaScript
+from runs.errors import ExecutorError, InvalidInput
+from runs.frozen import FrozenScript
+from runs.loadhosts.script_probe import probe_script
+from runs.models import LuaScript, LuaScriptVersion
+from runs.sysbench import bundles
+from runs.sysbench.script_options import ScriptInterface, parse_probe
 
 PERMISSION = "runs.upload_luascript"
-MAX_SCRIPT_BYTES = 1_000_000
+MAX_SCRIPT_BYTES = bundles.MAX_FILE_BYTES
+ONE_FILE = "script.lua"  # a one-file script's name where it is staged
+
+AnyUser = AbstractBaseUser | AnonymousUser
 
 
 def luascript_upload(
-    *, user: AbstractBaseUser | AnonymousUser, name: str, content: str
+    *,
+    user: AnyUser,
+    name: str,
+    content: str = "",
+    files: Mapping[str, str] | None = None,
+    archive: bytes | None = None,
+    entry: str = "",
 ) -> LuaScript:
-    """Store a script under a new name; PermissionDenied without runs.upload_luascript."""
+    """Store a script (`content`) or a bundle (`files`, or an `archive`) under `name`: a
+    new script, or the next version of the script of that name. PermissionDenied without
+    runs.upload_luascript, or for another's script; InvalidInput naming the field."""
     if not user.has_perm(PERMISSION):  # type: ignore[union-attr]
         raise PermissionDenied("uploading Lua scripts needs the permission runs.upload_luascript")
-    name = name.strip()
+    name = _checked_name(name)
+    bundle = _bundle(content, files, archive, entry)
+    interface = _loaded(bundle)
+    uploader = user if isinstance(user, User) else None
+    one_file = not files and archive is None
+    with transaction.atomic():
+        script = LuaScript.objects.select_for_update().filter(name=name).first()
+        if script is None:
+            script = LuaScript(name=name, version=1)
+        else:
+            require_may_version(user, script)
+            _keep_version(script)
+            script.version += 1
+        script.content = bundle.content
+        script.files = bundle.files
+        script.entry = "" if one_file else bundle.entry
+        staged = {ONE_FILE: bundle.content} if one_file else bundle.all_files
+        script.digests = bundles.digests_of(staged)
+        if script.pk is None:
+            script.uploaded_by = uploader  # the owner: who uploaded the first version
+        script.save()
+    del interface  # asked only to refuse a script sysbench cannot load
+    return script
+
+
+def may_version(user: AnyUser, script: LuaScript) -> bool:
+    """Whether the user may upload a new version of the script: its owner, staff, or a
+    member of a group with runs.change_luascript."""
+    if not isinstance(user, User) or not user.is_active:
+        return False
+    owns = script.uploaded_by_id is not None and script.uploaded_by_id == user.pk
+    return user.is_staff or owns or user.has_perm("runs.change_luascript")
+
+
+def require_may_version(user: AnyUser, script: LuaScript) -> None:
+    if not may_version(user, script):
+        owner = script.uploaded_by.username if script.uploaded_by else "nobody"
+        raise PermissionDenied(
+            f"only the owner of the script {script.name} ({owner}), staff, or a member of a "
+            "group with runs.change_luascript may upload a new version of it"
+        )
+
+
+def luascript_versions(*, script: LuaScript) -> list[dict[str, object]]:
+    """Every version of a script, the newest (the current one) first."""
+    current = _version_dict(script.version, script.entry, script.digests, script.created_at)
+    older = [
+        _version_dict(v.version, v.entry, v.digests, v.created_at, v.uploaded_by)
+        for v in script.versions.select_related("uploaded_by").order_by("-version")
+    ]
+    return [current, *older]
+
+
+def luascript_interface(*, script: LuaScript | FrozenScript) -> ScriptInterface:
+    """The script's options and commands, as sysbench reports them; InvalidInput when
+    sysbench cannot load it."""
+    frozen = script if isinstance(script, FrozenScript) else luascript_frozen(script=script)
+    files = tuple(sorted(frozen.staged_files.items()))
+    return _interface(files, frozen.entry_name)
+
+
+def luascript_frozen(
+    *, script: LuaScript, options: Mapping[str, object] | None = None
+) -> FrozenScript:
+    """The script as a batch freezes it: its files, version and interface, and the plan's
+    values for its options."""
+    frozen = FrozenScript(
+        name=script.name,
+        content=script.content,
+        files=dict(script.files or {}),
+        entry=script.entry,
+        version=script.version,
+        digests=dict(script.digests or {}),
+        options=dict(options or {}),
+    )
+    if options is None:
+        return frozen
+    interface = luascript_interface(script=frozen)
+    return dataclasses.replace(frozen, interface=interface.to_json())
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _checked_name(name: str) -> str:
+    name = (name or "").strip()
     if not name or len(name) > LuaScript._meta.get_field("name").max_length:  # type: ignore[operator]
         raise InvalidInput("name", "give the script a name of 1 to 100 characters")
-    if LuaScript.objects.filter(name=name).exists():
-        raise InvalidInput("name", f"a script named {name!r} exists already")
+    return name
+
+
+def _bundle(
+    content: str, files: Mapping[str, str] | None, archive: bytes | None, entry: str
+) -> bundles.Bundle:
+    if archive is not None:
+        return bundles.bundle_from_archive(archive, entry)
+    if files:
+        return bundles.bundle_from_files(files, entry)
     _check_content(content)
-    return LuaScript.objects.create(
-        name=name, content=content, uploaded_by=user if isinstance(user, User) else None
-    )
+    return bundles.Bundle(entry=ONE_FILE, content=content)
 
 
 def _check_content(content: str) -> None:
@@ -37,3 +158,41 @@ def _check_content(content: str) -> None:
         raise InvalidInput("content", f"the script is larger than {MAX_SCRIPT_BYTES} bytes")
     if "\0" in content:
         raise InvalidInput("content", "the script holds a NUL byte: is it a text file?")
+
+
+def _loaded(bundle: bundles.Bundle) -> ScriptInterface:
+    return _interface(tuple(sorted(bundle.all_files.items())), bundle.entry)
+
+
+@functools.lru_cache(maxsize=64)
+def _interface(files: tuple[tuple[str, str], ...], entry: str) -> ScriptInterface:
+    try:
+        lines = probe_script(dict(files), entry, settings.BENCHDASH_SYSBENCH)
+    except ExecutorError as e:
+        raise InvalidInput("files", f"sysbench could not load the script: {e}") from None
+    fatal = [line for line in lines if line.startswith("FATAL:")]
+    if fatal:
+        raise InvalidInput("files", "sysbench could not load the script: " + " ".join(fatal))
+    return parse_probe(lines)
+
+
+def _keep_version(script: LuaScript) -> None:
+    LuaScriptVersion.objects.create(
+        script=script,
+        version=script.version,
+        content=script.content,
+        files=script.files,
+        entry=script.entry,
+        digests=script.digests,
+        uploaded_by=script.uploaded_by,
+    )
+
+
+def _version_dict(version, entry, digests, created_at, uploaded_by=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    return {
+        "version": version,
+        "entry": entry or ONE_FILE,
+        "digests": dict(digests or {}),
+        "created_at": created_at,
+        "uploaded_by": uploaded_by.username if uploaded_by else None,
+    }

@@ -21,11 +21,16 @@ from runs.errors import InvalidInput
 from runs.execution.preflight import batch as preflight
 from runs.execution.preflight import limits
 from runs.execution.preflight.report import FAILED, PreflightReport, Subject
+from runs.frozen import FrozenScript
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
+from runs.services import plan_scripts
 from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
 
 DEFAULT_OPTIONS: dict[str, object] = {"report-interval": 1, "histogram": "on"}
+# In a plan's options: the values of its custom script's own options (name → value),
+# checked against what the script declares (services/plan_scripts.py).
+SCRIPT_OPTIONS = "script_options"
 
 
 @dataclass
@@ -37,6 +42,7 @@ class PlanCheck:
     options: dict[str, object]
     warnings: list[str] = field(default_factory=list)
     server: targets.ServerInfo | None = None
+    script: FrozenScript | None = None  # the plan's custom script, as a launch freezes it
 
     @property
     def run_count(self) -> int:
@@ -45,7 +51,8 @@ class PlanCheck:
 
 def plan_options(plan: Plan) -> dict[str, object]:
     """The fixed options of a plan with benchdash's defaults and the warmup checkpoint."""
-    options = {**DEFAULT_OPTIONS, **plan.options}
+    given = {k: v for k, v in plan.options.items() if k != SCRIPT_OPTIONS}
+    options = {**DEFAULT_OPTIONS, **given}
     if plan.warmup_s and "report-checkpoints" not in options:
         # sysbench 1.0 has no warmup option: a checkpoint report at W resets the counters,
         # so the final report covers only the steady state after the warmup.
@@ -131,10 +138,10 @@ def plan_check(
     """
     plan_connections_check(plan=plan)
     _check_target_fits(plan)
-    _check_script_host(plan)
     server_settings = _validate_settings(plan)
     _check_more_targets(plan, plan_targets(plan, more_targets))
     options = plan_options(plan)
+    script = plan_scripts.plan_script_check(plan=plan, options=options)
     auto = _auto_modes(plan, options)
     tests = plan_tests(plan)
     if tests and auto.any:
@@ -164,7 +171,7 @@ def plan_check(
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     _check_load_hosts(plan, extra_load_hosts, cells, auto)
-    check = PlanCheck(cells=cells, settings=server_settings, options=options)
+    check = PlanCheck(cells=cells, settings=server_settings, options=options, script=script)
     if contact_server and plan.target is not None:
         check.server = limits.target_inspect(target=plan.target)
         max_threads = max([c.threads for c in cells] + ([auto.threads.max] if auto.threads else []))
@@ -289,17 +296,6 @@ def plan_connections_check(*, plan: Plan) -> None:
             targets.target_check(plan.target)
         except InvalidInput as e:
             raise e.within("target") from None
-
-
-def _check_script_host(plan: Plan) -> None:
-    # A custom Lua script is arbitrary code: never on the worker's machine, next to the
-    # worker's secrets (its database passwords, the encryption keys).
-    if plan.script_id is not None and plan.load_host.kind != LoadHost.Kind.SSH:
-        raise InvalidInput(
-            "load_host",
-            "custom Lua scripts run on SSH load hosts only, not on the local host, which "
-            "shares the worker's secrets",
-        )
 
 
 def _check_target_fits(plan: Plan) -> None:

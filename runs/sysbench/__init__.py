@@ -12,6 +12,10 @@ Pure: no Django, no I/O, nothing of runs but each other and runs/errors.py.
     suites.py          a tests axis as the editor writes it, and the built-in
                        microbenchmark suite (point, range, range with aggregation, writes)
     command.py         the command lines built, and which runs can share a data set
+    script_command.py  the command line of a custom script with its own options and commands
+    script_options.py  a custom script's interface: its options and commands, as sysbench
+                       prints them, and a plan's values for them checked by kind
+    bundles.py         Lua bundles: files or a tar.gz/zip archive read, hostile ones refused
     statements.py      how many prepared statements a test holds on the server
     parser.py          the streaming parser of sysbench's output
     intervals.py       how its interval lines read, in 1.0 and 0.5

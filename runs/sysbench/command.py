@@ -336,3 +336,10 @@ def expected_duration_s(options: dict[str, Any]) -> float | None:
     if time_s == 0:
         return None  # bounded by --events: no duration to expect
     return time_s
+
+
+# For the script command builder (script_command.py): the same checks, by public names.
+checked_path = _checked_path
+checked_script = _checked_script
+config_text = _config_text
+check_engine_options = _check_engine_options

@@ -110,3 +110,26 @@ def _sample(
         eps=get("eps"),
         extra={key: get(group, 0.0) for group, key in extras},
     )
+
+
+# A script's own intermediate report (sysbench.hooks.report_intermediate): the form
+# sysbench.report_csv prints, which sysbench-tpcc uses, one interval a line:
+# time,threads,tps,qps,reads,writes,other,latency (ms, at --percentile),errors,reconnects.
+# Whole-line and ten fields exactly, so that no other line is taken for one.
+CSV_REPORT = re.compile(
+    rf"^(?P<time>\d+),(?P<threads>\d+),(?P<tps>{NUMBER}),(?P<qps>{NUMBER}),"
+    rf"(?P<reads>{NUMBER}),(?P<writes>{NUMBER}),(?P<other>{NUMBER}),(?P<lat>{NUMBER}),"
+    rf"(?P<err>{NUMBER}),(?P<reconn>{NUMBER})$"
+)
+
+
+def csv_sample(line: str, percentile: float | None) -> IntervalSample | None:
+    """The sample of a report_csv line; None for any other line. The line does not say
+    its latency percentile: it is sysbench's --percentile, when known."""
+    m = CSV_REPORT.match(line)
+    if m is None:
+        return None
+    g = {k: v for k, v in m.groupdict().items() if k != "time"}
+    if percentile is not None:
+        g["pct"] = str(percentile)
+    return _sample(float(m["time"]), g, 0, ())

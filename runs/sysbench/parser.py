@@ -20,6 +20,7 @@ from runs.sysbench.intervals import (
     INTERVAL,
     NUMBER,
     QUEUE,
+    csv_sample,
     finite,
     interval_sample,
     number,
@@ -305,7 +306,7 @@ class OutputParser:
     def _interval_line(self, stripped: str, events: list[Event]) -> bool:
         m = INTERVAL.match(stripped)
         if m is None:
-            return False
+            return self._csv_line(stripped, events)
         time_s, rest = number(m[1]), m[2]
         if rest == CHECKPOINT:
             self._start_report(time_s)
@@ -321,6 +322,16 @@ class OutputParser:
         if sample is None:
             return False
         self._note_percentile(sample.latency_pct)
+        if self._keep_samples:
+            self._samples.append(sample)
+        events.append(sample)
+        return True
+
+    def _csv_line(self, stripped: str, events: list[Event]) -> bool:
+        # A script's report hook printing sysbench.report_csv lines (intervals.py).
+        sample = csv_sample(stripped, self._header.get("percentile"))
+        if sample is None:
+            return False
         if self._keep_samples:
             self._samples.append(sample)
         events.append(sample)

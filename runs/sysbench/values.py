@@ -168,3 +168,8 @@ def _check_range(spec: OptionSpec, number: float, unit: str = "") -> None:
         raise InvalidInput(spec.name, f"must be at least {spec.minimum}{unit}, not {number}")
     if spec.maximum is not None and number > spec.maximum:
         raise InvalidInput(spec.name, f"must be at most {spec.maximum}{unit}, not {number}")
+
+
+# Each kind's cleaner, for options that are not in the table: a custom script's own
+# options, discovered from the script (script_options.py).
+CLEANERS = _CLEANERS

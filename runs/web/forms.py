@@ -148,10 +148,41 @@ class TokenForm(forms.Form):
     )  # fmt: skip
 
 
+class _MultipleFiles(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class _FilesField(forms.FileField):
+    def clean(self, data: Any, initial: Any = None) -> Any:
+        given = data if isinstance(data, list | tuple) else [data] if data else []
+        return [super(_FilesField, self).clean(item, initial) for item in given]
+
+
 class ScriptForm(forms.Form):
-    name = forms.CharField(max_length=100)
+    name = forms.CharField(
+        max_length=100, help_text="A name of yours again uploads its next version."
+    )
     content = forms.CharField(
-        strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"})
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}),
+        help_text="A one-file script; or upload a bundle below.",
+    )
+    bundle_files = _FilesField(
+        required=False,
+        widget=_MultipleFiles(attrs={"accept": ".lua"}),
+        label="or a bundle's .lua files",
+        help_text="Several files at once: the entry script and the modules it requires.",
+    )
+    archive = forms.FileField(
+        required=False,
+        label="or a bundle as an archive",
+        help_text="A .tar.gz or .zip of .lua files (links, absolute or .. paths refused).",
+    )
+    entry = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="The entry script's file name, when the others do not make it plain.",
     )
 
 

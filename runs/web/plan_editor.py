@@ -123,6 +123,28 @@ def matrix_from_form(data: FormData) -> Matrix:
     return matrix
 
 
+def parse_script_options(text: str) -> dict[str, object]:
+    """A custom script's own options as the editor takes them, one `name=value` a line
+    (checked against what the script declares when the plan is saved)."""
+    values: dict[str, object] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, sep, raw = line.partition("=")
+        name, raw = name.strip().lstrip("-"), raw.strip()
+        if not sep or not name:
+            raise InvalidInput("script_options", f"line {number}: write name=value, e.g. scale=10")
+        if name in values:
+            raise InvalidInput("script_options", f"line {number}: {name} is given twice")
+        values[name] = int(raw) if raw.lstrip("-").isdigit() else raw
+    return values
+
+
+def script_options_text(values: Mapping[str, object]) -> str:
+    """The inverse of parse_script_options."""
+    return "\n".join(f"{name}={_shown(value)}" for name, value in values.items())
+
+
 def _option_value(spec: OptionSpec | None, raw: str) -> object:
     # Whole numbers as numbers, so that the stored plan reads {"time": 60}; everything
     # else as text, which the whitelist checks and canonicalises.

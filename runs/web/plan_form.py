@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import AnonymousUser, User
 
+from runs.columns import RunOptions
 from runs.errors import InvalidInput
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
 from runs.services.batches import MAX_SEED
@@ -63,7 +64,9 @@ class PlanForm(forms.Form):
         LuaScript.objects.all(),
         required=False,
         empty_label="— the built-in test —",
-        help_text="A custom Lua script in place of the test (SSH load hosts only).",
+        help_text="A custom Lua script or bundle in place of the test; the test says how it "
+        "runs (a database test connects to the target, prepares and cleans up). Its own "
+        "options go under script_options in the options.",
     )
     tests = forms.CharField(
         required=False,
@@ -213,6 +216,15 @@ class PlanForm(forms.Form):
         required=False, min_value=0.001, label="p95 SLO (ms)", help_text="Optional."
     )  # fmt: skip
 
+    script_options = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        label="Script options",
+        help_text="The script's own options, one name=value a line (e.g. scale=10): the "
+        "scripts page lists what each script declares.",
+    )
+
     def __init__(self, *args: Any, user: User | AnonymousUser | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         may_script = user is not None and user.has_perm("runs.upload_luascript")
@@ -222,6 +234,7 @@ class PlanForm(forms.Form):
         plan_script = self.initial.get("script")
         if not may_script and not plan_script:
             del self.fields["script"]
+            del self.fields["script_options"]
 
     def clean_tests(self) -> list[dict[str, Any]]:
         try:
@@ -306,6 +319,9 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "test": plan.test,
         "tests": suites.suite_text(plan.tests or []),
         "script": plan.script_id,
+        "script_options": plan_editor.script_options_text(
+            RunOptions.load(plan.options).script_options
+        ),
         "threads": ",".join(str(t) for t in plan.threads),
         "repeats": plan.repeats,
         "warmup_s": plan.warmup_s,

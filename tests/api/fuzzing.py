@@ -49,6 +49,8 @@ REFUSED_FOR_STATE = {
     "plans_preflight": "the stored load host and target must be usable",
     "plans_schedule_update": "exactly one kind of schedule, a real time zone, a time ahead",
     "imports_create": "the file must be a sysbench log",
+    "scripts_create": "one of content, files or archive, which sysbench must load; a name "
+    "of someone else's script is theirs",
 }
 
 

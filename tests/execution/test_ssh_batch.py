@@ -230,11 +230,21 @@ def test_a_lua_script_runs_on_an_ssh_host(celery_worker, make_plan, ssh_host, sc
     run = batch.runs.get()
     assert run.argv[2] == "./script.lua"
     assert run.summary["transactions"] == printed_transactions(run.raw_log) > 0
-    assert batch.params["script"] == {"name": "point selects", "content": POINT_SELECTS_LUA}
+    frozen = batch.params["script"]
+    assert (frozen["name"], frozen["content"], frozen["version"]) == (
+        "point selects",
+        POINT_SELECTS_LUA,
+        1,
+    )
+    # Its options were those of oltp_common, which it requires: the plan's are checked.
+    assert "table_size" in {o["name"] for o in frozen["interface"]["options"]}
     assert [s["kind"] for s in batch.stages] == ["prepare", "cleanup"]
 
 
-def test_a_lua_script_is_refused_on_the_local_host(make_plan, script_author):
+def test_a_lua_script_is_refused_on_the_local_host_where_that_is_off(
+    make_plan, script_author, settings
+):
+    settings.BENCHDASH_LOCAL_SCRIPTS = False
     script = luascripts.luascript_upload(user=script_author, name="s", content="-- nothing\n")
     plan = make_plan(script=script)
 

@@ -70,7 +70,11 @@ def run_preflight(
     batch's preflight); otherwise the local load host's limits are the workers' reports."""
     report = PreflightReport()
     executor = executor or executor_for(subject.load_host, settings.BENCHDASH_SYSBENCH)
-    if subject.has_script and subject.load_host.kind != LoadHost.Kind.SSH:
+    if (
+        subject.has_script
+        and subject.load_host.kind != LoadHost.Kind.SSH
+        and not settings.BENCHDASH_LOCAL_SCRIPTS
+    ):
         report.add(subject.load_host.name, "script", FAILED, _SCRIPT_ON_LOCAL)
     _check_from(report, subject, executor, on_worker)
     for host in subject.extra_load_hosts:  # every host of a cell must log in and reach it
@@ -107,8 +111,8 @@ def _check_from(
 
 
 _SCRIPT_ON_LOCAL = (
-    "custom Lua scripts run on SSH load hosts only: the local host shares the worker's "
-    "secrets; choose an SSH load host"
+    "custom Lua scripts run on SSH load hosts only here (BENCHDASH_LOCAL_SCRIPTS is off): "
+    "choose an SSH load host"
 )
 
 

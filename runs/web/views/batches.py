@@ -4,6 +4,7 @@ services."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
@@ -62,6 +63,22 @@ def _query_without_page(request: HttpRequest) -> str:
     return query.urlencode()
 
 
+def _stages(batch: Batch) -> list[dict[str, Any]]:
+    """The data set's stages (prepare, a script's check, cleanup) with how long each took:
+    a TPC-C prepare takes a while per warehouse."""
+    shown = []
+    for stage in batch.stages if isinstance(batch.stages, list) else []:
+        try:
+            took = datetime.fromisoformat(stage["finished_at"]) - datetime.fromisoformat(
+                stage["started_at"]
+            )
+            seconds: float | None = took.total_seconds()
+        except (KeyError, TypeError, ValueError):
+            seconds = None
+        shown.append({**stage, "seconds": seconds})
+    return shown
+
+
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     """The live page of a batch: progress through the matrix, the current run's chart
     and lines, cancel. A finished batch links to its results."""
@@ -78,6 +95,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
             "progress": selectors.batch_progress(batch),
             "grid_threads": threads,
             "grid": grid,
+            "stages": _stages(batch),
             "active": batch.status not in FINISHED_STATUSES,
         },
     )

@@ -55,6 +55,15 @@ def _plan_from_post(
             setattr(plan, name, value)
         plan.threads = matrix.threads
         plan.options = matrix.options
+        try:
+            script_options = plan_editor.parse_script_options(
+                form.cleaned_data.get("script_options") or ""
+            )
+        except InvalidInput as e:
+            show_refusal(form, e)
+        else:
+            if script_options:
+                plan.options = {**matrix.options, "script_options": script_options}
         plan.server_settings = matrix.server_settings
         plan.option_axes = matrix.option_axes
     return form, matrix

@@ -174,11 +174,12 @@ def test_fileio_needs_free_disk_on_the_load_host(make_plan, ssh_host, size, ok):
         assert message.startswith("fileio needs 1048576.0 GiB for its files; the working")
 
 
-def test_a_script_plan_on_the_local_host_fails_naming_the_load_host(
-    make_plan, transactional_db, django_user_model
+def test_a_script_plan_on_the_local_host_fails_naming_the_load_host_where_that_is_off(
+    make_plan, transactional_db, django_user_model, settings
 ):
     from runs.models import LuaScript
 
+    settings.BENCHDASH_LOCAL_SCRIPTS = False
     script = LuaScript.objects.create(name="mine", content="function event() end\n")
 
     report = plan_preflight(plan=make_plan(script=script))

@@ -298,3 +298,26 @@ def test_a_figure_that_overflows_is_kept_raw_and_counted(target):
     assert imported.unrecognised_lines == 1 and imported.sample_count == 2
     assert imported.run is not None and "tps: 1e999" in imported.run.raw_log
     json.dumps(imported.to_dict(), allow_nan=False)
+
+
+def test_a_log_of_a_custom_script_with_a_report_hook_is_imported_with_its_csv_samples(target):
+    """A log of a bundle run (the TPC-C-shaped test bundle, --report_csv=yes): its report
+    hook printed sysbench.report_csv lines instead of interval lines."""
+    parsed = dry_run("tpcc_like_report_csv")
+
+    assert parsed["status"] == "done"
+    assert parsed["test"] == "tpcc_like"
+    assert parsed["params"]["threads"] == [2]
+    assert parsed["params"]["options"]["scale"] == "2"
+    assert parsed["params"]["options"]["report-csv"] == "yes"
+    assert parsed["sample_count"] == 4
+    first = parsed["first_samples"][0]
+    assert (first["time_s"], first["threads"], first["tps"], first["qps"]) == (
+        1.0,
+        2,
+        901.33,
+        3613.3,
+    )
+    assert (first["writes"], first["other"], first["latency_ms"]) == (1806.65, 1806.65, 6.91)
+    assert parsed["summary"]["transactions"] == 2945
+    assert parsed["unrecognised_lines"] == 0
