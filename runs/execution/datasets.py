@@ -216,6 +216,10 @@ class Group:
     dataset: tuple[Any, ...]
     runs: list[Run] = field(default_factory=list)
 
+    @property
+    def install(self) -> str:
+        return self.runs[0].install if self.runs else ""
+
 
 def pending_groups(batch: Batch) -> list[Group]:
     """The groups of the batch that still have a queued run, or a data set still to
@@ -226,10 +230,24 @@ def pending_groups(batch: Batch) -> list[Group]:
     fresh = plan.dataset_policy == "fresh"
     for run in batch.runs.order_by("position"):
         key = dataset_key(test, run.sysbench_options)
-        if fresh or not groups or groups[-1].dataset != key:
+        # Each install has its own data directory: its own data set.
+        if fresh or not groups or groups[-1].dataset != key or groups[-1].install != run.install:
             groups.append(Group(first_position=run.position, dataset=key))
         groups[-1].runs.append(run)
     return [g for g in groups if has_queued_run(g) or _left_behind(batch, plan, g)]
+
+
+def needed_later(batch: Batch, group: Group) -> bool:
+    """Whether a later group of the batch uses the same data set on the same install (a
+    versions axis takes turns between installs): then it stays for that group to reuse."""
+    if FrozenPlan.from_params(batch.params).dataset_policy == "fresh":
+        return False
+    return any(
+        g.first_position > group.first_position
+        and g.dataset == group.dataset
+        and g.install == group.install
+        for g in pending_groups(batch)
+    )
 
 
 def has_queued_run(group: Group) -> bool:

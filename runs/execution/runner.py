@@ -35,6 +35,7 @@ from runs.execution.outages.host_wait import LoadHostGone, host_unreachable, loa
 from runs.execution.outages.outage_buffer import ResultsUnreachable
 from runs.execution.outages.target_wait import TargetGone, failure_kind, target_wait
 from runs.execution.preflight import batch as preflight
+from runs.execution.restarts.processes import RestartFailed
 from runs.execution.run_results import run_fail, target_error_text
 from runs.execution.sysbench_process import (
     BatchAborted,
@@ -42,7 +43,7 @@ from runs.execution.sysbench_process import (
     supervised,
 )
 from runs.loadhosts import Executor, executor_for
-from runs.models import Batch, Status
+from runs.models import Batch, Run, Status
 from runs.sysbench.command import has_dataset
 from runs.sysbench.errors import error_code
 from runs.sysbench.parser import SysbenchError
@@ -105,6 +106,7 @@ class BatchRunner(CellRun):
             self._abort(f"internal error: {e}")
             self.outcome.error = e
         finally:
+            self._put_back_servers()
             self._restore_settings()
             if self.results_lost is None:
                 self._finish(stopped)
@@ -129,11 +131,12 @@ class BatchRunner(CellRun):
             if owns_data and self.plan.cleanup:
                 self._cleanup(group)
             return
+        self._restart_for(next(r for r in group.runs if r.status == Status.QUEUED), note=False)
         if owns_data and not self._prepare(group):
             return
         try:
             for run in group.runs:
-                if run.status == Status.QUEUED:
+                if run.status == Status.QUEUED and self._restart_for(run, group=group):
                     self._run_cell(run)
                     if run.status == Status.FAILED:
                         self._after_failure(run.error_kind, run.error, pgid=run.pgid)
@@ -148,8 +151,32 @@ class BatchRunner(CellRun):
             if owns_data and self.plan.cleanup:
                 self._cleanup_at_the_end(group)
             raise
-        if owns_data and self.plan.cleanup:
+        if owns_data and self.plan.cleanup and not datasets.needed_later(self.batch, group):
             self._cleanup(group)
+
+    # --- restarts (runs/execution/restarts/) -----------------------------------------------
+
+    def _restart_for(self, run: Run, *, note: bool = True, group: Group | None = None) -> bool:
+        """The server restarted for the run when it needs another install, config or
+        restart-only value, then warmed up (after_restart "warm"); False: the run failed."""
+        try:
+            error = self.restarts.before_cell(run, note=note)
+        except RestartFailed as e:  # the original did not come back either
+            raise BatchAborted(f"the server did not come back with its original config: {e}") from e
+        if error:
+            run_fail(
+                run, error, "the server's own line; see the batch's log of restarts", "restart"
+            )
+            return False
+        if group is not None and self.restarts.needs_warmup():
+            warm = {**run.sysbench_options, "time": self.restarts.warm_s}
+            self._dataset_stage("run", group, warm, reason="warm-up after a restart", kind="warmup")
+        return True
+
+    def _put_back_servers(self) -> None:
+        error = self.restarts.put_back("the batch's end")
+        if error:
+            self.batch.error = "\n".join(filter(None, [self.batch.error, error]))
 
     def _prepare(self, group: Group) -> bool:
         if (
@@ -191,7 +218,7 @@ class BatchRunner(CellRun):
             target_wait(batch=self.batch, pulse=self.pulse, error=line)
 
     def _dataset_stage(
-        self, phase: str, group: Group, options: dict[str, Any], reason: str = ""
+        self, phase: str, group: Group, options: dict[str, Any], reason: str = "", kind: str = ""
     ) -> SysbenchError | None:
         """Run prepare or cleanup, record it on the batch, and return its first error."""
         self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
@@ -213,7 +240,7 @@ class BatchRunner(CellRun):
         self.store.ensure(
             lambda: datasets.stage_record(
                 self.batch,
-                phase,
+                kind or phase,
                 group,
                 reason=reason,
                 started_at=started,

@@ -20,6 +20,7 @@ from runs.targets.base import (
     MARKER_TABLE,
     Applied,
     FsyncTiming,
+    RestartFacts,
     ServerInfo,
     SettingNotApplied,
     TargetError,
@@ -266,6 +267,27 @@ class MySQLTarget:
         """The account as GRANT names it: 'user'@'host', from CURRENT_USER()."""
         user, _, host = str(self._query("SELECT CURRENT_USER()")[0][0]).rpartition("@")
         return f"'{user}'@'{host}'"
+
+    def restart_facts(self, names: Iterable[str]) -> RestartFacts:
+        """MariaDB says which variables are read-only (fixed at start); MySQL has no
+        SYSTEM_VARIABLES table: there every name asked for counts as restart-only."""
+        wanted = sorted({name.lower() for name in names})
+        version, datadir = (str(v) for v in self._query("SELECT @@version, @@datadir")[0])
+        values = self.read(wanted)
+        restart_only = frozenset(values)
+        if wanted:
+            try:
+                marks = ", ".join(["%s"] * len(wanted))
+                query = (
+                    "SELECT LOWER(VARIABLE_NAME), READ_ONLY FROM information_schema."
+                    f"SYSTEM_VARIABLES WHERE LOWER(VARIABLE_NAME) IN ({marks})"  # noqa: S608
+                )
+                rows = self._query(query, wanted)
+            except TargetError:
+                rows = []  # MySQL: no such table
+            if rows:
+                restart_only = frozenset(str(n) for n, ro in rows if str(ro).upper() == "YES")
+        return RestartFacts(version, datadir, values, restart_only)
 
     def pid_file(self) -> str:
         rows = self._query("SELECT @@pid_file")

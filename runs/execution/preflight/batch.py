@@ -26,6 +26,7 @@ from runs.execution.preflight.report import (
     PreflightReport,
     Subject,
 )
+from runs.execution.restarts import rehearsal
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.models import Batch, LoadHost
@@ -57,6 +58,7 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
             LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
         prepared_statements=most_statements(frozen.test, runs),
+        server_axes=frozen.server_axes,
     )
     return run_preflight(subject, executor, on_worker=True)
 
@@ -77,6 +79,7 @@ def run_preflight(
     preflight_target.check_server(report, subject)
     preflight_target.check_fsync_timing(report, subject)
     preflight_target.check_server_host(report, subject)
+    rehearsal.check_restarts(report, subject.target, subject.server_settings, subject.server_axes)
     return report
 
 

@@ -52,3 +52,4 @@ class Subject:
     fileio_bytes: int | None  # the largest file-total-size, for fileio
     extra_load_hosts: tuple[LoadHost, ...] = ()  # each cell from these too
     prepared_statements: int = 0  # the most any cell holds on the server at once
+    server_axes: dict[str, Any] = field(default_factory=dict)  # installs, configs (restarts)
