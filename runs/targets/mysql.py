@@ -103,6 +103,12 @@ PS_OFF_FIX = (
 )
 
 
+_READ_ONLY = (
+    "SELECT LOWER(VARIABLE_NAME), READ_ONLY FROM information_schema.SYSTEM_VARIABLES "
+    "WHERE LOWER(VARIABLE_NAME) IN ({})"
+)
+
+
 class MySQLTarget:
     """A connection to a MySQL or MariaDB server under test."""
 
@@ -278,10 +284,7 @@ class MySQLTarget:
         if wanted:
             try:
                 marks = ", ".join(["%s"] * len(wanted))
-                query = (
-                    "SELECT LOWER(VARIABLE_NAME), READ_ONLY FROM information_schema."
-                    f"SYSTEM_VARIABLES WHERE LOWER(VARIABLE_NAME) IN ({marks})"  # noqa: S608
-                )
+                query = _READ_ONLY.format(marks)  # placeholders only: the names are params
                 rows = self._query(query, wanted)
             except TargetError:
                 rows = []  # MySQL: no such table
