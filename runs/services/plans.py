@@ -22,6 +22,7 @@ from runs.execution.preflight import batch as preflight
 from runs.execution.preflight import limits
 from runs.execution.preflight.report import FAILED, PreflightReport, Subject
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
+from runs.services import restarts
 from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
 
@@ -82,7 +83,9 @@ def plan_servers(plan: Plan) -> matrix.ServerAxes:
     axes = plan.server_axes if isinstance(plan.server_axes, dict) else {}
     targets = plan_targets(plan)
     configs = axes.get("configs") or []
+    names = list(plan.server_settings) if isinstance(plan.server_settings, dict) else []
     return matrix.ServerAxes(
+        restart_settings=restarts.restart_setting_names(plan.target, names),
         targets=tuple(t.pk for t in targets) if len(targets) > 1 else (),
         installs=tuple(str(label) for label in axes.get("installs") or []),
         configs=tuple(str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs),
@@ -106,6 +109,7 @@ def plan_check(
     _check_target_fits(plan)
     _check_script_host(plan)
     server_settings = _validate_settings(plan)
+    restarts.server_axes_check(plan)
     options = plan_options(plan)
     auto = _auto_modes(plan, options)
     option_axes = dict(plan.option_axes)
@@ -168,6 +172,7 @@ def plan_preflight(
         prepared_statements=preflight.most_statements(
             plan.test, [(cell.threads, cell.options) for cell in check.cells]
         ),
+        server_axes=dict(plan.server_axes) if isinstance(plan.server_axes, dict) else {},
     )
     return preflight.run_preflight(subject)
 
@@ -280,7 +285,7 @@ def _validate_settings(plan: Plan) -> dict[str, list[str]]:
             "this PostgreSQL server holds benchdash's own results: its settings are never "
             "changed; benchmark another server",
         )
-    return targets.validate_settings(plan.target.engine, plan.server_settings)
+    return restarts.settings_check(plan.target, plan.server_settings)
 
 
 def _on_results_server(target: Target) -> bool:
@@ -308,6 +313,7 @@ def target_validate(*, target: Target) -> None:
     )
     if same_store:
         raise InvalidInput("database", "this is benchdash's own results database")
+    restarts.target_restart_check(target=target, on_results_server=_on_results_server(target))
 
 
 def _check_hold(plan: Plan, auto: auto_settings.Auto, options: dict[str, object]) -> None:
