@@ -90,10 +90,12 @@ def server_log(install: Install) -> str:
 
 
 def error_line(text: str) -> str:
-    """The server's own line saying why it did not start."""
+    """The server's own line saying why it did not start: its first error."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     useful = [x for x in lines if not x.endswith(("Aborting", "database system is shut down"))]
-    for line in reversed(useful):
+    # The first error says why; those after it are what followed (MariaDB: the storage
+    # engine it then could not load, "Aborting").
+    for line in useful:
         if any(word in line for word in ("[ERROR]", "FATAL", "ERROR:", "invalid value")):
             return line
     return useful[-1] if useful else "no output"

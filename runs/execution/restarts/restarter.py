@@ -83,6 +83,7 @@ class Restarts:
         self.warm = axes.get("after_restart", "warm") != "cold"
         self.failed: dict[str, str] = {}  # a restart key that did not start: its error
         self.restarted = False  # since the last cell: the next cell is the first after it
+        self.warm_due = False
 
     # --- before a cell ---------------------------------------------------------------------
 
@@ -114,6 +115,7 @@ class Restarts:
                 self.failed[key] = error
                 return error
         if note:
+            self.warm_due = self.warm and self.restarted
             self._note(run, want)
         return ""
 
@@ -134,7 +136,9 @@ class Restarts:
         self.restarted = False
 
     def needs_warmup(self) -> bool:
-        return self.active and self.warm and self.restarted
+        """Whether the cell just noted is the first after a restart, to be warmed up."""
+        due, self.warm_due = self.warm_due, False
+        return due
 
     # --- the state kept on the batch ------------------------------------------------------
 
