@@ -17,6 +17,7 @@ from runs.execution import datasets, liveness
 from runs.execution.environment import batch_restore_settings
 from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.outages import handover
+from runs.execution.restarts.restarter import servers_put_back
 from runs.execution.run_results import run_fail
 from runs.execution.sample_writes import run_store_recent_samples
 from runs.frozen import FrozenPlan
@@ -269,6 +270,9 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
         )
         run.save(update_fields=["status", "finished_at", "error"])
     batch_remove_config_dirs(batch=batch, hostname=hostname)
+    # A restart-only cell's server: its original config and install back (Batch.servers).
+    if problem := servers_put_back(batch=batch, reason="the sweeper, after the worker died"):
+        batch.warnings = [*batch.warnings, problem]
     batch_restore_settings(batch=batch)
     batch_release_locks(batch=batch)
     batch.status = Status.QUEUED
