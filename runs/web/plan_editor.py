@@ -216,6 +216,8 @@ class Estimate:
     runs: int
     sysbench_s: float | None  # None when a run is bounded by events, not time
     total_s: float | None
+    restarts: int = 0  # server restarts, the put-back at the end included
+    restart_s: float = 0.0  # their time, with the warm-ups after them
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -224,12 +226,19 @@ class Estimate:
             "sysbench_s": self.sysbench_s,
             "total_s": self.total_s,
             "total_text": duration_text(self.total_s),
+            "restarts": self.restarts,
+            "restart_s": self.restart_s,
+            "restart_text": duration_text(self.restart_s) if self.restarts else "",
         }
 
 
-def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
+def estimate(
+    cells: Sequence[Cell], dataset_policy: str, restarts: Mapping[str, Any] | None = None
+) -> Estimate:
     """How long a batch of these cells would take: sysbench's time, plus a little per
-    run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second)."""
+    run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second),
+    plus the server restarts (`restarts`: their number and seconds, counted over the
+    matrix's restart points with a measured restart time of the engine)."""
     durations = [_duration(cell.options) for cell in cells]
     sysbench_s = None if None in durations else float(sum(d for d in durations if d))
     total_s = None
@@ -239,11 +248,14 @@ def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
         by_position = {cell.position: cell for cell in cells}
         prepare_s = sum(_prepare_s(by_position[p].options) for p in prepares)
         total_s = sysbench_s + RUN_OVERHEAD_S * len(cells) + prepare_s
+    restart_s = float((restarts or {}).get("seconds") or 0)
     return Estimate(
         cells=len({cell.key() for cell in cells}),
         runs=len(cells),
         sysbench_s=sysbench_s,
-        total_s=total_s,
+        total_s=None if total_s is None else total_s + restart_s,
+        restarts=int((restarts or {}).get("restarts") or 0),
+        restart_s=restart_s,
     )
 
 

@@ -128,6 +128,10 @@ function editPlan(form) {
       const strong = (text) => { const s = document.createElement("strong"); s.textContent = text; return s; };
       figures.append(strong(String(e.cells)), " cells, ", strong(String(e.runs)), " runs", document.createElement("br"),
         "≈ ", strong(e.total_text), " in all");
+      if (e.restarts) {
+        figures.append(document.createElement("br"), strong(String(e.restarts)), " server restarts (the put-back at the end included), ≈ ",
+          strong(e.restart_text), " of them with their warm-ups");
+      }
       warningsEl.replaceChildren(...answer.warnings.map((w) => item("⚠ " + w)));
     }).catch(function (err) {
       if (mine === sequence) figures.textContent = "Could not check the plan: " + err.message;

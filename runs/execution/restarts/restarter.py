@@ -128,6 +128,7 @@ class Restarts:
             "restart": {
                 **want,
                 "basedir": state.get("basedir", ""),
+                "binary": state.get("binary", ""),
                 "version": state.get("version", ""),
                 "after_restart": after,
                 "first_after_restart": self.restarted,
@@ -168,12 +169,16 @@ class Restarts:
         with targets.connect_to(self.target) as db:
             facts = db.restart_facts([])
         original: dict[str, Any] = {}
+        basedir = binary = ""
         if self.spec.mode == "managed":
-            original["install"] = _install_at(self.spec, facts.datadir).label
+            install = _install_at(self.spec, facts.datadir)
+            original["install"] = install.label
+            basedir, binary = install.basedir, _binary(self.target.engine, install)
         else:
             original["include"] = processes.include_read(self.spec.include)
         self._set_state(mode=self.spec.mode, original=original, running=None,
-                        version=facts.version, basedir="", pid=None)  # fmt: skip
+                        version=facts.version, basedir=basedir, binary=binary,
+                        pid=None)  # fmt: skip
 
     # --- a restart ----------------------------------------------------------------------------
 
@@ -219,7 +224,7 @@ class Restarts:
                     options=start_arguments(self.target.engine, options),
                 )
                 pid = processes.server_start(argv, install)
-                self._set_state(pid=pid, basedir=install.basedir)
+                self._set_state(pid=pid, basedir=install.basedir, binary=argv[0])
                 version = self._wait(timeout, pid=pid, install=install)
             else:
                 processes.include_write(self.spec.include, _include(self.target, options))
@@ -337,6 +342,13 @@ def _install_at(spec: RestartSpec, datadir: str) -> Install:
         if os.path.realpath(install.datadir.rstrip("/")) == here:
             return install
     raise RestartFailed(f"the server runs from {datadir}, the data directory of no install")
+
+
+def _binary(engine: str, install: Install) -> str:
+    try:
+        return processes.server_binary(engine, install)
+    except RestartFailed:
+        return ""
 
 
 def _include(target: Target, options: Options) -> str:
