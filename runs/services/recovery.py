@@ -25,6 +25,7 @@ from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_proc
 from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, LoadHost, Run, Status
 from runs.services.batches import batch_release_locks
 from runs.services.queue import enqueue_or_log
+from runs.services.restarts import batches_put_back_left_servers
 from runs.targets import TargetError
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
         enqueue_or_log(batch_id)
     resent = batches_requeue_lost()
-    restored = batches_restore_left_settings()
+    restored = batches_restore_left_settings() + batches_put_back_left_servers()
     dropped = batches_drop_left_datasets()
     liveness.process_beat(
         name=liveness.SWEEPER,

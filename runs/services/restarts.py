@@ -1,16 +1,22 @@
 """Restarts checked above the worker: a target's opt-in (its restart mode and config),
 and a plan's restart axes (restart-only settings, config snippets, installs, warm or
 cold) refused unless its target opted in; the number of restarts a plan would make and
-their estimated time, for the plan editor. The worker's side is runs/execution/restarts/.
+their estimated time, for the plan editor; for the sweeper, the servers finished batches
+could not put back (a server that came back late), put back once they can be. The
+worker's side is runs/execution/restarts/.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
+
+from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
+from runs.execution.restarts.restarter import servers_changed, servers_put_back
 from runs.execution.restarts.spec import (
     LABEL,
     config_options,
@@ -18,7 +24,7 @@ from runs.execution.restarts.spec import (
     restart_settings_check,
     restart_spec,
 )
-from runs.models import Plan, Target
+from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, Plan, Target
 from runs.sysbench import matrix
 
 # Seconds one restart takes, per engine, as bench/restart_time.py measured it on a small
@@ -116,3 +122,33 @@ def restart_estimate(plan: Plan, cells: Sequence[matrix.Cell]) -> dict[str, Any]
         else len(points) * int(plan.server_axes.get("warm_s") or 10)
     )
     return {"restarts": count, "seconds": round(count * each + warm), "each_s": each}
+
+
+PUT_BACK_WITHIN = timedelta(days=1)  # a server gone for good is not tried for ever
+
+
+def batches_put_back_left_servers() -> list[int]:
+    """The sweeper's: finished batches whose server's original config and install did
+    not come back at their end (it did not start within the timeout, a server late),
+    `Batch.servers` saying so, put back again, once no other batch uses the target."""
+    done = []
+    left = Batch.objects.filter(
+        status__in=FINISHED_STATUSES,
+        target__isnull=False,
+        finished_at__gte=timezone.now() - PUT_BACK_WITHIN,
+    ).exclude(servers={})
+    for batch in left.select_related("target"):
+        if not servers_changed(batch):
+            continue
+        if Batch.objects.filter(target=batch.target, status__in=ACTIVE_STATUSES).exists():
+            continue  # never restarted under another batch: a later sweep tries again
+        if servers_put_back(batch=batch, reason="the sweeper, after the batch's end"):
+            continue  # still not back: the next sweep tries again
+        at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
+        batch.warnings = [
+            *batch.warnings,
+            f"the server's original config was put back and restarted at {at}, once it could be",
+        ]
+        batch.save(update_fields=["warnings"])
+        done.append(batch.pk)
+    return done

@@ -9,6 +9,7 @@ of the batch's log, with its times.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
+from runs.execution.heartbeat import BatchStopped
 from runs.execution.restarts import processes
 from runs.execution.restarts.processes import RestartFailed
 from runs.execution.restarts.spec import (
@@ -198,6 +200,10 @@ class Restarts:
             self._log("restart", position, started, f"{reason}: {label}", error=line)
             self._back_to_original(position, f"{label} did not start")
             return f"the server did not start with {label}: {line} (rolled back to the original)"
+        except BatchStopped as e:  # cancelled while it waited: the batch's end puts it back
+            self._log("restart", position, started, f"{reason}: {label}",
+                      error=f"stopped while the server started: {e.reason}")  # fmt: skip
+            raise
         with targets.connect_to(self.target) as db:
             facts = db.restart_facts(options.names)
         wrong = mismatches(options, facts.values)
@@ -283,6 +289,7 @@ class Restarts:
         started = timezone.now()
         state = self._state()
         original = state["original"]
+        tick, self.tick = self.tick, self._beat_only(self.tick)
         try:
             if self.spec is not None and self.spec.mode == "service":
                 processes.include_write(self.spec.include, original.get("include"))
@@ -292,9 +299,21 @@ class Restarts:
         except RestartFailed as e:
             self._log("restore", position, started, reason, error=str(e))
             raise
+        finally:
+            self.tick = tick
         self._set_state(running=None, restored_at=timezone.now().isoformat())
         self._log("restore", position, started, reason)
         self.restarted = True
+
+    @staticmethod
+    def _beat_only(tick: Tick) -> Tick:
+        """Putting the original back goes on in a batch that was cancelled: it beats."""
+
+        def beat() -> None:
+            with contextlib.suppress(BatchStopped):
+                tick()
+
+        return beat
 
     def _show_and(self, action: Callable[[], str]) -> str:
         self.show("putting the original config back")
@@ -370,3 +389,11 @@ def servers_put_back(*, batch: Batch, reason: str) -> str:
 
     restarts = Restarts(batch, tick=lambda: None, show=lambda text: None, save=save)
     return restarts.put_back(reason)
+
+
+def servers_changed(batch: Batch) -> bool:
+    """Whether benchdash left a server of the batch running something else than its
+    original (a put-back that failed: the server did not come back in time)."""
+    return any(
+        isinstance(state, dict) and state.get("running") for state in (batch.servers or {}).values()
+    )
