@@ -97,6 +97,7 @@ def batch_figures(plan: Any) -> dict[str, Any]:
     stages = [s for s in batch.stages if s["kind"] in ("restart", "restore")]
     if not all(s["ok"] for s in stages):
         raise SystemExit(f"batch {batch.pk}: a restart failed: {stages}")
+    assert batch.finished_at is not None and batch.started_at is not None
     versions = sorted(
         {r.environment.get("restart", {}).get("version", "") for r in batch.runs.all()}
     )

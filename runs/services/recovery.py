@@ -17,7 +17,7 @@ from runs.execution import datasets, liveness
 from runs.execution.environment import batch_restore_settings
 from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.outages import handover
-from runs.execution.restarts.restarter import servers_put_back
+from runs.execution.restarts.leftovers import servers_put_back
 from runs.execution.run_results import run_fail
 from runs.execution.sample_writes import run_store_recent_samples
 from runs.frozen import FrozenPlan

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution.restarts.restarter import servers_changed, servers_put_back
+from runs.execution.restarts.leftovers import servers_changed, servers_put_back
 from runs.execution.restarts.spec import (
     LABEL,
     config_options,

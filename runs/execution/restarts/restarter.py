@@ -379,21 +379,3 @@ def _label(want: dict[str, Any]) -> str:
     parts += [f"config={want['config']}"] if want["config"] else []
     parts += [f"{n}={v}" for n, v in want["settings"].items()]
     return " ".join(parts) or "the original config"
-
-
-def servers_put_back(*, batch: Batch, reason: str) -> str:
-    """For the sweeper: what a dead worker's batch changed on its server, put back."""
-
-    def save() -> None:
-        Batch.objects.filter(pk=batch.pk).update(servers=batch.servers, stages=batch.stages)
-
-    restarts = Restarts(batch, tick=lambda: None, show=lambda text: None, save=save)
-    return restarts.put_back(reason)
-
-
-def servers_changed(batch: Batch) -> bool:
-    """Whether benchdash left a server of the batch running something else than its
-    original (a put-back that failed: the server did not come back in time)."""
-    return any(
-        isinstance(state, dict) and state.get("running") for state in (batch.servers or {}).values()
-    )
