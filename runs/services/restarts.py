@@ -8,6 +8,7 @@ worker's side is runs/execution/restarts/.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -27,9 +28,12 @@ from runs.execution.restarts.spec import (
 from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, Plan, Target
 from runs.sysbench import matrix
 
-# Seconds one restart takes, per engine, as bench/restart_time.py measured it on a small
-# data set here (docs/servers.md): a clean shutdown, a start, the first answer.
-RESTART_SECONDS: dict[str, float] = {"mariadb": 4.0, "mysql": 4.0, "postgresql": 1.5}
+# Seconds one restart takes, per engine: the medians bench/restart_time.py measured on
+# small instances here (docs/servers.md, "What a restart costs"): a clean shutdown, a
+# start, the first answer, the settings read back. A target that restarted before is
+# estimated with its own last restarts instead (restart_seconds): a large buffer pool
+# takes longer to flush and to fill.
+RESTART_SECONDS: dict[str, float] = {"mariadb": 0.8, "mysql": 0.8, "postgresql": 1.0}
 AFTER_RESTART = ("warm", "cold")
 
 
@@ -115,13 +119,39 @@ def restart_estimate(plan: Plan, cells: Sequence[matrix.Cell]) -> dict[str, Any]
     if not points or plan.target is None:
         return {"restarts": 0, "seconds": 0}
     count = len(points) + 1  # the original put back at the end
-    each = RESTART_SECONDS.get(plan.target.engine, 5.0)
+    each, source = restart_seconds(plan.target)
     warm = (
         0
         if plan.server_axes.get("after_restart") == "cold"
         else len(points) * int(plan.server_axes.get("warm_s") or 10)
     )
-    return {"restarts": count, "seconds": round(count * each + warm), "each_s": each}
+    return {
+        "restarts": count,
+        "seconds": round(count * each + warm),
+        "each_s": each,
+        "each_source": source,
+    }
+
+
+def restart_seconds(target: Target) -> tuple[float, str]:
+    """One restart's seconds: the median of the target's last restarts and restores (its
+    batches' logs), else the engine's figure measured here by bench/restart_time.py."""
+    if target.pk is not None:
+        recent = (
+            Batch.objects.filter(target=target)
+            .exclude(servers={})
+            .order_by("-created_at")
+            .values_list("stages", flat=True)[:5]
+        )
+        seconds = [
+            float(stage["seconds"])
+            for stages in recent
+            for stage in stages
+            if stage.get("kind") in ("restart", "restore") and stage.get("ok")
+        ]
+        if seconds:
+            return round(statistics.median(seconds), 1), "this target's last restarts"
+    return RESTART_SECONDS.get(target.engine, 5.0), "a small instance of the engine"
 
 
 PUT_BACK_WITHIN = timedelta(days=1)  # a server gone for good is not tried for ever

@@ -218,6 +218,8 @@ class Estimate:
     total_s: float | None
     restarts: int = 0  # server restarts, the put-back at the end included
     restart_s: float = 0.0  # their time, with the warm-ups after them
+    restart_each_s: float = 0.0  # one restart's measured seconds
+    restart_source: str = ""  # where that figure comes from
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +231,8 @@ class Estimate:
             "restarts": self.restarts,
             "restart_s": self.restart_s,
             "restart_text": duration_text(self.restart_s) if self.restarts else "",
+            "restart_each_s": self.restart_each_s,
+            "restart_source": self.restart_source,
         }
 
 
@@ -256,6 +260,8 @@ def estimate(
         total_s=None if total_s is None else total_s + restart_s,
         restarts=int((restarts or {}).get("restarts") or 0),
         restart_s=restart_s,
+        restart_each_s=float((restarts or {}).get("each_s") or 0),
+        restart_source=str((restarts or {}).get("each_source") or ""),
     )
 
 

@@ -130,7 +130,7 @@ function editPlan(form) {
         "≈ ", strong(e.total_text), " in all");
       if (e.restarts) {
         figures.append(document.createElement("br"), strong(String(e.restarts)), " server restarts (the put-back at the end included), ≈ ",
-          strong(e.restart_text), " of them with their warm-ups");
+          strong(e.restart_text), " with their warm-ups (", String(e.restart_each_s), " s each: ", e.restart_source, ")");
       }
       warningsEl.replaceChildren(...answer.warnings.map((w) => item("⚠ " + w)));
     }).catch(function (err) {

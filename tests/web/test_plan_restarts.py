@@ -35,3 +35,28 @@ def test_the_plan_check_counts_restarts_and_their_time(client_in, stored_target)
     assert estimate["restart_s"] == round(estimate["restarts"] * each + warm)
     assert estimate["total_s"] >= estimate["sysbench_s"] + estimate["restart_s"]
     assert estimate["restart_text"].endswith(("s", "min"))
+    assert estimate["restart_each_s"] == each
+    assert estimate["restart_source"] == "a small instance of the engine"
+
+
+def test_a_target_that_restarted_before_is_estimated_with_its_own_restart_times(
+    client_in, stored_target, make_batch
+):
+    stored_target.restart_mode, stored_target.restart_config = "managed", MANAGED
+    stored_target.save()
+    logged = [
+        {"kind": "restart", "seconds": 6.0, "ok": True},
+        {"kind": "restart", "seconds": 60.0, "ok": False},  # a failed one says nothing
+        {"kind": "prepare", "seconds": 30.0, "ok": True},
+        {"kind": "restart", "seconds": 8.0, "ok": True},
+        {"kind": "restore", "seconds": 9.0, "ok": True},
+    ]
+    make_batch(target=stored_target, servers={str(stored_target.pk): {}}, stages=logged)
+    fields = plan_post(
+        stored_target, setting_name_0="innodb_flush_method", setting_values_0="fsync,O_DIRECT"
+    )
+    estimate = client_in.post("/plans/check", fields).json()["estimate"]
+    assert estimate["restart_each_s"] == 8.0  # the median of 6, 8 and 9
+    assert estimate["restart_source"] == "this target's last restarts"
+    warm = 10 * (estimate["restarts"] - 1)
+    assert estimate["restart_s"] == round(estimate["restarts"] * 8.0 + warm)
