@@ -5,6 +5,8 @@ before is put back at the end, and no other config file is touched."""
 
 from __future__ import annotations
 
+import os
+import pwd
 from collections.abc import Iterator
 
 import pytest
@@ -39,7 +41,7 @@ def service() -> Iterator[PrivateMariaDB]:
         (server.dir / "conf.d").mkdir()
         (server.dir / "service.cnf").write_text(
             "[mysqld]\n"
-            "user = root\n"
+            f"user = {pwd.getpwuid(os.getuid()).pw_name}\n"  # as the fixture runs it
             f"datadir = {server.datadir}\n"
             f"port = {server.port}\n"
             "bind-address = 127.0.0.1\n"
