@@ -316,13 +316,14 @@ class PrivatePostgres:
     user = "postgres"
     host = "127.0.0.1"
 
-    def __init__(self) -> None:
+    def __init__(self, bindir: Path | None = None) -> None:
+        """`bindir`: another install's initdb, pg_ctl and postgres (a second version)."""
         self.port = 0
         # SIGQUIT: PostgreSQL's immediate shutdown.
         self.dir = _private_dir("benchdash-postgres-", "data/postmaster.pid", signal.SIGQUIT)
         self.datadir = self.dir / "data"
         self.log = self.dir / "postgres.log"
-        self._bindir = (
+        self._bindir = bindir or (
             Path(
                 find_program(
                     "initdb", "/usr/lib/postgresql/*/bin/initdb", "/usr/local/pgsql/bin/initdb"
@@ -336,6 +337,11 @@ class PrivatePostgres:
             owner = pwd.getpwnam("postgres")
             os.chown(self.dir, owner.pw_uid, owner.pw_gid)
             self._as = ["runuser", "-u", "postgres", "--"]
+
+    @property
+    def basedir(self) -> Path:
+        """The install: bin/ holds its postgres."""
+        return self._bindir.parent
 
     def _run(self, *argv: str, timeout: float = 120) -> None:
         done = subprocess.run(

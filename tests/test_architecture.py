@@ -253,7 +253,7 @@ ROOMS = ("execution", "analysis", "services")
 MAPPED = (*ROOMS, "sysbench")
 FEATURES: dict[str, set[str]] = {
     "analysis": {"auto", "host_metrics", "nightly"},
-    "execution": {"multihost", "outages", "preflight"},
+    "execution": {"multihost", "outages", "preflight", "restarts"},
     "services": {"imports", "nightly"},
 }
 

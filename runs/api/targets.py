@@ -40,6 +40,8 @@ class TargetSerializer(JSONModelBody[Target]):
             "cpu_cores",
             "disk_count",
             "server_host",
+            "restart_mode",
+            "restart_config",
             "created_at",
         ]
         extra_kwargs = {

@@ -29,6 +29,8 @@ runs/services/plans.py):
                          held, a handover to the sweeper, a target or a load host waited
                          for (its own map)
     multihost/           a cell from several load hosts at once (its own map)
+    restarts/            restart-only settings, configs and installs as axes on a target
+                         that opted in: restarted, verified, put back (its own map)
     auto.py              the auto modes (runs/analysis/auto/): the runs they add once the
                          queued ones have run
 

@@ -32,7 +32,8 @@ from runs.execution.multihost.cell_hosts import (
     hosts_set_result,
 )
 from runs.execution.outages.outage_buffer import OutageBuffer, ResultsUnreachable
-from runs.execution.outages.target_wait import target_wait, unreachable
+from runs.execution.outages.target_wait import show_waiting, target_wait, unreachable
+from runs.execution.restarts.restarter import Restarts, dynamic_settings
 from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result
 from runs.execution.sink import SampleSink
 from runs.execution.sysbench_process import (
@@ -70,6 +71,9 @@ class CellRun:
         self.targets = {t.pk: t for t in servers.batch_targets(batch)}
         # The running cell, when the results database went away for good at its end.
         self.held: tuple[Run, SampleSink] | None = None
+        self.restarts = Restarts(
+            batch, tick=self._restart_tick, show=self._restart_show, save=self._restart_save
+        )
 
     # --- one run ---------------------------------------------------------------------------
 
@@ -180,15 +184,36 @@ class CellRun:
             return None
 
     def _apply_settings(self, run: Run) -> dict[str, str]:
-        if not run.settings:
-            return {}
-        with self._target(self.target_of(run)) as db:
-            applied: targets.Applied = db.apply(run.settings)
+        restarted = {n: v for n, v in self.restarts.verified.items() if n in run.settings}
+        target = self.target_of(run)
+        dynamic = dynamic_settings(target, run.settings)
+        if not dynamic:
+            return restarted
+        with self._target(target) as db:
+            applied: targets.Applied = db.apply(dynamic)
         changes = run_server_changes(
             batch=self.batch, variables=applied.variables, target_id=run.target_id
         )
         run.environment = {**run.environment, **changes}
-        return applied.verified
+        return {**restarted, **applied.verified}
+
+    # --- restarts (runs/execution/restarts/) ---------------------------------------------
+
+    def _restart_tick(self) -> None:
+        stop = self.pulse.tick(Watch(self.batch.pk))
+        if stop is not None:
+            raise stop
+
+    def _restart_show(self, text: str) -> None:
+        show_waiting(self.batch, self.pulse, text)
+
+    def _restart_save(self) -> None:
+        batch = self.batch
+        self.store.ensure(
+            lambda: Batch.objects.filter(pk=batch.pk).update(
+                servers=batch.servers, stages=batch.stages
+            )
+        )
 
     def _stream(
         self,

@@ -257,6 +257,10 @@ class Group:
     def runs_on(self, target_id: int | None) -> list[Run]:
         return [r for r in self.runs if r.target_id == target_id]
 
+    @property
+    def install(self) -> str:
+        return self.runs[0].install if self.runs else ""
+
 
 def pending_groups(batch: Batch) -> list[Group]:
     """The groups of the batch that still have a queued run, or a data set still to
@@ -267,7 +271,8 @@ def pending_groups(batch: Batch) -> list[Group]:
     for run in batch.runs.order_by("position"):
         test = run.test or plan.test
         key = run_dataset(plan, run, test)
-        if fresh or not groups or groups[-1].dataset != key:
+        # Each install has its own data directory: its own data set.
+        if fresh or not groups or groups[-1].dataset != key or groups[-1].install != run.install:
             groups.append(Group(first_position=run.position, dataset=key, test=test))
         groups[-1].runs.append(run)
     return [g for g in groups if has_queued_run(g) or _left_behind(batch, plan, g)]
@@ -285,6 +290,19 @@ def run_dataset(plan: FrozenPlan, run: Run, test: str) -> tuple[str, ...]:
     if index is not None and plan.tests[index].get("rebuild"):
         return key + rebuild_part(index)
     return key
+
+
+def needed_later(batch: Batch, group: Group) -> bool:
+    """Whether a later group of the batch uses the same data set on the same install (a
+    versions axis takes turns between installs): then it stays for that group to reuse."""
+    if FrozenPlan.from_params(batch.params).dataset_policy == "fresh":
+        return False
+    return any(
+        g.first_position > group.first_position
+        and g.dataset == group.dataset
+        and g.install == group.install
+        for g in pending_groups(batch)
+    )
 
 
 def has_queued_run(group: Group) -> bool:

@@ -18,6 +18,7 @@ from runs.columns import BatchEnvironment
 from runs.errors import ExecutorError
 from runs.execution import servers
 from runs.execution.preflight import limits
+from runs.execution.restarts.restarter import dynamic_settings
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
 from runs.loadhosts.facts import host_facts, server_reference
@@ -40,7 +41,7 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
                 **server.details,  # PostgreSQL: every pg_settings row
             }
             batch.warnings = [*batch.warnings, *_server_warnings(batch, server)]
-            originals = db.originals(plan.server_settings)
+            originals = db.originals(dynamic_settings(batch.target, plan.server_settings))
     if batch.target is not None:
         environment.update(_server_host_environment(batch, batch.target))
     batch.environment = environment

@@ -35,6 +35,7 @@ from runs.execution.outages.host_wait import LoadHostGone, host_unreachable, loa
 from runs.execution.outages.outage_buffer import ResultsUnreachable
 from runs.execution.outages.target_wait import TargetGone, failure_kind, target_wait
 from runs.execution.preflight import batch as preflight
+from runs.execution.restarts.processes import RestartFailed
 from runs.execution.run_results import run_fail, target_error_text
 from runs.execution.sysbench_process import (
     BatchAborted,
@@ -105,6 +106,7 @@ class BatchRunner(CellRun):
             self._abort(f"internal error: {e}")
             self.outcome.error = e
         finally:
+            self._put_back_servers()
             self._restore_settings()
             if self.results_lost is None:
                 self._finish(stopped)
@@ -129,13 +131,15 @@ class BatchRunner(CellRun):
             if owns_data and self.plan.cleanup:
                 self._cleanup(group)
             return
+        # The server started with the group's install before its data set is prepared.
+        self._restart_for(next(r for r in group.runs if r.status == Status.QUEUED), note=False)
         # A targets axis: the data set is prepared on each target before the group's first
         # cell, so that no prepare runs between two measured cells.
         if owns_data and not [key for key in self._servers(group) if self._prepare(group, key)]:
             return
         try:
             for run in group.runs:
-                if run.status == Status.QUEUED:
+                if run.status == Status.QUEUED and self._restart_for(run, group=group):
                     self._run_cell(run)
                     if run.status == Status.FAILED:
                         self._after_failure(
@@ -156,8 +160,32 @@ class BatchRunner(CellRun):
             # A custom script's own consistency check (sysbench-tpcc's), on the data set
             # the runs left: recorded as a stage, with its output.
             self._dataset_stage("check", group, group.runs[0].sysbench_options)
-        if owns_data and self.plan.cleanup:
+        if owns_data and self.plan.cleanup and not datasets.needed_later(self.batch, group):
             self._cleanup(group)
+
+    # --- restarts (runs/execution/restarts/) -----------------------------------------------
+
+    def _restart_for(self, run: Run, *, note: bool = True, group: Group | None = None) -> bool:
+        """The server restarted for the run when it needs another install, config or
+        restart-only value, then warmed up (after_restart "warm"); False: the run failed."""
+        try:
+            error = self.restarts.before_cell(run, note=note)
+        except RestartFailed as e:  # the original did not come back either
+            raise BatchAborted(f"the server did not come back with its original config: {e}") from e
+        if error:
+            run_fail(
+                run, error, "the server's own line; see the batch's log of restarts", "restart"
+            )
+            return False
+        if group is not None and self.restarts.needs_warmup():
+            warm = {**run.sysbench_options, "time": self.restarts.warm_s}
+            self._dataset_stage("run", group, warm, reason="warm-up after a restart", kind="warmup")
+        return True
+
+    def _put_back_servers(self) -> None:
+        error = self.restarts.put_back("the batch's end")
+        if error:
+            self.batch.error = "\n".join(filter(None, [self.batch.error, error]))
 
     # --- a group's servers: each target of a targets axis, else the batch's own (None) ----
 
@@ -239,6 +267,7 @@ class BatchRunner(CellRun):
         options: dict[str, Any],
         reason: str = "",
         key: int | None = None,
+        kind: str = "",
     ) -> SysbenchError | None:
         """Run prepare or cleanup on the server `key` (a target of a targets axis, None:
         the batch's own), record it on the batch, and return its first error."""
@@ -263,7 +292,7 @@ class BatchRunner(CellRun):
         self.store.ensure(
             lambda: datasets.stage_record(
                 self.batch,
-                phase,
+                kind or phase,
                 group,
                 reason=reason,
                 started_at=started,

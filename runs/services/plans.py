@@ -23,7 +23,7 @@ from runs.execution.preflight import limits
 from runs.execution.preflight.report import FAILED, PreflightReport, Subject
 from runs.frozen import FrozenScript
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
-from runs.services import plan_scripts
+from runs.services import plan_scripts, restarts
 from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
 
@@ -114,7 +114,9 @@ def plan_servers(plan: Plan, more_targets: Sequence[Target] | None = None) -> ma
     axes = plan.server_axes if isinstance(plan.server_axes, dict) else {}
     targets = plan_targets(plan, more_targets)
     configs = axes.get("configs") or []
+    names = list(plan.server_settings) if isinstance(plan.server_settings, dict) else []
     return matrix.ServerAxes(
+        restart_settings=restarts.restart_setting_names(plan.target, names),
         targets=tuple(t.pk for t in targets) if len(targets) > 1 else (),
         installs=tuple(str(label) for label in axes.get("installs") or []),
         configs=tuple(str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs),
@@ -140,6 +142,7 @@ def plan_check(
     _check_target_fits(plan)
     server_settings = _validate_settings(plan)
     _check_more_targets(plan, plan_targets(plan, more_targets))
+    restarts.server_axes_check(plan)
     options = plan_options(plan)
     script = plan_scripts.plan_script_check(plan=plan, options=options)
     auto = _auto_modes(plan, options)
@@ -149,10 +152,18 @@ def plan_check(
     option_axes = dict(plan.option_axes)
     if auto.rate is not None:
         option_axes["rate"] = [auto.rate.start]  # the search's first value, as an axis value
+    servers = plan_servers(plan, more_targets)
+    if servers.targets and (servers.installs or servers.configs or servers.restart_settings):
+        # The restarts run on the plan's first target only (runs/execution/restarts/).
+        raise InvalidInput(
+            "more_targets",
+            "a plan restarts one server: compare several targets in one plan, and "
+            "installs, configs or restart-only settings of one target in another",
+        )
     cells = matrix.expand(
         test=plan.test,
         tests=tests,
-        servers=plan_servers(plan, more_targets),
+        servers=servers,
         fixed_options=options,
         axes=matrix.Axes(
             threads=list(plan.threads),
@@ -215,6 +226,7 @@ def plan_preflight(
             plan.test, [(cell.threads, cell.options, cell.test) for cell in check.cells]
         ),
         more_targets=tuple(plan_targets(plan, more_targets)[1:]),
+        server_axes=dict(plan.server_axes) if isinstance(plan.server_axes, dict) else {},
     )
     return preflight.run_preflight(subject)
 
@@ -316,7 +328,7 @@ def _validate_settings(plan: Plan) -> dict[str, list[str]]:
             "this PostgreSQL server holds benchdash's own results: its settings are never "
             "changed; benchmark another server",
         )
-    return targets.validate_settings(plan.target.engine, plan.server_settings)
+    return restarts.settings_check(plan.target, plan.server_settings)
 
 
 def _check_more_targets(plan: Plan, axis: list[Target]) -> None:
@@ -381,6 +393,7 @@ def target_validate(*, target: Target) -> None:
     )
     if same_store:
         raise InvalidInput("database", "this is benchdash's own results database")
+    restarts.target_restart_check(target=target, on_results_server=_on_results_server(target))
 
 
 def _check_hold(plan: Plan, auto: auto_settings.Auto, options: dict[str, object]) -> None:

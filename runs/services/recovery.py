@@ -17,6 +17,7 @@ from runs.execution import datasets, liveness
 from runs.execution.environment import batch_restore_settings
 from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.outages import handover
+from runs.execution.restarts.leftovers import servers_put_back
 from runs.execution.run_results import run_fail
 from runs.execution.sample_writes import run_store_recent_samples
 from runs.frozen import FrozenPlan
@@ -33,6 +34,7 @@ from runs.models import (
 )
 from runs.services.batches import batch_release_locks
 from runs.services.queue import enqueue_or_log
+from runs.services.restarts import batches_put_back_left_servers
 from runs.targets import TargetError
 
 logger = logging.getLogger(__name__)
@@ -64,7 +66,7 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
     for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
         enqueue_or_log(batch_id)
     resent = batches_requeue_lost()
-    restored = batches_restore_left_settings()
+    restored = batches_restore_left_settings() + batches_put_back_left_servers()
     dropped = batches_drop_left_datasets()
     liveness.process_beat(
         name=liveness.SWEEPER,
@@ -292,6 +294,9 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
         )
         run.save(update_fields=["status", "finished_at", "error"])
     batch_remove_config_dirs(batch=batch, hostname=hostname)
+    # A restart-only cell's server: its original config and install back (Batch.servers).
+    if problem := servers_put_back(batch=batch, reason="the sweeper, after the worker died"):
+        batch.warnings = [*batch.warnings, problem]
     batch_restore_settings(batch=batch)
     batch_release_locks(batch=batch)
     batch.status = Status.QUEUED

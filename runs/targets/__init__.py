@@ -26,6 +26,7 @@ from runs.targets.base import (
     SYSTEM_SCHEMAS,
     Applied,
     FsyncTiming,
+    RestartFacts,
     ServerInfo,
     ServerTarget,
     SettingNotApplied,
@@ -41,6 +42,7 @@ from runs.targets.mysql_settings import (
 )
 from runs.targets.postgres import PostgresTarget, connect_postgres
 from runs.targets.postgres_settings import (
+    POSTGRES_NEEDS_RESTART,
     POSTGRES_SETTINGS,
     PgSetting,
     validate_postgres_settings,
@@ -52,6 +54,7 @@ __all__ = [
     "MYSQL_COUNTERS",
     "MYSQL_SETTINGS",
     "NEEDS_RESTART",
+    "POSTGRES_NEEDS_RESTART",
     "POSTGRES_SETTINGS",
     "SYSTEM_SCHEMAS",
     "Applied",
@@ -59,6 +62,7 @@ __all__ = [
     "MySQLTarget",
     "PgSetting",
     "PostgresTarget",
+    "RestartFacts",
     "ServerInfo",
     "ServerTarget",
     "Setting",

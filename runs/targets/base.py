@@ -110,6 +110,19 @@ class Applied:
     variables: dict[str, str]
 
 
+@dataclass(frozen=True)
+class RestartFacts:
+    """What a restart is checked against: the server's version and data directory, and
+    per setting asked for its value as the server shows it and whether only a restart
+    changes it (MariaDB: SYSTEM_VARIABLES.READ_ONLY; PostgreSQL: context 'postmaster');
+    a name the server does not know is absent."""
+
+    version: str
+    datadir: str
+    values: dict[str, str]
+    restart_only: frozenset[str]
+
+
 class ServerTarget(Protocol):
     """What execution, services and the data-set and counter services ask of a target."""
 
@@ -152,6 +165,7 @@ class ServerTarget(Protocol):
     def inside_snapshot(self) -> dict[str, Any]: ...
 
     def waits_now(self) -> list[tuple[Any, ...]]: ...
+    def restart_facts(self, names: Iterable[str]) -> RestartFacts: ...
 
     def pid_file(self) -> str:
         """The file on the server's machine that holds its process id; "" when the

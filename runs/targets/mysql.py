@@ -21,6 +21,7 @@ from runs.targets.base import (
     MARKER_TABLE,
     Applied,
     FsyncTiming,
+    RestartFacts,
     ServerInfo,
     SettingNotApplied,
     TargetError,
@@ -100,6 +101,12 @@ _FILE_TIMERS_SQL = (
 PS_OFF_FIX = (
     "set performance_schema=ON under [mariadbd] or [mysqld] in the server's my.cnf and "
     "restart the server: it cannot be turned on at run time"
+)
+
+
+_READ_ONLY = (
+    "SELECT LOWER(VARIABLE_NAME), READ_ONLY FROM information_schema.SYSTEM_VARIABLES "
+    "WHERE LOWER(VARIABLE_NAME) IN ({})"
 )
 
 
@@ -278,6 +285,24 @@ class MySQLTarget:
         """The account as GRANT names it: 'user'@'host', from CURRENT_USER()."""
         user, _, host = str(self._query("SELECT CURRENT_USER()")[0][0]).rpartition("@")
         return f"'{user}'@'{host}'"
+
+    def restart_facts(self, names: Iterable[str]) -> RestartFacts:
+        """MariaDB says which variables are read-only (fixed at start); MySQL has no
+        SYSTEM_VARIABLES table: there every name asked for counts as restart-only."""
+        wanted = sorted({name.lower() for name in names})
+        version, datadir = (str(v) for v in self._query("SELECT @@version, @@datadir")[0])
+        values = self.read(wanted)
+        restart_only = frozenset(values)
+        if wanted:
+            try:
+                marks = ", ".join(["%s"] * len(wanted))
+                query = _READ_ONLY.format(marks)  # placeholders only: the names are params
+                rows = self._query(query, wanted)
+            except TargetError:
+                rows = []  # MySQL: no such table
+            if rows:
+                restart_only = frozenset(str(n) for n, ro in rows if str(ro).upper() == "YES")
+        return RestartFacts(version, datadir, values, restart_only)
 
     def pid_file(self) -> str:
         rows = self._query("SELECT @@pid_file")

@@ -29,6 +29,7 @@ from runs.targets.base import (
     MARKER_TABLE,
     Applied,
     FsyncTiming,
+    RestartFacts,
     ServerInfo,
     SettingNotApplied,
     TargetError,
@@ -312,6 +313,18 @@ class PostgresTarget:
     def waits_now(self) -> list[tuple[Any, ...]]:
         """The target database's active backends by what they wait on, now."""
         return self._query(inside.PG_WAITS_NOW)
+
+    def restart_facts(self, names: Iterable[str]) -> RestartFacts:
+        """Values as SHOW prints them; restart-only: the settings of context 'postmaster'."""
+        version = str(self._scalar("SHOW server_version"))
+        datadir = str(self._scalar("SELECT current_setting('data_directory')"))
+        rows = self._query(
+            "SELECT name, current_setting(name), context FROM pg_settings WHERE name = ANY(%s)",
+            [sorted(set(names))],
+        )
+        values = {str(name): str(shown) for name, shown, _ in rows}
+        restart_only = frozenset(str(name) for name, _, ctx in rows if ctx == "postmaster")
+        return RestartFacts(version, datadir, values, restart_only)
 
     def pid_file(self) -> str:
         """postmaster.pid in the data directory, whose first line is the postmaster's id;

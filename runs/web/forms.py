@@ -48,6 +48,8 @@ class TargetForm(forms.ModelForm[Target]):
             "cpu_cores",
             "disk_count",
             "server_host",
+            "restart_mode",
+            "restart_config",
         ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -240,6 +240,10 @@ class Estimate:
     total_s: float | None
     prepares: int = 0  # data sets prepared: one per shared data set, one per rebuild
     prepare_s: float = 0.0
+    restarts: int = 0  # server restarts, the put-back at the end included
+    restart_s: float = 0.0  # their time, with the warm-ups after them
+    restart_each_s: float = 0.0  # one restart's measured seconds
+    restart_source: str = ""  # where that figure comes from
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -251,12 +255,21 @@ class Estimate:
             "sysbench_s": self.sysbench_s,
             "total_s": self.total_s,
             "total_text": duration_text(self.total_s),
+            "restarts": self.restarts,
+            "restart_s": self.restart_s,
+            "restart_text": duration_text(self.restart_s) if self.restarts else "",
+            "restart_each_s": self.restart_each_s,
+            "restart_source": self.restart_source,
         }
 
 
-def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
+def estimate(
+    cells: Sequence[Cell], dataset_policy: str, restarts: Mapping[str, Any] | None = None
+) -> Estimate:
     """How long a batch of these cells would take: sysbench's time, plus a little per
-    run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second)."""
+    run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second),
+    plus the server restarts (`restarts`: their number and seconds, counted over the
+    matrix's restart points with a measured restart time of the engine)."""
     durations = [_duration(cell.options) for cell in cells]
     sysbench_s = None if None in durations else float(sum(d for d in durations if d))
     policy = "fresh" if dataset_policy == "fresh" else "shared"
@@ -266,13 +279,18 @@ def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
     total_s = None
     if sysbench_s is not None:
         total_s = sysbench_s + RUN_OVERHEAD_S * len(cells) + prepare_s
+    restart_s = float((restarts or {}).get("seconds") or 0)
     return Estimate(
         cells=len({cell.key() for cell in cells}),
         runs=len(cells),
         sysbench_s=sysbench_s,
-        total_s=total_s,
+        total_s=None if total_s is None else total_s + restart_s,
         prepares=len(prepares),
         prepare_s=prepare_s,
+        restarts=int((restarts or {}).get("restarts") or 0),
+        restart_s=restart_s,
+        restart_each_s=float((restarts or {}).get("each_s") or 0),
+        restart_source=str((restarts or {}).get("each_source") or ""),
     )
 
 

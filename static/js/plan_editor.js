@@ -141,6 +141,10 @@ function editPlan(form) {
         figures.append(document.createElement("br"), strong(String(e.prepares)),
           e.prepares === 1 ? " data set prepared" : " data sets prepared", " (≈ ", strong(e.prepare_text), ")");
       }
+      if (e.restarts) {
+        figures.append(document.createElement("br"), strong(String(e.restarts)), " server restarts (the put-back at the end included), ≈ ",
+          strong(e.restart_text), " with their warm-ups (", String(e.restart_each_s), " s each: ", e.restart_source, ")");
+      }
       warningsEl.replaceChildren(...answer.warnings.map((w) => item("⚠ " + w)));
     }).catch(function (err) {
       if (mine === sequence) figures.textContent = "Could not check the plan: " + err.message;

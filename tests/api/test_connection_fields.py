@@ -90,3 +90,21 @@ def test_a_webhook_to_loopback_is_a_400_naming_it(api, settings, local_host):
     answer = api.post("/api/v1/plans", json=plan)
     assert (answer.status_code, answer.json()["field"]) == (400, "notify_webhook")
     assert "loopback address" in answer.json()["message"]
+
+
+def test_a_targets_restart_opt_in_is_checked_at_save_and_holds_no_secret(api):
+    service = {"command": ["/usr/bin/systemctl", "restart", "mariadb"],
+               "include": "/etc/mysql/conf.d/99-benchdash.cnf"}  # fmt: skip
+    shell = {**service, "command": "systemctl restart mariadb; id"}
+    answer = api.post("/api/v1/targets", json={**TARGET, "restart_mode": "service",
+                                               "restart_config": shell})  # fmt: skip
+    assert (answer.status_code, answer.json()["field"]) == (400, "restart_config")
+    secret = {**service, "command": ["/usr/bin/x", "--password=hunter2"]}
+    answer = api.post("/api/v1/targets", json={**TARGET, "restart_mode": "service",
+                                               "restart_config": secret})  # fmt: skip
+    assert answer.status_code == 400 and "hunter2" not in answer.text
+    answer = api.post("/api/v1/targets", json={**TARGET, "restart_mode": "service",
+                                               "restart_config": service})  # fmt: skip
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["restart_config"] == service
+    assert Target.objects.get().restart_mode == "service"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runs.errors import InvalidInput
-from runs.sysbench.matrix import Axes, expand
+from runs.sysbench.matrix import Axes, ServerAxes, expand, restart_points
 from runs.web.plan_editor import duration_text, estimate, form_values, matrix_from_form
 
 
@@ -83,3 +83,33 @@ def test_the_estimate_counts_cells_runs_and_time():
     assert e.total_s == pytest.approx(720 + 12 * 3 + 5 + 0.2)
     assert duration_text(e.total_s) == "13 min"
     assert duration_text(45) == "45 s" and duration_text(None).startswith("unknown")
+
+
+def test_the_estimate_adds_the_restarts_counted_over_the_restart_points():
+    from runs.models import Plan, Target
+    from runs.services.restarts import RESTART_SECONDS, restart_estimate
+
+    cells = expand(
+        test="oltp_read_only",
+        fixed_options={"time": 60, "tables": 1, "table-size": 10000},
+        axes=Axes(threads=[1, 2], server_settings={"innodb_flush_method": ["fsync", "O_DIRECT"]}),
+        repeats=2,
+        order="interleaved",
+        seed=1,
+        dataset_policy="shared",
+        servers=ServerAxes(restart_settings=frozenset({"innodb_flush_method"})),
+    )
+    points = restart_points(cells)
+    # The cells of one value run together within a round: one restart per value a round,
+    # one fewer when a round starts with the value the last one ended with.
+    assert 3 <= len(points) <= 4
+    plan = Plan(target=Target(engine="mariadb"), server_axes={"warm_s": 5})
+    restarts = restart_estimate(plan, cells)
+    assert restarts["restarts"] == len(points) + 1  # the original put back at the end
+    assert restarts["seconds"] == round((len(points) + 1) * RESTART_SECONDS["mariadb"]
+                                        + 5 * len(points))  # fmt: skip
+    plain, e = estimate(cells, "shared"), estimate(cells, "shared", restarts)
+    assert (plain.restarts, plain.to_dict()["restart_text"]) == (0, "")
+    assert (e.restarts, e.restart_s) == (len(points) + 1, restarts["seconds"])
+    assert e.total_s == pytest.approx(plain.total_s + restarts["seconds"])
+    assert e.to_dict()["restart_text"] == duration_text(restarts["seconds"])

@@ -26,6 +26,7 @@ from runs.execution.preflight.report import (
     PreflightReport,
     Subject,
 )
+from runs.execution.restarts import rehearsal
 from runs.execution.servers import more_targets
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
@@ -59,6 +60,7 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
         ),
         prepared_statements=most_statements(frozen.test, runs),
         more_targets=tuple(more_targets(batch)),
+        server_axes=frozen.server_axes,
     )
     return run_preflight(subject, executor, on_worker=True)
 
@@ -92,6 +94,7 @@ def run_preflight(
         preflight_target.check_fsync_timing(report, checked)
         preflight_target.check_inside(report, checked)
         preflight_target.check_server_host(report, checked)
+    rehearsal.check_restarts(report, subject.target, subject.server_settings, subject.server_axes)
     return report
 
 

@@ -53,3 +53,4 @@ class Subject:
     extra_load_hosts: tuple[LoadHost, ...] = ()  # each cell from these too
     prepared_statements: int = 0  # the most any cell holds on the server at once
     more_targets: tuple[Target, ...] = ()  # a targets axis: each checked as `target` is
+    server_axes: dict[str, Any] = field(default_factory=dict)  # installs, configs (restarts)

@@ -21,7 +21,7 @@ from runs import targets
 from runs.errors import InvalidInput
 from runs.http.responses import json_response
 from runs.models import LaunchedBy, LoadHost, Plan, Target
-from runs.services import batches, definitions, permissions, selectors
+from runs.services import batches, definitions, permissions, restarts, selectors
 from runs.services import plans as plan_checks
 from runs.services.nightly import schedules
 from runs.services.queue import BrokerUnavailable
@@ -223,7 +223,9 @@ def plan_check(request: HttpRequest) -> HttpResponse:
         check.warnings.append(f"the target could not be asked: {e.message}")
     except InvalidInput as e:
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
-    estimate = plan_editor.estimate(check.cells, plan.dataset_policy)
+    estimate = plan_editor.estimate(
+        check.cells, plan.dataset_policy, restarts.restart_estimate(plan, check.cells)
+    )
     return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
 
 

@@ -1,0 +1,17 @@
+"""Restarts: restart-only settings, config snippets and installs (versions) as axes, on a
+target that opted in (`Target.restart_mode`: a managed instance benchdash starts and
+stops itself, or a service with a restart command and an include benchdash owns).
+
+    spec.py        the target's restart config and a restart's options, checked (pure):
+                   no path, include or secret ever reaches a server's config or argv
+    processes.py   the server processes on the worker's machine: a managed instance
+                   stopped and started, a service's command run, the include written
+    restarter.py   a batch's restarts before its cells, verified, rolled back when a
+                   config does not start, the original put back at the end (and by the
+                   sweeper after a crash, from Batch.servers), each in the batch's log
+    leftovers.py   for the sweeper: what a dead worker's batch, or a put-back that failed,
+                   left changed on a server, put back from Batch.servers
+    rehearsal.py   what preflight checks of the restart path, changing nothing
+
+Only the worker's machine for now: a server_host over SSH is refused by preflight.
+"""

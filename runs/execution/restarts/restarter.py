@@ -1,0 +1,381 @@
+"""A batch's restarts: before a cell whose install, config or restart-only settings differ
+from what its server runs, the server is restarted with them, waited for (bounded, shown
+on the batch), and every setting read back; a start that fails is rolled back to the
+original and the cell fails with the server's own line. What benchdash changed is kept
+in `Batch.servers` before it changes it, so that the batch's end, or the sweeper after a
+crash, puts the original back (`servers_put_back`). Each restart and restore is a stage
+of the batch's log, with its times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.utils import timezone
+
+from runs import targets
+from runs.errors import InvalidInput
+from runs.execution.heartbeat import BatchStopped
+from runs.execution.restarts import processes
+from runs.execution.restarts.processes import RestartFailed
+from runs.execution.restarts.spec import (
+    Install,
+    Options,
+    RestartSpec,
+    include_text,
+    mismatches,
+    restart_names,
+    restart_options,
+    restart_spec,
+    start_arguments,
+)
+from runs.frozen import FrozenPlan
+from runs.models import Batch, Run, Target
+
+logger = logging.getLogger(__name__)
+POLL_S = 0.5
+Tick = Callable[[], None]  # beats; raises BatchStopped when the batch must stop
+Show = Callable[[str], None]  # what the batch waits for; "" once it does not
+
+
+def dynamic_settings(target: Target | None, settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings SET GLOBAL / ALTER SYSTEM change: all but a restart's."""
+    names = _restart_names(target, list(settings))
+    return {name: value for name, value in settings.items() if name not in names}
+
+
+def _restart_names(target: Target | None, names: list[str]) -> frozenset[str]:
+    if target is None or not target.restart_mode:
+        return frozenset()
+    return restart_names(target.engine, names, targets.allowed_settings(target.engine))
+
+
+class Restarts:
+    """The restarts of one batch's target (none for a target that never restarts)."""
+
+    def __init__(self, batch: Batch, *, tick: Tick, show: Show, save: Callable[[], None]) -> None:
+        self.batch = batch
+        self.target = batch.target
+        self.plan = FrozenPlan.from_params(batch.params)
+        self.tick, self.show, self.save = tick, show, save
+        target = self.target
+        self.broken = ""  # a restart config stored before its checks: no restart with it
+        try:
+            self.spec = (
+                restart_spec(target.engine, target.restart_mode, target.restart_config)
+                if target is not None
+                else None
+            )
+        except InvalidInput as e:
+            self.spec, self.broken = None, f"the target's restart config: {e}"
+        self.names = _restart_names(target, list(self.plan.server_settings))
+        axes = self.plan.server_axes
+        self.configs = {str(c["label"]): str(c["text"]) for c in axes.get("configs") or []}
+        self.active = bool(self.names or axes.get("installs") or self.configs) and (
+            self.spec is not None or bool(self.broken)
+        )
+        self.warm_s = int(axes.get("warm_s") or 10)
+        self.verified: dict[str, str] = {}  # the restart's settings as the server shows them
+        self.warm = axes.get("after_restart", "warm") != "cold"
+        self.failed: dict[str, str] = {}  # a restart key that did not start: its error
+        self.restarted = False  # since the last cell: the next cell is the first after it
+        self.warm_due = False
+
+    # --- before a cell ---------------------------------------------------------------------
+
+    def want(self, run: Run) -> dict[str, Any]:
+        state = self._state()
+        settings = {n: str(v) for n, v in sorted(run.settings.items()) if n in self.names}
+        return {
+            "install": run.install or state.get("original", {}).get("install", ""),
+            "config": run.config,
+            "settings": settings,
+        }
+
+    def before_cell(self, run: Run, *, note: bool = True) -> str:
+        """Restart the server for `run` when it runs something else; "" when the cell may
+        run, else why it may not (the cell fails with it). `note`: the run is about to be
+        measured (not a prepare): it says what ran."""
+        if not self.active:
+            return ""
+        if self.broken:
+            return self.broken
+        self._remember_original()
+        want = self.want(run)
+        key = json.dumps(want, sort_keys=True)
+        if key in self.failed:
+            return self.failed[key]
+        if want != self._running():
+            error = self._restart(want, f"before run {run.position + 1}", run.position)
+            if error:
+                self.failed[key] = error
+                return error
+        if note:
+            self.warm_due = self.warm and self.restarted
+            self._note(run, want)
+        return ""
+
+    def _note(self, run: Run, want: dict[str, Any]) -> None:
+        """The run says which binary ran, with what, and whether it was measured cold."""
+        state = self._state()
+        after = "warm" if self.warm or not self.restarted else "cold"
+        run.environment = {
+            **run.environment,
+            "restart": {
+                **want,
+                "basedir": state.get("basedir", ""),
+                "binary": state.get("binary", ""),
+                "version": state.get("version", ""),
+                "after_restart": after,
+                "first_after_restart": self.restarted,
+            },
+        }
+        self.restarted = False
+
+    def needs_warmup(self) -> bool:
+        """Whether the cell just noted is the first after a restart, to be warmed up."""
+        due, self.warm_due = self.warm_due, False
+        return due
+
+    # --- the state kept on the batch ------------------------------------------------------
+
+    def _state(self) -> dict[str, Any]:
+        assert self.target is not None
+        state = self.batch.servers.get(str(self.target.pk)) if self.batch.servers else None
+        return dict(state or {})
+
+    def _set_state(self, **values: Any) -> None:
+        assert self.target is not None
+        servers = dict(self.batch.servers or {})
+        servers[str(self.target.pk)] = {**self._state(), **values}
+        self.batch.servers = servers
+        self.save()
+
+    def _running(self) -> dict[str, Any]:
+        state = self._state()
+        running = state.get("running")
+        original = {"install": state["original"].get("install", ""), "config": "", "settings": {}}
+        return dict(running) if running else original
+
+    def _remember_original(self) -> None:
+        """What runs before benchdash changes anything, kept before the first change."""
+        if "original" in self._state():
+            return
+        assert self.spec is not None and self.target is not None
+        with targets.connect_to(self.target) as db:
+            facts = db.restart_facts([])
+        original: dict[str, Any] = {}
+        basedir = binary = ""
+        if self.spec.mode == "managed":
+            install = _install_at(self.spec, facts.datadir)
+            original["install"] = install.label
+            basedir, binary = install.basedir, _binary(self.target.engine, install)
+        else:
+            original["include"] = processes.include_read(self.spec.include)
+        self._set_state(mode=self.spec.mode, original=original, running=None,
+                        version=facts.version, basedir=basedir, binary=binary,
+                        pid=None)  # fmt: skip
+
+    # --- a restart ----------------------------------------------------------------------------
+
+    def _restart(self, want: dict[str, Any], reason: str, position: int) -> str:
+        assert self.spec is not None and self.target is not None
+        config_text = self.configs.get(want["config"], "")
+        options = restart_options(
+            self.target.engine, config_text=config_text, settings=want["settings"]
+        )
+        label = _label(want)
+        started = timezone.now()
+        self._set_state(running=want)  # from now on, a crash leaves it to be put back
+        try:
+            version = self._start(want["install"], options, f"restarting with {label}")
+        except RestartFailed as e:
+            line = str(e)
+            self._log("restart", position, started, f"{reason}: {label}", error=line)
+            self._back_to_original(position, f"{label} did not start")
+            return f"the server did not start with {label}: {line} (rolled back to the original)"
+        except BatchStopped as e:  # cancelled while it waited: the batch's end puts it back
+            self._log("restart", position, started, f"{reason}: {label}",
+                      error=f"stopped while the server started: {e.reason}")  # fmt: skip
+            raise
+        with targets.connect_to(self.target) as db:
+            facts = db.restart_facts(options.names)
+        wrong = mismatches(options, facts.values)
+        self.verified = {name: facts.values.get(name, "") for name in options.names}
+        self._log("restart", position, started, f"{reason}: {label}", output=version,
+                  error="; ".join(wrong))  # fmt: skip
+        self.restarted = True
+        return "; ".join(wrong)
+
+    def _start(self, install_label: str, options: Options, what: str) -> str:
+        """Stop what runs, start with `options`, wait until it answers: its version."""
+        assert self.spec is not None and self.target is not None
+        timeout = self.spec.timeout_s
+        self.show(f"{what} (waiting up to {timeout} s for the server)")
+        try:
+            if self.spec.mode == "managed":
+                install = self.spec.install(install_label)
+                self._stop_running(timeout)
+                argv = processes.server_argv(
+                    self.target.engine,
+                    install,
+                    port=self.target.port,
+                    socket=self.target.socket,
+                    options=start_arguments(self.target.engine, options),
+                )
+                pid = processes.server_start(argv, install)
+                self._set_state(pid=pid, basedir=install.basedir, binary=argv[0])
+                version = self._wait(timeout, pid=pid, install=install)
+            else:
+                processes.include_write(self.spec.include, _include(self.target, options))
+                version = self._service_restart(timeout)
+            self._set_state(version=version)
+            return version
+        finally:
+            self.show("")
+
+    def _service_restart(self, timeout: int) -> str:
+        assert self.spec is not None
+        code, output = processes.command_run(self.spec.command, timeout)
+        if code != 0:
+            raise RestartFailed(processes.error_line(output))
+        return self._wait(timeout)
+
+    def _stop_running(self, timeout: int) -> None:
+        """The server running now stopped: its pid file, else the one benchdash started."""
+        assert self.target is not None
+        pid = self._state().get("pid")
+        try:
+            with targets.connect_to(self.target) as db:
+                pid = processes.pid_in(db.pid_file()) or pid
+        except targets.TargetError:
+            pass  # not answering: the process benchdash started, if it is still there
+        if pid and processes.alive(int(pid)):
+            processes.server_stop(int(pid), self.target.engine, timeout)
+
+    def _wait(self, timeout: int, *, pid: int | None = None, install: Install | None = None) -> str:
+        """Until the server answers: its version; RestartFailed with its own line when it
+        exits or does not answer within the timeout."""
+        assert self.target is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with targets.connect_to(self.target) as db:
+                    return db.restart_facts([]).version
+            except targets.TargetError:
+                pass
+            if pid is not None and not processes.alive(pid):
+                raise RestartFailed(processes.error_line(processes.server_log(install)))  # type: ignore[arg-type]
+            if time.monotonic() >= deadline:
+                if pid is not None:
+                    processes.server_stop(pid, self.target.engine, 30)
+                log = processes.server_log(install) if install else ""
+                raise RestartFailed(
+                    f"no answer within {timeout} s"
+                    + (f": {processes.error_line(log)}" if log else "")
+                )
+            self.tick()
+            time.sleep(POLL_S)
+
+    # --- putting the original back ----------------------------------------------------------
+
+    def _back_to_original(self, position: int, reason: str) -> None:
+        started = timezone.now()
+        state = self._state()
+        original = state["original"]
+        tick, self.tick = self.tick, self._beat_only(self.tick)
+        try:
+            if self.spec is not None and self.spec.mode == "service":
+                processes.include_write(self.spec.include, original.get("include"))
+                self._show_and(lambda: self._service_restart(self.spec.timeout_s))  # type: ignore[union-attr]
+            else:
+                self._start(original.get("install", ""), Options(), "putting the original back")
+        except RestartFailed as e:
+            self._log("restore", position, started, reason, error=str(e))
+            raise
+        finally:
+            self.tick = tick
+        self._set_state(running=None, restored_at=timezone.now().isoformat())
+        self._log("restore", position, started, reason)
+        self.restarted = True
+
+    @staticmethod
+    def _beat_only(tick: Tick) -> Tick:
+        """Putting the original back goes on in a batch that was cancelled: it beats."""
+
+        def beat() -> None:
+            with contextlib.suppress(BatchStopped):
+                tick()
+
+        return beat
+
+    def _show_and(self, action: Callable[[], str]) -> str:
+        self.show("putting the original config back")
+        try:
+            return action()
+        finally:
+            self.show("")
+
+    def put_back(self, reason: str) -> str:
+        """The original config and install back, restarted, when benchdash changed them;
+        "" or why it could not (said on the batch)."""
+        if self.spec is None or not self._state().get("running"):
+            return ""
+        try:
+            self._back_to_original(-1, reason)
+        except (RestartFailed, targets.TargetError) as e:
+            return f"could not put the server's original config back: {e}"
+        return ""
+
+    # --- the batch's log --------------------------------------------------------------------
+
+    def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
+             error: str = "") -> None:  # fmt: skip
+        entry = {
+            "kind": kind,
+            "group": position,
+            "dataset": [],
+            "reason": reason,
+            "started_at": started.isoformat(),
+            "finished_at": timezone.now().isoformat(),
+            "seconds": round((timezone.now() - started).total_seconds(), 1),
+            "exit_code": None,
+            "ok": not error,
+            "error": error,
+            "output": output,
+        }
+        self.batch.stages = [*self.batch.stages, entry]
+        self.save()
+        logger.info("batch %s: %s %s (%s)", self.batch.pk, kind, reason, error or "ok")
+
+
+def _install_at(spec: RestartSpec, datadir: str) -> Install:
+    here = os.path.realpath(datadir.rstrip("/"))
+    for install in spec.installs:
+        if os.path.realpath(install.datadir.rstrip("/")) == here:
+            return install
+    raise RestartFailed(f"the server runs from {datadir}, the data directory of no install")
+
+
+def _binary(engine: str, install: Install) -> str:
+    try:
+        return processes.server_binary(engine, install)
+    except RestartFailed:
+        return ""
+
+
+def _include(target: Target, options: Options) -> str:
+    return include_text(target.engine, options)
+
+
+def _label(want: dict[str, Any]) -> str:
+    parts = [f"install={want['install']}"] if want["install"] else []
+    parts += [f"config={want['config']}"] if want["config"] else []
+    parts += [f"{n}={v}" for n, v in want["settings"].items()]
+    return " ".join(parts) or "the original config"

@@ -1,0 +1,287 @@
+"""What a target that opted in to restarts says of itself (`Target.restart_config`), and
+the options a restart sets: restart-only settings and config snippets, checked, then
+given to the server as start arguments (a managed instance) or as the include benchdash
+owns (a service). No Django, no I/O: the services check with it, the worker starts with it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from runs.errors import InvalidInput
+
+DEFAULT_TIMEOUT_S = 120
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
+NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# A value is one word: no space, quote, slash or newline, so never a path, never a second
+# option, never anything a config file or a command line would read as more than a value.
+VALUE = re.compile(r"[A-Za-z0-9_.,:+-]{1,100}")
+MYSQL_SECTIONS = frozenset({"mysqld", "mariadbd", "server", "mariadb"})
+# Options a restart must never set: where the server keeps its files, what it loads, who it
+# runs as, where it listens (benchdash keeps those of the install), and includes.
+NEVER = frozenset(
+    {
+        "datadir", "basedir", "socket", "port", "bind_address", "user", "pid_file",
+        "log_error", "log_bin", "log_bin_index", "relay_log", "init_file", "init_connect",
+        "secure_file_priv", "tmpdir", "skip_grant_tables", "lower_case_table_names",
+        "innodb_page_size", "innodb_data_file_path", "data_directory", "config_file",
+        "hba_file", "ident_file", "listen_addresses", "unix_socket_group",
+        "unix_socket_permissions", "include", "include_dir", "include_if_exists",
+        "logging_collector", "event_scheduler",
+    }
+)  # fmt: skip
+NEVER_ENDS = ("_dir", "_file", "_path", "_command", "_directory", "_directories", "_files")
+NEVER_PARTS = ("librar", "plugin", "ssl", "home")
+SECRET_WORDS = ("password", "passwd", "secret", "token")
+
+
+@dataclass(frozen=True)
+class Install:
+    """One server install of a managed target: its binaries, its data, its base config."""
+
+    label: str
+    basedir: str
+    datadir: str
+    config: str = ""  # read by the server, never written by benchdash; "" for none
+
+
+@dataclass(frozen=True)
+class RestartSpec:
+    mode: str  # "managed" or "service"
+    installs: tuple[Install, ...] = ()
+    command: tuple[str, ...] = ()  # service: the restart command, an argv list
+    include: str = ""  # service: the one file benchdash writes
+    timeout_s: int = DEFAULT_TIMEOUT_S
+
+    def install(self, label: str) -> Install:
+        for install in self.installs:
+            if install.label == label:
+                return install
+        raise InvalidInput("installs", f"{label!r} is not an install of this target")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What one restart sets, in order (a setting after a snippet's line wins)."""
+
+    pairs: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted({name for name, _ in self.pairs})
+
+    def wanted(self) -> dict[str, str]:
+        return dict(self.pairs)
+
+
+def restart_spec(engine: str, mode: str, config: object) -> RestartSpec | None:
+    """The restart config of a target checked (InvalidInput naming restart_config); None
+    for a target that never restarts (and then the config must be empty)."""
+    if not mode:
+        if config:
+            raise InvalidInput("restart_config", "give a restart mode, or leave this empty")
+        return None
+    if not isinstance(config, Mapping):
+        raise InvalidInput("restart_config", "must be an object")
+    _no_secrets(config)
+    timeout = config.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if not isinstance(timeout, int) or not 5 <= timeout <= 3600:
+        raise InvalidInput("restart_config", "timeout_s must be 5 to 3600 seconds")
+    if mode == "managed":
+        _only(config, {"installs", "timeout_s"})
+        return RestartSpec(mode, installs=_installs(config.get("installs")), timeout_s=timeout)
+    if mode == "service":
+        _only(config, {"command", "include", "timeout_s"})
+        command = config.get("command")
+        if not isinstance(command, list) or not command:
+            raise InvalidInput(
+                "restart_config", "command must be a list: the program, its arguments"
+            )
+        argv = tuple(_text(x, "command") for x in command)
+        _path(argv[0], "command")
+        include = _path(config.get("include"), "include")
+        suffix = ".conf" if engine == "postgresql" else ".cnf"
+        if not include.endswith(suffix):
+            raise InvalidInput("restart_config", f"the include must be a {suffix} file of its own")
+        return RestartSpec(mode, command=argv, include=include, timeout_s=timeout)
+    raise InvalidInput("restart_mode", f"{mode!r} is not managed or service")
+
+
+def _installs(value: object) -> tuple[Install, ...]:
+    if not isinstance(value, list) or not value:
+        raise InvalidInput("restart_config", "installs must list at least one install")
+    installs: list[Install] = []
+    for i, item in enumerate(value, 1):
+        if not isinstance(item, Mapping):
+            raise InvalidInput("restart_config", f"install {i} must be an object")
+        _only(item, {"label", "basedir", "datadir", "config"})
+        label = str(item.get("label", ""))
+        if not LABEL.fullmatch(label):
+            raise InvalidInput("restart_config", f"install {i}: give a short label, e.g. 10.11")
+        if any(x.label == label for x in installs):
+            raise InvalidInput("restart_config", f"two installs are labelled {label}")
+        config = item.get("config") or ""
+        installs.append(
+            Install(
+                label=label,
+                basedir=_path(item.get("basedir"), f"install {label}: basedir"),
+                datadir=_path(item.get("datadir"), f"install {label}: datadir"),
+                config=_path(config, f"install {label}: config") if config else "",
+            )
+        )
+    datadirs = [x.datadir for x in installs]
+    if len(set(datadirs)) != len(datadirs):
+        raise InvalidInput("restart_config", "each install needs its own data directory")
+    return tuple(installs)
+
+
+def _only(config: Mapping[str, object], keys: set[str]) -> None:
+    unknown = sorted(set(config) - keys)
+    if unknown:
+        raise InvalidInput(
+            "restart_config", f"unknown keys {', '.join(unknown)}; known: {', '.join(sorted(keys))}"
+        )
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value or any(c in value for c in "\0\n\r"):
+        raise InvalidInput("restart_config", f"{what}: each item must be one line of text")
+    return value
+
+
+def _path(value: object, what: str) -> str:
+    text = _text(value, what)
+    if not text.startswith("/") or "/../" in text + "/":
+        raise InvalidInput("restart_config", f"{what} must be an absolute path without '..'")
+    return text
+
+
+def _no_secrets(config: Mapping[str, object]) -> None:
+    words = str(config).lower()
+    if any(word in words for word in SECRET_WORDS):
+        raise InvalidInput(
+            "restart_config",
+            "holds no secrets (it is shown on the target's page): give the restart command "
+            "its credentials in a file it reads itself",
+        )
+
+
+def option_name(engine: str, name: str, field_name: str) -> str:
+    """A setting's name checked: one the restart may set, MySQL's dashes as underscores."""
+    text = str(name).strip().lower()
+    if engine != "postgresql":
+        text = text.replace("-", "_")
+    if not NAME.fullmatch(text):
+        raise InvalidInput(field_name, f"{name!r} is not a setting name")
+    if text in NEVER or text.endswith(NEVER_ENDS) or any(p in text for p in NEVER_PARTS):
+        raise InvalidInput(
+            field_name,
+            f"{text} is never changed by a restart: it names files, libraries, plugins or "
+            "addresses the install keeps",
+        )
+    return text
+
+
+def option_value(name: str, value: object, field_name: str) -> str:
+    text = str(value).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    if not VALUE.fullmatch(text):
+        raise InvalidInput(
+            field_name, f"{name}={value!r}: a value is one word (letters, digits, _.,:+-)"
+        )
+    return text
+
+
+def restart_settings_check(
+    engine: str, axes: Mapping[str, Iterable[object]]
+) -> dict[str, list[str]]:
+    """Restart-only settings axes of an opted-in target: names and values checked."""
+    return {
+        option_name(engine, name, "server_settings"): [
+            option_value(name, v, "server_settings") for v in values
+        ]
+        for name, values in axes.items()
+    }
+
+
+def config_options(engine: str, text: str, label: str = "") -> list[tuple[str, str]]:
+    """A config snippet's option lines, checked: no includes, no sections but the
+    server's, no option that names files; InvalidInput names the line."""
+    where = f"configs {label}".strip()
+    pairs: list[tuple[str, str]] = []
+    for number, raw in enumerate(str(text).splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("!"):
+            raise InvalidInput(where, f"line {number}: {line}: a snippet holds option lines only")
+        if line.startswith("["):
+            section = line.strip("[]").strip().lower()
+            if engine == "postgresql" or section not in MYSQL_SECTIONS:
+                raise InvalidInput(where, f"line {number}: {line}: no section but the server's")
+            continue
+        name, eq, value = line.partition("=")
+        if not eq and engine == "postgresql":
+            raise InvalidInput(where, f"line {number}: write name = value")
+        name = option_name(engine, name, where)
+        pairs.append((name, option_value(name, value, where) if eq else "ON"))
+    return pairs
+
+
+def restart_options(engine: str, *, config_text: str, settings: Mapping[str, str]) -> Options:
+    pairs = config_options(engine, config_text) if config_text else []
+    pairs += [(option_name(engine, n, "server_settings"), v) for n, v in sorted(settings.items())]
+    return Options(tuple(pairs))
+
+
+def start_arguments(engine: str, options: Options) -> list[str]:
+    """A managed instance's command-line options: they win over its config file."""
+    if engine == "postgresql":
+        return [arg for name, value in options.pairs for arg in ("-c", f"{name}={value}")]
+    return [f"--{name}={value}" for name, value in options.pairs]
+
+
+def include_text(engine: str, options: Options) -> str:
+    """The include benchdash owns, for a service: its whole content."""
+    head = "# written by benchdash for a benchmark; put back at the batch's end\n"
+    if engine == "postgresql":
+        return head + "".join(f"{name} = '{value}'\n" for name, value in options.pairs)
+    return head + "[mysqld]\n" + "".join(f"{name} = {value}\n" for name, value in options.pairs)
+
+
+_SIZE = re.compile(r"([0-9]+)\s*([kmgt]?)b?", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_TRUE = {"on", "1", "true", "yes"}
+_FALSE = {"off", "0", "false", "no"}
+
+
+def same_value(wanted: str, shown: str) -> bool:
+    """Whether the server shows what was asked for: case, sizes (32M = 33554432) and
+    booleans (1 = ON) aside."""
+    a, b = wanted.strip().lower(), shown.strip().lower()
+    if a == b or (a in _TRUE and b in _TRUE) or (a in _FALSE and b in _FALSE):
+        return True
+    x, y = _SIZE.fullmatch(a), _SIZE.fullmatch(b)
+    return bool(x and y) and _bytes(x) == _bytes(y)  # type: ignore[arg-type]
+
+
+def _bytes(match: re.Match[str]) -> int:
+    return int(match[1]) * _UNITS[match[2].lower()]
+
+
+def mismatches(options: Options, shown: Mapping[str, str]) -> list[str]:
+    """What the server does not show as asked, said for the cell's error."""
+    return [
+        f"{name}={value} did not take: the server shows {shown.get(name, 'no such setting')}"
+        for name, value in options.wanted().items()
+        if not same_value(value, shown.get(name, ""))
+    ]
+
+
+def restart_names(engine: str, names: Sequence[str], dynamic: Iterable[str]) -> frozenset[str]:
+    """The names of a plan's settings that a restart sets: those off the dynamic list."""
+    allowed = set(dynamic)
+    return frozenset(n for n in names if n not in allowed)

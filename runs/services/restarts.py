@@ -1,0 +1,184 @@
+"""Restarts checked above the worker: a target's opt-in (its restart mode and config),
+and a plan's restart axes (restart-only settings, config snippets, installs, warm or
+cold) refused unless its target opted in; the number of restarts a plan would make and
+their estimated time, for the plan editor; for the sweeper, the servers finished batches
+could not put back (a server that came back late), put back once they can be. The
+worker's side is runs/execution/restarts/.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from runs import targets
+from runs.errors import InvalidInput
+from runs.execution.restarts.leftovers import servers_changed, servers_put_back
+from runs.execution.restarts.spec import (
+    LABEL,
+    config_options,
+    restart_names,
+    restart_settings_check,
+    restart_spec,
+)
+from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, Plan, Target
+from runs.sysbench import matrix
+
+# Seconds one restart takes, per engine: the medians bench/restart_time.py measured on
+# small instances here (docs/servers.md, "What a restart costs"): a clean shutdown, a
+# start, the first answer, the settings read back. A target that restarted before is
+# estimated with its own last restarts instead (restart_seconds): a large buffer pool
+# takes longer to flush and to fill.
+RESTART_SECONDS: dict[str, float] = {"mariadb": 0.8, "mysql": 0.8, "postgresql": 1.0}
+AFTER_RESTART = ("warm", "cold")
+
+
+def target_restart_check(*, target: Target, on_results_server: bool) -> None:
+    """A target's restart opt-in, checked: InvalidInput naming restart_config."""
+    restart_spec(target.engine, target.restart_mode, target.restart_config)
+    if target.restart_mode and on_results_server:
+        raise InvalidInput(
+            "restart_mode", "this server holds benchdash's own results: it is never restarted"
+        )
+
+
+def restart_setting_names(target: Target | None, names: Sequence[str]) -> frozenset[str]:
+    """The settings of a plan that need a restart: none unless the target opted in (and
+    then those off the engine's list of settings changed at run time)."""
+    if target is None or not target.restart_mode:
+        return frozenset()
+    return restart_names(target.engine, names, targets.allowed_settings(target.engine))
+
+
+def settings_check(target: Target, axes: Mapping[str, Any]) -> dict[str, list[str]]:
+    """A plan's settings axes: the run-time ones against the allow-list, the others
+    (restart-only) checked as a restart sets them, on a target that opted in only."""
+    restart = restart_setting_names(target, list(axes))
+    dynamic = targets.validate_settings(
+        target.engine, {n: v for n, v in axes.items() if n not in restart}
+    )
+    restarted = restart_settings_check(
+        target.engine, {n: v for n, v in axes.items() if n in restart}
+    )
+    return {name: dynamic.get(name) or restarted[name] for name in axes}
+
+
+def server_axes_check(plan: Plan) -> None:
+    """installs, configs, after_restart and warm_s of `Plan.server_axes`, checked."""
+    axes = plan.server_axes
+    if not axes:
+        return
+    if not isinstance(axes, dict):
+        raise InvalidInput("server_axes", "must be an object")
+    unknown = sorted(set(axes) - {"installs", "configs", "after_restart", "warm_s"})
+    if unknown:
+        raise InvalidInput("server_axes", f"unknown keys {', '.join(unknown)}")
+    target = plan.target
+    installs, configs = axes.get("installs") or [], axes.get("configs") or []
+    if (installs or configs) and (target is None or not target.restart_mode):
+        name = target.name if target is not None else "no target"
+        raise InvalidInput(
+            "server_axes",
+            f"installs and configs restart the server, and {name} never restarts: opt it in "
+            "(its restart mode) first",
+        )
+    assert target is not None or not (installs or configs)
+    if installs:
+        spec = restart_spec(target.engine, target.restart_mode, target.restart_config)  # type: ignore[union-attr]
+        if spec is None or spec.mode != "managed":
+            raise InvalidInput("installs", "installs are a managed instance's: a service has one")
+        known = [install.label for install in spec.installs]
+        for label in installs:
+            if label not in known:
+                raise InvalidInput("installs", f"{label!r} is not one of {', '.join(known)}")
+        if len(set(installs)) != len(installs):
+            raise InvalidInput("installs", "each install once")
+    labels = []
+    for i, item in enumerate(configs, 1):
+        if not isinstance(item, dict) or not LABEL.fullmatch(str(item.get("label", ""))):
+            raise InvalidInput("configs", f"config {i}: give {{label, text}}, a short label")
+        config_options(target.engine, str(item.get("text", "")), str(item["label"]))  # type: ignore[union-attr]
+        labels.append(item["label"])
+    if len(set(labels)) != len(labels):
+        raise InvalidInput("configs", "each label once")
+    if axes.get("after_restart", "warm") not in AFTER_RESTART:
+        raise InvalidInput("after_restart", "warm or cold")
+    warm_s = axes.get("warm_s", 10)
+    if not isinstance(warm_s, int) or not 1 <= warm_s <= 3600:
+        raise InvalidInput("warm_s", "1 to 3600 seconds of the cell's own load")
+
+
+def restart_estimate(plan: Plan, cells: Sequence[matrix.Cell]) -> dict[str, Any]:
+    """How many restarts the plan's order makes (and the restore at the end), and about
+    how long they take: for the plan editor."""
+    points = matrix.restart_points(cells)
+    if not points or plan.target is None:
+        return {"restarts": 0, "seconds": 0}
+    count = len(points) + 1  # the original put back at the end
+    each, source = restart_seconds(plan.target)
+    warm = (
+        0
+        if plan.server_axes.get("after_restart") == "cold"
+        else len(points) * int(plan.server_axes.get("warm_s") or 10)
+    )
+    return {
+        "restarts": count,
+        "seconds": round(count * each + warm),
+        "each_s": each,
+        "each_source": source,
+    }
+
+
+def restart_seconds(target: Target) -> tuple[float, str]:
+    """One restart's seconds: the median of the target's last restarts and restores (its
+    batches' logs), else the engine's figure measured here by bench/restart_time.py."""
+    if target.pk is not None:
+        recent = (
+            Batch.objects.filter(target=target)
+            .exclude(servers={})
+            .order_by("-created_at")
+            .values_list("stages", flat=True)[:5]
+        )
+        seconds = [
+            float(stage["seconds"])
+            for stages in recent
+            for stage in stages
+            if stage.get("kind") in ("restart", "restore") and stage.get("ok")
+        ]
+        if seconds:
+            return round(statistics.median(seconds), 1), "this target's last restarts"
+    return RESTART_SECONDS.get(target.engine, 5.0), "a small instance of the engine"
+
+
+PUT_BACK_WITHIN = timedelta(days=1)  # a server gone for good is not tried for ever
+
+
+def batches_put_back_left_servers() -> list[int]:
+    """The sweeper's: finished batches whose server's original config and install did
+    not come back at their end (it did not start within the timeout, a server late),
+    `Batch.servers` saying so, put back again, once no other batch uses the target."""
+    done = []
+    left = Batch.objects.filter(
+        status__in=FINISHED_STATUSES,
+        target__isnull=False,
+        finished_at__gte=timezone.now() - PUT_BACK_WITHIN,
+    ).exclude(servers={})
+    for batch in left.select_related("target"):
+        if not servers_changed(batch):
+            continue
+        if Batch.objects.filter(target=batch.target, status__in=ACTIVE_STATUSES).exists():
+            continue  # never restarted under another batch: a later sweep tries again
+        if servers_put_back(batch=batch, reason="the sweeper, after the batch's end"):
+            continue  # still not back: the next sweep tries again
+        at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
+        batch.warnings = [
+            *batch.warnings,
+            f"the server's original config was put back and restarted at {at}, once it could be",
+        ]
+        batch.save(update_fields=["warnings"])
+        done.append(batch.pk)
+    return done

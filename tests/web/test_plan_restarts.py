@@ -1,0 +1,62 @@
+"""The plan editor counts the server restarts a plan makes and their time, on a target
+that opted in to restarts; a target that did not shows none."""
+
+from __future__ import annotations
+
+from runs.services.restarts import RESTART_SECONDS
+from tests.web.test_setup_pages import plan_post
+
+MANAGED = {
+    "installs": [{"label": "10.11", "basedir": "/usr", "datadir": "/srv/mariadb"}],
+    "timeout_s": 60,
+}
+
+
+def test_the_plan_check_counts_restarts_and_their_time(client_in, stored_target):
+    before = client_in.post("/plans/check", plan_post(stored_target)).json()["estimate"]
+    assert before["restarts"] == 0 and before["restart_text"] == ""
+
+    stored_target.restart_mode, stored_target.restart_config = "managed", MANAGED
+    stored_target.save()
+    fields = plan_post(
+        stored_target,
+        setting_name_0="innodb_flush_method",
+        setting_values_0="fsync,O_DIRECT",
+        repeats="2",
+    )
+    answer = client_in.post("/plans/check", fields).json()
+    assert answer["ok"], answer
+    estimate = answer["estimate"]
+    # Two values, interleaved rounds: the values take turns in each round, restarts where
+    # the value changes (matrix.restart_points) and the original put back at the end.
+    assert 2 <= estimate["restarts"] - 1 <= 4, estimate
+    each = RESTART_SECONDS["mariadb"]
+    warm = 10 * (estimate["restarts"] - 1)  # the default warm-up after each restart
+    assert estimate["restart_s"] == round(estimate["restarts"] * each + warm)
+    assert estimate["total_s"] >= estimate["sysbench_s"] + estimate["restart_s"]
+    assert estimate["restart_text"].endswith(("s", "min"))
+    assert estimate["restart_each_s"] == each
+    assert estimate["restart_source"] == "a small instance of the engine"
+
+
+def test_a_target_that_restarted_before_is_estimated_with_its_own_restart_times(
+    client_in, stored_target, make_batch
+):
+    stored_target.restart_mode, stored_target.restart_config = "managed", MANAGED
+    stored_target.save()
+    logged = [
+        {"kind": "restart", "seconds": 6.0, "ok": True},
+        {"kind": "restart", "seconds": 60.0, "ok": False},  # a failed one says nothing
+        {"kind": "prepare", "seconds": 30.0, "ok": True},
+        {"kind": "restart", "seconds": 8.0, "ok": True},
+        {"kind": "restore", "seconds": 9.0, "ok": True},
+    ]
+    make_batch(target=stored_target, servers={str(stored_target.pk): {}}, stages=logged)
+    fields = plan_post(
+        stored_target, setting_name_0="innodb_flush_method", setting_values_0="fsync,O_DIRECT"
+    )
+    estimate = client_in.post("/plans/check", fields).json()["estimate"]
+    assert estimate["restart_each_s"] == 8.0  # the median of 6, 8 and 9
+    assert estimate["restart_source"] == "this target's last restarts"
+    warm = 10 * (estimate["restarts"] - 1)
+    assert estimate["restart_s"] == round(estimate["restarts"] * 8.0 + warm)
