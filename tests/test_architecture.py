@@ -200,6 +200,8 @@ MAX_LINES = 400
 LONG_FOR_A_REASON = {
     "runs.sysbench.parser": "one streaming state machine over sysbench's whole output",
     "runs.models": "the vocabulary: every model of the app in one file, as Django expects",
+    "runs.columns": "every JSON column's typed reader in one place, the one module besides "
+    "runs/frozen.py allowed to read those columns by key (test_json_columns_are_read_...)",
     "runs.targets.postgres": "one adapter class answering ServerTarget for PostgreSQL (the "
     "server, settings, the data set, counters) with its error hints; its allow-list is apart",
 }

@@ -12,8 +12,11 @@ runs/services/plans.py):
     environment.py       the environment recorded before the first change; settings put back
     servers.py           a targets axis: each run's own target, every further target's
                          server recorded, its settings kept and put back (Batch.servers)
-    datasets.py          the runs sharing a data set (a group), their prepare and cleanup
-                         stages, and reusing a data set left on the target
+    datasets.py          reusing a data set left on the target: its marker, its shape
+    groups.py            the runs sharing a data set (a group) and the records of their
+                         prepare and cleanup stages
+    group_run.py         the runner's data-set half: each group's servers, its prepare,
+                         check and cleanup on each, and what a failure means next
     sysbench_process.py  starting sysbench on the load host and following it to its end
     heartbeat.py         the worker's loop between two lines (Pulse): the heartbeat, and
                          when a running benchmark must stop (Watch, BatchStopped)

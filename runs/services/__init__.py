@@ -6,6 +6,7 @@ Writes (services named <entity>_<action>, keyword-only):
     definitions.py     targets, load hosts and plans, checked before they are stored
     plans.py           what a plan would run, checked completely before anything runs, and
                        its preflight on demand
+    plan_axes.py       a plan's targets, tests and server axes, as it is or being edited
     restarts.py        a target's restart opt-in and a plan's restart axes checked; the
                        number of restarts a plan makes and their estimated time
     loadhosts.py       a load host's key scanned and pinned, its facts read again

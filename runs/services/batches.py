@@ -23,7 +23,8 @@ from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import queue, stored_results
 from runs.services.nightly import check as nightly_check
-from runs.services.plans import PlanCheck, plan_check, plan_targets
+from runs.services.plan_axes import plan_targets
+from runs.services.plans import PlanCheck, plan_check
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
 

@@ -24,6 +24,7 @@ from runs.execution.preflight.report import FAILED, PreflightReport, Subject
 from runs.frozen import FrozenScript
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
 from runs.services import plan_scripts, restarts
+from runs.services.plan_axes import plan_servers, plan_targets, plan_tests
 from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
 
@@ -58,69 +59,6 @@ def plan_options(plan: Plan) -> dict[str, object]:
         # so the final report covers only the steady state after the warmup.
         options["report-checkpoints"] = str(plan.warmup_s)
     return options
-
-
-def plan_targets(plan: Plan, more: Sequence[Target] | None = None) -> list[Target]:
-    """The servers a plan compares, in the user's order: its target first (the baseline),
-    then the targets axis's others (`more`: those of a plan being saved, else stored)."""
-    first = [plan.target] if plan.target is not None else []
-    if more is not None:
-        return first + list(more)
-    if not plan.pk:
-        return first
-    more = [link.target for link in plan.plan_targets.select_related("target")]
-    return first + more
-
-
-def plan_tests(plan: Plan) -> list[matrix.TestSpec]:
-    """The tests axis, in the user's order; empty when the plan runs `plan.test` alone.
-    Its first item is `plan.test` (the editor and the API set it so), and its tests are
-    all database tests or none: a batch talks to its target for all of them or for none."""
-    tests = plan.tests if isinstance(plan.tests, list) else []
-    specs = [_test_item(i, item) for i, item in enumerate(tests)]
-    for i, spec in enumerate(specs):
-        if is_sql_test(spec.test) != is_sql_test(plan.test):
-            raise InvalidInput(
-                "tests",
-                f"item {i + 1} ({spec.test}): a tests axis holds database tests only, or "
-                f"none; {plan.test} is {'one' if is_sql_test(plan.test) else 'not one'}",
-            )
-    if specs and specs[0].test != plan.test:
-        raise InvalidInput("tests", f"the first item is the plan's test: {plan.test}")
-    return specs
-
-
-def _test_item(index: int, item: object) -> matrix.TestSpec:
-    where = f"item {index + 1}"
-    if not isinstance(item, dict) or not isinstance(item.get("test"), str):
-        raise InvalidInput("tests", f"{where} must be {{test, options, family}}")
-    options, family = item.get("options") or {}, item.get("family", "")
-    if not isinstance(options, dict):
-        raise InvalidInput("tests", f"{where}: options must be an object of sysbench options")
-    if not isinstance(family, str) or len(family) > 40:
-        raise InvalidInput("tests", f"{where}: family must be a short name, e.g. point")
-    if not isinstance(item.get("rebuild", False), bool):
-        raise InvalidInput("tests", f"{where}: rebuild is true or false")
-    name = item.get("name", "")
-    if not isinstance(name, str) or len(name) > 40:
-        raise InvalidInput("tests", f"{where}: name is the row's name, at most 40 characters")
-    return matrix.TestSpec(
-        test=item["test"], options=options, family=family, rebuild=item.get("rebuild", False)
-    )
-
-
-def plan_servers(plan: Plan, more_targets: Sequence[Target] | None = None) -> matrix.ServerAxes:
-    """The axes that change the server: several targets, installs and configs."""
-    axes = plan.server_axes if isinstance(plan.server_axes, dict) else {}
-    targets = plan_targets(plan, more_targets)
-    configs = axes.get("configs") or []
-    names = list(plan.server_settings) if isinstance(plan.server_settings, dict) else []
-    return matrix.ServerAxes(
-        restart_settings=restarts.restart_setting_names(plan.target, names),
-        targets=tuple(t.pk for t in targets) if len(targets) > 1 else (),
-        installs=tuple(str(label) for label in axes.get("installs") or []),
-        configs=tuple(str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs),
-    )
 
 
 def plan_check(

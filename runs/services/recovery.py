@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import datasets, liveness
+from runs.execution import groups, liveness
 from runs.execution.environment import batch_restore_settings
 from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.outages import handover
@@ -179,7 +179,7 @@ def batches_drop_left_datasets() -> list[int]:
         if not FrozenPlan.from_params(batch.params).cleanup:
             continue
         # A targets axis: each target's data set (its stage says which target).
-        if any([_drop_left(batch, prepare) for prepare in datasets.stages_left(batch)]):
+        if any([_drop_left(batch, prepare) for prepare in groups.stages_left(batch)]):
             dropped.append(batch.pk)
     return dropped
 
@@ -198,7 +198,7 @@ def _drop_left(batch: Batch, prepare: dict[str, Any]) -> bool:
         return False  # the marker names another batch, or none: not this batch's tables
     at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
     reason = f"dropped by the sweeper at {at}, once the target was back"
-    datasets.stage_dropped_later(batch, prepare, reason=reason, dropped=tables)
+    groups.stage_dropped_later(batch, prepare, reason=reason, dropped=tables)
     where = f" on {target.name}" if "target" in prepare else ""
     batch.warnings = [*batch.warnings, f"the data set it left{where} was dropped at {at}"]
     batch.save(update_fields=["warnings"])

@@ -15,7 +15,7 @@ from runs.errors import InvalidInput
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
 from runs.services.batches import MAX_SEED
 from runs.services.nightly.schedules import schedule_describe
-from runs.services.plans import plan_targets
+from runs.services.plan_axes import plan_targets
 from runs.sysbench import suites
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
