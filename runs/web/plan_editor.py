@@ -161,6 +161,7 @@ def form_values(
         "threads": ",".join(str(t) for t in threads),
         "options": {n: _shown(v) for n, v in options.items()},
         "checked": checked,
+        "boxes": checkbox_boxes(checked),
         "setting_rows": _padded(other_settings),
         "axis_rows": _padded(axes),
     }
@@ -169,6 +170,7 @@ def form_values(
 def form_values_from_post(data: FormData) -> dict[str, Any]:
     """What the editor shows again after a refused post: the user's own text."""
     checkbox_names = _checkbox_names()
+    checked = {name: [str(v) for v in data.getlist(f"set__{name}")] for name in checkbox_names}
     return {
         "threads": str(data.get("threads", "") or ""),
         "options": {
@@ -176,9 +178,8 @@ def form_values_from_post(data: FormData) -> dict[str, Any]:
             for name in OPTIONS
             if data.get(f"opt_{name}", "")
         },
-        "checked": {
-            name: [str(v) for v in data.getlist(f"set__{name}")] for name in checkbox_names
-        },
+        "checked": checked,
+        "boxes": checkbox_boxes(checked),
         "setting_rows": _padded(
             [
                 (str(data.get(f"setting_name_{i}", "")), str(data.get(f"setting_values_{i}", "")))
@@ -194,6 +195,20 @@ def form_values_from_post(data: FormData) -> dict[str, Any]:
             ]
         ),
     }
+
+
+def checkbox_boxes(checked: Mapping[str, Sequence[str]]) -> dict[str, dict[str, list[str]]]:
+    """The checkboxes of each engine's settings in the order a browser posts them back: the
+    plan's values first, in the plan's order (its first value is the baseline), then the
+    others. So a plan re-opened and saved unchanged keeps `1,0`, and a value outside the
+    usual choices is shown, not dropped."""
+    boxes: dict[str, dict[str, list[str]]] = {}
+    for engine, settings in SETTING_CHECKBOXES.items():
+        boxes[engine] = {}
+        for name, choices in settings.items():
+            mine = list(dict.fromkeys(str(v) for v in checked.get(name, ())))
+            boxes[engine][name] = mine + [c for c in choices if c not in mine]
+    return boxes
 
 
 def _shown(value: object) -> str:

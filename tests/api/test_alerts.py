@@ -189,3 +189,26 @@ def test_annotations_on_the_timeline(api, plan):
     )
     assert api.delete(f"/api/v1/annotations/{made.json()['id']}").status_code == 204
     assert api.get(f"/api/v1/plans/{plan.pk}/annotations").json() == []
+
+
+def test_a_step_once_alerted_and_dismissed_is_never_new_again(plan, owner):
+    # issue 37: a step alerted and dismissed was alerted again ten nights later, the
+    # previous night's check not having listed it: only that check's steps counted as seen.
+    *_, slow = nights(plan, [*QUIET, 900])
+    alert = Alert.objects.get(batch=slow)
+    confirmed(alert.confirmation, 900.0)
+    alerts.alert_decide(alert=alert, decision="dismiss", user=owner, comment="known")
+    *_, last = nights(plan, [899, 903, 897, 901])
+    assert Alert.objects.count() == 1
+    # The search of last night did not find the step (it happens as nights go by).
+    analysis = last.analysis
+    for cell in analysis["cells"]:
+        cell["steps"] = []
+    Batch.objects.filter(pk=last.pk).update(analysis=analysis)
+
+    (tonight,) = nights(plan, [902])
+
+    assert Alert.objects.count() == 1, [a.cells for a in Alert.objects.all()]
+    steps = [s for c in tonight.analysis["cells"] for s in c.get("steps", [])]
+    assert any(s["batch"] == slow.pk for s in steps), steps
+    assert not any(s["new"] for s in steps if s["batch"] == slow.pk)

@@ -101,3 +101,25 @@ def test_every_page_with_a_script_loads_its_modules_without_an_error(
         "/import": (1, 1),
     }
     assert b.errors == [] and failed == []
+
+
+def test_the_first_batch_ticked_is_the_baseline_of_the_comparison(
+    browser,  # noqa: F811
+    session_cookie,
+    make_batch,
+):
+    # issue 37: the batch list reads newest first and posted its boxes in that order, so the
+    # newer batch became the baseline whichever the user ticked first.
+    b: Browser = logged_in(browser, session_cookie)
+    older = make_batch(threads=(1,), repeats=1, samples=3)
+    newer = make_batch(threads=(1,), repeats=1, samples=3)
+    page = b.open("/")
+    page.check(f"input[value=b{older.pk}]")
+    page.check(f"input[value=b{newer.pk}]")
+    expect(page.locator("#compare-baseline")).to_have_text(f"baseline: batch {older.pk}")
+
+    page.click("button:text('Compare selected')")
+    page.wait_for_url(f"**/compare?s=b{older.pk}&s=b{newer.pk}")
+    expect(page.locator("#compare-picker li").first).to_contain_text(f"batch {older.pk}")
+    expect(page.locator("#compare-picker li").first).to_contain_text("baseline")
+    assert b.errors == []

@@ -83,3 +83,23 @@ def test_the_estimate_counts_cells_runs_and_time():
     assert e.total_s == pytest.approx(720 + 12 * 3 + 5 + 0.2)
     assert duration_text(e.total_s) == "13 min"
     assert duration_text(45) == "45 s" and duration_text(None).startswith("unknown")
+
+
+def test_the_checkboxes_come_in_the_plans_order_so_that_saving_keeps_it():
+    # issue 37: the browser posts checked boxes in page order; the plan's first value is
+    # its baseline, so the boxes show the plan's values first, in its order.
+    values = form_values(
+        threads=[1],
+        options={},
+        server_settings={"innodb_flush_log_at_trx_commit": ["1", "0"], "sync_binlog": ["1"]},
+        option_axes={},
+    )
+    mysql = values["boxes"]["mysql"]
+    assert mysql["innodb_flush_log_at_trx_commit"] == ["1", "0", "2"]
+    assert mysql["sync_binlog"] == ["1", "0"]
+    assert values["boxes"]["postgresql"]["synchronous_commit"][0] == "on"
+    odd = form_values(
+        threads=[1], options={}, server_settings={"synchronous_commit": ["remote_apply", "on"]},
+        option_axes={},
+    )  # fmt: skip
+    assert odd["boxes"]["postgresql"]["synchronous_commit"][:3] == ["remote_apply", "on", "off"]

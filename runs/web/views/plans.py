@@ -176,7 +176,6 @@ def _editor_context(plan: Plan, form: PlanForm, values: dict[str, Any]) -> dict[
         "more_options": [s for s in options if s.name not in plan_editor.COMMON_OPTIONS],
         "axis_options": options,
         "presets": plan_editor.THREAD_PRESETS,
-        "checkboxes": plan_editor.SETTING_CHECKBOXES,
         "mysql_settings": targets.allowed_settings("mysql"),
         "postgres_settings": targets.allowed_settings("postgresql"),
         "engines": {t.pk: t.engine for t in Target.objects.only("id", "engine")},
