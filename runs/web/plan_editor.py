@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from runs.analysis.auto import rate as rate_search
+from runs.analysis.auto import threads as threads_search
+from runs.analysis.auto.settings import Auto
 from runs.errors import InvalidInput
 from runs.sysbench.matrix import Cell, prepare_points
 from runs.sysbench.options import OPTIONS, Kind, OptionSpec
@@ -231,20 +234,30 @@ class Estimate:
     runs: int
     sysbench_s: float | None  # None when a run is bounded by events, not time
     total_s: float | None
+    # with auto modes: the runs they may add at most, and the time then
+    most_runs: int = 0
+    most_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        most_runs = max(self.most_runs, self.runs)
+        most_s = self.most_s if most_runs > self.runs else self.total_s
         return {
             "cells": self.cells,
             "runs": self.runs,
             "sysbench_s": self.sysbench_s,
             "total_s": self.total_s,
             "total_text": duration_text(self.total_s),
+            "most_runs": most_runs,
+            "most_s": most_s,
+            "most_text": duration_text(most_s),
         }
 
 
-def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
+def estimate(cells: Sequence[Cell], dataset_policy: str, auto: Auto | None = None) -> Estimate:
     """How long a batch of these cells would take: sysbench's time, plus a little per
-    run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second)."""
+    run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second);
+    with auto modes, also the most they may take as they add runs (an auto batch
+    estimated at 17 s took 160 s when only its first runs were counted)."""
     durations = [_duration(cell.options) for cell in cells]
     sysbench_s = None if None in durations else float(sum(d for d in durations if d))
     total_s = None
@@ -254,12 +267,49 @@ def estimate(cells: Sequence[Cell], dataset_policy: str) -> Estimate:
         by_position = {cell.position: cell for cell in cells}
         prepare_s = sum(_prepare_s(by_position[p].options) for p in prepares)
         total_s = sysbench_s + RUN_OVERHEAD_S * len(cells) + prepare_s
+    added = _auto_added(cells, auto) if auto is not None and auto.any else []
+    added_s = [None if d is None else d + RUN_OVERHEAD_S for d in added]
+    most_s = None
+    if total_s is not None and None not in added_s:
+        most_s = total_s + sum(d for d in added_s if d is not None)
     return Estimate(
         cells=len({cell.key() for cell in cells}),
         runs=len(cells),
         sysbench_s=sysbench_s,
         total_s=total_s,
+        most_runs=len(cells) + len(added),
+        most_s=most_s,
     )
+
+
+def _auto_added(cells: Sequence[Cell], auto: Auto) -> list[float | None]:
+    """The sysbench time of each run the auto modes may add at most: a search's points
+    along each line (the cells alike but for the searched value), or the repeats up to
+    repeats auto's maximum."""
+    groups: dict[Any, list[Cell]] = {}
+    searching = auto.threads is not None or auto.rate is not None
+    for cell in cells:
+        key = _line_key(cell) if searching else cell.key()
+        groups.setdefault(key, []).append(cell)
+    added: list[float | None] = []
+    for members in groups.values():
+        first = members[0]
+        repeats = len([c for c in members if c.key() == first.key()])
+        if auto.repeats is not None:
+            repeats = max(repeats, auto.repeats.max)
+        if auto.threads is not None:
+            most = threads_search.most_runs(auto.threads, repeats)
+        elif auto.rate is not None:
+            most = rate_search.most_runs(auto.rate, repeats)
+        else:
+            most = repeats
+        added += [_duration(first.options)] * max(most - len(members), 0)
+    return added
+
+
+def _line_key(cell: Cell) -> tuple[Any, ...]:
+    options = sorted((k, str(v)) for k, v in cell.options.items() if k not in ("threads", "rate"))
+    return (tuple(sorted(cell.settings.items())), tuple(options))
 
 
 def _duration(options: Mapping[str, object]) -> float | None:

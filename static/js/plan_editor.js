@@ -128,6 +128,10 @@ function editPlan(form) {
       const strong = (text) => { const s = document.createElement("strong"); s.textContent = text; return s; };
       figures.append(strong(String(e.cells)), " cells, ", strong(String(e.runs)), " runs", document.createElement("br"),
         "≈ ", strong(e.total_text), " in all");
+      if (e.most_runs > e.runs) {
+        figures.append(document.createElement("br"), "up to ", strong(e.most_text), " (",
+          strong(String(e.most_runs)), " runs) as the auto modes add runs");
+      }
       warningsEl.replaceChildren(...answer.warnings.map((w) => item("⚠ " + w)));
     }).catch(function (err) {
       if (mine === sequence) figures.textContent = "Could not check the plan: " + err.message;

@@ -448,3 +448,16 @@ def test_a_plan_saved_unchanged_keeps_its_baseline_first(client_in, stored_targe
         "innodb_flush_log_at_trx_commit": ["1", "0"],
         "sync_binlog": ["1", "0"],
     }
+
+
+def test_the_plan_check_says_how_long_the_auto_modes_may_take(client_in, stored_target):
+    # issue 37: the editor's "≈ 17 s" for a threads search that took 160 s.
+    answer = client_in.post(
+        "/plans/check",
+        plan_post(stored_target, name="", threads="1", threads_auto="on", threads_max="8",
+                  **{"set__innodb_flush_log_at_trx_commit": ["1"], "set__sync_binlog": ["1"]}),
+    ).json()  # fmt: skip
+    assert answer["ok"], answer
+    shown = answer["estimate"]
+    assert (shown["runs"], shown["most_runs"]) == (3, 3 * 6 + 3 * 0)
+    assert shown["most_s"] > shown["total_s"] * 5
