@@ -124,6 +124,7 @@ def test_the_estimate_counts_the_runs_the_auto_modes_may_add():
     searched = estimate(cells, "shared", auto_from_dict({"threads": {"max": 8}}))
     # 1, 2, 4, 8 threads, two refining tries, the peak and its neighbours confirmed (3 x 2)
     assert searched.most_runs == 12
+    assert plain.total_s is not None
     assert searched.most_s == pytest.approx(plain.total_s + 11 * 13)
     shown = searched.to_dict()
     assert shown["total_text"] == "19 s" and shown["most_text"] == "3 min"

@@ -375,7 +375,8 @@ class _FormReader(HTMLParser):
 
     def __init__(self, form_id: str) -> None:
         super().__init__()
-        self.form_id, self.inside, self.fields = form_id, False, []
+        self.form_id, self.inside = form_id, False
+        self.fields: list[tuple[str, str]] = []
         self._select: str | None = None
         self._options: list[tuple[str, bool]] = []
         self._textarea: str | None = None
@@ -390,14 +391,16 @@ class _FormReader(HTMLParser):
         kind = (a.get("type") or "text").lower()
         if tag == "input" and a.get("name") and kind not in ("submit", "button"):
             if kind not in ("checkbox", "radio") or "checked" in a:
-                self.fields.append((a["name"], a.get("value") or ("on" if kind == "checkbox" else "")))
+                self.fields.append(
+                    (a["name"], a.get("value") or ("on" if kind == "checkbox" else ""))
+                )
         elif tag == "select":
             self._select, self._options = a.get("name"), []
             self._multiple = "multiple" in a
         elif tag == "option" and self._select is not None:
             self._options.append((a.get("value") or "", "selected" in a))
         elif tag == "textarea":
-            self._textarea = a.get("name")
+            self._textarea = a.get("name") or ""
             self.fields.append((self._textarea, ""))
 
     def handle_data(self, data):

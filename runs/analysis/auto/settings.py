@@ -149,7 +149,9 @@ def _mode(
         words = CHOICES.get(name, {}).get(key)
         if words is not None:
             if value not in words:
-                raise InvalidInput(f"auto.{name}.{key}", f"one of {', '.join(words)}, not {value!r}")
+                raise InvalidInput(
+                    f"auto.{name}.{key}", f"one of {', '.join(words)}, not {value!r}"
+                )
             values[key] = value
             continue
         if key not in bounds:

@@ -146,7 +146,9 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
 
 def _launch_saved(request: HttpRequest, plan: Plan) -> Batch:
     try:
-        return batches.batch_launch(plan=plan, launched_by=LaunchedBy.UI, user=request_user(request))
+        return batches.batch_launch(
+            plan=plan, launched_by=LaunchedBy.UI, user=request_user(request)
+        )
     except InvalidInput as e:
         raise _NotLaunched(e) from e
 
