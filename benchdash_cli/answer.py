@@ -73,7 +73,7 @@ def judge(
     return Answer(said, told, verdicts, summary, nightly, _night_cells(cells, said), _alert(alert))
 
 
-STEP_KEYS = ("metric", "name", "text", "change_pct", "low_pct", "high_pct", "batch", "new")
+POINT_KEYS = ("metric", "name", "text", "change_pct", "low_pct", "high_pct", "batch", "new")
 
 
 def _night_cells(cells: list[dict[str, Any]], said: str) -> list[dict[str, Any]]:
@@ -93,9 +93,9 @@ def _night_cells(cells: list[dict[str, Any]], said: str) -> list[dict[str, Any]]
                 k.get("text") for k in c.get("checks") or [] if k.get("verdict") != "within noise"
             ],
             "steps": [
-                {k: s.get(k) for k in STEP_KEYS}
-                for s in c.get("steps") or []
-                if s.get("alert") or (said == SLOWER and s.get("new"))
+                {k: point.get(k) for k in POINT_KEYS}
+                for point in c.get("steps") or []
+                if point.get("alert") or (said == SLOWER and point.get("new"))
             ],
         }
         for c in chosen
@@ -170,17 +170,18 @@ def _night_said(night: dict[str, Any]) -> str:
 
 def _night_lines(answer: Answer) -> list[str]:
     lines: list[str] = []
-    steps = [(c, s) for c in answer.night_cells for s in c["steps"]]
-    if steps:
+    # each change point as the check wrote it: its size and 95 % interval in its words
+    points = [(c, point) for c in answer.night_cells for point in c["steps"]]
+    if points:
         lines += [
             "",
-            "| Cell | Step | Size (95 % interval) | Tonight against the band |",
-            "|---|---|---|---|",
+            "| Cell | Change point (size, 95 % interval) | Tonight against the band |",
+            "|---|---|---|",
         ]
         lines += [
-            f"| {_cell(c['label'])} | {_cell(s['text'] or '')} | {_size(s)} | "
+            f"| {_cell(c['label'])} | {_cell(point['text'] or '')} | "
             f"{_cell('; '.join(c['checks']))} |"
-            for c, s in steps
+            for c, point in points
         ]
     elif answer.night_cells:
         said = [(c["label"], "; ".join(c["checks"]) or c["verdict"]) for c in answer.night_cells]
@@ -198,15 +199,6 @@ def _night_lines(answer: Answer) -> list[str]:
         verdict = f": the re-run (batch {alert.get('confirmation')}) had not ended"
     lines += ["", f"Confirmation: {markdown_escape(alert['status'])}{verdict} ({link})"]
     return lines
-
-
-def _size(step: dict[str, Any]) -> str:
-    if step.get("change_pct") is None:
-        return ""
-    interval = ""
-    if step.get("low_pct") is not None and step.get("high_pct") is not None:
-        interval = f" ({step['low_pct']:+.1f} % to {step['high_pct']:+.1f} %)"
-    return f"{step['change_pct']:+.1f} %{interval}"
 
 
 def _cell(text: str) -> str:

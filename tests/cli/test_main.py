@@ -162,4 +162,5 @@ def test_an_alerted_night_tells_its_steps_what_changed_and_the_confirmation(benc
     assert body["alert"]["status"] == "confirmed" and "confirmed" in body["alert"]["verdict"]
     assert isinstance(body["alert"]["changes"], list)
     shown = benchdash("wait", str(slow.pk)).stdout
-    assert "| Cell | Step | Size (95 % interval) |" in shown and "Confirmation: confirmed" in shown
+    assert "| Cell | Change point (size, 95 % interval) |" in shown
+    assert "stepped slower" in shown and "Confirmation: confirmed" in shown
