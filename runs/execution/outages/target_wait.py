@@ -67,6 +67,7 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
     since = timezone.now()
     deadline = time.monotonic() + limit
     watch = Watch(batch.pk)
+    cause = error  # what the failed cell said: the batch ends with it if the wait does
     show_waiting(batch, pulse, f"waiting: target unreachable since {since:%H:%M:%S} UTC ({error})")
     try:
         while True:
@@ -79,9 +80,10 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str) -> None:
                     return _came_back(batch, since)
                 error = e.message
             if time.monotonic() >= deadline:
+                last = f"; then: {error}" if error != cause else ""
                 raise TargetGone(
                     f"the target {batch.target.name} was unreachable for {limit:g} s "
-                    f"(since {since:%H:%M:%S} UTC): {error}"
+                    f"(since {since:%H:%M:%S} UTC): {cause}{last}"
                 )
             time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
             stop = pulse.tick(watch)

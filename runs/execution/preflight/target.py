@@ -16,6 +16,7 @@ from runs.execution.preflight.report import FAILED, OK, WARNING, PreflightReport
 from runs.loadhosts import Executor, ExecutorError
 from runs.models import LoadHost, Target
 from runs.sysbench.command import build_command
+from runs.sysbench.errors import exit_text
 from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import OutputParser
 
@@ -89,7 +90,7 @@ def _sysbench_login(subject: Subject, target: Target, executor: Executor) -> str
         return None
     error = result.primary_error
     if error is None:
-        return f"sysbench exited with code {result.exit_code}"
+        return f"sysbench {exit_text(result.exit_code)}"
     return f"{error.message} ({error.hint})" if error.hint else error.message
 
 
