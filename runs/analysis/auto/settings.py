@@ -75,12 +75,15 @@ class Auto:
         return min(max(plan_repeats, MIN_REPEATS), self.repeats.max)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        stored = {
             name: asdict(mode)
             for name, mode in (("repeats", self.repeats), ("threads", self.threads),
                                ("rate", self.rate))
             if mode is not None
         }  # fmt: skip
+        if stored.get("repeats", {}).get("metric") == RepeatsAuto.metric:
+            del stored["repeats"]["metric"]  # the default, as plans stored it before
+        return stored
 
 
 # --- reading a plan's settings ---------------------------------------------------------------
