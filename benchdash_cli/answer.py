@@ -9,6 +9,12 @@ The rule, in this order:
 - any cell the verdicts could not judge (too few repeats, cannot compare): INCONCLUSIVE, 2;
 - cells judged faster or the same, or a nightly check that did not alert: NOT_SLOWER, 0;
 - nothing judged at all (one series and no nightly check): INCONCLUSIVE, 2.
+
+For a night alerted or inconclusive, the answer carries what a pull request's comment must
+say: each alerted cell's steps with their size and interval and tonight against the band,
+what changed since the baseline nights and the confirmation re-run's verdict (from the
+night's alert, GET /plans/{id}/alerts); for an inconclusive night, why each cell could not
+be judged.
 """
 
 from __future__ import annotations
@@ -32,25 +38,77 @@ class Answer:
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
     nightly: dict[str, Any] | None = None  # the nightly check's status and summary
+    # an alerted night's flagged cells (an inconclusive night's unjudged ones): label,
+    # verdict, checks (tonight against the band, in words), steps (size and interval)
+    night_cells: list[dict[str, Any]] = field(default_factory=list)
+    # the night's alert: id, status, verdict (the confirmation's), changes, url
+    alert: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.answer]
 
 
-def judge(batch: dict[str, Any], results: dict[str, Any] | None, *, url: str) -> Answer:
-    """The answer from the batch's detail and results (None when it did not end done)."""
+def judge(
+    batch: dict[str, Any],
+    results: dict[str, Any] | None,
+    *,
+    url: str,
+    alert: dict[str, Any] | None = None,
+) -> Answer:
+    """The answer from the batch's detail and results (None when it did not end done),
+    and the night's alert (None when there is none)."""
     told = {k: batch.get(k) for k in ("id", "plan", "label", "status", "error")}
     told["url"] = url
     analysis = batch.get("analysis") or None
     nightly = (
         {"status": analysis.get("status"), "summary": analysis.get("summary")} if analysis else None
     )
+    cells = list((analysis or {}).get("cells") or [])
     if batch.get("status") != "done" or results is None:
         return Answer(FAILED, told, nightly=nightly)
     verdicts = list(results.get("verdicts") or [])
     summary = list(results.get("summary") or [])
-    return Answer(_answer(verdicts, nightly), told, verdicts, summary, nightly)
+    said = _answer(verdicts, nightly)
+    return Answer(said, told, verdicts, summary, nightly, _night_cells(cells, said), _alert(alert))
+
+
+POINT_KEYS = ("metric", "name", "text", "change_pct", "low_pct", "high_pct", "batch", "new")
+
+
+def _night_cells(cells: list[dict[str, Any]], said: str) -> list[dict[str, Any]]:
+    """The cells a reader of an alerted night needs (the flagged ones), or of an
+    inconclusive one (those the check could not judge), with their words and sizes."""
+    if said == SLOWER:
+        chosen = [c for c in cells if c.get("flagged")]
+    elif said == INCONCLUSIVE:
+        chosen = [c for c in cells if c.get("verdict") in ("not enough history", "no figure")]
+    else:
+        return []
+    return [
+        {
+            "label": c.get("label"),
+            "verdict": c.get("verdict"),
+            "checks": [
+                k.get("text") for k in c.get("checks") or [] if k.get("verdict") != "within noise"
+            ],
+            "steps": [
+                {k: point.get(k) for k in POINT_KEYS}
+                for point in c.get("steps") or []
+                if point.get("alert") or (said == SLOWER and point.get("new"))
+            ],
+        }
+        for c in chosen
+    ]
+
+
+def _alert(alert: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not alert:
+        return None
+    keys = ("id", "status", "verdict", "confirmation", "confirmation_status", "url")
+    told = {k: alert.get(k) for k in keys}
+    told["changes"] = [c.get("text") for c in alert.get("changes") or []]
+    return told
 
 
 def _answer(verdicts: list[dict[str, Any]], nightly: dict[str, Any] | None) -> str:
@@ -97,14 +155,50 @@ def as_markdown(answer: Answer) -> str:
         [""] + [f"- {markdown_escape(line)}" for line in answer.summary] if answer.summary else []
     )
     if answer.nightly:
-        night = answer.nightly
-        lines += [
-            "",
-            f"Nightly check: {markdown_escape(night['status'])}: "
-            f"{markdown_escape(night['summary'])}",
-        ]
+        lines += ["", f"Nightly check: {markdown_escape(_night_said(answer.nightly))}"]
+    lines += _night_lines(answer)
     lines += ["", f"Exit {answer.exit_code}: {answer.answer}."]
     return "\n".join(lines) + "\n"
+
+
+def _night_said(night: dict[str, Any]) -> str:
+    """`regression: 1 of 1 cells ...`; a summary that starts with its status says it once
+    (not "not enough history: not enough history: ...")."""
+    status, summary = str(night.get("status") or ""), str(night.get("summary") or "")
+    return summary if not status or summary.startswith(status) else f"{status}: {summary}"
+
+
+def _night_lines(answer: Answer) -> list[str]:
+    lines: list[str] = []
+    # each change point as the check wrote it: its size and 95 % interval in its words
+    points = [(c, point) for c in answer.night_cells for point in c["steps"]]
+    if points:
+        lines += [
+            "",
+            "| Cell | Change point (size, 95 % interval) | Tonight against the band |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {_cell(c['label'])} | {_cell(point['text'] or '')} | "
+            f"{_cell('; '.join(c['checks']))} |"
+            for c, point in points
+        ]
+    elif answer.night_cells:
+        said = [(c["label"], "; ".join(c["checks"]) or c["verdict"]) for c in answer.night_cells]
+        lines += [""] + [
+            f"- {markdown_escape(label)}: {markdown_escape(why)}" for label, why in said
+        ]
+    alert = answer.alert
+    if alert is None:
+        return lines
+    lines += ["", "What changed since the baseline nights:"]
+    lines += [f"- {markdown_escape(t)}" for t in alert["changes"]] or ["- nothing recorded differs"]
+    link = f"[alert {alert['id']}]({alert['url']})" if alert.get("url") else f"alert {alert['id']}"
+    verdict = f": {markdown_escape(alert['verdict'])}" if alert.get("verdict") else ""
+    if alert["status"] == "confirming" and not alert.get("verdict"):
+        verdict = f": the re-run (batch {alert.get('confirmation')}) had not ended"
+    lines += ["", f"Confirmation: {markdown_escape(alert['status'])}{verdict} ({link})"]
+    return lines
 
 
 def _cell(text: str) -> str:

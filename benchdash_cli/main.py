@@ -83,7 +83,13 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         default=3600.0,
-        help="seconds to wait for the batch to end (default 3600)",
+        help="seconds to wait for the batch to end (default 3600); then the batch is "
+        "cancelled (it would hold the worker), unless --leave-running",
+    )
+    parser.add_argument(
+        "--leave-running",
+        action="store_true",
+        help="at the timeout, leave the batch running instead of cancelling it",
     )
     parser.add_argument("--poll", type=float, default=5.0, help="seconds between polls")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
@@ -142,25 +148,64 @@ def _wait(client: Client, args: argparse.Namespace) -> int:
 
 
 def _answer(client: Client, args: argparse.Namespace, batch_id: int) -> int:
-    batch = _finished(client, batch_id, timeout=args.timeout, poll=args.poll)
+    deadline = time.monotonic() + args.timeout
+    batch = _finished(client, batch_id, args, deadline)
     results = (
         client.get(_results_path(batch_id, args.baseline)) if batch["status"] == "done" else None
     )
-    judged = answer.judge(batch, results, url=client.page_url(f"/batches/{batch_id}/results"))
+    alert = _night_alert(client, batch, args, deadline)
+    judged = answer.judge(
+        batch, results, url=client.page_url(f"/batches/{batch_id}/results"), alert=alert
+    )
     print(answer.as_json(judged) if args.format == "json" else answer.as_markdown(judged), end="")
     return judged.exit_code
 
 
-def _finished(client: Client, batch_id: int, *, timeout: float, poll: float) -> dict[str, Any]:
-    """The batch's detail once it ended; a scheduled batch also once its check is stored."""
-    deadline = time.monotonic() + timeout
+def _finished(
+    client: Client, batch_id: int, args: argparse.Namespace, deadline: float
+) -> dict[str, Any]:
+    """The batch's detail once it ended; a scheduled batch also once its check is stored.
+    At the timeout the batch is cancelled (or left running with --leave-running), and said."""
     while True:
         batch: dict[str, Any] = client.get(f"/batches/{batch_id}")
         if batch["status"] in FINISHED and not _check_pending(batch):
             return batch
         if time.monotonic() > deadline:
-            raise TimeoutError(f"batch {batch_id} still {batch['status']} after {timeout:g} s")
-        time.sleep(poll)
+            raise TimeoutError(_given_up(client, batch, args))
+        time.sleep(args.poll)
+
+
+def _given_up(client: Client, batch: dict[str, Any], args: argparse.Namespace) -> str:
+    """What the timeout did to the batch, in words: cancelled, or left running."""
+    head = f"batch {batch['id']} still {batch['status']} after {args.timeout:g} s"
+    if batch["status"] in FINISHED:  # ended, its nightly check not stored yet
+        return f"{head}: its nightly check was not stored yet"
+    if args.leave_running:
+        return f"{head}; left running (--leave-running): it holds its worker until it ends"
+    try:
+        client.post(f"/batches/{batch['id']}/cancel")
+    except ApiError as e:
+        return f"{head}; it could not be cancelled ({e}) and is still running"
+    return f"{head}; cancelled, so that it does not hold the worker"
+
+
+def _night_alert(
+    client: Client, batch: dict[str, Any], args: argparse.Namespace, deadline: float
+) -> dict[str, Any] | None:
+    """The alert of an alerted night, once its confirmation re-run has said (or the time
+    is up: then as it stands), with a link to the plan's history."""
+    analysis = batch.get("analysis") or {}
+    if analysis.get("status") != "regression" or batch.get("plan") is None:
+        return None
+    while True:
+        listed = client.get(f"/plans/{batch['plan']}/alerts").get("alerts", [])
+        found = next((a for a in listed if a.get("batch") == batch["id"]), None)
+        if found is None or found.get("status") != "confirming" or time.monotonic() > deadline:
+            break
+        time.sleep(args.poll)
+    if found is not None:
+        found["url"] = client.page_url(f"/plans/{batch['plan']}/history#alerts")
+    return found
 
 
 def _check_pending(batch: dict[str, Any]) -> bool:

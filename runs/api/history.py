@@ -21,7 +21,7 @@ from runs.analysis.nightly import change_points, regressions
 from runs.api import alerts as alert_api
 from runs.api.common import QueryParameters
 from runs.errors import InvalidInput
-from runs.models import Plan, Status
+from runs.models import LaunchedBy, Plan, Status
 from runs.services.nightly import history
 
 VERDICTS = [
@@ -141,8 +141,14 @@ class HistoryQuerySerializer(QueryParameters):
     before = serializers.IntegerField(
         min_value=1,
         required=False,
-        help_text="The page of the nights before this scheduled batch (the newest page "
-        "without): follow `next` for older nights.",
+        help_text="The page of the nights before this batch (the newest page without): "
+        "follow `next` for older nights.",
+    )
+    launched = serializers.ChoiceField(
+        choices=list(history.LAUNCHED),
+        default="schedule",
+        help_text="Which batches: the scheduled ones (the default), every launch (`all`), "
+        "those launched by hand (`hand`: the page, the API or the command), or one way.",
     )
 
 
@@ -170,6 +176,7 @@ class NightCellSerializer(serializers.Serializer[Any]):
 class NightSerializer(serializers.Serializer[Any]):
     batch = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+    launched_by = serializers.ChoiceField(choices=LaunchedBy.choices)
     status = serializers.ChoiceField(choices=Status.choices)
     error = serializers.CharField(allow_blank=True)
     verdict = serializers.ChoiceField(
@@ -238,9 +245,13 @@ class PlanHistory(APIView):
         query = HistoryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         nights = query.validated_data["nights"]
+        launched = query.validated_data["launched"]
         try:
             past = history.plan_history(
-                plan=plan, nights=nights, before=query.validated_data.get("before")
+                plan=plan,
+                nights=nights,
+                before=query.validated_data.get("before"),
+                launched=launched,
             )
         except InvalidInput as refused:  # a cursor to no night of this plan: no such page
             raise NotFound(refused.message) from refused
@@ -253,7 +264,7 @@ class PlanHistory(APIView):
             "rule": rule,
             **past.table(),
             **alert_api.history_extras(plan),
-            **_links(request, nights, past),
+            **_links(request, nights, past, launched),
         }
         # The table is made of plain values in the serializer's shape already (the schema
         # says so, and tests/api/test_schema.py checks answers against it): going through
@@ -261,10 +272,13 @@ class PlanHistory(APIView):
         return Response(body)
 
 
-def _links(request: Request, nights: int, past: history.PlanHistory) -> dict[str, str | None]:
+def _links(
+    request: Request, nights: int, past: history.PlanHistory, launched: str
+) -> dict[str, str | None]:
     """The URLs of the pages of older and newer nights, None where there is none."""
     page = past.page
     url = request.build_absolute_uri(request.path) + f"?nights={nights}"
+    url += f"&launched={launched}" if launched != "schedule" else ""
     return {
         "next": f"{url}&before={page.older}" if page and page.older is not None else None,
         "previous": (

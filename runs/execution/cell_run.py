@@ -34,7 +34,12 @@ from runs.execution.multihost.cell_hosts import (
 from runs.execution.outages.outage_buffer import OutageBuffer, ResultsUnreachable
 from runs.execution.outages.target_wait import show_waiting, target_wait, unreachable
 from runs.execution.restarts.restarter import Restarts, dynamic_settings
-from runs.execution.run_results import RESULT_FIELDS, run_fail, run_set_result
+from runs.execution.run_results import (
+    RESULT_FIELDS,
+    run_fail,
+    run_name_server_gone,
+    run_set_result,
+)
 from runs.execution.sink import SampleSink
 from runs.execution.sysbench_process import (
     BatchAborted,
@@ -234,6 +239,8 @@ class CellRun:
         if results_lost:
             self._restore_settings()  # now: the target is there, the results database not
         run_set_result(run, followed.result, warmup_s=warmup_s, stop=stop)
+        if stop is None and is_sql_test(self.plan.test):
+            run_name_server_gone(run, followed.result, self.batch.target)
         if isinstance(followed, HostsFollowed):
             hosts_set_result(run, followed)
         counters.sampler_summary(sampler, run=run)

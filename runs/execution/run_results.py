@@ -3,13 +3,17 @@ and announced to live viewers."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.utils import timezone
 
 from runs import targets
 from runs.analysis.summary import summarise
 from runs.execution import live
 from runs.execution.heartbeat import BatchStopped
-from runs.models import Run, Status
+from runs.execution.outages.target_wait import unreachable
+from runs.models import Run, Status, Target
+from runs.sysbench.errors import exit_text, server_gone
 from runs.sysbench.parser import (
     ParseResult,
 )
@@ -64,7 +68,7 @@ def run_set_result(
         run.status = Status.FAILED
         # sysbench repeats an error once per thread: keep each distinct line once.
         run.error = "\n".join(dict.fromkeys(e.message for e in result.errors)) or (
-            f"sysbench exited with code {result.exit_code} without a complete report"
+            f"sysbench {exit_text(result.exit_code)} without a complete report"
         )
         run.error_hint = primary.hint if primary else ""
         run.error_kind = primary.kind if primary else "other"
@@ -76,3 +80,34 @@ def run_set_result(
         run.error = stop.reason
         run.error_kind = stop.kind
         run.error_hint = ""
+
+
+def run_name_server_gone(run: Run, result: ParseResult, target: Target | None) -> None:
+    """A run that failed as its server went away says so ("the server closed the
+    connection at ..."), whether sysbench printed why (MySQL's error 2013, libpq's words)
+    or printed nothing and crashed (sysbench's pgsql driver: SIGSEGV): then the server not
+    answering afterwards tells. Any other failure keeps sysbench's own words."""
+    if run.status != Status.FAILED or target is None or run.error_kind == "load_host":
+        return
+    said = list(dict.fromkeys(e.message for e in result.errors))
+    if said and not unreachable("\n".join(said)):
+        return  # sysbench named another cause
+    afterwards = _unreachable_now(target)
+    if not said and afterwards is None:
+        return  # it answers: nothing says the server went away
+    into = result.samples[-1].time_s if result.samples else None
+    start = run.started_at or timezone.now()
+    at = start + timedelta(seconds=into) if into is not None else timezone.now()
+    gone = server_gone(
+        at=at, into_s=into, said=said, exit_code=result.exit_code, afterwards=afterwards
+    )
+    run.error, run.error_hint, run.error_kind = gone.message, gone.hint, gone.kind
+
+
+def _unreachable_now(target: Target) -> str | None:
+    """What connecting to the target says when it is not there; None when it answers."""
+    try:
+        with targets.connect_to(target):
+            return None
+    except targets.TargetError as e:
+        return e.message if unreachable(e.message) else None

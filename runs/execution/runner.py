@@ -233,7 +233,6 @@ def _runs_failed(batch: Batch) -> str:
     failed = [r for r in runs if r.status == Status.FAILED]
     first = failed[0]
     line = (first.error.splitlines() or [first.error_kind or "failed"])[0]
-    return (
-        f"{len(failed)} of {len(runs)} runs failed; the first, run {first.position + 1} "
-        f"({first.error_kind or 'failed'}): {line}"
-    )
+    # named by its id, as its page and the API show it, not by its place in the batch
+    named = f"run {first.pk} ({first.label})"
+    return f"{len(failed)} of {len(runs)} runs failed; the first, {named}: {line}"

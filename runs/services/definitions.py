@@ -18,6 +18,7 @@ from runs import loadhosts, targets
 from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
 from runs.models import Engine, LoadHost, Plan, PlanTarget, Target
+from runs.services import stored_results
 from runs.services.nightly import notifications, webhooks
 from runs.services.plans import PlanCheck, plan_check, target_validate
 from runs.sysbench.command import build_command
@@ -39,7 +40,13 @@ def target_save(*, target: Target, password: str | None = None) -> Target:
     """Check and store a target. `password` None keeps the stored one, unless the target
     now points elsewhere (TARGET_ADDRESS changed): then it is cleared."""
     target_check(target=target, password=password)
+    # What a stored answer read from the target (its cores and disks draw the cores x 2 +
+    # disks line of the results pages): changed, those answers are built again.
+    before = Target.objects.filter(pk=target.pk).values_list("cpu_cores", "disk_count")
+    previous = before.first() if target.pk else None
     target.save()
+    if previous is not None and previous != (target.cpu_cores, target.disk_count):
+        stored_results.target_results_forget(target=target)
     return target
 
 

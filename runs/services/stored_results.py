@@ -12,7 +12,8 @@ first time it is asked for.
 A stored answer is served only while it is newer than the batch's end and was made by the
 code now running (stored_version(): a digest of the sources an answer is made from, the
 first part of its etag, so an upgrade rebuilds it on its first request). A batch that ends
-again (resumed, imported) replaces its answers; runs edited in the admin forget them. Live
+again (resumed, imported) replaces its answers; runs edited in the admin forget them, and
+so does a change of its target's cores or disks (the reference line reads them). Live
 batches, and the page's views that are not stored (runs chosen, a counter shown), are built
 on each request and carry no ETag.
 """
@@ -37,7 +38,7 @@ from django.template.loader import render_to_string
 from runs.analysis import comparison
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures
-from runs.models import FINISHED_STATUSES, Batch, StoredResults
+from runs.models import FINISHED_STATUSES, Batch, StoredResults, Target
 from runs.services import relative, results, selectors
 
 logger = logging.getLogger(__name__)
@@ -170,6 +171,12 @@ def batch_results_store(*, batch: Batch) -> None:
 def batch_results_forget(*, batch_id: int) -> None:
     """What feeds a batch's answers changed (its runs edited): built again when asked."""
     StoredResults.objects.filter(batch_id=batch_id).delete()
+
+
+def target_results_forget(*, target: Target) -> None:
+    """The target's facts an answer reads (its cores and disks) changed: the answers of its
+    batches are built again when asked."""
+    StoredResults.objects.filter(batch__target=target).delete()
 
 
 def shown_etag(cached_etag: str | None, batch: Batch, *facts: Any) -> str | None:

@@ -7,7 +7,9 @@ filter on, so they never change meaning; the messages stay sysbench's own words.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 KINDS = (
     "connect",
@@ -159,6 +161,49 @@ _OPEN_FILES = re.compile(r"Can't create (?:UNIX|TCP/IP) socket \((?:23|24)\)|Too
 _LUA_LOCATION = re.compile(r"\.lua:\d+: ")
 _FILEIO_NOT_PREPARED = re.compile(r"^Cannot open file '.*' errno = 2 ")
 _MISSING_TABLE = re.compile(r"relation \S+ does not exist|Table \S+ doesn't exist")
+
+
+# --- a run whose server went away ---------------------------------------------------------
+
+SIGNALS = {2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+SERVER_GONE_HINT = (
+    "The database server went away during the run (stopped, crashed, restarted, or cut off "
+    "by the network): its log says why. benchdash waits for it, bounded, before the next cell."
+)
+
+
+def exit_text(code: int | None) -> str:
+    """How sysbench ended, in words: `exited with code 1`, or a signal named (a process
+    the worker started reports -11, one over SSH 139, for the same SIGSEGV)."""
+    if code is None:
+        return "ended without an exit status"
+    signal = -code if code < 0 else code - 128 if 128 < code < 160 else None
+    if signal is None:
+        return f"exited with code {code}"
+    name = SIGNALS.get(signal, "a signal")
+    return f"was killed by signal {signal} ({name}, exit code {128 + signal})"
+
+
+def server_gone(
+    *,
+    at: datetime,
+    into_s: float | None,
+    said: Sequence[str],
+    exit_code: int | None,
+    afterwards: str | None,
+) -> SysbenchError:
+    """The error of a run during which the server closed the connection: told by
+    sysbench's own lines when it printed any (MySQL's 2013, libpq's "server closed the
+    connection"), else by how it ended (pgsql: killed by SIGSEGV, no line) and a server
+    that did not answer afterwards (`afterwards`: what the connection attempt said)."""
+    into = f", {into_s:g} s into the run" if into_s is not None else ""
+    head = f"the server closed the connection at about {at:%H:%M:%S} UTC{into}"
+    how = "; ".join(said) if said else f"sysbench {exit_text(exit_code)} with no error line"
+    tail = f"; it did not answer afterwards: {afterwards}" if afterwards else ""
+    codes = [c for line in said if (c := error_code(line)) is not None]
+    return SysbenchError(
+        "connect", f"{head} ({how}){tail}", SERVER_GONE_HINT, codes[0] if codes else None
+    )
 
 
 def is_option_error(line: str) -> bool:

@@ -7,7 +7,8 @@ from the allow-list, so no user text is spliced into a statement.
 
 `connect(connection)` picks the adapter from the engine: MySQL and MariaDB
 (runs/targets/mysql.py) or PostgreSQL (runs/targets/postgres.py); both answer the
-ServerTarget interface.
+ServerTarget interface. What a PostgreSQL account that is not a superuser must be granted
+to change settings, each privilege with its GRANT, is runs/targets/postgres_privileges.py.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runs.errors import InvalidInput
+from runs.targets.postgres_privileges import MissingPrivilege
 
 SYSTEM_SCHEMAS = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 SBTEST_TABLE = re.compile(r"sbtest[1-9][0-9]{0,6}")
@@ -129,6 +130,8 @@ class ServerTarget(Protocol):
     def server_info(self) -> ServerInfo: ...
 
     def may_change_settings(self) -> tuple[bool, str]: ...
+
+    def missing_privileges(self, names: Iterable[str]) -> list[MissingPrivilege]: ...
 
     def read(self, names: Iterable[str]) -> dict[str, str]: ...
 

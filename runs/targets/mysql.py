@@ -30,6 +30,7 @@ from runs.targets.base import (
     sbtest_names,
 )
 from runs.targets.mysql_settings import MYSQL_SETTINGS
+from runs.targets.postgres_privileges import MissingPrivilege
 
 # Status counters sampled while sysbench runs: cumulative, except the two Threads_ gauges.
 # Names a server does not have are simply absent from its readings.
@@ -141,6 +142,11 @@ class MySQLTarget:
         if enough:
             return True, f"granted {', '.join(enough)}"
         return False, "the account has neither SUPER nor SYSTEM_VARIABLES_ADMIN"
+
+    def missing_privileges(self, names: Iterable[str]) -> list[MissingPrivilege]:
+        """Nothing checked one by one here: SET GLOBAL takes one privilege, which
+        may_change_settings reads (PostgreSQL's are several: postgres_privileges.py)."""
+        return []
 
     def read(self, names: Iterable[str]) -> dict[str, str]:
         wanted = sorted(set(names))

@@ -37,6 +37,7 @@ from runs.targets.base import (
     marker_row,
     sbtest_names,
 )
+from runs.targets.postgres_privileges import MissingPrivilege, grants_text, missing_privileges
 from runs.targets.postgres_settings import (
     POSTGRES_SETTINGS,
     canonical_setting,
@@ -109,6 +110,21 @@ class PostgresTarget:
             return False, f"granted ALTER SYSTEM on {', '.join(granted)} only"
         return False, "not a superuser, and granted ALTER SYSTEM on no setting"
 
+    def missing_privileges(self, names: Iterable[str]) -> list[MissingPrivilege]:
+        """Every privilege this account lacks to change the settings `names` (reading
+        postgresql.auto.conf, reloading, ALTER SYSTEM on each), each checked on its own,
+        with its GRANT (postgres_privileges.py); none for a superuser or no setting."""
+        names = list(names)
+        if not names or self._scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"):
+            return []
+        return missing_privileges(
+            self._scalar,
+            names=names,
+            role=self.connection.user,
+            database=self.connection.database,
+            version=int(self._scalar("SHOW server_version_num")),
+        )
+
     def read(self, names: Iterable[str]) -> dict[str, str]:
         """Current values from pg_settings; allow-listed ones in canonical form."""
         wanted = sorted(set(names))
@@ -133,6 +149,7 @@ class PostgresTarget:
         wanted = sorted(set(names))
         if not wanted:
             return {}
+        self._check_may_alter(wanted)  # before the first of them: all that lacks, at once
         current = self.read(wanted)
         auto_conf = self._auto_conf(wanted)
         return {
@@ -184,22 +201,14 @@ class PostgresTarget:
             raise SettingNotApplied(f"{name}={canonical}: {e.message}", e.hint) from None
 
     def _check_may_alter(self, names: Iterable[str]) -> None:
-        if self._scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"):
-            return
-        version = int(self._scalar("SHOW server_version_num"))
-        refused = [
-            n
-            for n in names
-            if version < 150000
-            or not self._scalar("SELECT has_parameter_privilege(%s, 'ALTER SYSTEM')", [n])
-        ]
-        if refused:
+        missing = self.missing_privileges(names)
+        if missing:
             user = self.connection.user
             raise SettingNotApplied(
-                f"the PostgreSQL account {user!r} is not a superuser: it cannot change "
-                f"{', '.join(refused)} with ALTER SYSTEM",
-                "connect the target as a superuser, or (PostgreSQL 15 and later) "
-                f"GRANT ALTER SYSTEM ON PARAMETER {', '.join(refused)} TO {user}",
+                f"the PostgreSQL account {user!r} is not a superuser and lacks what changing "
+                f"{', '.join(sorted(set(names)))} needs: " + "; ".join(m.what for m in missing),
+                "connect the target as a superuser, or have a superuser run: "
+                + grants_text(missing).replace("\n", " "),
             )
 
     def _auto_conf(self, names: list[str]) -> dict[str, str]:
@@ -213,8 +222,11 @@ class PostgresTarget:
         except TargetError as e:
             raise TargetError(
                 f"cannot read postgresql.auto.conf through pg_file_settings: {e.message}",
-                "the account must be a superuser (or in pg_read_all_settings) for benchdash "
-                "to restore the settings it changes",
+                "a superuser grants it, connected to the target's database (membership in "
+                "pg_read_all_settings does not open pg_file_settings): "
+                + grants_text(
+                    m for m in self.missing_privileges(names) if "file_settings" in m.grant
+                ).replace("\n", " "),
             ) from None
         return {str(name): str(setting) for name, setting in rows}
 

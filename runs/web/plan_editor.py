@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from runs.analysis.auto import rate as rate_search
+from runs.analysis.auto import threads as threads_search
+from runs.analysis.auto.settings import Auto
 from runs.errors import InvalidInput
 from runs.sysbench.matrix import Cell, prepare_points
 from runs.sysbench.options import OPTIONS, Kind, OptionSpec
@@ -183,6 +186,7 @@ def form_values(
         "threads": ",".join(str(t) for t in threads),
         "options": {n: _shown(v) for n, v in options.items()},
         "checked": checked,
+        "boxes": checkbox_boxes(checked),
         "setting_rows": _padded(other_settings),
         "axis_rows": _padded(axes),
     }
@@ -191,6 +195,7 @@ def form_values(
 def form_values_from_post(data: FormData) -> dict[str, Any]:
     """What the editor shows again after a refused post: the user's own text."""
     checkbox_names = _checkbox_names()
+    checked = {name: [str(v) for v in data.getlist(f"set__{name}")] for name in checkbox_names}
     return {
         "threads": str(data.get("threads", "") or ""),
         "options": {
@@ -198,9 +203,8 @@ def form_values_from_post(data: FormData) -> dict[str, Any]:
             for name in OPTIONS
             if data.get(f"opt_{name}", "")
         },
-        "checked": {
-            name: [str(v) for v in data.getlist(f"set__{name}")] for name in checkbox_names
-        },
+        "checked": checked,
+        "boxes": checkbox_boxes(checked),
         "setting_rows": _padded(
             [
                 (str(data.get(f"setting_name_{i}", "")), str(data.get(f"setting_values_{i}", "")))
@@ -216,6 +220,20 @@ def form_values_from_post(data: FormData) -> dict[str, Any]:
             ]
         ),
     }
+
+
+def checkbox_boxes(checked: Mapping[str, Sequence[str]]) -> dict[str, dict[str, list[str]]]:
+    """The checkboxes of each engine's settings in the order a browser posts them back: the
+    plan's values first, in the plan's order (its first value is the baseline), then the
+    others. So a plan re-opened and saved unchanged keeps `1,0`, and a value outside the
+    usual choices is shown, not dropped."""
+    boxes: dict[str, dict[str, list[str]]] = {}
+    for engine, settings in SETTING_CHECKBOXES.items():
+        boxes[engine] = {}
+        for name, choices in settings.items():
+            mine = list(dict.fromkeys(str(v) for v in checked.get(name, ())))
+            boxes[engine][name] = mine + [c for c in choices if c not in mine]
+    return boxes
 
 
 def _shown(value: object) -> str:
@@ -244,8 +262,13 @@ class Estimate:
     restart_s: float = 0.0  # their time, with the warm-ups after them
     restart_each_s: float = 0.0  # one restart's measured seconds
     restart_source: str = ""  # where that figure comes from
+    # with auto modes: the runs they may add at most, and the time then
+    most_runs: int = 0
+    most_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        most_runs = max(self.most_runs, self.runs)
+        most_s = self.most_s if most_runs > self.runs else self.total_s
         return {
             "cells": self.cells,
             "runs": self.runs,
@@ -260,16 +283,24 @@ class Estimate:
             "restart_text": duration_text(self.restart_s) if self.restarts else "",
             "restart_each_s": self.restart_each_s,
             "restart_source": self.restart_source,
+            "most_runs": most_runs,
+            "most_s": most_s,
+            "most_text": duration_text(most_s),
         }
 
 
 def estimate(
-    cells: Sequence[Cell], dataset_policy: str, restarts: Mapping[str, Any] | None = None
+    cells: Sequence[Cell],
+    dataset_policy: str,
+    auto: Auto | None = None,
+    restarts: Mapping[str, Any] | None = None,
 ) -> Estimate:
     """How long a batch of these cells would take: sysbench's time, plus a little per
     run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second),
     plus the server restarts (`restarts`: their number and seconds, counted over the
-    matrix's restart points with a measured restart time of the engine)."""
+    matrix's restart points with a measured restart time of the engine); with auto
+    modes, also the most they may take as they add runs (an auto batch estimated at 17 s
+    took 160 s when only its first runs were counted)."""
     durations = [_duration(cell.options) for cell in cells]
     sysbench_s = None if None in durations else float(sum(d for d in durations if d))
     policy = "fresh" if dataset_policy == "fresh" else "shared"
@@ -280,18 +311,57 @@ def estimate(
     if sysbench_s is not None:
         total_s = sysbench_s + RUN_OVERHEAD_S * len(cells) + prepare_s
     restart_s = float((restarts or {}).get("seconds") or 0)
+    if total_s is not None:
+        total_s += restart_s
+    added = _auto_added(cells, auto) if auto is not None and auto.any else []
+    added_s = [None if d is None else d + RUN_OVERHEAD_S for d in added]
+    most_s = None
+    if total_s is not None and None not in added_s:
+        most_s = total_s + sum(d for d in added_s if d is not None)
     return Estimate(
         cells=len({cell.key() for cell in cells}),
         runs=len(cells),
         sysbench_s=sysbench_s,
-        total_s=None if total_s is None else total_s + restart_s,
+        total_s=total_s,
         prepares=len(prepares),
         prepare_s=prepare_s,
         restarts=int((restarts or {}).get("restarts") or 0),
         restart_s=restart_s,
         restart_each_s=float((restarts or {}).get("each_s") or 0),
         restart_source=str((restarts or {}).get("each_source") or ""),
+        most_runs=len(cells) + len(added),
+        most_s=most_s,
     )
+
+
+def _auto_added(cells: Sequence[Cell], auto: Auto) -> list[float | None]:
+    """The sysbench time of each run the auto modes may add at most: a search's points
+    along each line (the cells alike but for the searched value), or the repeats up to
+    repeats auto's maximum."""
+    groups: dict[Any, list[Cell]] = {}
+    searching = auto.threads is not None or auto.rate is not None
+    for cell in cells:
+        key = _line_key(cell) if searching else cell.key()
+        groups.setdefault(key, []).append(cell)
+    added: list[float | None] = []
+    for members in groups.values():
+        first = members[0]
+        repeats = len([c for c in members if c.key() == first.key()])
+        if auto.repeats is not None:
+            repeats = max(repeats, auto.repeats.max)
+        if auto.threads is not None:
+            most = threads_search.most_runs(auto.threads, repeats)
+        elif auto.rate is not None:
+            most = rate_search.most_runs(auto.rate, repeats)
+        else:
+            most = repeats
+        added += [_duration(first.options)] * max(most - len(members), 0)
+    return added
+
+
+def _line_key(cell: Cell) -> tuple[Any, ...]:
+    options = sorted((k, str(v)) for k, v in cell.options.items() if k not in ("threads", "rate"))
+    return (tuple(sorted(cell.settings.items())), tuple(options))
 
 
 def _duration(options: Mapping[str, object]) -> float | None:

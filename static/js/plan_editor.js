@@ -145,6 +145,10 @@ function editPlan(form) {
         figures.append(document.createElement("br"), strong(String(e.restarts)), " server restarts (the put-back at the end included), ≈ ",
           strong(e.restart_text), " with their warm-ups (", String(e.restart_each_s), " s each: ", e.restart_source, ")");
       }
+      if (e.most_runs > e.runs) {
+        figures.append(document.createElement("br"), "up to ", strong(e.most_text), " (",
+          strong(String(e.most_runs)), " runs) as the auto modes add runs");
+      }
       warningsEl.replaceChildren(...answer.warnings.map((w) => item("⚠ " + w)));
     }).catch(function (err) {
       if (mine === sequence) figures.textContent = "Could not check the plan: " + err.message;

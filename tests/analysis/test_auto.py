@@ -525,3 +525,42 @@ def test_a_a_cells_replayed_through_the_sequential_rule_keep_the_stated_error_ra
           f"{honest:.3f} (Bonferroni over 8 looks), {naive:.3f} at 5 % a look")  # fmt: skip
     assert honest <= 0.05
     assert naive > 0.05  # looking after each repeat at 5 % inflates it
+
+
+def test_repeats_watching_latency_go_on_while_the_p95_is_noisy():
+    # issue 37: a confirmation of a p95 step stopped at 3 repeats, its tps quiet and its
+    # p95 interval 0.47-83.2 ms: repeats watched tps, not the metric alerted.
+    quiet_tps_noisy_p95 = dataclasses.replace(
+        CellFigures(3, (1000.0, 1001.0, 999.0), 5.0, None, None, None, ""),
+        latencies=(0.9, 5.0, 40.0),
+    )
+    on_tps = RepeatsAuto(target_pct=2, max=5)
+    on_p95 = RepeatsAuto(target_pct=2, max=5, metric="latency")
+
+    assert repeats_auto.repeat_reason(quiet_tps_noisy_p95, on_tps, "x") is None
+    reason = repeats_auto.repeat_reason(quiet_tps_noisy_p95, on_p95, "x")
+    assert reason is not None and reason.startswith("repeat 4 of x: ±")
+    assert "% of latency > target ±2 %" in reason
+    assert repeats_auto.repeats_conclusion(quiet_tps_noisy_p95, on_p95).startswith("still noisy")
+
+
+def test_a_cell_slower_in_latency_is_called_slower():
+    base = dataclasses.replace(cell(1000.0), latencies=(2.0, 2.01, 1.99))
+    worse = dataclasses.replace(cell(1000.0), latencies=(4.0, 4.02, 3.98))
+    found = repeats_auto.look(base.latencies, worse.latencies, RepeatsAuto(metric="latency"))
+    assert found is not None and found.decided == verdicts.SLOWER
+
+
+def test_the_metric_repeats_watch_is_a_word_it_knows():
+    assert auto_from_dict({"repeats": {"metric": "latency"}}).repeats == RepeatsAuto(
+        metric="latency"
+    )
+    with pytest.raises(InvalidInput) as refused:
+        auto_from_dict({"repeats": {"metric": "p95"}})
+    assert refused.value.field == "auto.repeats.metric"
+    assert "throughput, latency" in refused.value.message
+
+
+def test_cell_figures_keep_each_repeats_latency():
+    runs = insert_cell(1, 1)
+    assert cell_figures(runs).latencies == tuple(r.latency_ms for r in runs)

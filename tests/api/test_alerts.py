@@ -189,3 +189,45 @@ def test_annotations_on_the_timeline(api, plan):
     )
     assert api.delete(f"/api/v1/annotations/{made.json()['id']}").status_code == 204
     assert api.get(f"/api/v1/plans/{plan.pk}/annotations").json() == []
+
+
+def test_a_step_once_alerted_and_dismissed_is_never_new_again(plan, owner):
+    # issue 37: a step alerted and dismissed was alerted again ten nights later, the
+    # previous night's check not having listed it: only that check's steps counted as seen.
+    *_, slow = nights(plan, [*QUIET, 900])
+    alert = Alert.objects.get(batch=slow)
+    confirmed(alert.confirmation, 900.0)
+    alerts.alert_decide(alert=alert, decision="dismiss", user=owner, comment="known")
+    *_, last = nights(plan, [899, 903, 897, 901])
+    assert Alert.objects.count() == 1
+    # The search of last night did not find the step (it happens as nights go by).
+    analysis = last.analysis
+    for cell in analysis["cells"]:
+        cell["steps"] = []
+    Batch.objects.filter(pk=last.pk).update(analysis=analysis)
+
+    (tonight,) = nights(plan, [902])
+
+    assert Alert.objects.count() == 1, [a.cells for a in Alert.objects.all()]
+    steps = [s for c in tonight.analysis["cells"] for s in c.get("steps", [])]
+    assert any(s["batch"] == slow.pk for s in steps), steps
+    assert not any(s["new"] for s in steps if s["batch"] == slow.pk)
+
+
+def test_a_night_alerted_on_its_latency_is_rerun_watching_the_latency(plan):
+    # issue 37: the re-run of a night alerted on p95 watched tps and stopped at 3 repeats.
+    p95s = [2.0, 2.02, 1.98, 2.01, 1.99, 2.03, 1.97, 2.0, 2.02, 1.98, 2.01, 1.99, 3.0]
+    made = []
+    for n, p95 in enumerate(p95s):
+        night = stored_night(plan, n, QUIET[n % len(QUIET)] if n < 12 else 1000.0)
+        for run in night.runs.all():
+            run.summary = {**run.summary, "latency_pct_ms": p95}
+            run.save(update_fields=["summary"])
+        alerts.batch_judge(batch=Batch.objects.get(pk=night.pk))
+        made.append(night)
+
+    alert = Alert.objects.get(batch=made[-1])
+    assert {s["metric"] for c in alert.cells for s in c["steps"]} == {"latency"}
+    assert alert.confirmation is not None
+    watched = alert.confirmation.params["auto"]["repeats"]
+    assert watched["metric"] == "latency", watched

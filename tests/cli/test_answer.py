@@ -136,3 +136,81 @@ def test_a_label_with_markdown_stays_text_and_an_error_stays_in_its_fence():
     for outside in (before, after):  # the label and the summary: text, not links
         assert "](https://evil.example/)" not in outside.replace("\\](", "")
         assert "*[" not in outside
+
+
+STEP = {
+    "metric": "throughput", "name": "tps", "batch": 7, "new": True, "alert": True,
+    "text": "tps stepped slower: 1,000 to 900 (-10.0 %, 95 % interval -12.0 % to -8.0 %)",
+    "change_pct": -10.0, "low_pct": -12.0, "high_pct": -8.0, "pvalue": 0.001,
+}  # fmt: skip
+ALERTED = {
+    "status": "regression",
+    "summary": "1 of 2 cells slower",
+    "cells": [
+        {"label": "threads=1", "verdict": "regression", "flagged": True, "steps": [STEP],
+         "checks": [{"verdict": "regression", "text": "tps 900 vs baseline 1,000 (-10 %)"},
+                    {"verdict": "within noise", "text": "p95 2.00 ms vs baseline 2.00 ms"}]},
+        {"label": "threads=2", "verdict": "within noise", "flagged": False, "steps": [],
+         "checks": []},
+    ],
+}  # fmt: skip
+ALERT = {
+    "id": 4, "batch": 7, "status": "confirmed", "confirmation": 8, "confirmation_status": "done",
+    "verdict": "threads=1: confirmed, the re-run's tps 902 is on the slower side of 950",
+    "changes": [{"text": "server version: 10.11.8 \u2192 10.11.9"}],
+    "url": "https://bench.example.com/plans/3/history#alerts",
+}  # fmt: skip
+
+
+def test_an_alerted_night_says_its_steps_sizes_what_changed_and_the_confirmation():
+    # issue 37: the gate printed a status line only, so a PR comment could not say what
+    # regressed.
+    judged = judge(batch(analysis=ALERTED), results(), url=URL, alert=ALERT)
+    text = as_markdown(judged)
+
+    assert judged.answer == SLOWER
+    assert "Nightly check: regression: 1 of 2 cells slower" in text
+    assert (
+        "| threads=1 | tps stepped slower: 1,000 to 900 (-10.0 %, 95 % interval -12.0 % to "
+        "-8.0 %) | tps 900 vs baseline 1,000 (-10 %) |"
+    ) in text
+    assert "threads=2" not in text
+    assert (
+        "What changed since the baseline nights:\n- server version: 10.11.8 \u2192 10.11.9" in text
+    )
+    assert "Confirmation: confirmed: threads=1: confirmed, the re-run's tps 902" in text
+    assert "([alert 4](https://bench.example.com/plans/3/history#alerts))" in text
+
+    body = json.loads(as_json(judged))
+    (cell,) = body["night_cells"]
+    assert cell["label"] == "threads=1" and cell["checks"] == ["tps 900 vs baseline 1,000 (-10 %)"]
+    assert cell["steps"][0]["change_pct"] == -10.0 and cell["steps"][0]["low_pct"] == -12.0
+    assert body["alert"]["status"] == "confirmed" and body["alert"]["changes"] == [
+        "server version: 10.11.8 \u2192 10.11.9"
+    ]
+
+
+def test_an_inconclusive_night_says_why_and_once():
+    # issue 37: "not enough history: not enough history: 2 of 5 nights".
+    waiting = {
+        "status": "not enough history",
+        "summary": "not enough history: 2 of 5 nights",
+        "cells": [{"label": "threads=1", "verdict": "not enough history", "flagged": False,
+                   "steps": [], "checks": [{"verdict": "not enough history",
+                                            "text": "not enough history: 2 of 5 nights"}]}],
+    }  # fmt: skip
+    judged = judge(batch(analysis=waiting), results(), url=URL)
+    text = as_markdown(judged)
+
+    assert judged.answer == INCONCLUSIVE
+    assert "Nightly check: not enough history: 2 of 5 nights\n" in text
+    assert "not enough history: not enough history" not in text
+    assert "- threads=1: not enough history: 2 of 5 nights" in text
+    assert json.loads(as_json(judged))["night_cells"][0]["verdict"] == "not enough history"
+
+
+def test_an_alert_still_confirming_says_so():
+    confirming = {**ALERT, "status": "confirming", "verdict": "", "changes": []}
+    text = as_markdown(judge(batch(analysis=ALERTED), results(), url=URL, alert=confirming))
+    assert "- nothing recorded differs" in text
+    assert "Confirmation: confirming: the re-run (batch 8) had not ended" in text

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from runs.models import LoadHost, Plan
+from runs.models import Alert, LoadHost, Plan
 from tests import stored
+from tests.api.test_alerts import QUIET, nights
+from tests.api.test_history import confirmed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,3 +118,49 @@ def test_launch_and_wait_runs_the_plan_on_a_worker(benchdash, celery_worker, loc
     assert "| cpu-max-prime=8000 | 1 | slower |" in launched.stdout
     batch = plan.batches.get()
     assert f"batch [{batch.pk}](" in launched.stdout and batch.status == "done"
+
+
+def test_at_the_timeout_the_batch_is_cancelled_or_left_running_as_asked(
+    benchdash, flush_plan, owner
+):
+    # issue 37: --timeout left the batch running and holding the worker, without a word.
+    waiting = stored.bare_batch(flush_plan, status="queued")
+    Plan.objects.filter(pk=flush_plan.pk).update(created_by=owner)
+    left = benchdash(
+        "--timeout", "0.5", "--poll", "0.2", "--leave-running", "wait", str(waiting.pk)
+    )
+    assert left.returncode == 3
+    assert "left running (--leave-running)" in left.stderr
+    waiting.refresh_from_db()
+    assert waiting.status == "queued"
+
+    cancelled = benchdash("--timeout", "0.5", "--poll", "0.2", "wait", str(waiting.pk))
+
+    assert cancelled.returncode == 3, cancelled.stderr
+    assert f"batch {waiting.pk} still queued after 0.5 s; cancelled" in cancelled.stderr
+    waiting.refresh_from_db()
+    assert waiting.status == "cancelled"
+
+
+def test_an_alerted_night_tells_its_steps_what_changed_and_the_confirmation(benchdash, owner):
+    # issue 37: for an alerted night the gate said only "regression".
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    plan = Plan.objects.create(
+        name="nightly", load_host=local, test="oltp_insert", threads=[1],
+        options={"time": 60}, created_by=owner,
+    )  # fmt: skip
+    *_, slow = nights(plan, [*QUIET, 900])
+    confirmed(Alert.objects.get(batch=slow).confirmation, 900.0)
+
+    told = benchdash("--format", "json", "wait", str(slow.pk))
+
+    assert told.returncode == 1, told.stdout + told.stderr
+    body = json.loads(told.stdout)
+    (cell,) = body["night_cells"]
+    (step,) = cell["steps"]
+    assert step["batch"] == slow.pk and step["change_pct"] < -5 and step["low_pct"] is not None
+    assert body["alert"]["status"] == "confirmed" and "confirmed" in body["alert"]["verdict"]
+    assert isinstance(body["alert"]["changes"], list)
+    shown = benchdash("wait", str(slow.pk)).stdout
+    assert "| Cell | Change point (size, 95 % interval) |" in shown
+    assert "stepped slower" in shown and "Confirmation: confirmed" in shown

@@ -14,7 +14,7 @@ import pytest
 from runs.models import Batch, LoadHost, Plan, Sample, Status, Target
 from runs.services import batches, recovery
 from tests.helpers import global_variable, wait_for_batch, wait_until
-from tests.servers import PrivateMariaDB, free_port
+from tests.servers import PrivateMariaDB, PrivatePostgres, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
@@ -99,7 +99,10 @@ def test_a_target_that_restarts_mid_run_is_waited_for_and_the_batch_goes_on(
     assert global_variable(restartable, FLUSH) == original
     # The ending names its cause: which run failed, and the target's absence.
     assert batch.status == Status.FAILED
-    assert batch.error.startswith("1 of 2 runs failed; the first, run 1 (connect): "), batch.error
+    # issue 37: the run named by its id, as users see it, and the cause in words
+    assert batch.error.startswith(f"1 of 2 runs failed; the first, run {first.pk} ("), batch.error
+    assert first.error.startswith("the server closed the connection at about "), first.error
+    assert "2013" in first.error and "the server closed the connection" in batch.error
     assert any("was unreachable from" in w and "came back" in w for w in batch.warnings)
 
 
@@ -258,3 +261,56 @@ def test_a_target_stopped_past_the_wait_gets_its_settings_and_data_set_back_once
     recovery.batches_sweep_stale(hostname=socket.gethostname())
     batch.refresh_from_db()
     assert len(batch.stages) == stages
+
+
+@pytest.fixture
+def restartable_pg() -> Iterator[PrivatePostgres]:
+    """A PostgreSQL of this test's own: the test stops and starts it."""
+    server = PrivatePostgres()
+    try:
+        server.start()
+        with server.connect() as db:
+            db.execute("CREATE DATABASE sbtest")
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_postgresql_stopped_mid_run_is_told_as_the_server_closing_the_connection(
+    celery_worker, restartable_pg, local_host
+):
+    # issue 37: sysbench's pgsql driver prints nothing and dies of SIGSEGV when the server
+    # goes away; the run, the batch, the webhook and the command said "sysbench exited with
+    # code 139 ... (other)", the batch naming the run by its place ("run 2").
+    target = Target.objects.create(
+        name="restartable-pg", engine="postgresql", host=restartable_pg.host,
+        port=restartable_pg.port, database="sbtest", user=restartable_pg.user, password="",
+    )  # fmt: skip
+    plan = Plan.objects.create(
+        name="pg faults", target=target, load_host=local_host, test="oltp_read_only",
+        options=RUN, threads=[1, 2], order_policy="ramp",
+    )  # fmt: skip
+    batch = batches.batch_launch(plan=plan)
+    wait_for_samples(batch, 2)
+
+    restartable_pg.stop_server()
+    wait_until(
+        lambda: Batch.objects.get(pk=batch.pk).waiting_for.startswith(
+            "waiting: target unreachable"
+        ),
+        timeout=60,
+        what="the batch to wait for its target",
+    )
+    restartable_pg.start_again()
+    batch = wait_for_batch(batch, timeout=180)
+
+    first, second = batch.runs.order_by("position")
+    assert first.status == Status.FAILED and first.error_kind == "connect", first.error
+    assert first.error.startswith("the server closed the connection at about "), first.error
+    assert "into the run" in first.error and "(other)" not in first.error
+    assert "went away during the run" in first.error_hint
+    assert second.status == Status.DONE, second.error
+    assert batch.error.startswith(
+        f"1 of 2 runs failed; the first, run {first.pk} (threads=1): the server closed the "
+        "connection at about "
+    ), batch.error

@@ -17,7 +17,7 @@ import pytest
 from django.test import Client
 from playwright.sync_api import sync_playwright
 
-from runs.models import LaunchedBy, Plan, Status
+from runs.models import Annotation, Batch, LaunchedBy, Plan, Status
 from runs.services import batches
 from tests.api.test_history import stored_night
 from tests.helpers import wait_for_batch, wait_until
@@ -122,3 +122,47 @@ def test_a_step_is_drawn_as_a_triangle_at_its_night_without_a_script_error(
     assert errors == []
     assert [i for i, style in enumerate(styles) if style == "triangle"] == [20]
     assert "tps stepped slower: " in listed
+
+
+def test_a_failed_night_and_an_annotation_are_marked_on_the_chart(
+    local_host, asgi_server, session_cookie, monkeypatch
+):
+    # issue 37: a failed night was drawn as a night, and annotations were not on the chart.
+    plan = Plan.objects.create(
+        name="nightly inserts", load_host=local_host, test="oltp_insert", threads=[1]
+    )
+    made = [stored_night(plan, n, 1000.0 + n) for n in range(6)]
+    Batch.objects.filter(pk=made[3].pk).update(status=Status.FAILED, error="server went away")
+    Annotation.objects.create(plan=plan, at=made[2].created_at, text="upgraded to 10.11.9")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop, this thread
+    errors: list[str] = []
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        context = chromium.new_context(viewport={"width": 1400, "height": 900})
+        context.add_cookies(
+            [{"name": "sessionid", "value": session_cookie["sessionid"], "url": asgi_server.url}]
+        )
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{asgi_server.url}/plans/{plan.pk}/history")
+        page.wait_for_load_state("networkidle")
+        drawn = page.evaluate(
+            """async () => {
+                const chart = (await import("chart.js")).Chart
+                    .getChart(document.querySelector('#history-charts canvas'));
+                return {
+                    sets: chart.data.datasets.map((d) => [d.label, d.data]),
+                    plugins: chart.config.plugins.map((p) => p.id),
+                };
+            }"""
+        )
+        context.close()
+        chromium.close()
+
+    assert errors == []
+    sets = dict(drawn["sets"])
+    assert sets["tps"][3] is None and sets["tps"][4] is not None
+    assert sets["failed batch"] == [None, None, None, 0, None, None]
+    assert drawn["plugins"] == ["historyAnnotations"]

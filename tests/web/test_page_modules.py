@@ -95,9 +95,33 @@ def test_every_page_with_a_script_loads_its_modules_without_an_error(
         f"/batches/{batch.pk}/results": (7, 7),
         f"/runs/{run.pk}/": (1, 1),  # tps; each machine's 6 charts come with its first row
         f"/compare?s=b{batch.pk}&s=b{other.pk}": (1, 1),
-        f"/plans/{stored_plan.pk}/history": (1, 1),
+        # the nights' one cell, and the 4 cells of the two batches launched by hand (the
+        # history holds every launch of the plan)
+        f"/plans/{stored_plan.pk}/history": (5, 5),
         f"/plans/{stored_plan.pk}/": (0, 0),
         "/plans/new": (0, 0),
         "/import": (1, 1),
     }
     assert b.errors == [] and failed == []
+
+
+def test_the_first_batch_ticked_is_the_baseline_of_the_comparison(
+    browser,  # noqa: F811
+    session_cookie,
+    make_batch,
+):
+    # issue 37: the batch list reads newest first and posted its boxes in that order, so the
+    # newer batch became the baseline whichever the user ticked first.
+    b: Browser = logged_in(browser, session_cookie)
+    older = make_batch(threads=(1,), repeats=1, samples=3)
+    newer = make_batch(threads=(1,), repeats=1, samples=3)
+    page = b.open("/")
+    page.check(f"input[value=b{older.pk}]")
+    page.check(f"input[value=b{newer.pk}]")
+    expect(page.locator("#compare-baseline")).to_have_text(f"baseline: batch {older.pk}")
+
+    page.click("button:text('Compare selected')")
+    page.wait_for_url(f"**/compare?s=b{older.pk}&s=b{newer.pk}")
+    expect(page.locator("#compare-picker li").first).to_contain_text(f"batch {older.pk}")
+    expect(page.locator("#compare-picker li").first).to_contain_text("baseline")
+    assert b.errors == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from runs.analysis.auto.settings import auto_from_dict
 from runs.errors import InvalidInput
 from runs.sysbench.matrix import Axes, ServerAxes, expand, restart_points
 from runs.web.plan_editor import duration_text, estimate, form_values, matrix_from_form
@@ -108,8 +109,59 @@ def test_the_estimate_adds_the_restarts_counted_over_the_restart_points():
     assert restarts["restarts"] == len(points) + 1  # the original put back at the end
     assert restarts["seconds"] == round((len(points) + 1) * RESTART_SECONDS["mariadb"]
                                         + 5 * len(points))  # fmt: skip
-    plain, e = estimate(cells, "shared"), estimate(cells, "shared", restarts)
+    plain, e = estimate(cells, "shared"), estimate(cells, "shared", restarts=restarts)
     assert (plain.restarts, plain.to_dict()["restart_text"]) == (0, "")
     assert (e.restarts, e.restart_s) == (len(points) + 1, restarts["seconds"])
     assert e.total_s == pytest.approx(plain.total_s + restarts["seconds"])
     assert e.to_dict()["restart_text"] == duration_text(restarts["seconds"])
+
+
+def test_the_checkboxes_come_in_the_plans_order_so_that_saving_keeps_it():
+    # issue 37: the browser posts checked boxes in page order; the plan's first value is
+    # its baseline, so the boxes show the plan's values first, in its order.
+    values = form_values(
+        threads=[1],
+        options={},
+        server_settings={"innodb_flush_log_at_trx_commit": ["1", "0"], "sync_binlog": ["1"]},
+        option_axes={},
+    )
+    mysql = values["boxes"]["mysql"]
+    assert mysql["innodb_flush_log_at_trx_commit"] == ["1", "0", "2"]
+    assert mysql["sync_binlog"] == ["1", "0"]
+    assert values["boxes"]["postgresql"]["synchronous_commit"][0] == "on"
+    odd = form_values(
+        threads=[1], options={}, server_settings={"synchronous_commit": ["remote_apply", "on"]},
+        option_axes={},
+    )  # fmt: skip
+    assert odd["boxes"]["postgresql"]["synchronous_commit"][:3] == ["remote_apply", "on", "off"]
+
+
+def test_the_estimate_counts_the_runs_the_auto_modes_may_add():
+    # issue 37: the editor said "≈ 17 s" for a batch whose threads search took 160 s: it
+    # counted the search's first run only.
+    cells = expand(
+        test="oltp_read_only",
+        fixed_options={"time": 10, "tables": 1, "table-size": 10000},
+        axes=Axes(threads=[1]),
+        repeats=1,
+        order="interleaved",
+        seed=1,
+        dataset_policy="shared",
+    )
+    plain = estimate(cells, "shared")
+    assert (plain.runs, plain.most_runs, plain.to_dict()["most_text"]) == (1, 1, "19 s")
+
+    searched = estimate(cells, "shared", auto_from_dict({"threads": {"max": 8}}))
+    # 1, 2, 4, 8 threads, two refining tries, the peak and its neighbours confirmed (3 x 2)
+    assert searched.most_runs == 12
+    assert plain.total_s is not None
+    assert searched.most_s == pytest.approx(plain.total_s + 11 * 13)
+    shown = searched.to_dict()
+    assert shown["total_text"] == "19 s" and shown["most_text"] == "3 min"
+
+    repeated = estimate(cells, "shared", auto_from_dict({"repeats": {"max": 6}}))
+    assert repeated.most_runs == 6
+    rate = estimate(cells, "shared", auto_from_dict({"rate": {"start": 100, "max": 800}}))
+    # the start, then 3 doublings up to 800 or 7 halvings down to 1 (the longer way), the
+    # bisection's 4 tries, both ends of the bracket confirmed (2 more tries each)
+    assert rate.most_runs == (1 + 7 + 4) * 1 + 2 * 2

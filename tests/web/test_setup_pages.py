@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -396,3 +397,100 @@ def test_the_editor_keeps_the_targets_in_the_users_order(client_in, stored_targe
     refused = client_in.post(f"/plans/{plan.pk}/", twice).content.decode()
     assert "db-2 is chosen twice" in refused
     assert [link.target for link in plan.plan_targets.all()] == [second, third]
+
+
+class _FormReader(HTMLParser):
+    """The fields a browser posts from one form, in document order (issue 37: what a plan
+    re-opened and saved unchanged sends back)."""
+
+    def __init__(self, form_id: str) -> None:
+        super().__init__()
+        self.form_id, self.inside = form_id, False
+        self.fields: list[tuple[str, str]] = []
+        self._select: str | None = None
+        self._options: list[tuple[str, bool]] = []
+        self._textarea: str | None = None
+        self._multiple = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "form":
+            self.inside = a.get("id") == self.form_id
+        if not self.inside:
+            return
+        kind = (a.get("type") or "text").lower()
+        if tag == "input" and a.get("name") and kind not in ("submit", "button"):
+            if kind not in ("checkbox", "radio") or "checked" in a:
+                self.fields.append(
+                    (a["name"], a.get("value") or ("on" if kind == "checkbox" else ""))
+                )
+        elif tag == "select":
+            self._select, self._options = a.get("name"), []
+            self._multiple = "multiple" in a
+        elif tag == "option" and self._select is not None:
+            self._options.append((a.get("value") or "", "selected" in a))
+        elif tag == "textarea":
+            self._textarea = a.get("name") or ""
+            self.fields.append((self._textarea, ""))
+
+    def handle_data(self, data):
+        if self._textarea is not None:
+            name, text = self.fields.pop()
+            self.fields.append((name, text + data))
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.inside = False
+        elif tag == "select" and self._select is not None:
+            chosen = [v for v, sel in self._options if sel]
+            if not chosen and self._options and not self._multiple:
+                chosen = [self._options[0][0]]  # a single select posts its first option
+            self.fields += [(self._select, value) for value in chosen]
+            self._select = None
+        elif tag == "textarea":
+            self._textarea = None
+
+
+def browser_post(page: str, form_id: str) -> dict[str, list[str]]:
+    reader = _FormReader(form_id)
+    reader.feed(page)
+    posted: dict[str, list[str]] = {}
+    for name, value in reader.fields:
+        posted.setdefault(name, []).append(html.unescape(value).strip("\n"))
+    return posted
+
+
+def test_a_plan_saved_unchanged_keeps_its_baseline_first(client_in, stored_target):
+    # issue 37: re-opening a plan whose flush values are 1,0 and pressing Save made them 0,1,
+    # the checkboxes posting in their own order, and the next batch's baseline changed.
+    client_in.post(
+        "/plans/new",
+        plan_post(stored_target, **{"set__innodb_flush_log_at_trx_commit": ["1", "0"],
+                                    "set__sync_binlog": ["1", "0"]}),
+    )  # fmt: skip
+    plan = Plan.objects.get(name="flush sweep")
+    assert plan.server_settings["innodb_flush_log_at_trx_commit"] == ["1", "0"]
+
+    page = client_in.get(f"/plans/{plan.pk}/").content.decode()
+    posted = browser_post(page, "plan-editor")
+    assert posted["set__innodb_flush_log_at_trx_commit"] == ["1", "0"]
+    response = client_in.post(f"/plans/{plan.pk}/", {**posted, "action": "save"})
+    assert response.status_code == 302
+    plan.refresh_from_db()
+    assert plan.server_settings == {
+        "innodb_flush_log_at_trx_commit": ["1", "0"],
+        "sync_binlog": ["1", "0"],
+    }
+
+
+def test_the_plan_check_says_how_long_the_auto_modes_may_take(client_in, stored_target):
+    # issue 37: the editor's "≈ 17 s" for a threads search that took 160 s.
+    answer = client_in.post(
+        "/plans/check",
+        plan_post(stored_target, name="", threads="1", threads_auto="on", threads_max="8",
+                  **{"set__innodb_flush_log_at_trx_commit": ["1"], "set__sync_binlog": ["1"]}),
+    ).json()  # fmt: skip
+    assert answer["ok"], answer
+    shown = answer["estimate"]
+    assert (shown["runs"], shown["most_runs"]) == (3, 3 * 6 + 3 * 0)
+    assert shown["most_s"] > shown["total_s"] * 5

@@ -14,7 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from runs.models import Batch, Run, StoredResults
+from runs.models import Batch, Run, StoredResults, Target
 from runs.services import stored_results, tokens
 from tests.web.test_results_pages import page_data
 
@@ -217,3 +217,29 @@ def test_the_compare_page_reads_a_finished_batchs_figures_from_its_stored_answer
 def section(html: str, start: str, end: str) -> str:
     begin = html.index(start)
     return html[begin : html.index(end, begin) + len(end)]
+
+
+def test_a_target_given_its_cores_and_disks_refreshes_the_stored_answers(
+    client_in, make_batch, stored_target
+):
+    # issue 37: the stored results page kept asking for the cores and disks the target's
+    # page had just been given.
+    Target.objects.filter(pk=stored_target.pk).update(cpu_cores=None, disk_count=None)
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    url = f"/batches/{batch.pk}/results"
+    asking = client_in.get(url).content.decode()
+    assert "needs the target's cores and disks" in asking and keys(batch) == ["baseline=0"]
+
+    edit = {
+        "name": stored_target.name, "engine": "mariadb", "host": "127.0.0.1", "port": "3999",
+        "database": "sbtest", "user": "bench", "cpu_cores": "8", "disk_count": "2",
+    }  # fmt: skip
+    saved = client_in.post(f"/targets/{stored_target.pk}/edit", edit)
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+
+    shown = client_in.get(url).content.decode()
+    assert "needs the target's cores and disks" not in shown
+    assert "8 cores x 2 + 2 disks" in shown
+    # A change of anything else keeps them.
+    client_in.post(f"/targets/{stored_target.pk}/edit", {**edit, "name": "db-renamed"})
+    assert keys(batch) == ["baseline=0"]

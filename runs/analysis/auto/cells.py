@@ -33,6 +33,7 @@ class CellFigures:
     # each run of the cell on its own (empty for a single run: the cell is its one try),
     # so that a search can count how many tries held a point rather than pool them
     tries: tuple[CellFigures, ...] = ()
+    latencies: tuple[float, ...] = ()  # the latency percentile (ms) of the same repeats
 
     @property
     def median(self) -> float | None:
@@ -65,6 +66,7 @@ def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
         queue_growing=max(growing) if growing else None,
         failure=(failed[0].error or failed[0].status) if failed else "",
         tries=tuple(cell_figures([r]) for r in ran) if len(ran) > 1 else (),
+        latencies=tuple(p95),
     )
 
 

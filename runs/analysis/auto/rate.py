@@ -13,6 +13,7 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -80,6 +81,16 @@ def point_verdict(rate: int, cell: CellFigures, auto: RateAuto) -> PointVerdict:
     majority = held * 2 > len(judged)
     why = next(text for ok, text in judged if ok == majority)
     return PointVerdict(held, len(judged), why)
+
+
+def most_runs(auto: RateAuto, repeats: int) -> int:
+    """The runs a search of one line may take at most, each rate with `repeats`: the
+    doublings from the start to the maximum (or the halvings down to 1), the bisection,
+    both ends of the bracket confirmed (an upper bound, for the editor's estimate)."""
+    up = max(math.ceil(math.log2(auto.max / auto.start)), 0) if auto.max > auto.start else 0
+    down = auto.start.bit_length()
+    confirm = 2 * max(CONFIRM - repeats, 0)
+    return (max(up, down) + 1 + BISECT_TRIES) * repeats + confirm
 
 
 def rate_probe(points: Mapping[int, CellFigures], auto: RateAuto) -> Probe:

@@ -15,6 +15,9 @@ go on while the 95 % interval of their mean is wider than ±target_pct, as befor
 baseline's cell gets one more repeat whenever a cell compared with it does, so that both
 sides of each comparison grow together, interleaved.
 
+A plan's repeats watch throughput; a confirmation re-run of a night alerted on its latency
+watches the latency percentile (`metric: latency`): a lower figure is then the better one.
+
 Pure: no Django, no I/O.
 """
 
@@ -35,6 +38,16 @@ ALPHA = 1 - CONFIDENCE
 RULE = "Bonferroni over the looks"
 EQUIVALENT = "equivalent"
 MAXIMUM = "maximum"
+LATENCY = "latency"
+
+
+def watched(cell: CellFigures, auto: RepeatsAuto) -> tuple[float, ...]:
+    """The figures of a cell's repeats that repeats auto watches."""
+    return cell.latencies if auto.metric == LATENCY else cell.values
+
+
+def _of(auto: RepeatsAuto) -> str:
+    return " of latency" if auto.metric == LATENCY else ""
 
 
 def looks(auto: RepeatsAuto) -> int:
@@ -63,7 +76,8 @@ def look(base: Sequence[float], other: Sequence[float], auto: RepeatsAuto) -> Lo
     ratio = math.exp(statistics.fmean(map(math.log, other)) - statistics.fmean(map(math.log, base)))
     level = f"< {alpha:.3g}, {RULE}: {looks(auto)}"
     if p_value < alpha:
-        verdict = FASTER if ratio > 1 else SLOWER
+        higher = ratio > 1
+        verdict = FASTER if higher != (auto.metric == LATENCY) else SLOWER
         return Look(verdict, f"decided {verdict} (p = {p_value:.2g} {level})")
     margin = auto.margin_pct / 100
     interval = f"{_pct(low)} to {_pct(high)}"
@@ -98,27 +112,31 @@ def repeat_reason(
     if cell.attempts >= auto.max:
         return None
     if base is not None:
-        found = look(base.values, cell.values, auto)
+        found = look(watched(base, auto), watched(cell, auto), auto)
         if found is not None and found.decided:
             return None
         why = found.text if found else "fewer than 3 finished repeats a side"
-        return f"repeat {cell.attempts + 1} of {label}: against the baseline, {why}"
-    noise = half_width_pct(cell.values)
+        return f"repeat {cell.attempts + 1} of {label}: against the baseline{_of(auto)}, {why}"
+    noise = half_width_pct(watched(cell, auto))
     if noise is None:
         return f"repeat {cell.attempts + 1} of {label}: too few finished repeats to measure noise"
     if noise <= auto.target_pct:
         return None
-    return f"repeat {cell.attempts + 1} of {label}: ±{noise:.1f} % > target ±{auto.target_pct:g} %"
+    return (
+        f"repeat {cell.attempts + 1} of {label}: ±{noise:.1f} %{_of(auto)} > target "
+        f"±{auto.target_pct:g} %"
+    )
 
 
 def stopped_why(cell: CellFigures, auto: RepeatsAuto, base: CellFigures) -> str:
     """Why a compared cell stopped: `decided faster after 3 repeats (p = ...)`,
     `equivalent within ±2 % after 6 repeats (...)`, `reached the maximum of 10 repeats,
     undecided (...)`."""
-    found = look(base.values, cell.values, auto)
-    after = f"after {len(cell.values)} repeats"
+    values = watched(cell, auto)
+    found = look(watched(base, auto), values, auto)
+    after = f"after {len(values)} repeats"
     if found is None:
-        return f"too few finished repeats to compare ({len(cell.values)})"
+        return f"too few finished repeats to compare ({len(values)})"
     if found.decided:
         head, _, rest = found.text.partition(" (")
         return f"{head} {after} ({rest}"
@@ -129,8 +147,9 @@ def stopped_why(cell: CellFigures, auto: RepeatsAuto, base: CellFigures) -> str:
 
 def repeats_conclusion(cell: CellFigures, auto: RepeatsAuto) -> str:
     """`±1.2 % after 3 repeats`, or the honest `still noisy (±6.0 %) after 5 repeats`."""
-    noise = half_width_pct(cell.values)
-    shown = "unknown" if noise is None else f"±{noise:.1f} %"
+    values = watched(cell, auto)
+    noise = half_width_pct(values)
+    shown = "unknown" if noise is None else f"±{noise:.1f} %{_of(auto)}"
     if noise is not None and noise <= auto.target_pct:
-        return f"{shown} after {len(cell.values)} repeats"
-    return f"still noisy ({shown}) after {len(cell.values)} repeats"
+        return f"{shown} after {len(values)} repeats"
+    return f"still noisy ({shown}) after {len(values)} repeats"

@@ -165,7 +165,7 @@ def _noise_conclusions(
         if place in skip:
             continue
         cell = cell_figures(members)
-        noise = half_width_pct(cell.values)
+        noise = half_width_pct(repeats_auto.watched(cell, auto))
         if noise is not None and noise <= auto.target_pct:
             clear += 1
         else:

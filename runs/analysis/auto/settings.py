@@ -15,6 +15,10 @@ from runs.analysis.verdicts import MIN_REPEATS
 from runs.errors import InvalidInput
 
 MAX_THREADS = 100_000
+# Settings that are words, not numbers: mode -> setting -> the words allowed.
+CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "repeats": {"metric": ("throughput", "latency")},
+}
 MAX_RATE = 100_000_000
 
 
@@ -23,6 +27,9 @@ class RepeatsAuto:
     target_pct: float = 2.0  # relative half-width of the 95 % CI of a cell without baseline
     max: int = 5
     margin_pct: float = 2.0  # equivalence margin of a cell's ratio to the baseline's
+    # the figure whose repeats are watched: throughput, or the latency percentile (a
+    # confirmation re-run watches the metric that was alerted)
+    metric: str = "throughput"
 
 
 @dataclass(frozen=True)
@@ -68,12 +75,15 @@ class Auto:
         return min(max(plan_repeats, MIN_REPEATS), self.repeats.max)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        stored = {
             name: asdict(mode)
             for name, mode in (("repeats", self.repeats), ("threads", self.threads),
                                ("rate", self.rate))
             if mode is not None
         }  # fmt: skip
+        if stored.get("repeats", {}).get("metric") == RepeatsAuto.metric:
+            del stored["repeats"]["metric"]  # the default, as plans stored it before
+        return stored
 
 
 # --- reading a plan's settings ---------------------------------------------------------------
@@ -139,6 +149,14 @@ def _mode(
         raise InvalidInput(f"auto.{name}", "must be an object of settings, or true")
     values: dict[str, Any] = {}
     for key, value in given.items():
+        words = CHOICES.get(name, {}).get(key)
+        if words is not None:
+            if value not in words:
+                raise InvalidInput(
+                    f"auto.{name}.{key}", f"one of {', '.join(words)}, not {value!r}"
+                )
+            values[key] = value
+            continue
         if key not in bounds:
             raise InvalidInput(f"auto.{name}", f"unknown setting {key!r}: {', '.join(bounds)}")
         values[key] = _number(f"auto.{name}.{key}", value, bounds[key], kind)

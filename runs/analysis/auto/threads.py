@@ -20,6 +20,15 @@ REFINE_TRIES = 2  # thread counts tried between the last two doublings
 CONFIRM = 3  # repeats of the peak and of its neighbours before the search concludes
 
 
+def most_runs(auto: ThreadsAuto, repeats: int) -> int:
+    """The runs a search of one line may take at most, each point with `repeats`: the
+    doublings from 1 to the maximum, the refining tries, the peak and its two neighbours
+    confirmed (an upper bound, for the editor's estimate)."""
+    doublings = max(auto.max - 1, 0).bit_length() + 1
+    confirm = 3 * max(CONFIRM - repeats, 0)
+    return (doublings + REFINE_TRIES) * repeats + confirm
+
+
 def threads_probe(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Probe:
     """Start at 1, double while throughput rises by more than rise_pct and p95 stays under
     the SLO, refine between the last two points, then confirm the peak."""

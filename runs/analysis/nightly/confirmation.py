@@ -56,6 +56,17 @@ def target_pct(steps: Sequence[Mapping[str, Any]]) -> float:
     return max(MIN_TARGET_PCT, round(min(sizes, default=4.0) * PRECISION_OF_STEP, 2))
 
 
+def watched_metric(steps: Sequence[Mapping[str, Any]]) -> str:
+    """The metric repeats auto watches on the re-run: that of the smallest alerted step,
+    whose quarter is the target (a night alerted on its p95 is re-run until the p95 is
+    clear, not the throughput)."""
+    sized = [s for s in steps if s.get("change_pct") is not None]
+    if not sized:
+        return "throughput"
+    smallest = min(sized, key=lambda s: abs(float(s["change_pct"])))
+    return "latency" if smallest.get("metric") == "latency" else "throughput"
+
+
 @dataclass(frozen=True)
 class StepConfirmation:
     """One alerted step of one cell, and what the re-run said of it."""

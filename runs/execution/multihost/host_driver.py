@@ -27,6 +27,7 @@ from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, StagedStart, SysbenchProcess, executor_for
 from runs.models import HostSample, RunHost, Status
 from runs.sysbench.command import build_command
+from runs.sysbench.errors import exit_text
 from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 
@@ -167,7 +168,7 @@ def _store_result(part: RunHost, result: ParseResult, *, stopped: bool) -> None:
         part.status = Status.FAILED
         part.error_kind = primary.kind if primary else "other"
         part.error = "\n".join(dict.fromkeys(e.message for e in result.errors)) or (
-            f"sysbench exited with code {result.exit_code} without a complete report"
+            f"sysbench {exit_text(result.exit_code)} without a complete report"
         )
     else:
         part.status = Status.DONE

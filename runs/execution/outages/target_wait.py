@@ -69,6 +69,7 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str, target: Target | None
     since = timezone.now()
     deadline = time.monotonic() + limit
     watch = Watch(batch.pk)
+    cause = error  # what the failed cell said: the batch ends with it if the wait does
     show_waiting(batch, pulse, f"waiting: target unreachable since {since:%H:%M:%S} UTC ({error})")
     try:
         while True:
@@ -81,9 +82,10 @@ def target_wait(*, batch: Batch, pulse: Pulse, error: str, target: Target | None
                     return _came_back(batch, target, since)
                 error = e.message
             if time.monotonic() >= deadline:
+                last = f"; then: {error}" if error != cause else ""
                 raise TargetGone(
                     f"the target {target.name} was unreachable for {limit:g} s "
-                    f"(since {since:%H:%M:%S} UTC): {error}"
+                    f"(since {since:%H:%M:%S} UTC): {cause}{last}"
                 )
             time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
             stop = pulse.tick(watch)

@@ -16,6 +16,7 @@ from runs.execution.preflight.report import FAILED, OK, WARNING, PreflightReport
 from runs.loadhosts import Executor, ExecutorError
 from runs.models import LoadHost, Target
 from runs.sysbench.command import build_command
+from runs.sysbench.errors import exit_text
 from runs.sysbench.options import is_sql_test
 from runs.sysbench.parser import OutputParser
 
@@ -89,7 +90,7 @@ def _sysbench_login(subject: Subject, target: Target, executor: Executor) -> str
         return None
     error = result.primary_error
     if error is None:
-        return f"sysbench exited with code {result.exit_code}"
+        return f"sysbench {exit_text(result.exit_code)}"
     return f"{error.message} ({error.hint})" if error.hint else error.message
 
 
@@ -114,6 +115,27 @@ def check_server(report: PreflightReport, subject: Subject) -> None:
         report.add(subject.load_host.name, "target", OK, f"logs in to {target.name}")
     _check_limits(report, subject, target, server)
     _check_prepared_statements(report, subject, target, server)
+    _check_privileges(report, subject, target)
+
+
+def _check_privileges(report: PreflightReport, subject: Subject, target: Target) -> None:
+    """A PostgreSQL account that is not a superuser: each privilege changing the plan's
+    settings needs, checked one by one, every missing one listed with its GRANT (instead of
+    launches failing on one missing privilege after another)."""
+    if not subject.server_settings or target.engine != "postgresql":
+        return
+    try:
+        with targets.connect_to(target) as db:
+            missing = db.missing_privileges(subject.server_settings)
+    except targets.TargetError as e:
+        report.add(target.name, "privileges", WARNING, f"could not be checked: {e.message}")
+        return
+    names = ", ".join(sorted(subject.server_settings))
+    if not missing:
+        report.add(target.name, "privileges", OK, f"the account may change {names}")
+        return
+    for privilege in missing:
+        report.add(target.name, "privilege", FAILED, f"{target.user} may not {privilege.text}")
 
 
 def _check_limits(

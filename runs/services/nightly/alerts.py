@@ -186,7 +186,11 @@ def confirmation_launch(*, alert: Alert) -> Batch:
             templates.setdefault(identity, run)
     steps = [s for c in alert.cells for s in c["steps"]]
     auto = {
-        "repeats": {"target_pct": confirmation.target_pct(steps), "max": confirmation.MAX_REPEATS}
+        "repeats": {
+            "target_pct": confirmation.target_pct(steps),
+            "max": confirmation.MAX_REPEATS,
+            "metric": confirmation.watched_metric(steps),
+        }
     }
     params = {
         **night.params,

@@ -88,16 +88,26 @@ def batch_analyse(*, batch: Batch, notify: bool = True) -> dict[str, Any]:
 
 
 def _seen(batch: Batch, previous: Sequence[Batch]) -> nightly.Seen:
-    """The nights' batches, and the steps the previous night's check recorded: a step it
-    had seen is not new. A check made before steps were recorded gives None."""
-    last = NightCheck.load(previous[0].analysis) if previous else NightCheck()
-    # A step its confirmation ruled noise is not seen: shown again, it is alerted again.
-    noise = Alert.objects.filter(batch__in=previous[:1], state=Alert.State.NOISE).exists()
-    recorded = {
-        c["identity"]: [s for s in c["steps"] if not (noise and s.get("alert"))]
-        for c in last.cells
-        if "steps" in c
-    }
+    """The nights' batches, and the steps the checks of the nights in the step window
+    recorded, with those of the plan's alerts: a step seen once is not new again, even
+    when the previous night's check did not list it (a step alerted, acknowledged or
+    dismissed ten nights ago, missed by last night's search, is not alerted again). A
+    check made before steps were recorded gives None.
+
+    A step whose confirmation ruled it noise is not seen: shown again, it is alerted again."""
+    window = list(previous[: regressions.STEP_NIGHTS])
+    found = Alert.objects.filter(batch__in=window).only("batch_id", "state", "cells")
+    noise = {a.batch_id for a in found if a.state == Alert.State.NOISE}
+    recorded: dict[str, list[dict[str, Any]]] = {}
+    for night in window:
+        for cell in NightCheck.load(night.analysis).cells:
+            if "steps" in cell:
+                steps = recorded.setdefault(cell["identity"], [])
+                steps += [s for s in cell["steps"] if not (night.pk in noise and s.get("alert"))]
+    for alert in found:
+        if alert.state != Alert.State.NOISE:
+            for cell in alert.cells or []:
+                recorded.setdefault(str(cell.get("identity")), []).extend(cell.get("steps", []))
     return nightly.Seen(batches=[batch.pk, *(b.pk for b in previous)], steps=recorded or None)
 
 

@@ -1,6 +1,6 @@
-"""The history of a scheduled plan's nights, as its page and the API show it: each
-night's cells with their figures, the verdicts the nightly check stored (check.py), and
-the steps of each cell's series.
+"""The history of a plan's batches, as its page and the API show it: its scheduled nights
+and its launches by hand (`launched`: which), each one's cells with their figures, the
+verdicts the nightly check stored (check.py), and the steps of each cell's series.
 
 It reads each night's cells as its batch stored them when it ended (Batch.night,
 nights.py): one row a night, never the runs; a page of nights at a time.
@@ -19,11 +19,21 @@ from runs.analysis.nightly import check as nightly
 from runs.analysis.nightly import regressions
 from runs.analysis.nightly.regressions import CellNight
 from runs.columns import NightCheck
-from runs.models import Batch, Plan, Status
+from runs.errors import InvalidInput
+from runs.models import Annotation, Batch, LaunchedBy, Plan, Status
 from runs.services.nightly import nights as stored_nights
 from runs.services.nightly.nights import BATCH_FIELDS
 
 MAX_NIGHTS_SHOWN = 366  # a page of the history: a year of nights at most
+# How launched, as the history filters: every launch, scheduled ones, or by hand.
+LAUNCHED = {
+    "all": stored_nights.LAUNCHES,
+    "schedule": (LaunchedBy.SCHEDULE,),
+    "hand": (LaunchedBy.UI, LaunchedBy.API, LaunchedBy.CLI),
+    "ui": (LaunchedBy.UI,),
+    "api": (LaunchedBy.API,),
+    "cli": (LaunchedBy.CLI,),
+}
 
 
 @dataclass(frozen=True)
@@ -127,8 +137,9 @@ class PlanHistory:
                 return night
         return None
 
-    def chart(self) -> dict[str, Any]:
-        """What the page's script draws: one chart per cell, a point per night."""
+    def chart(self, annotations: Sequence[Annotation] = ()) -> dict[str, Any]:
+        """What the page's script draws: one chart per cell, a point per night, and the
+        plan's `annotations` marked at their nights."""
         return {
             "unit": self.unit,
             "latency": self.latency_name,
@@ -137,11 +148,29 @@ class PlanHistory:
                     "batch": n.batch.pk,
                     "date": timezone.localtime(n.batch.created_at).strftime("%Y-%m-%d %H:%M"),
                     "status": n.batch.status,
+                    "launched_by": n.batch.launched_by,
+                    # drawn as a failed night on the chart, never as a measured one
+                    "failed": n.batch.status != Status.DONE,
+                    "error": (n.batch.error or "").strip().split("\n")[0][:200],
                 }
                 for n in self.nights
             ],
             "cells": [self._cell_series(cell) for cell in self.cells],
+            "annotations": self.annotations_marked(annotations),
         }
+
+    def annotations_marked(self, annotations: Sequence[Annotation]) -> list[dict[str, Any]]:
+        """The annotations within the nights shown, each at the first night at or after it
+        (its index on the chart), oldest first."""
+        if not self.nights:
+            return []
+        first, last = self.nights[0].batch.created_at, self.nights[-1].batch.created_at
+        marked = []
+        for note in sorted((a for a in annotations if first <= a.at <= last), key=lambda a: a.at):
+            index = next(i for i, n in enumerate(self.nights) if n.batch.created_at >= note.at)
+            when = timezone.localtime(note.at).strftime("%Y-%m-%d %H:%M")
+            marked.append({"index": index, "at": when, "text": note.text})
+        return marked
 
     def table(self) -> dict[str, Any]:
         """The night-by-night table, for scripts: each night (newest first) with its status,
@@ -165,7 +194,9 @@ class PlanHistory:
     def _cell_series(self, cell: CellRow) -> dict[str, Any]:
         throughput, latency, flags = [], [], []
         for night in self.nights:
-            measured = night.cells.get(cell.identity)
+            # a night that failed is marked as failed, not drawn with what it half measured
+            done = night.batch.status == Status.DONE
+            measured = night.cells.get(cell.identity) if done else None
             throughput.append(measured.throughput if measured else None)
             latency.append(measured.latency_ms if measured else None)
             flags.append("; ".join(_flags(night.checks.get(cell.identity) or {})) or None)
@@ -228,6 +259,7 @@ def _night_row(night: Night, rows: Sequence[CellRow]) -> dict[str, Any]:
     return {
         "batch": night.batch.pk,
         "created_at": night.batch.created_at,
+        "launched_by": night.batch.launched_by,
         "status": night.batch.status,
         "error": night.batch.error,
         "verdict": night.check.status,
@@ -249,15 +281,21 @@ def _night_row(night: Night, rows: Sequence[CellRow]) -> dict[str, Any]:
     }
 
 
-def plan_history(*, plan: Plan, nights: int = 60, before: int | None = None) -> PlanHistory:
-    """A page of `nights` scheduled batches of a plan, the last ones or those before the
-    batch `before`, with every cell's figures as stored with each night: a bounded number
-    of queries, whatever the number of nights stored and cells."""
+def plan_history(
+    *, plan: Plan, nights: int = 60, before: int | None = None, launched: str = "schedule"
+) -> PlanHistory:
+    """A page of `nights` batches of a plan launched as `launched` says (a key of
+    LAUNCHED), the last ones or those before the batch `before`, with every cell's figures
+    as stored with each night: a bounded number of queries, whatever the number of nights
+    stored and cells."""
+    if launched not in LAUNCHED:
+        raise InvalidInput("launched", f"one of {', '.join(LAUNCHED)}, not {launched!r}")
     page = stored_nights.plan_nights(
         plan=plan,
         size=max(1, min(nights, MAX_NIGHTS_SHOWN)),
         before=before,
         fields=BATCH_FIELDS,
+        launched=LAUNCHED[launched],
     )
     history = PlanHistory(
         plan=plan,

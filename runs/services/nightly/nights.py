@@ -134,14 +134,24 @@ class NightsPage:
     has_newer: bool = False
 
 
+# How a plan's batches were launched, as its history may show them: scheduled nights and
+# launches by hand (a confirmation re-run is its alert's, an imported log no launch).
+LAUNCHES = (LaunchedBy.SCHEDULE, LaunchedBy.UI, LaunchedBy.API, LaunchedBy.CLI)
+
+
 def plan_nights(
-    *, plan: Plan, size: int, before: int | None = None, fields: Sequence[str]
+    *,
+    plan: Plan,
+    size: int,
+    before: int | None = None,
+    fields: Sequence[str],
+    launched: Sequence[str] = (LaunchedBy.SCHEDULE,),
 ) -> NightsPage:
-    """The `size` scheduled batches of `plan` before the batch `before` (the newest when
-    None), with the batch `fields` and their cells: a bounded number of queries, whatever
-    the number of nights stored. Raises InvalidInput when `before` is not a scheduled
-    batch of the plan."""
-    scheduled = Batch.objects.filter(plan=plan, launched_by=LaunchedBy.SCHEDULE)
+    """The `size` batches of `plan` launched as `launched` says (scheduled by default)
+    before the batch `before` (the newest when None), with the batch `fields` and their
+    cells: a bounded number of queries, whatever the number of nights stored. Raises
+    InvalidInput when `before` is not such a batch of the plan."""
+    scheduled = Batch.objects.filter(plan=plan, launched_by__in=list(launched))
     older = scheduled.order_by("-created_at", "-pk")
     if before is not None:
         older = older.filter(_before(_cursor(scheduled, before), before))
@@ -187,7 +197,7 @@ def _read_batches(query: QuerySet[Batch], fields: Sequence[str], limit: int) -> 
 def _cursor(scheduled: Any, before: int) -> tuple[datetime, int]:
     created = scheduled.filter(pk=before).values_list("created_at", flat=True).first()
     if created is None:
-        raise InvalidInput("before", f"{before} is not a scheduled batch of this plan")
+        raise InvalidInput("before", f"{before} is not a batch of this plan's history")
     return created, before
 
 

@@ -18,9 +18,10 @@ from django.utils import timezone as dj_timezone
 from django.views.decorators.http import require_POST
 
 from runs import targets
+from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
 from runs.http.responses import json_response
-from runs.models import LaunchedBy, LoadHost, Plan, Target
+from runs.models import Batch, LaunchedBy, LoadHost, Plan, Target
 from runs.services import batches, definitions, permissions, restarts, selectors
 from runs.services import plans as plan_checks
 from runs.services.nightly import schedules
@@ -96,16 +97,33 @@ def plan_edit(request: HttpRequest, plan_id: int | None = None) -> HttpResponse:
     return render(request, "runs/plan_form.html", _editor_context(plan, form, values))
 
 
+class _NotLaunched(Exception):
+    """Save and launch: the launch was refused, so the save is undone with it."""
+
+    def __init__(self, refusal: InvalidInput) -> None:
+        super().__init__(str(refusal))
+        self.refusal = refusal
+
+
 def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse | None:
+    """Save the plan; with "Save and launch", launch it in the same transaction: a launch
+    refused (more threads than the server allows, ...) saves nothing, and says so."""
     if plan.created_by_id is None:
         plan.created_by = request_user(request)
+    launch = request.POST.get("action") == "launch"
+    was_new = plan.pk is None
+    batch = None
     try:
         extra = list(form.cleaned_data["extra_load_hosts"])
         more = list(form.cleaned_data["more_targets"])
         permissions.require_use(request.user, plan, extra, more)
+        if launch and not was_new:
+            permissions.require_launch(request.user, plan)
         with transaction.atomic():
             check = definitions.plan_save(plan=plan, extra_load_hosts=extra, more_targets=more)
             _save_schedule(form, plan)
+            if launch:
+                batch = _launch_saved(request, plan)
     except permissions.NotAllowed as e:
         form.add_error(e.field if e.field in form.fields else None, e.message)
         return None
@@ -115,10 +133,34 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
     except DjangoValidationError as e:
         show_model_errors(form, e)
         return None
-    if request.POST.get("action") == "launch":
-        return _launch(request, plan)
+    except _NotLaunched as e:
+        if was_new:
+            plan.pk = None  # its row was rolled back with the launch
+        show_refusal(form, e.refusal)
+        form.add_error(
+            None,
+            f"Not saved: the plan cannot be launched ({e}). Change the plan, or press Save "
+            "to keep it without launching.",
+        )
+        return None
+    except BrokerUnavailable as e:
+        # Raised as the transaction committed: the plan is saved, its batch failed at once.
+        messages.error(request, f"Plan {plan.name} saved, but not launched: {e}")
+        return redirect("plan_edit", plan_id=plan.pk)
+    if batch is not None:
+        messages.success(request, f"Plan {plan.name} saved; batch {batch.pk} launched.")
+        return redirect("batch_detail", batch_id=batch.pk)
     messages.success(request, f"Plan {plan.name} saved: {check.run_count} runs.")
     return redirect("plan_edit", plan_id=plan.pk)
+
+
+def _launch_saved(request: HttpRequest, plan: Plan) -> Batch:
+    try:
+        return batches.batch_launch(
+            plan=plan, launched_by=LaunchedBy.UI, user=request_user(request)
+        )
+    except InvalidInput as e:
+        raise _NotLaunched(e) from e
 
 
 # The schedule's fields on the page, by the names the service gives its refusals.
@@ -186,7 +228,6 @@ def _editor_context(plan: Plan, form: PlanForm, values: dict[str, Any]) -> dict[
         "more_options": [s for s in options if s.name not in plan_editor.COMMON_OPTIONS],
         "axis_options": options,
         "presets": plan_editor.THREAD_PRESETS,
-        "checkboxes": plan_editor.SETTING_CHECKBOXES,
         "mysql_settings": targets.allowed_settings("mysql"),
         "postgres_settings": targets.allowed_settings("postgresql"),
         "engines": {t.pk: t.engine for t in Target.objects.only("id", "engine")},
@@ -223,8 +264,9 @@ def plan_check(request: HttpRequest) -> HttpResponse:
         check.warnings.append(f"the target could not be asked: {e.message}")
     except InvalidInput as e:
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
+    auto = auto_settings.auto_from_dict(plan.auto)
     estimate = plan_editor.estimate(
-        check.cells, plan.dataset_policy, restarts.restart_estimate(plan, check.cells)
+        check.cells, plan.dataset_policy, auto, restarts.restart_estimate(plan, check.cells)
     )
     return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
 

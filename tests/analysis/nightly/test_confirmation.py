@@ -87,3 +87,13 @@ def test_on_seeded_noise_a_wild_nights_rerun_is_rarely_taken_for_a_step():
     reruns = 900 * (1 + 0.015 * rng.standard_normal((2000, 3)))
     verdicts = [confirmation.confirm_step(step, list(r)).verdict for r in reruns]
     assert verdicts.count(NOISE) <= 2
+
+
+def test_the_rerun_watches_the_metric_of_the_smallest_alerted_step():
+    # issue 37: a night alerted on its p95 was re-run with repeats watching tps.
+    p95 = {"metric": "latency", "change_pct": 30.0}
+    tps = {"metric": "throughput", "change_pct": -6.0}
+    assert confirmation.watched_metric([p95]) == "latency"
+    assert confirmation.watched_metric([p95, tps]) == "throughput"
+    assert confirmation.watched_metric([{**p95, "change_pct": 4.0}, tps]) == "latency"
+    assert confirmation.watched_metric([]) == "throughput"

@@ -192,7 +192,7 @@ def test_a_cursor_that_is_no_night_of_the_plan_is_refused(plan, client_in):
 
     answer = client_in.get(f"/api/v1/plans/{plan.pk}/history?before={stranger.pk}")
     assert answer.status_code == 404  # no such page (the schema's answers allow no 400 here)
-    assert f"{stranger.pk} is not a scheduled batch of this plan" in answer.json()["message"]
+    assert f"{stranger.pk} is not a batch of this plan's history" in answer.json()["message"]
     assert client_in.get(f"/plans/{plan.pk}/history?before={stranger.pk}").status_code == 404
 
 
