@@ -115,7 +115,7 @@ def scaling_chart(series: Sequence[Series]) -> list[dict[str, Any]]:
             "points": [
                 {
                     "x": p.threads,
-                    "y": p.median,
+                    "y": p.mean,
                     "yMin": p.low,
                     "yMax": p.high,
                     "p95": p.latency_ms,
@@ -124,7 +124,7 @@ def scaling_chart(series: Sequence[Series]) -> list[dict[str, Any]]:
                     "n": p.n,
                 }
                 for p in s.points
-                if p.median is not None
+                if p.mean is not None
             ],
             "peak": {"threads": s.peak.threads, "value": s.peak.value} if s.peak else None,
         }

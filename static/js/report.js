@@ -1,5 +1,5 @@
-// The shared report's scaling charts: throughput and p95 against threads, the median of
-// the repeats of each cell. Everything it draws is in the file (report-data).
+// The shared report's scaling charts: throughput (the geometric mean of the repeats of each
+// cell) and the plan's latency percentile (the median of the repeats) against threads. Everything it draws is in the file (report-data).
 import { Chart, lineDataset, axis, readJson, threadsAxis } from "benchdash/charts.js";
 import "benchdash/batch_results_rate.js";
 
@@ -24,5 +24,5 @@ function drawReport(data) {
     });
   }
   scaling("report-scaling-chart", "y", data.unit);
-  scaling("report-latency-chart", "p95", "p95 (ms)");
+  scaling("report-latency-chart", "p95", `${data.latency_label || "p95"} (ms)`);
 }
