@@ -170,9 +170,15 @@ def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures], baseline:
 
 def _offered_answers(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
     """A `rate` axis without the rate search: "sustainable up to ..." of the offered rates
-    (the search says it itself, in `auto`)."""
-    settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
-    return [] if settings.rate is not None else auto_rounds.offered_rates(runs)
+    (the search says it itself, in `auto`); a fixed `rate` option: held or not held."""
+    plan = FrozenPlan.from_params(params)
+    if auto_settings.auto_from_dict(plan.auto).rate is not None:
+        return []
+    offered = auto_rounds.offered_rates(runs)
+    fixed = str(plan.options.get(RATE, ""))
+    if offered or not fixed.isdigit() or int(fixed) <= 0:
+        return offered
+    return auto_rounds.fixed_rate(runs, int(fixed))  # a fixed rate gets its verdict too
 
 
 def _repeats_stops(
@@ -232,7 +238,8 @@ def _row(row: TableRow, cell_verdicts: Mapping[str, Mapping[int, Verdict]]) -> d
         "threads": row.threads,
         "series": {"key": row.series.key, "label": row.series.label, "colour": row.series.colour},
         "point": {
-            "mean": p.mean, "median": p.median, "low": p.low, "high": p.high, "n": p.n, "qps": p.qps,
+            "mean": p.mean, "median": p.median, "low": p.low, "high": p.high, "n": p.n,
+            "qps": p.qps,
             "latency_ms": p.latency_ms, "errors": p.errors, "failed": p.failed,
             "forced_shutdowns": p.forced_shutdowns, "unfinished": p.unfinished,
         },

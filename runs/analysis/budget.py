@@ -7,14 +7,15 @@ telemetry (`Run.host_summary`); and, between two cells, what moved, in one sente
 
 The lines, each per transaction (divided by the run's steady throughput):
 - server CPU, user and system: the database process's CPU-seconds per second ÷ tps;
-- off-CPU time: the average latency L minus that CPU time c (the cell's L less its c). A sysbench thread runs one
-  transaction at a time, and the server serves it with one thread (one connection), so of
-  the L a transaction lasts, about c is spent on a CPU for it and L - c waiting: for an
-  fsync, a lock, the network and the client, or for a CPU (the run queue). With T threads
-  each thread still sees L per transaction, and c is the same per transaction, so the
-  model holds at any thread count. It counts the server's background threads' CPU (log
-  writer, purge) as the transactions' own: c is an upper bound of the transaction
-  thread's CPU, L - c (never below zero) a lower bound of its waiting;
+- off-CPU time: the average latency L minus that CPU time c (the cell's L less its c). A
+  sysbench thread runs one transaction at a time, and the server serves it with one
+  thread (one connection), so of the L a transaction lasts, about c is spent on a CPU
+  for it and L - c waiting: for an fsync, a lock, the network and the client, or for a
+  CPU (the run queue). With T threads each thread still sees L per transaction, and c is
+  the same per transaction, so the model holds at any thread count. It counts the
+  server's background threads' CPU (log writer, purge) as the transactions' own: c is an
+  upper bound of the transaction thread's CPU, L - c (never below zero) a lower bound of
+  its waiting;
 - context switches: the database process's voluntary and involuntary ones, and the
   whole server host's;
 - I/Os: the server host's disk operations;
@@ -26,8 +27,8 @@ The lines, each per transaction (divided by the run's steady throughput):
   (Binlog_group_commits ÷ N; none under sync_binlog=0).
 
 The time per transaction is the geometric mean over the cell's finished runs (as its
-throughput, stats.ESTIMATOR); each other line is the median over them, with its lowest and highest run:
-a line moved between two cells when the change is large enough to matter and the two
+throughput, stats.ESTIMATOR); each other line is the median over them, with its lowest and
+highest run: a line moved between two cells when the change is large enough to matter and the two
 cells' ranges do not overlap (the noise between repeats is not a move).
 
 Pure: no Django, no I/O.
@@ -41,9 +42,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs.analysis.results import RunFigures
+from runs.columns import DatabaseProcess, RunCounters
 
 TIMES = "\u00d7"
-from runs.columns import DatabaseProcess, RunCounters
 
 # Counter deltas → per-transaction figures; the first counter the server has is used.
 LOG_FSYNCS = ("Innodb_os_log_fsyncs", "pfs_log_file_syncs", "wal_sync", "Innodb_data_fsyncs")

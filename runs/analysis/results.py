@@ -2,10 +2,10 @@
 
 Runs are grouped into series (one per combination of server settings and option-axis
 values), repeats of a cell are reduced to their geometric mean (stats.ESTIMATOR) with
-the min-max spread, and the series are compared: where throughput peaks, how far it falls beyond, which variables
-differ between runs. Each series' ratio to a baseline is the report table's
-(report_table.py), the geometric mean's ratio stats.py's; the chart shapes are in
-charts.py, the comparison of two batches or runs in comparison.py.
+the min-max spread, and the series are compared: where throughput peaks, how far it
+falls beyond, which variables differ between runs. Each series' ratio to a baseline is
+the report table's (report_table.py), the geometric mean's ratio stats.py's; the chart
+shapes are in charts.py, the comparison of two batches or runs in comparison.py.
 
 Pure: no Django, no I/O. Runs come in as RunFigures, made from any object with the
 fields of a Run (see RunFigures.of).

@@ -100,7 +100,7 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         'its ratio and the verdicts read the same one ("geometric mean of the repeats").'
     )
     latency_label = serializers.CharField(
-        help_text='The latency percentile the plan asked for, as every latency figure is '
+        help_text="The latency percentile the plan asked for, as every latency figure is "
         'labelled: "p95", "p99".'
     )
     table = serializers.ListField(

@@ -42,8 +42,12 @@ def batch_report_html(
         "results": found,
         "environment": _environment(batch),
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
-        "data": {"unit": found.unit, "series": found.scaling_chart, "rate": found.rate_chart,
-                 "latency_label": found.latency_label},  # fmt: skip
+        "data": {
+            "unit": found.unit,
+            "series": found.scaling_chart,
+            "rate": found.rate_chart,
+            "latency_label": found.latency_label,
+        },
         "rate_data": {"rate": found.rate_chart, "latency_label": found.latency_label},
         "chart_js": _inlined(REPORT_CHART_JS),
         "import_map": _import_map(),

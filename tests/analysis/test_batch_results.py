@@ -63,8 +63,10 @@ def test_a_rate_axis_without_the_search_says_what_it_sustained():
     found = batch_results.build(runs, group_series(runs)[0].key, params)
 
     assert found.summary == [
-        "all runs, 2 threads: sustainable up to 24,000 tps: 24,000 held 1/1 (achieved 24,229 "
-        "tps, queue ≤ 0, p95 82.96 ms); 28,000 failed 1/1 (achieved 19,838 of 28,000 tps)"
+        "all runs, 2 threads: sustainable up to 24,000 tps: 24,000 held 1/1 (achieved 23,564 "
+        "tps, queue ≤ 0, p95 82.96 ms); 28,000 failed 1/1 (achieved 22,039 of 28,000 tps); "
+        "estimated chance of failing: 0 % up to 24,000 tps, 100 % at 28,000; no latency SLO: "
+        "held counts any latency, up to p95 82.96 ms here (set slo_p95_ms to bound it)"
     ]
     assert found.auto == []  # no auto mode ran
     # and still no throughput verdicts or why between offered rates

@@ -123,9 +123,7 @@ def test_a_p99_batch_with_a_why_pair_agrees_on_every_cell_across_four_renderings
     assert why in report
 
 
-def test_a_rate_axis_batch_agrees_on_every_cell_across_four_renderings(
-    client_in, make_batch, user
-):
+def test_a_rate_axis_batch_agrees_on_every_cell_across_four_renderings(client_in, make_batch, user):
     batch = make_batch(threads=(2,), repeats=3, samples=5)
     offer_recorded_rates(batch)
 

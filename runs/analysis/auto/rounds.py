@@ -129,6 +129,17 @@ def offered_rates(runs: Sequence[RunFigures]) -> list[str]:
     ]
 
 
+def fixed_rate(runs: Sequence[RunFigures], rate: int) -> list[str]:
+    """A plan with a fixed `rate` option (no axis, no search): whether each cell held it,
+    judged as the search judges a rate (rate.fixed_conclusion)."""
+    judged = RateAuto()
+    return [
+        f"{cell_label(members[0])}: "
+        f"{rate_search.fixed_conclusion(rate, cell_figures(members), judged)}"
+        for members in _cells(runs).values()
+    ]
+
+
 def repeats_stops(
     auto: RepeatsAuto, runs: Sequence[RunFigures], baseline: str
 ) -> list[dict[str, object]]:
