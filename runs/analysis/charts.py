@@ -295,7 +295,8 @@ def reference_threads(
 
 def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
     """One line per series and thread count with a rate axis: for each offered rate, the
-    median achieved rate (each run's whole steady state), p95 and the longest queue; empty without a rate axis."""
+    median achieved rate (each run's whole steady state), p95 and the longest queue; empty
+    without a rate axis."""
     lines: dict[tuple[str, int], dict[int, list[RunFigures]]] = {}
     labels: dict[tuple[str, int], str] = {}
     for run in runs:
