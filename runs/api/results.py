@@ -76,6 +76,12 @@ class VerdictSerializer(serializers.Serializer[Any]):
         help_text="What was tested: the repeats, or the interval samples of two single runs.",
     )
     caveat = serializers.CharField(allow_blank=True)
+    power = serializers.CharField(
+        allow_blank=True,
+        help_text="When no significant difference was found, what these repeats could have "
+        'seen: "with 3 repeats at this noise, a difference under 2.8× would go unseen; '
+        '`repeats: auto` or 9 repeats would resolve 1.5×".',
+    )
 
 
 class ExtraRunSerializer(serializers.Serializer[Any]):

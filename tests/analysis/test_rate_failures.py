@@ -90,7 +90,8 @@ def test_a_try_is_held_on_its_whole_run_not_one_intervals_median():
 def simulated_launch(seed, auto, capacity=2500, spikes=0.25):
     """A search against a server that holds every rate up to `capacity`, beside a host
     whose stalls put p95 over the SLO in one try in `1 / spikes` at every rate."""
-    rng, measured, runs = random.Random(seed), {}, 0
+    rng, runs = random.Random(seed), 0
+    measured: dict[int, list[CellFigures]] = {}
 
     def one(rate):
         if rate > capacity:

@@ -47,8 +47,8 @@ def monotone_fit(counts: Sequence[tuple[int, int]]) -> list[float]:
             last = blocks.pop()
             blocks[-1] = [blocks[-1][0] + last[0], blocks[-1][1] + last[1], blocks[-1][2] + last[2]]
     fitted: list[float] = []
-    for failed, tried, rates in blocks:
-        fitted += [failed / tried] * int(rates)
+    for share_failed, share_tried, rates in blocks:
+        fitted += [share_failed / share_tried] * int(rates)
     return fitted
 
 
