@@ -439,7 +439,7 @@ def test_offered_rates_answer_with_the_highest_held_and_the_next_offered_above_i
     # issue 36: every try counts (a chance of failing fitted across the rates), so 8,000's
     # 2 failures of 3 read as the noise 6,000 had too, and 10,000's 2 of 2 as the load
     assert rate_search.offered_conclusion(offered, RateAuto()) == (
-        "sustainable up to 8,000 tps: 8,000 held 1/3, its failures within the noise around it "
+        "sustainable up to 8,000 tps: 8,000 held 1/3, marginal, held by the fit over every rate "
         "(achieved 8,000 tps, queue ≤ 0, p95 0.30 ms); 10,000 failed 2/2 (achieved 8,000 of "
         "10,000 tps); lower rates with failed tries: 6,000 failed 1/3; the host's noise, not "
         "the load: 3 of 9 tries at rates held failed (33 %), at 6,000 (1/3), 8,000 (2/3), with "

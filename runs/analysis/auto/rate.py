@@ -71,7 +71,7 @@ class PointVerdict:
     def tally(self) -> str:
         """`held 3/3`, `failed 2/3`."""
         if self.ok and self.held * 2 <= self.tried:  # held by the tries around it
-            return f"held {self.held}/{self.tried}, its failures within the noise around it"
+            return f"held {self.held}/{self.tried}, marginal, held by the fit over every rate"
         if self.ok:
             return f"held {self.held}/{self.tried}"
         return f"failed {self.tried - self.held}/{self.tried}"
