@@ -11,6 +11,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     report_table.py    the report table: cells side by side per thread count, and as TSV
     stats.py           spread and noise of repeated figures
     verdicts.py        is one setting really faster than another, or is it noise?
+    power.py           what a comparison that found nothing could have found, in repeats
     percent.py         a change in percent as every sentence prints it (signed_pct)
     multiplicity.py    many cells tested at once: Holm's correction, so A/A stays quiet
     why.py             why: the per-transaction time model from the server counters

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from runs.analysis import charts, run_facts, verdicts, why
+from runs.analysis import charts, run_facts, stats, verdicts, why
 from runs.analysis.auto import rounds as auto_rounds
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.host_metrics import disturbed
@@ -82,6 +82,10 @@ class BatchResults:
     # each run as sysbench's final report says it: outcome, rates, latency, fairness,
     # errors by code, counters per transaction (run_facts_rows)
     runs: list[dict[str, Any]] = field(default_factory=list)
+    # how a cell's throughput is reduced over its repeats (stats.ESTIMATOR): the tables'
+    # column, their "x baseline" and the verdicts all read it
+    estimator: str = stats.ESTIMATOR
+    latency_label: str = "p95"  # the latency percentile the plan asked for: p95, p99 ...
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,13 +144,25 @@ def build(
         ),
         host_metrics=cell_host_metrics(runs),
         runs=run_facts_rows(runs, series),
+        latency_label=latency_label(runs, plan.options),
     )
     table = report_table(series, baseline_key)
     found.table = [_row(row, cell_verdicts) for row in table]
-    found.table_tsv = table_tsv(table, found.unit)
+    found.table_tsv = table_tsv(table, found.unit, found.latency_label)
     if latency is not None:
         _add_latency(found, runs, series, latency)
     return found
+
+
+def latency_label(runs: Sequence[RunFigures], options: Mapping[str, Any]) -> str:
+    """`p99`: the percentile the runs measured (sysbench's --percentile), else the plan's,
+    else sysbench's default, 95."""
+    measured = [pct for r in runs if (pct := r.figures.latency_pct) is not None]
+    pct = measured[0] if measured else options.get("percentile", 95)
+    try:
+        return f"p{float(pct):g}"
+    except (TypeError, ValueError):
+        return "p95"
 
 
 def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures], baseline: str) -> list[str]:
@@ -156,9 +172,15 @@ def _auto_found(params: Mapping[str, Any], runs: Sequence[RunFigures], baseline:
 
 def _offered_answers(params: Mapping[str, Any], runs: Sequence[RunFigures]) -> list[str]:
     """A `rate` axis without the rate search: "sustainable up to ..." of the offered rates
-    (the search says it itself, in `auto`)."""
-    settings = auto_settings.auto_from_dict(FrozenPlan.from_params(params).auto)
-    return [] if settings.rate is not None else auto_rounds.offered_rates(runs)
+    (the search says it itself, in `auto`); a fixed `rate` option: held or not held."""
+    plan = FrozenPlan.from_params(params)
+    if auto_settings.auto_from_dict(plan.auto).rate is not None:
+        return []
+    offered = auto_rounds.offered_rates(runs)
+    fixed = str(plan.options.get(RATE, ""))
+    if offered or not fixed.isdigit() or int(fixed) <= 0:
+        return offered
+    return auto_rounds.fixed_rate(runs, int(fixed))  # a fixed rate gets its verdict too
 
 
 def _repeats_stops(
@@ -218,7 +240,8 @@ def _row(row: TableRow, cell_verdicts: Mapping[str, Mapping[int, Verdict]]) -> d
         "threads": row.threads,
         "series": {"key": row.series.key, "label": row.series.label, "colour": row.series.colour},
         "point": {
-            "median": p.median, "low": p.low, "high": p.high, "n": p.n, "qps": p.qps,
+            "mean": p.mean, "median": p.median, "low": p.low, "high": p.high, "n": p.n,
+            "qps": p.qps,
             "latency_ms": p.latency_ms, "errors": p.errors, "failed": p.failed,
             "forced_shutdowns": p.forced_shutdowns, "unfinished": p.unfinished,
         },

@@ -7,14 +7,15 @@ telemetry (`Run.host_summary`); and, between two cells, what moved, in one sente
 
 The lines, each per transaction (divided by the run's steady throughput):
 - server CPU, user and system: the database process's CPU-seconds per second ÷ tps;
-- off-CPU time: the average latency L minus that CPU time c. A sysbench thread runs one
-  transaction at a time, and the server serves it with one thread (one connection), so of
-  the L a transaction lasts, about c is spent on a CPU for it and L - c waiting: for an
-  fsync, a lock, the network and the client, or for a CPU (the run queue). With T threads
-  each thread still sees L per transaction, and c is the same per transaction, so the
-  model holds at any thread count. It counts the server's background threads' CPU (log
-  writer, purge) as the transactions' own: c is an upper bound of the transaction
-  thread's CPU, L - c (never below zero) a lower bound of its waiting;
+- off-CPU time: the average latency L minus that CPU time c (the cell's L less its c). A
+  sysbench thread runs one transaction at a time, and the server serves it with one
+  thread (one connection), so of the L a transaction lasts, about c is spent on a CPU
+  for it and L - c waiting: for an fsync, a lock, the network and the client, or for a
+  CPU (the run queue). With T threads each thread still sees L per transaction, and c is
+  the same per transaction, so the model holds at any thread count. It counts the
+  server's background threads' CPU (log writer, purge) as the transactions' own: c is an
+  upper bound of the transaction thread's CPU, L - c (never below zero) a lower bound of
+  its waiting;
 - context switches: the database process's voluntary and involuntary ones, and the
   whole server host's;
 - I/Os: the server host's disk operations;
@@ -25,8 +26,9 @@ The lines, each per transaction (divided by the run's steady throughput):
   group commit writes it once and, under sync_binlog=N, syncs it every Nth time
   (Binlog_group_commits ÷ N; none under sync_binlog=0).
 
-Each line is the median over the cell's finished runs, with its lowest and highest run:
-a line moved between two cells when the change is large enough to matter and the two
+The time per transaction is the geometric mean over the cell's finished runs (as its
+throughput, stats.ESTIMATOR); each other line is the median over them, with its lowest and
+highest run: a line moved between two cells when the change is large enough to matter and the two
 cells' ranges do not overlap (the noise between repeats is not a move).
 
 Pure: no Django, no I/O.
@@ -41,6 +43,8 @@ from typing import Any
 
 from runs.analysis.results import RunFigures
 from runs.columns import DatabaseProcess, RunCounters
+
+TIMES = "\u00d7"
 
 # Counter deltas → per-transaction figures; the first counter the server has is used.
 LOG_FSYNCS = ("Innodb_os_log_fsyncs", "pfs_log_file_syncs", "wal_sync", "Innodb_data_fsyncs")
@@ -108,8 +112,14 @@ def cell_budget(runs: Sequence[RunFigures], time_ms: Callable[[RunFigures], floa
     medians = {
         name: statistics.median(values) for name, values in lines.items() if name not in SUMS
     }
+    # The time per transaction is the geometric mean over the runs, as the why row's
+    # "ms / trx" (why.py reads it from here) and the throughput the ratio is made of; the
+    # off-CPU time is that time less the CPU shown, so the three lines add up.
+    time_us = statistics.geometric_mean(time_ms(r) * 1000 for r in runs) if runs else 0.0
+    if "cpu_user_us" in medians and "cpu_system_us" in medians:
+        medians["off_cpu_us"] = max(time_us - medians["cpu_user_us"] - medians["cpu_system_us"], 0)
     return Budget(
-        time_us=statistics.median(time_ms(r) * 1000 for r in runs) if runs else 0.0,
+        time_us=time_us,
         binlog_fsyncs_from=_binlog_source(runs),
         missing="" if "cpu_user_us" in medians else _missing(runs),
         ranges={name: (min(values), max(values)) for name, values in lines.items()},
@@ -197,14 +207,16 @@ def _missing(runs: Sequence[RunFigures]) -> str:
 # --- what moved between two cells ----------------------------------------------------------
 
 
-def moved(label: str, base: Budget, other: Budget) -> str:
-    """What moved from `base` to `other` (labelled `label`), in one sentence."""
+def moved(label: str, base: Budget, other: Budget, measured: float | None = None) -> str:
+    """What moved from `base` to `other` (labelled `label`), in one sentence; `measured`:
+    the throughput ratio other / base, which a time per transaction said unchanged must
+    not contradict unremarked."""
     parts = [_counted(label, base, other)]
     if base.cpu_us is None or other.cpu_us is None:
         parts.append(base.missing or other.missing)
         return "; ".join(parts)
     parts.append(_cpu(base, other))
-    parts.append(_off_cpu(base, other))
+    parts.append(_off_cpu(base, other, measured))
     return "; ".join(parts)
 
 
@@ -238,10 +250,17 @@ def _cpu(base: Budget, other: Budget) -> str:
     return f"server CPU per transaction {direction} {percent:.0f} % {figures}"
 
 
-def _off_cpu(base: Budget, other: Budget) -> str:
+def _off_cpu(base: Budget, other: Budget, measured: float | None = None) -> str:
     gap = other.time_us - base.time_us
     if abs(gap) < SAME_TIME * base.time_us or base.off_cpu_us is None:
-        return "time per transaction unchanged"
+        figures = f"({base.time_us:,.0f} → {other.time_us:,.0f} µs)"
+        if measured is not None and abs(measured - 1) >= SAME_TIME:
+            return (
+                f"time per transaction unchanged {figures} although throughput moved "
+                f"{measured:.2f}{TIMES}: the difference is not in the transactions' own "
+                "time (the client, or how many ran at once)"
+            )
+        return f"time per transaction unchanged {figures}"
     share = ((other.off_cpu_us or 0.0) - base.off_cpu_us) / gap
     return f"off-CPU time explains {share * 100:.0f} % of the difference"
 

@@ -115,7 +115,7 @@ def scaling_chart(series: Sequence[Series]) -> list[dict[str, Any]]:
             "points": [
                 {
                     "x": p.threads,
-                    "y": p.median,
+                    "y": p.mean,
                     "yMin": p.low,
                     "yMax": p.high,
                     "p95": p.latency_ms,
@@ -124,7 +124,7 @@ def scaling_chart(series: Sequence[Series]) -> list[dict[str, Any]]:
                     "n": p.n,
                 }
                 for p in s.points
-                if p.median is not None
+                if p.mean is not None
             ],
             "peak": {"threads": s.peak.threads, "value": s.peak.value} if s.peak else None,
         }
@@ -295,7 +295,8 @@ def reference_threads(
 
 def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
     """One line per series and thread count with a rate axis: for each offered rate, the
-    median achieved interval rate, p95 and the longest queue; empty without a rate axis."""
+    median achieved rate (each run's whole steady state), p95 and the longest queue; empty
+    without a rate axis."""
     lines: dict[tuple[str, int], dict[int, list[RunFigures]]] = {}
     labels: dict[tuple[str, int], str] = {}
     for run in runs:
@@ -317,7 +318,8 @@ def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
 
 
 def _rate_point(rate: int, runs: list[RunFigures]) -> dict[str, Any]:
-    achieved = [v for r in runs if (v := r.figures.interval_tps_median)]
+    # the whole run's rate after the warmup, as the rate search judges a try (auto/rate.py)
+    achieved = [v for r in runs if (v := r.throughput)]
     p95 = [v for r in runs if (v := r.latency_ms) is not None]
     queues = [q for r in runs if (q := r.figures.queue_length_max) is not None]
     return {

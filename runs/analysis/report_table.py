@@ -46,9 +46,12 @@ def report_table(series: Sequence[Series], baseline_key: str) -> list[TableRow]:
     return rows
 
 
-def table_tsv(rows: Sequence[TableRow], unit: str) -> str:
-    """The report table as tab-separated text, to paste into a spreadsheet."""
-    lines = ["\t".join(["threads", "setting", unit, "qps", "p95 ms", "errors", "ratio"])]
+def table_tsv(rows: Sequence[TableRow], unit: str, latency: str = "p95") -> str:
+    """The report table as tab-separated text, to paste into a spreadsheet: the cells'
+    throughput as every table gives it (stats.ESTIMATOR), the latency percentile the plan
+    asked for (`latency`: p95, p99), each named in its column's head."""
+    head = [f"{unit} ({stats.ESTIMATOR})", "qps", f"{latency} ms", "errors", "ratio"]
+    lines = ["\t".join(["threads", "setting", *head])]
     for row in rows:
         p = row.point
         lines.append(
@@ -56,7 +59,7 @@ def table_tsv(rows: Sequence[TableRow], unit: str) -> str:
                 [
                     str(row.threads),
                     row.series.label,
-                    _fmt(p.median),
+                    _fmt(p.mean),
                     _fmt(p.qps),
                     _fmt(p.latency_ms),
                     _fmt(p.errors, 0),

@@ -1,11 +1,11 @@
 """What a batch's runs say, shaped for the results and compare pages.
 
 Runs are grouped into series (one per combination of server settings and option-axis
-values), repeats of a cell are reduced to their median with the min-max spread, and the
-series are compared: where throughput peaks, how far it falls beyond, which variables
-differ between runs. Each series' ratio to a baseline is the report table's
-(report_table.py), the geometric mean's ratio stats.py's; the chart shapes are in
-charts.py, the comparison of two batches or runs in comparison.py.
+values), repeats of a cell are reduced to their geometric mean (stats.ESTIMATOR) with
+the min-max spread, and the series are compared: where throughput peaks, how far it
+falls beyond, which variables differ between runs. Each series' ratio to a baseline is
+the report table's (report_table.py), the geometric mean's ratio stats.py's; the chart
+shapes are in charts.py, the comparison of two batches or runs in comparison.py.
 
 Pure: no Django, no I/O. Runs come in as RunFigures, made from any object with the
 fields of a Run (see RunFigures.of).
@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
+from runs.analysis import stats
 from runs.analysis.axes import TARGET, axis_options, run_axes, target_on_axis
 from runs.columns import Bottleneck, HostSummary, RunCounters, RunSummary
 
@@ -27,18 +28,8 @@ __all__ = ["TARGET", "axis_options", "run_axes", "target_on_axis"]  # read here 
 
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
-PALETTE = (
-    "#0072b2",
-    "#d55e00",
-    "#009e73",
-    "#cc79a7",
-    "#e69f00",
-    "#56b4e9",
-    "#8c564b",
-    "#7f7f7f",
-    "#bcbd22",
-    "#1f1f1f",
-)
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
+           "#56b4e9", "#8c564b", "#7f7f7f", "#bcbd22", "#1f1f1f")  # fmt: skip
 
 # Long server variable names, shortened in labels: `flush=1 sync_binlog=0` reads at a look.
 SHORT_NAMES = {
@@ -211,6 +202,11 @@ class Point:
         return statistics.median(self.values) if self.values else None
 
     @property
+    def mean(self) -> float | None:
+        """The cell's throughput: stats.ESTIMATOR, as every table, ratio and verdict."""
+        return stats.geometric_mean(self.values)
+
+    @property
     def low(self) -> float | None:
         return min(self.values) if self.values else None
 
@@ -249,16 +245,16 @@ class Series:
 
     @property
     def peak(self) -> Peak | None:
-        measured = [p for p in self.points if p.median is not None]
+        measured = [p for p in self.points if p.mean is not None]
         if not measured:
             return None
-        best = max(measured, key=lambda p: p.median or 0.0)
+        best = max(measured, key=lambda p: p.mean or 0.0)
         last = measured[-1]
         return Peak(
             threads=best.threads,
-            value=best.median or 0.0,
+            value=best.mean or 0.0,
             last_threads=last.threads,
-            last_value=last.median or 0.0,
+            last_value=last.mean or 0.0,
         )
 
 

@@ -15,6 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 MAD_TO_SIGMA = 1.4826  # MAD x this estimates the standard deviation of normal data
+# The one estimator of a cell's throughput over its repeats: the tables' column, their
+# "x baseline" (the ratio of two of them) and the verdict's ratio and interval (Welch's
+# test on the logs) all read it, so a table never orders two cells one way by throughput
+# and the other way by ratio.
+ESTIMATOR = "geometric mean of the repeats"
 
 
 @dataclass(frozen=True)
@@ -142,3 +147,13 @@ def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | No
     return math.exp(
         statistics.fmean(math.log(v) for v in other) - statistics.fmean(math.log(v) for v in base)
     )
+
+
+def geometric_mean(values: Sequence[float]) -> float | None:
+    """The cell's throughput (ESTIMATOR); the arithmetic mean when a value is not positive
+    (a throughput of 0 has no logarithm), None without a value."""
+    if not values:
+        return None
+    if min(values) <= 0 or min(values) == max(values):
+        return statistics.fmean(values)  # equal values: exactly that value, no rounding
+    return math.exp(statistics.fmean(math.log(v) for v in values))

@@ -34,7 +34,7 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from runs.analysis import multiplicity, stats
+from runs.analysis import multiplicity, power, stats
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, RunFigures
 
@@ -76,6 +76,8 @@ class Verdict:
     p_adjusted: float | None = None  # after the correction for the cells tested with it
     correction: str = ""  # `Holm's correction over 16 cells`, "" for a test alone
     client_bound: bool = False  # a run of either side measured the load host (CLIENT_BOUND)
+    # the sides' variances of log throughput (repeats): what these could see (power.py)
+    log_variances: tuple[float, float] | None = None
 
     @property
     def text(self) -> str:
@@ -83,6 +85,15 @@ class Verdict:
         if self.verdict == TOO_FEW:
             return f"{TOO_FEW} (n={min(self.n_base, self.n_other)}; {MIN_REPEATS} needed)"
         return self.verdict
+
+    @property
+    def power_text(self) -> str:
+        """`with 3 repeats at this noise, a difference under 2.8x would go unseen; ...`, or
+        "" (computed when read: a search's many tests never are)."""
+        if self.verdict != SAME or self.log_variances is None:
+            return ""
+        found = power.of_spread(*self.log_variances, self.n_base, self.n_other, self.ratio)
+        return found.text if found else ""
 
     @property
     def significant(self) -> bool:
@@ -145,6 +156,7 @@ class Verdict:
             "caveat": self.caveat,
             "p_adjusted": self.p_adjusted,
             "correction": self.correction,
+            "power": self.power_text,
         }
 
 
@@ -168,6 +180,7 @@ def welch(base: Sequence[float], other: Sequence[float], *, basis: str = REPEATS
     interval = result.confidence_interval(CONFIDENCE)
     p_value = float(result.pvalue)
     ratio = math.exp(statistics.fmean(log_other) - statistics.fmean(log_base))
+    spread = statistics.variance(log_base), statistics.variance(log_other)
     verdict = SAME if p_value >= 1 - CONFIDENCE else (FASTER if ratio > 1 else SLOWER)
     return Verdict(
         verdict=verdict,
@@ -178,6 +191,7 @@ def welch(base: Sequence[float], other: Sequence[float], *, basis: str = REPEATS
         high=math.exp(float(interval.high)),
         p_value=p_value,
         basis=basis,
+        log_variances=spread if basis == REPEATS else None,
     )
 
 
@@ -343,10 +357,9 @@ def _sentence(other: str, base: str, threads: int, verdict: Verdict) -> str:
         return f"{other} against {base} {at}: {NO_RATIO} ({verdict.caveat})"
     how = f"95 % CI {verdict.interval}, {sample_text(verdict)}"
     if verdict.verdict == SAME:
-        lost = ""
-        if verdict.corrected_away:
-            lost = f"; significant alone, not after {verdict.correction}"
-        return f"no significant difference between {other} and {base} {at} ({how}{lost})"
+        lost = f"; significant alone, not after {verdict.correction}" * verdict.corrected_away
+        unseen = f"; {verdict.power_text}" if verdict.power_text else ""
+        return f"no significant difference between {other} and {base} {at} ({how}{lost}){unseen}"
     return f"{other} is {verdict.difference} than {base} {at} ({how})"
 
 

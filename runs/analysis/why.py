@@ -103,7 +103,7 @@ class Why:
     @property
     def moved(self) -> str:
         """What moved per transaction from the baseline's cell to the other, in a sentence."""
-        return budget.moved(self.other.label, self.base.budget, self.other.budget)
+        return budget.moved(self.other.label, self.base.budget, self.other.budget, self.measured)
 
     @property
     def waits_moved(self) -> str:
@@ -139,7 +139,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
     return SideFigures(
         label=label,
         tps=statistics.geometric_mean(r.throughput or 0.0 for r in good),
-        time_ms=statistics.geometric_mean(_time_ms(r) for r in good),
+        time_ms=spent.time_us / 1000,  # one source: the budget's time per transaction
         log_fsyncs=spent.log_fsyncs,
         binlog_fsyncs=spent.binlog_fsyncs,
         log_bytes=spent.log_bytes,

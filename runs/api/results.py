@@ -76,6 +76,12 @@ class VerdictSerializer(serializers.Serializer[Any]):
         help_text="What was tested: the repeats, or the interval samples of two single runs.",
     )
     caveat = serializers.CharField(allow_blank=True)
+    power = serializers.CharField(
+        allow_blank=True,
+        help_text="When no significant difference was found, what these repeats could have "
+        'seen: "with 3 repeats at this noise, a difference under 2.8× would go unseen; '
+        '`repeats: auto` or 9 repeats would resolve 1.5×".',
+    )
 
 
 class ExtraRunSerializer(serializers.Serializer[Any]):
@@ -95,6 +101,21 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         help_text='"flush=0 is 2.2× faster than flush=1 at 1 thread (95 % CI 2.1–2.3×, ...)".',
     )
     verdicts = VerdictSerializer(many=True)
+    estimator = serializers.CharField(
+        help_text="How a cell's throughput is reduced over its repeats: the table's column, "
+        'its ratio and the verdicts read the same one ("geometric mean of the repeats").'
+    )
+    latency_label = serializers.CharField(
+        help_text="The latency percentile the plan asked for, as every latency figure is "
+        'labelled: "p95", "p99".'
+    )
+    table = serializers.ListField(
+        child=serializers.JSONField(),
+        help_text="The report table, one cell a row by thread count then series: threads, "
+        "series (key, label, colour), point (mean: the throughput by the estimator; low, high, "
+        "n, qps, latency_ms: the median of the repeats' latency percentile; errors, failed), "
+        "ratio to the baseline's mean, verdict, is_baseline.",
+    )
     auto = serializers.ListField(
         child=serializers.CharField(), help_text="What the auto modes found."
     )

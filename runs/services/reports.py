@@ -58,10 +58,11 @@ def batch_report_html(
             "timeline": timeline,
             "cdf": found.cdf,
             "histogram": found.histogram,
+            "latency_label": found.latency_label,
         },
         # Its links lead to benchdash itself, wherever the file is opened.
         "link_base": base_url(),
-        "rate_data": {"rate": found.rate_chart},
+        "rate_data": {"rate": found.rate_chart, "latency_label": found.latency_label},
         "chart_js": _inlined(REPORT_CHART_JS),
         "import_map": _import_map(),
         "styles": [_inlined(name) for name in REPORT_STYLES],

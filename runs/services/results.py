@@ -151,7 +151,7 @@ def batch_results_page(
             "cdf": found.cdf,
             "histogram": found.histogram,
         },
-        "rate_data": {"rate": found.rate_chart},
+        "rate_data": {"rate": found.rate_chart, "latency_label": found.latency_label},
     }
 
 

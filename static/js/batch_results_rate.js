@@ -42,5 +42,5 @@ function drawRateCharts(data) {
     });
   }
   line("rate-achieved-chart", "achieved", "achieved (tps)", true);
-  line("rate-p95-chart", "p95", "p95 (ms)", false);
+  line("rate-p95-chart", "p95", `${data.latency_label || "p95"} (ms)`, false);
 }

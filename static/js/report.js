@@ -1,6 +1,7 @@
-// The shared report's charts: throughput and p95 against threads (the median of the
-// repeats of each cell), the batch timeline, the latency CDF and histogram, and the rate
-// charts (batch_results_rate.js). Everything it draws is in the file (report-data).
+// The shared report's charts: throughput (the geometric mean of the repeats of each cell)
+// and the plan's latency percentile (the median of the repeats) against threads, the batch
+// timeline, the latency CDF and histogram, and the rate charts (batch_results_rate.js).
+// Everything it draws is in the file (report-data).
 import { Chart, axis, cdfChart, histogramChart, lineDataset, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
 import "benchdash/batch_results_rate.js";
 
@@ -25,7 +26,7 @@ function drawReport(data) {
     });
   }
   scaling("report-scaling-chart", "y", data.unit);
-  scaling("report-latency-chart", "p95", "p95 (ms)");
+  scaling("report-latency-chart", "p95", `${data.latency_label || "p95"} (ms)`);
 
   const canvas = (id) => /** @type {HTMLCanvasElement} */ (document.getElementById(id));
   if (canvas("timeline-chart")) timelineChart(canvas("timeline-chart"), data.timeline || [], data.unit);

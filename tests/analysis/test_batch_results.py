@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from runs.analysis import batch_results
-from runs.analysis.results import group_series, plan_order
+from runs.analysis.results import RunFigures, group_series, plan_order
 from tests.analysis.recorded import RATES, insert_cell, point_select_at
 
 
@@ -48,7 +48,7 @@ def test_a_rate_search_answers_with_its_conclusion_and_its_chart():
     assert [p["offered"] for p in line["points"]] == sorted(RATES)
     point = line["points"][-2]
     assert (point["offered"], point["p95"], point["queue"]) == (28000, 707.07, 16402)
-    assert point["achieved"] == pytest.approx(19837.865)
+    assert point["achieved"] == pytest.approx(22039.3)  # the whole run's, as the search's
     # issue 24: offered rates get no verdicts, no why, no "peaks at" for one thread count
     assert found.verdicts == [] and found.why == []
     assert all(r["verdict"] is None for r in found.table)
@@ -63,8 +63,10 @@ def test_a_rate_axis_without_the_search_says_what_it_sustained():
     found = batch_results.build(runs, group_series(runs)[0].key, params)
 
     assert found.summary == [
-        "all runs, 2 threads: sustainable up to 24,000 tps: 24,000 held 1/1 (achieved 24,229 "
-        "tps, queue ≤ 0, p95 82.96 ms); 28,000 failed 1/1 (achieved 19,838 of 28,000 tps)"
+        "all runs, 2 threads: sustainable up to 24,000 tps: 24,000 held 1/1 (achieved 23,564 "
+        "tps, queue ≤ 0, p95 82.96 ms); 28,000 failed 1/1 (achieved 22,039 of 28,000 tps); "
+        "estimated chance of failing: 0 % up to 24,000 tps, 100 % at 28,000; no latency SLO: "
+        "held counts any latency, up to p95 82.96 ms here (set slo_p95_ms to bound it)"
     ]
     assert found.auto == []  # no auto mode ran
     # and still no throughput verdicts or why between offered rates
@@ -99,3 +101,51 @@ def test_the_plans_first_value_is_the_baseline_and_sentences_read_forwards():
     (row,) = [r for r in found.table if not r["is_baseline"]]
     assert row["ratio"] == pytest.approx(row["verdict"]["ratio"])
     assert f"{row['ratio']:.1f}×" in sentence
+
+
+# --- issue 36: one estimator, every percentile labelled as the plan asked ------------------
+
+
+def _run(run_id, flush, value, *, pct=95.0, pct_ms=12.0):
+    return RunFigures(
+        id=run_id, position=run_id, round=run_id % 3, threads=1,
+        settings={"innodb_flush_log_at_trx_commit": flush}, axis_options={}, status="done",
+        summary={"tps": value, "latency_pct": pct, "latency_pct_ms": pct_ms},
+    )  # fmt: skip
+
+
+def test_the_tables_throughput_its_ratio_and_its_verdict_read_one_estimator():
+    # issue 36: b1e0 showed 351.1 tps (a median) against the baseline's 459.4 and
+    # "x baseline 1.06" (a ratio of geometric means): two cells ordered one way by the
+    # column and the other way by the ratio. These repeats reproduce it.
+    base = [_run(1, "1", 200.0), _run(2, "1", 459.4), _run(3, "1", 470.0)]
+    other = [_run(4, "0", 340.0), _run(5, "0", 351.1), _run(6, "0", 420.0)]
+    runs = base + other
+    series = group_series(runs, plan_order({"innodb_flush_log_at_trx_commit": ["1", "0"]}, {}))
+    found = batch_results.build(runs, series[0].key, {})
+
+    base_row, other_row = sorted(found.table, key=lambda r: not r["is_baseline"])
+    medians = base_row["point"]["median"], other_row["point"]["median"]
+    assert medians == (459.4, 351.1)  # what the column showed before: lower, yet "x 1.05"
+    means = base_row["point"]["mean"], other_row["point"]["mean"]
+    assert means[1] / means[0] == pytest.approx(other_row["ratio"])  # the column's ratio
+    assert other_row["ratio"] == pytest.approx(other_row["verdict"]["ratio"])  # the verdict's
+    assert other_row["ratio"] == pytest.approx(1.05, abs=0.01) and means[1] > means[0]
+    assert found.estimator == "geometric mean of the repeats"
+    tsv = found.table_tsv.splitlines()
+    assert tsv[0].split("\t")[2] == "tps (geometric mean of the repeats)"
+    assert {line.split("\t")[2] for line in tsv[1:]} == {f"{m:.2f}" for m in means}
+    # the peaks and the scaling chart read the same estimator
+    assert [s["peak"] for s in found.series] == [None, None]  # one thread count: no curve
+    assert sorted(c["points"][0]["y"] for c in found.scaling_chart) == sorted(means)
+
+
+def test_a_percentile_99_plan_labels_its_latency_p99_everywhere():
+    # issue 36: with percentile=99 the table's column was headed "p95 ms", holding p99s
+    runs = [_run(i, "1", 100.0 + i, pct=99.0, pct_ms=30.0 + i) for i in (1, 2, 3)]
+    found = batch_results.build(runs, group_series(runs)[0].key, {"options": {"percentile": 99}})
+    assert found.latency_label == "p99"
+    assert found.table_tsv.splitlines()[0].split("\t")[4] == "p99 ms"
+    assert found.table[0]["point"]["latency_ms"] == 32.0
+    assert batch_results.latency_label([], {"percentile": 99.9}) == "p99.9"
+    assert batch_results.latency_label([], {}) == "p95"

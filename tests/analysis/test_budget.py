@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (the times sign is what people read in answers)
 """A cell's budget per transaction and what moved between two cells, on runs recorded on a
 private MariaDB 10.11 (performance_schema off, binary logging on): single-thread
 oltp_insert, 4 s, 3 repeats of flush=1 sync_binlog=1, flush=1 sync_binlog=0 and flush=0
@@ -74,14 +75,35 @@ def test_off_cpu_time_is_the_latency_less_the_server_cpu_per_transaction():
     runs = cell("1", "1")
     spent = side("flush=1", runs).budget
 
-    def off_cpu(run: RunFigures) -> float:
-        db = run.host_summary["hosts"][0]["db"]
-        cpu_us = (db["user_cores"] + db["system_cores"]) / (run.throughput or 1) * 1e6
-        return run.summary["latency_avg_ms"] * 1000 - cpu_us
+    assert spent.cpu_us is not None and spent.off_cpu_us is not None
+    assert spent.off_cpu_us == pytest.approx(spent.time_us - spent.cpu_us)
+    assert spent.off_cpu_us == pytest.approx(577.22, abs=0.01)
 
-    assert spent.off_cpu_us == pytest.approx(sorted(off_cpu(r) for r in runs)[1])
-    assert spent.off_cpu_us == pytest.approx(318.05, abs=0.01)
-    assert spent.time_us == 510.0
+
+def test_the_why_rows_time_per_transaction_is_the_budgets():
+    # issue 36: the why row's "ms / trx" was the geometric mean of the repeats' average
+    # latency (0.776 ms) and the budget's "time (average latency)" their median (510 µs),
+    # for the same cell; one source now, the geometric mean, as the throughput's
+    runs = cell("1", "1")
+    found = side("flush=1", runs)
+    latencies = [r.summary["latency_avg_ms"] * 1000 for r in runs]
+    assert sorted(latencies)[1] == 510.0  # the median the budget showed before
+    assert found.budget.time_us == pytest.approx(776.01, abs=0.01)
+    assert found.time_ms * 1000 == pytest.approx(found.budget.time_us)
+
+
+def test_time_unchanged_beside_a_moved_throughput_says_so():
+    # issue 36: "time per transaction unchanged" sat beside a measured 1.29x
+    base = budget.Budget(time_us=2170.0, cpu_user_us=40.0, cpu_system_us=1.0, off_cpu_us=2129.0)
+    other = budget.Budget(time_us=2200.0, cpu_user_us=40.0, cpu_system_us=1.0, off_cpu_us=2159.0)
+    unchanged = "time per transaction unchanged (2,170 → 2,200 µs)"
+    assert budget.moved("b", base, other).endswith(unchanged)
+    said = budget.moved("b", base, other, measured=1.29)
+    assert said.endswith(
+        "time per transaction unchanged (2,170 → 2,200 µs) although throughput moved 1.29×: "
+        "the difference is not in the transactions' own time (the client, or how many ran at "
+        "once)"
+    )
 
 
 def test_what_moved_with_sync_binlog_1_in_one_sentence():
@@ -93,7 +115,7 @@ def test_what_moved_with_sync_binlog_1_in_one_sentence():
     assert answer.moved == (
         "sync_binlog=1 adds 1.0 fsync, 3.1 context switches and 3.0 I/Os per transaction; "
         "server CPU per transaction up 51 % (132 → 199 µs); "
-        "off-CPU time explains 65 % of the difference"
+        "off-CPU time explains 85 % of the difference"
     )
     pair = answer.to_dict()
     assert pair["moved"] == answer.moved
@@ -119,7 +141,8 @@ def test_the_same_cell_twice_moves_nothing():
 
     assert budget.moved("a", spent, spent) == (
         "a changes no fsync, context switch or I/O count per transaction; "
-        "server CPU per transaction unchanged (41 → 41 µs); time per transaction unchanged"
+        "server CPU per transaction unchanged (41 → 41 µs); time per transaction unchanged "
+        "(83 → 83 µs)"
     )
 
 

@@ -124,7 +124,8 @@ def test_the_report_table_puts_settings_side_by_side_per_thread_count():
     assert rows[0].first_of_threads and rows[0].rows_for_threads == 2
     assert rows[0].ratio == pytest.approx(2.0) and rows[1].is_baseline  # of the geometric means
     tsv = report_table.table_tsv(rows, "tps").splitlines()
-    assert tsv[0].split("\t")[:3] == ["threads", "setting", "tps"]
+    assert tsv[0].split("\t")[:3] == ["threads", "setting", "tps (geometric mean of the repeats)"]
+    assert tsv[0].split("\t")[4] == "p95 ms"
     assert tsv[1].split("\t")[2] == "10.00"
 
 

@@ -160,19 +160,23 @@ def _launched_twice(plan: Plan) -> list[Any]:
 def test_the_same_searches_launched_twice_give_agreeing_brackets(
     celery_worker, local_host, pfs_target
 ):
-    # issue 24: on main two launches of one rate search answered 937 and 6,500 tps
+    # issue 24: on main two launches of one rate search answered 937 and 6,500 tps; issue
+    # 36: with an SLO, on a loaded machine, 550 and 162 tps; the search now models failure
+    # against the rate, so that the host's noise does not set the bracket
     rate_plan = Plan.objects.create(
         name="rate twice", target=pfs_target, load_host=local_host, test="oltp_point_select",
         options={"time": 2, "report-interval": 1, "tables": 1, "table-size": 1000},
-        threads=[1], auto={"rate": {"start": 4000, "max": 2_000_000, "precision_pct": 50}},
+        threads=[1], auto={"rate": {"start": 4000, "max": 2_000_000, "precision_pct": 50,
+                                    "slo_p95_ms": 50}},
     )  # fmt: skip
     brackets = []
     for batch in _launched_twice(rate_plan):
         runs = list(batch.runs.all())
         (conclusion,) = batch_results(batch=batch).auto
         held = int(conclusion.split("sustainable up to ")[1].split(" tps")[0].replace(",", ""))
-        failed = int(conclusion.split("; ")[-1].split(" failed")[0].replace(",", ""))
-        assert f"{held:,} held " in conclusion and "/3 (" in conclusion, conclusion
+        failed = int(conclusion.split("; ")[1].split(" failed")[0].replace(",", ""))
+        assert f"{held:,} held " in conclusion and "estimated chance of failing" in conclusion
+        assert failed > held
         brackets.append((held, failed))
         print(f"{len(runs)} runs: {conclusion}")
     (low_a, high_a), (low_b, high_b) = brackets

@@ -6,7 +6,10 @@ the field names them:
 - repeats.py: repeats auto: one more repeat until a cell's comparison with the baseline
   is decided (a sequential rule: Bonferroni over the looks), or its mean clear enough;
 - threads.py: threads search: the knee of the throughput curve;
-- rate.py: rate search: the highest sustainable open-loop rate (--rate);
+- rate.py: rate search: the highest sustainable open-loop rate (--rate), and the verdict
+  on offered and fixed rates;
+- failures.py: the rate search's model of failure against the offered rate (a chance of
+  failing fitted non-decreasing in the rate), and the host's noise told from the load;
 - cells.py: what the runs of a cell so far say, as every mode reads them;
 - rounds.py: a round of the modes over a batch's runs so far: the cells to add next, with
   the reason each runs, and what each mode found, in words.

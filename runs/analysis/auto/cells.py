@@ -25,8 +25,10 @@ class CellFigures:
 
     attempts: int  # runs of the cell, finished or not, failed ones too
     values: tuple[float, ...]  # throughput of the repeats that finished well
-    p95: float | None  # median p95 latency, ms
-    achieved: float | None  # median steady interval throughput (what --rate achieved)
+    p95: float | None  # median latency percentile (p95 unless the plan asked another), ms
+    # what --rate achieved: the median over the repeats of each whole run's rate after the
+    # warmup (sysbench's steady report), not of one interval's
+    achieved: float | None
     queue_max: int | None  # the longest queue that lasted more than one interval
     queue_growing: int | None  # a queue at least twice as long at the end as early on
     failure: str  # the error of a failed repeat, "" when none failed
@@ -34,6 +36,7 @@ class CellFigures:
     # so that a search can count how many tries held a point rather than pool them
     tries: tuple[CellFigures, ...] = ()
     latencies: tuple[float, ...] = ()  # the latency percentile (ms) of the same repeats
+    latency_label: str = "p95"  # the percentile the runs measured: p95, p99 ...
 
     @property
     def median(self) -> float | None:
@@ -53,7 +56,7 @@ def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
     good = [r for r in runs if r.status in FINISHED_WELL and r.throughput is not None]
     failed = [r for r in runs if r.status not in FINISHED_WELL and r.status not in NOT_RUN]
     p95 = [v for r in good if (v := r.latency_ms) is not None]
-    achieved = [v for r in good if (v := _interval_median(r)) is not None]
+    achieved = [float(r.throughput or 0) for r in good]
     queues = [q for r in good if (q := _queue_held(r.figures)) is not None]
     growing = [n for r in good if (n := _queue_growing(r.figures)) is not None]
     ran = [r for r in runs if r.status not in NOT_RUN]
@@ -67,7 +70,13 @@ def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
         failure=(failed[0].error or failed[0].status) if failed else "",
         tries=tuple(cell_figures([r]) for r in ran) if len(ran) > 1 else (),
         latencies=tuple(p95),
+        latency_label=_latency_label(good),
     )
+
+
+def _latency_label(runs: Sequence[RunFigures]) -> str:
+    pct = next((p for r in runs if (p := r.figures.latency_pct) is not None), 95.0)
+    return f"p{pct:g}"
 
 
 def _queue_held(summary: RunSummary) -> int | None:
@@ -86,11 +95,6 @@ def _queue_growing(summary: RunSummary) -> int | None:
     if before_last is not None and before_last <= QUEUE_FLOOR:
         return None  # a queue of the last second alone: a stall must last two intervals
     return last
-
-
-def _interval_median(run: RunFigures) -> float | None:
-    value = run.figures.interval_tps_median
-    return value if value is not None else run.throughput
 
 
 def half_width_pct(values: Sequence[float]) -> float | None:

@@ -57,15 +57,15 @@ def next_cells(
     repeats = auto.start_repeats(plan_repeats)
     cells = []
     for line in _lines(runs, auto).values():
-        probe = _probe(auto, line.points)
-        if probe.value is None:
-            continue
-        threads = probe.value if auto.threads else line.first.threads
-        options = dict(line.first.axis_options)
-        if auto.rate:
-            options[RATE] = str(probe.value)
-        count = probe.repeats or repeats
-        cells.append(NewCell(dict(line.first.settings), options, threads, count, probe.reason))
+        for probe in _probes(auto, line.points):
+            if probe.value is None:
+                continue
+            threads = probe.value if auto.threads else line.first.threads
+            options = dict(line.first.axis_options)
+            if auto.rate:
+                options[RATE] = str(probe.value)
+            count = probe.repeats or repeats
+            cells.append(NewCell(dict(line.first.settings), options, threads, count, probe.reason))
     return cells
 
 
@@ -126,6 +126,17 @@ def offered_rates(runs: Sequence[RunFigures]) -> list[str]:
     return [
         f"{line.label}: {rate_search.offered_conclusion(line.points, RateAuto())}"
         for line in _lines(runs, judged_as).values()
+    ]
+
+
+def fixed_rate(runs: Sequence[RunFigures], rate: int) -> list[str]:
+    """A plan with a fixed `rate` option (no axis, no search): whether each cell held it,
+    judged as the search judges a rate (rate.fixed_conclusion)."""
+    judged = RateAuto()
+    return [
+        f"{cell_label(members[0])}: "
+        f"{rate_search.fixed_conclusion(rate, cell_figures(members), judged)}"
+        for members in _cells(runs).values()
     ]
 
 
@@ -244,8 +255,9 @@ def _rate(run: RunFigures) -> int | None:
     return int(value) if value is not None and str(value).isdigit() else None
 
 
-def _probe(auto: Auto, points: dict[int, CellFigures]) -> Probe:
+def _probes(auto: Auto, points: dict[int, CellFigures]) -> list[Probe]:
+    # the threads search confirms in rounds of several cells, shuffled together
     if auto.threads is not None:
-        return threads_search.threads_probe(points, auto.threads)
+        return threads_search.threads_probes(points, auto.threads)
     assert auto.rate is not None
-    return rate_search.rate_probe(points, auto.rate)
+    return [rate_search.rate_probe(points, auto.rate)]

@@ -1,9 +1,13 @@
 """Threads search (the plan's `auto.threads`): the knee of the throughput curve, by
 doubling the threads while throughput rises and p95 stays under the SLO, then refining,
-then confirming: the peak and the thread counts measured either side of it get CONFIRM
-repeats, and the answer is the peak with the range of thread counts whose throughput is
-not significantly below it (Welch's test on the logs, verdicts.py): with one repeat a
-noisy curve can put its peak at 2 or at 5 threads, its range says how sure that is.
+then confirming: the peak and the thread counts measured either side of it are repeated
+in rounds, one run of each a round, shuffled by the batch (runs/execution/auto.py), until
+each has CONFIRM, so that minute-to-minute drift falls on all of them alike rather than
+on whichever ran its repeats back to back. The answer is the peak with the range of
+thread counts whose throughput is not significantly below it (Welch's test on the logs,
+verdicts.py, the p-values of the peak's comparisons corrected together as the batch's
+cells are, Holm): with one repeat a noisy curve can put its peak at 2 or at 5 threads, its
+range says how sure that is.
 
 Pure: no Django, no I/O.
 """
@@ -31,25 +35,47 @@ def most_runs(auto: ThreadsAuto, repeats: int) -> int:
 
 def threads_probe(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Probe:
     """Start at 1, double while throughput rises by more than rise_pct and p95 stays under
-    the SLO, refine between the last two points, then confirm the peak."""
+    the SLO, refine between the last two points, then confirm the peak (the first cell of
+    the confirming round; threads_probes gives the whole round)."""
+    probes = threads_probes(points, auto)
+    return probes[0] if probes else Probe(None, "")
+
+
+def threads_probes(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> list[Probe]:
+    """The next runs of the search: its next thread count, or a confirming round (one run
+    each of the peak and its neighbours still short of CONFIRM); empty when done."""
     probe = _search(points, auto)
     if probe.value is not None:
-        return probe
+        return [probe]
     return _confirm(points, auto)
 
 
-def _confirm(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Probe:
+def _confirm(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> list[Probe]:
     peak = _peak(points, auto)
     if peak is None or any(c.pending for c in points.values()):
-        return Probe(None, "")
-    for count in _around(points, peak):
-        cell = points[count]
-        if cell.attempts < CONFIRM and not cell.failure:
-            reason = f"threads search: confirm the peak at {threads_text(peak)}"
-            if count != peak:
-                reason += f" against {threads_text(count)}"
-            return Probe(count, f"{reason} ({CONFIRM} repeats)", repeats=CONFIRM - cell.attempts)
-    return Probe(None, "")
+        return []
+    around = _confirmed(points, peak)
+    short = [t for t in around if points[t].attempts < CONFIRM and not points[t].failure]
+    if not short:
+        return []
+    done = min(points[t].attempts for t in short)
+    names = ", ".join(threads_text(t) for t in around)
+    reason = (
+        f"threads search: confirm the peak at {threads_text(peak)}, round {done + 1} of "
+        f"{CONFIRM} interleaving {names}"
+    )
+    return [Probe(t, reason, repeats=1) for t in short]
+
+
+def _confirmed(points: Mapping[int, CellFigures], peak: int) -> list[int]:
+    """The peak, its neighbours, and the range within noise of it with a count either
+    side: a range must end at a count known to be below the peak, not at one run once."""
+    chosen = _around(points, peak)
+    counts = sorted(points)
+    close = within_noise(points, peak) if usable(points[peak]) else [peak]
+    low, high = counts.index(close[0]), counts.index(close[-1])
+    edges = [*counts[max(0, low - 1) : low], *close, *counts[high + 1 : high + 2]]
+    return chosen + [t for t in edges if t not in chosen]
 
 
 def _around(points: Mapping[int, CellFigures], peak: int) -> list[int]:
@@ -66,10 +92,11 @@ def _peak(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> int | None:
 
 def within_noise(points: Mapping[int, CellFigures], peak: int) -> list[int]:
     """The thread counts, next to each other around the peak, whose throughput is not
-    significantly below the peak's (Welch's test, 95 %); one repeat a side cannot tell,
-    and is left out."""
+    significantly below the peak's (Welch's test, 95 %, corrected for the comparisons made
+    with the peak: Holm); one repeat a side cannot tell, and is left out."""
     counts = sorted(t for t, c in points.items() if usable(c))
-    close = {t for t in counts if t == peak or _not_below(points[peak], points[t])}
+    below = significantly_below(points, peak)
+    close = {t for t in counts if t == peak or (t not in below and _comparable(points, peak, t))}
     at = counts.index(peak)
     low = at
     while low > 0 and counts[low - 1] in close:
@@ -80,10 +107,22 @@ def within_noise(points: Mapping[int, CellFigures], peak: int) -> list[int]:
     return counts[low : high + 1]
 
 
-def _not_below(peak: CellFigures, other: CellFigures) -> bool:
-    if min(len(peak.values), len(other.values)) < 2:
-        return False
-    return verdicts.welch(peak.values, other.values).verdict != verdicts.SLOWER
+def _comparable(points: Mapping[int, CellFigures], peak: int, other: int) -> bool:
+    return min(len(points[peak].values), len(points[other].values)) >= 2
+
+
+def peak_verdicts(points: Mapping[int, CellFigures], peak: int) -> dict[int, verdicts.Verdict]:
+    """Each other thread count against the peak (Welch's test on the logs), the p-values
+    corrected together (Holm), as the batch corrects its cells."""
+    others = [t for t, c in sorted(points.items()) if t != peak and usable(c)]
+    others = [t for t in others if _comparable(points, peak, t)]
+    tested = [verdicts.welch(points[peak].values, points[t].values) for t in others]
+    return dict(zip(others, verdicts.corrected(tested), strict=True))
+
+
+def significantly_below(points: Mapping[int, CellFigures], peak: int) -> set[int]:
+    found = peak_verdicts(points, peak)
+    return {t for t, v in found.items() if v.verdict == verdicts.SLOWER}
 
 
 def _search(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> Probe:
@@ -157,8 +196,10 @@ def _noise_text(within: Mapping[int, CellFigures], peak: int) -> str:
     close = within_noise(within, peak)
     if len(close) > 1:
         return f"; within noise of it: {close[0]}{verdicts.DASH}{close[-1]} threads"
-    if len(within) > 1 and len(within[peak].values) >= 2:
-        return "; significantly above the thread counts beside it"
+    found = peak_verdicts(within, peak)
+    if len(within) > 1 and len(within[peak].values) >= 2 and found:
+        correction = next(iter(found.values())).correction
+        return f"; significantly above the thread counts beside it ({correction})"
     return ""
 
 
