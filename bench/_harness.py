@@ -68,6 +68,7 @@ def start_worker(log: Path, *, name: str, queues: str = "benchmarks,celery", **e
     """A Celery worker process as `make start` runs it (solo pool unless told)."""
     argv = [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "-Q", queues]
     argv += [f"--pool={extra.get('pool', 'solo')}", "--loglevel=WARNING", "-n", f"{name}@%h"]
+    argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]  # as shipped
     if "concurrency" in extra:
         argv.append(f"--concurrency={extra['concurrency']}")
     out = log.open("ab")

@@ -17,6 +17,12 @@ in 10 ms ticks). A least-squares line through (duration, worker CPU) gives the f
 CPU of the longest run. Prints min / median / max over the repeats and writes
 bench/results/overhead.json.
 
+    .venv/bin/python bench/overhead.py --shipped [--repeats 3]
+
+measures the benchmark worker `make start` runs (its queue, its flags, host metrics and
+counters on, as shipped) instead of a worker started here; the environment must name that
+installation's database and Redis (the defaults do).
+
     .venv/bin/python bench/overhead.py --telemetry 30 [--repeats 3]
 
 measures the host metrics alone instead (bench/_telemetry.py): the worker's CPU per
@@ -120,6 +126,24 @@ def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
     }
 
 
+def shipped_worker_pid() -> int:
+    """The Celery process of the benchmark worker `make start` keeps running: the one
+    python process in the process group of its keep loop."""
+    group = int((ROOT / "var" / "run" / "worker.pid").read_text())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        in_group = int(stat.rsplit(")", 1)[1].split()[2]) == group
+        if in_group and b"celery" in cmdline and b"python" in cmdline.split(b"\0")[0]:
+            return int(entry)
+    raise SystemExit("overhead: no benchmark worker of `make start` is running")
+
+
 def slope(rows: list[dict[str, Any]], key: str) -> tuple[float, float]:
     """Least squares of CPU (`key`, seconds) against run duration: (fixed ms, ms per second)."""
     xs = [float(r["duration_s"]) for r in rows]
@@ -172,8 +196,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     cleanup=False,
                 )
             )
-        worker = start_worker(Path(tempfile.gettempdir()) / f"{tag}.log", name=tag)
-        time.sleep(8)  # let the worker start and run its start-up sweep
+        if args.shipped:
+            worker_pid = shipped_worker_pid()
+        else:
+            worker = start_worker(Path(tempfile.gettempdir()) / f"{tag}.log", name=tag)
+            worker_pid = worker.pid
+            time.sleep(8)  # let the worker start and run its start-up sweep
         warm = Plan.objects.create(
             name=f"{tag} warm-up",
             target=target,
@@ -185,12 +213,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             cleanup=False,
         )
         plans.append(warm)
-        one_batch(warm, worker.pid)  # the worker's lazy imports and first connections
+        one_batch(warm, worker_pid)  # the worker's lazy imports and first connections
         repeats: list[dict[str, Any]] = []
         for repeat in range(args.repeats):
             rows = []
             for plan in random.sample(plans[:-1], len(plans) - 1):
-                row = one_batch(plan, worker.pid)
+                row = one_batch(plan, worker_pid)
                 rows.append(row)
                 print(f"repeat {repeat}: {json.dumps(row)}", flush=True)
             repeats.append({"rows": rows, **fit(rows)})
@@ -264,6 +292,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "overhead.json"))
     parser.add_argument(
         "--telemetry", type=int, default=0, help="seconds: measure the host metrics alone"
+    )
+    parser.add_argument(
+        "--shipped",
+        action="store_true",
+        help="measure the benchmark worker `make start` runs (var/run/worker.pid) instead of "
+        "one started here; the environment must name that installation's database and Redis",
     )
     args = parser.parse_args()
     args.durations = [int(d) for d in args.durations.split(",")]
