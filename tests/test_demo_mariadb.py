@@ -5,6 +5,7 @@ fsync timers, so the why panel predicts a ratio with no manual step."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -102,10 +103,21 @@ def test_the_demos_bench_user_reads_the_fsync_timers_and_the_why_panel_predicts(
     lazy = why.side_figures("flush=0", [measured_run(demo, "0", 2)])
 
     assert synced is not None and lazy is not None
-    assert synced.fsync_ms is not None and synced.fsync_ms > 0  # timed by the server
+    # One redo-log fsync a transaction, counted by the server; MariaDB 10.11's
+    # performance_schema has no row that times the redo log (issue 35), so its time is not
+    # borrowed from the data files' any more: untimed here, without the host's figures.
+    redo = synced.by_class.get("redo")
+    assert redo.per_tx is not None and 0.9 <= redo.per_tx <= 1.1
+    assert redo.ms is None or redo.lower_bound or redo.source == "performance_schema"
     answer = why.explain(synced, lazy, threads=1)
-    assert answer.predicted is not None and answer.predicted > 1
-    assert "model predicts" in answer.text
+    if redo.ms is None:
+        # Nothing times the removed fsyncs: no prediction, but the time per fsync that
+        # would explain the measured difference, for the reader to weigh.
+        assert answer.predicted is None
+        assert re.search(r"would need [0-9.]+ ms per fsync", answer.text), answer.text
+    else:
+        assert answer.predicted is not None and answer.predicted > 1
+        assert "model predicts" in answer.text
 
 
 def test_a_half_made_demo_directory_is_moved_aside_and_made_again(tmp_path):
