@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.analysis import comparison, inside, multiplicity, results
+from runs.analysis import batch_results, comparison, inside, multiplicity, results
 from runs.api.common import QueryParameters
 from runs.services import compare
 
@@ -128,6 +128,10 @@ class CompareSerializer(serializers.Serializer[Any]):
         help_text="How the verdicts of all the cells are corrected together: Holm."
     )
     page = serializers.CharField(help_text="The compare page showing the same.")
+    latency_label = serializers.CharField(
+        help_text='The latency percentile of the rows\' latency figures, e.g. "p99"; the '
+        'sides\' own, joined ("p95/p99"), when they measured different ones.'
+    )
 
 
 # --- the view -------------------------------------------------------------------------------
@@ -170,6 +174,10 @@ class Compare(APIView):
             "pairs": pairs,
             "correction": multiplicity.DESCRIPTION,
             "page": request.build_absolute_uri(page),
+            "latency_label": "/".join(
+                dict.fromkeys(batch_results.latency_label(side.runs, {}) for side, _ in sides)
+            )
+            or "p95",
         }
         return Response(CompareSerializer(body).data)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runs.analysis import charts, comparison, inside, results
+from runs.analysis import batch_results, charts, comparison, inside, results
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.models import Batch, Run
 from runs.services import selectors, stored_results
@@ -26,6 +26,8 @@ class Comparison:
     host_metrics: list[tuple[comparison.Side, list[dict[str, Any]]]]
     # per other side, cell by cell, what moved in the server's waits per transaction
     waits_moved: list[tuple[comparison.Side, list[dict[str, Any]]]]
+    # the latency percentile the sides measured ("p99"), or each side's when they differ
+    latency_label: str = "p95"
 
 
 def sides_compare(*, keys: list[str]) -> Comparison:
@@ -37,7 +39,9 @@ def sides_compare(*, keys: list[str]) -> Comparison:
     colours = [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))]
     chart = [line for side, c in zip(sides, colours, strict=True) for line in _lines(side, c)]
     machines = [(side, cell_host_metrics(side.runs)) for side in sides]
-    return Comparison(sides, pairs, chart, colours, machines, waits_moved(sides))
+    labels = dict.fromkeys(batch_results.latency_label(side.runs, {}) for side in sides)
+    label = "/".join(labels) or "p95"
+    return Comparison(sides, pairs, chart, colours, machines, waits_moved(sides), label)
 
 
 def waits_moved(sides: list[comparison.Side]) -> list[tuple[comparison.Side, list[dict[str, Any]]]]:

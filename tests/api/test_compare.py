@@ -69,7 +69,12 @@ def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batc
         assert row["ratio_low"] == pytest.approx(expected.low)
         assert row["ratio_high"] == pytest.approx(expected.high)
         assert row["basis"] == "repeats"
-        assert row["sentence"].endswith("3 repeats each)")
+        said, _, power = row["sentence"].partition("3 repeats each)")
+        assert said  # the interval with its basis, then for no verdict what it could have seen
+        if row["verdict"] == "no significant difference":
+            assert "with 3 repeats at this noise, a difference under " in power
+        else:
+            assert power == ""
         assert row["base"]["n"] == row["other"]["n"] == 3
         assert row["base"]["median"] == pytest.approx(sorted(rates(first, row["threads"]))[1])
 

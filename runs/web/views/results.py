@@ -89,6 +89,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "colours": found.colours,
             "host_metrics": found.host_metrics,
             "waits_moved": found.waits_moved,
+            "latency_label": found.latency_label,
         },
     )
 
