@@ -141,6 +141,14 @@ def pages() -> list[tuple[str, str, Any]]:
     found.append(
         (f"history, {NIGHTS} nights x 20 cells", f"/plans/{history_plan().pk}/history", None)
     )
+    # The live page of a batch and what it polls, as batches grow (issue 39).
+    for size in (20, 2000):
+        one = benchdata.batch(f"{size}x0", runs=size, samples=0)
+        found.append((f"batch page, {size} runs", f"/batches/{one.pk}/", None))
+        found.append((f"batch progress, {size} runs", f"/batches/{one.pk}/progress", None))
+    queued = benchdata.queued_batch("queued-1000-cells", cells=1000)
+    found.append(("batch page, queued, 1000 cells", f"/batches/{queued.pk}/", None))
+    found.append(("batch progress, queued, 1000 cells", f"/batches/{queued.pk}/progress", None))
     benchdata.store_answers()
     return found
 

@@ -17,6 +17,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
                        bytes, fsyncs) and what moved between two cells
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
+    grid.py            the live page's grid of a batch: each cell's runs counted by status
     comparison.py      two batches or two runs side by side, cell by cell
     multihost.py       one cell from several load hosts: the split, and the merged output
     innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS

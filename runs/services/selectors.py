@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -12,15 +11,17 @@ from django.db.models import (
     Func,
     IntegerField,
     Max,
+    Min,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
+    Sum,
 )
 from django.db.models.functions import Right
 from django.utils import timezone
 
-from runs.analysis import results, run_facts
+from runs.analysis import grid, results, run_facts
 from runs.analysis.nightly import regressions
 from runs.columns import BatchEnvironment, RunOptions
 from runs.execution import locks
@@ -76,30 +77,97 @@ class Progress:
 
 
 def batch_progress(batch: Batch) -> Progress:
-    runs = list(
-        # batch_id too: the related manager reads it on every row it returns.
-        batch.runs.order_by("position").only(
+    """Counted by PostgreSQL (runs by status, the queued runs' expected time) and the
+    current run read alone: two small answers whatever the batch's number of runs."""
+    by_status = (
+        batch.runs.order_by()
+        .values_list("status")
+        .annotate(
+            n=Count("id"),
+            expected=Sum("expected_duration_s"),
+            unknown=Count("id", filter=Q(expected_duration_s__isnull=True)),
+        )
+    )
+    counts: dict[str, int] = {}
+    remaining: float | None = 0.0
+    for status, n, expected, unknown in by_status:
+        counts[status] = n
+        if status == Status.QUEUED:
+            remaining = None if unknown else float(expected or 0.0)
+    current = (
+        batch.runs.filter(status__in=ACTIVE_STATUSES)
+        .order_by("position")
+        # batch_id too: the related manager reads it on the row it returns.
+        .only(
             "id",
             "batch_id",
             "position",
             "status",
             "threads",
             "settings",
+            "cell_key",
+            "round",
             "expected_duration_s",
             "started_at",
         )
+        .first()
     )
-    current = next((r for r in runs if r.status in ACTIVE_STATUSES), None)
-    pending = [r.expected_duration_s for r in runs if r.status == "queued"]
-    remaining = None if None in pending else float(sum(p for p in pending if p is not None))
     running_left, running_share = _running_cell(current)
     return Progress(
-        total=len(runs),
-        finished=sum(r.status in FINISHED_STATUSES for r in runs),
+        total=sum(counts.values()),
+        finished=sum(n for status, n in counts.items() if status in FINISHED_STATUSES),
         current=current,
         remaining_s=None if remaining is None or running_left is None else remaining + running_left,
         running_share=running_share,
-        counts=dict(Counter(r.status for r in runs)),
+        counts=counts,
+    )
+
+
+# The live page's runs table shows this many runs a page, and its grid this many series.
+RUNS_PER_PAGE = 100
+GRID_SERIES = 40
+
+
+def batch_runs_page(batch: Batch, page: int) -> list[Run]:
+    """The runs of the live page's page `page` (from 1): positions in order, read by the
+    (batch, position) index."""
+    start = (max(1, page) - 1) * RUNS_PER_PAGE
+    return list(batch_runs(batch)[start : start + RUNS_PER_PAGE])
+
+
+def batch_page_of(progress: Progress) -> int:
+    """The page that holds the current run (the first when none runs)."""
+    if progress.current is None:
+        return 1
+    return progress.current.position // RUNS_PER_PAGE + 1
+
+
+def batch_grid(batch: Batch) -> grid.Grid:
+    """The batch's grid (runs/analysis/grid.py) from its runs grouped by cell and status."""
+    groups = (
+        batch.runs.order_by()
+        .values_list("cell_key", "settings", "threads", "status")
+        .annotate(n=Count("id"), first=Min("id"))
+    )
+    return grid.counted_grid(
+        [
+            (
+                results.RunFigures(
+                    id=first,
+                    position=0,
+                    round=0,
+                    threads=threads,
+                    settings=dict(settings or {}),
+                    axis_options=results.axis_options(cell_key),
+                    status=status,
+                    summary={},
+                ),
+                n,
+                first,
+            )
+            for cell_key, settings, threads, status, n, first in groups
+        ],
+        max_rows=GRID_SERIES,
     )
 
 
@@ -114,27 +182,41 @@ def _running_cell(current: Run | None) -> tuple[float | None, float]:
     return max(0.0, expected - elapsed), min(1.0, max(0.0, elapsed / expected))
 
 
-def batch_run_figures(batch: Batch) -> dict[int, dict[str, Any]]:
-    """tps, qps and latency of the batch's finished runs, and their status with the
-    outcome ("done (forced shutdown, 200 unfinished)"), for the live page's rows."""
-    rows = batch.runs.filter(status__in=FINISHED_STATUSES).values_list(
+@dataclass(frozen=True)
+class PageRuns:
+    """The runs of a page of the live page: each one's status, and the figures of those
+    that finished."""
+
+    statuses: dict[int, str]
+    figures: dict[int, dict[str, Any]]
+
+
+def batch_page_runs(batch: Batch, page: int = 1) -> PageRuns:
+    """The status of each run of the live page's page `page` and, for those that finished,
+    tps, qps, latency and their status with the outcome ("done (forced shutdown, 200
+    unfinished)"), for its rows: one query of at most RUNS_PER_PAGE rows."""
+    start = (max(1, page) - 1) * RUNS_PER_PAGE
+    runs = batch.runs.filter(position__gte=start, position__lt=start + RUNS_PER_PAGE)
+    rows = runs.order_by("position").values_list(
         "id",
+        "status",
         "summary__tps",
         "summary__qps",
         "summary__latency_pct_ms",
-        "status",
         "outcome",
         "summary__unfinished_transactions",
     )
-    return {
-        run_id: {
-            "tps": tps,
-            "qps": qps,
-            "latency_pct_ms": latency,
-            "status_text": run_facts.status_text(status, outcome, unfinished),
-        }
-        for run_id, tps, qps, latency, status, outcome, unfinished in rows
-    }
+    statuses, figures = {}, {}
+    for run_id, status, tps, qps, latency, outcome, unfinished in rows:
+        statuses[run_id] = status
+        if status in FINISHED_STATUSES:
+            figures[run_id] = {
+                "tps": tps,
+                "qps": qps,
+                "latency_pct_ms": latency,
+                "status_text": run_facts.status_text(status, outcome, unfinished),
+            }
+    return PageRuns(statuses, figures)
 
 
 # What a list of batches does not show: the environment alone is some 650 variables.

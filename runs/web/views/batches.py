@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from runs.analysis import charts, results, run_facts
+from runs.analysis import run_facts
 from runs.columns import BatchEnvironment
 from runs.http.responses import json_response
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
@@ -63,32 +63,45 @@ def _query_without_page(request: HttpRequest) -> str:
 
 
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
-    """The live page of a batch: progress through the matrix, the current run's chart
-    and lines, cancel. A finished batch links to its results."""
+    """The live page of a batch: progress through the matrix (each cell's runs counted),
+    the current run's chart and lines, cancel, and a page of its runs (`?page=`, by
+    default the one holding the current run). A finished batch links to its results."""
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
     batch.waiting_for = selectors.batch_waiting_for(batch)
-    runs = list(selectors.batch_runs(batch))
-    threads, grid = charts.matrix_grid([results.RunFigures.of(r) for r in runs])
+    progress = selectors.batch_progress(batch)
+    pages = max(1, -(-progress.total // selectors.RUNS_PER_PAGE))
+    asked = request.GET.get("page", "")
+    number = int(asked) if asked.isdigit() else selectors.batch_page_of(progress)
+    number = min(max(1, number), pages)
+    grid = selectors.batch_grid(batch)
     return render(
         request,
         "runs/batch_detail.html",
         {
             "batch": batch,
-            "runs": runs,
-            "progress": selectors.batch_progress(batch),
-            "grid_threads": threads,
+            "runs": selectors.batch_runs_page(batch, number),
+            "progress": progress,
             "grid": grid,
+            "page_number": number,
+            "pages": pages,
+            "page_first": (number - 1) * selectors.RUNS_PER_PAGE + 1,
+            "page_last": min(number * selectors.RUNS_PER_PAGE, progress.total),
             "active": batch.status not in FINISHED_STATUSES,
         },
     )
 
 
 def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
-    """What the live page polls: status, progress, the current run, each run's status."""
+    """What the live page polls: status, progress, the current run, the grid's cells, and
+    the status and figures of the runs of its page (`?page=`, 1 by default)."""
     batch = get_object_or_404(Batch, pk=batch_id)
+    tail = request.GET.get("tail", "")
+    if tail.isdigit():  # the lines a run printed before the page followed it
+        return json_response({"tail": selectors.run_log_tail(batch, int(tail))})
     progress = selectors.batch_progress(batch)
     current = progress.current
-    tail = request.GET.get("tail", "")
+    asked = request.GET.get("page", "")
+    page = selectors.batch_page_runs(batch, int(asked) if asked.isdigit() else 1)
     return json_response(
         {
             "status": batch.status,
@@ -111,11 +124,10 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
                 "expected_s": current.expected_duration_s,
                 "started_at": current.started_at,
             },
-            "runs": dict(batch.runs.values_list("id", "status")),
+            "grid": selectors.batch_grid(batch).cells_json(),
+            "runs": page.statuses,
             # What a finished run's row shows, filled in without a reload.
-            "figures": selectors.batch_run_figures(batch),
-            # The lines a run printed before the page followed it: `?tail=<run id>`.
-            "tail": selectors.run_log_tail(batch, int(tail)) if tail.isdigit() else None,
+            "figures": page.figures,
         }
     )
 
