@@ -11,7 +11,6 @@ from django.db.models import (
     Func,
     IntegerField,
     Max,
-    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -21,7 +20,7 @@ from django.db.models import (
 from django.db.models.functions import Right
 from django.utils import timezone
 
-from runs.analysis import grid, results, run_facts
+from runs.analysis import results, run_facts
 from runs.analysis.nightly import regressions
 from runs.columns import BatchEnvironment, RunOptions
 from runs.execution import locks
@@ -123,54 +122,6 @@ def batch_progress(batch: Batch) -> Progress:
     )
 
 
-# The live page's runs table shows this many runs a page, and its grid this many series.
-RUNS_PER_PAGE = 100
-GRID_SERIES = 40
-
-
-def batch_runs_page(batch: Batch, page: int) -> list[Run]:
-    """The runs of the live page's page `page` (from 1): positions in order, read by the
-    (batch, position) index."""
-    start = (max(1, page) - 1) * RUNS_PER_PAGE
-    return list(batch_runs(batch)[start : start + RUNS_PER_PAGE])
-
-
-def batch_page_of(progress: Progress) -> int:
-    """The page that holds the current run (the first when none runs)."""
-    if progress.current is None:
-        return 1
-    return progress.current.position // RUNS_PER_PAGE + 1
-
-
-def batch_grid(batch: Batch) -> grid.Grid:
-    """The batch's grid (runs/analysis/grid.py) from its runs grouped by cell and status."""
-    groups = (
-        batch.runs.order_by()
-        .values_list("cell_key", "settings", "threads", "status")
-        .annotate(n=Count("id"), first=Min("id"))
-    )
-    return grid.counted_grid(
-        [
-            (
-                results.RunFigures(
-                    id=first,
-                    position=0,
-                    round=0,
-                    threads=threads,
-                    settings=dict(settings or {}),
-                    axis_options=results.axis_options(cell_key),
-                    status=status,
-                    summary={},
-                ),
-                n,
-                first,
-            )
-            for cell_key, settings, threads, status, n, first in groups
-        ],
-        max_rows=GRID_SERIES,
-    )
-
-
 def _running_cell(current: Run | None) -> tuple[float | None, float]:
     """The running cell's time still to run and its share done, from its expected time."""
     if current is None or current.status != Status.RUNNING or current.started_at is None:
@@ -180,43 +131,6 @@ def _running_cell(current: Run | None) -> tuple[float | None, float]:
         return None, 0.0
     elapsed = (timezone.now() - current.started_at).total_seconds()
     return max(0.0, expected - elapsed), min(1.0, max(0.0, elapsed / expected))
-
-
-@dataclass(frozen=True)
-class PageRuns:
-    """The runs of a page of the live page: each one's status, and the figures of those
-    that finished."""
-
-    statuses: dict[int, str]
-    figures: dict[int, dict[str, Any]]
-
-
-def batch_page_runs(batch: Batch, page: int = 1) -> PageRuns:
-    """The status of each run of the live page's page `page` and, for those that finished,
-    tps, qps, latency and their status with the outcome ("done (forced shutdown, 200
-    unfinished)"), for its rows: one query of at most RUNS_PER_PAGE rows."""
-    start = (max(1, page) - 1) * RUNS_PER_PAGE
-    runs = batch.runs.filter(position__gte=start, position__lt=start + RUNS_PER_PAGE)
-    rows = runs.order_by("position").values_list(
-        "id",
-        "status",
-        "summary__tps",
-        "summary__qps",
-        "summary__latency_pct_ms",
-        "outcome",
-        "summary__unfinished_transactions",
-    )
-    statuses, figures = {}, {}
-    for run_id, status, tps, qps, latency, outcome, unfinished in rows:
-        statuses[run_id] = status
-        if status in FINISHED_STATUSES:
-            figures[run_id] = {
-                "tps": tps,
-                "qps": qps,
-                "latency_pct_ms": latency,
-                "status_text": run_facts.status_text(status, outcome, unfinished),
-            }
-    return PageRuns(statuses, figures)
 
 
 # What a list of batches does not show: the environment alone is some 650 variables.

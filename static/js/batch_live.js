@@ -66,7 +66,7 @@ function followBatch(root) {
 
   // The grid's cells, each its runs counted by status (a cell of one run: its dot, a link).
   function showGrid(cells) {
-    const shown = document.querySelectorAll("#matrix-grid td[data-cell]");
+    const shown = /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#matrix-grid td[data-cell]"));
     if (shown.length !== cells.filter((c) => c).length) return; // runs added: on reload
     let i = 0;
     cells.forEach(function (cell) {

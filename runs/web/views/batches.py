@@ -17,7 +17,7 @@ from runs.analysis import run_facts
 from runs.columns import BatchEnvironment
 from runs.http.responses import json_response
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
-from runs.services import batches, permissions, selectors
+from runs.services import batches, live_page, permissions, selectors
 from runs.web import events
 
 BATCHES_PER_PAGE = 50
@@ -69,23 +69,23 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
     batch.waiting_for = selectors.batch_waiting_for(batch)
     progress = selectors.batch_progress(batch)
-    pages = max(1, -(-progress.total // selectors.RUNS_PER_PAGE))
+    pages = max(1, -(-progress.total // live_page.RUNS_PER_PAGE))
     asked = request.GET.get("page", "")
-    number = int(asked) if asked.isdigit() else selectors.batch_page_of(progress)
+    number = int(asked) if asked.isdigit() else live_page.batch_page_of(progress)
     number = min(max(1, number), pages)
-    grid = selectors.batch_grid(batch)
+    grid = live_page.batch_grid(batch)
     return render(
         request,
         "runs/batch_detail.html",
         {
             "batch": batch,
-            "runs": selectors.batch_runs_page(batch, number),
+            "runs": live_page.batch_runs_page(batch, number),
             "progress": progress,
             "grid": grid,
             "page_number": number,
             "pages": pages,
-            "page_first": (number - 1) * selectors.RUNS_PER_PAGE + 1,
-            "page_last": min(number * selectors.RUNS_PER_PAGE, progress.total),
+            "page_first": (number - 1) * live_page.RUNS_PER_PAGE + 1,
+            "page_last": min(number * live_page.RUNS_PER_PAGE, progress.total),
             "active": batch.status not in FINISHED_STATUSES,
         },
     )
@@ -101,7 +101,7 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
     progress = selectors.batch_progress(batch)
     current = progress.current
     asked = request.GET.get("page", "")
-    page = selectors.batch_page_runs(batch, int(asked) if asked.isdigit() else 1)
+    page = live_page.batch_page_runs(batch, int(asked) if asked.isdigit() else 1)
     return json_response(
         {
             "status": batch.status,
@@ -124,7 +124,7 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
                 "expected_s": current.expected_duration_s,
                 "started_at": current.started_at,
             },
-            "grid": selectors.batch_grid(batch).cells_json(),
+            "grid": live_page.batch_grid(batch).cells_json(),
             "runs": page.statuses,
             # What a finished run's row shows, filled in without a reload.
             "figures": page.figures,
