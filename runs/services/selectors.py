@@ -41,6 +41,15 @@ from runs.models import (
 RAN_STATUSES = (Status.DONE, Status.FAILED, Status.INTERRUPTED)
 
 
+def batches_to_choose(limit: int = 30) -> QuerySet[Batch]:
+    """The newest batches, by what a choice of one shows: number, plan, label, date, status."""
+    return (
+        Batch.objects.select_related("plan")
+        .only("id", "label", "created_at", "status", "plan__name")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+
+
 def recent_batches(limit: int = 50) -> QuerySet[Batch]:
     return Batch.objects.select_related("plan", "target", "load_host")[:limit]
 
