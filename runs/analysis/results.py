@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -101,7 +101,8 @@ class RunFigures:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (times in ISO 8601): a finished batch's figures are stored with its
         answer, for the compare page to read without its runs."""
-        data = asdict(self)
+        # field by field, not asdict(): its deep copy of every value was 0.7 ms a run
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("started_at", "finished_at"):
             data[name] = data[name].isoformat() if data[name] else None
         return data
