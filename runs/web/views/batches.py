@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -190,16 +191,21 @@ def _server_changes(run: Run) -> list[tuple[str, str, str]]:
     return [(name, str(before.get(name, "")), value) for name, value in sorted(changed.items())]
 
 
-async def run_events(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
+async def run_events(request: HttpRequest, run_id: int) -> HttpResponseBase:
     """Server-Sent Events of a run. A reconnecting EventSource sends Last-Event-ID, the
-    sequence number of the last sample it got, and resumes right after it."""
-    after = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
-    if not await events.run_exists(run_id):
+    sequence number of the last sample it got, and resumes right after it. A finished
+    run's events are one whole answer (compressed like a page), a running one's a stream."""
+    after_text = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
+    after = int(after_text) if after_text.isdigit() else 0
+    exists, whole = await events.finished_events(run_id, after=after)
+    if not exists:
         return StreamingHttpResponse(iter(()), status=404)
-    response = StreamingHttpResponse(
-        events.run_events(run_id, after=int(after) if after.isdigit() else 0),
-        content_type="text/event-stream",
-    )
+    if whole is not None:
+        response: HttpResponseBase = HttpResponse(whole, content_type="text/event-stream")
+    else:
+        response = StreamingHttpResponse(
+            events.run_events(run_id, after=after), content_type="text/event-stream"
+        )
+        response["X-Accel-Buffering"] = "no"  # let proxies pass each event at once
     response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # let proxies pass each event at once
     return response
