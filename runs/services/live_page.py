@@ -14,7 +14,7 @@ from runs.models import FINISHED_STATUSES, Batch, Run
 from runs.services.selectors import Progress, batch_runs
 
 # The live page's runs table shows this many runs a page, and its grid this many series.
-RUNS_PER_PAGE = 100
+RUNS_PER_PAGE = 50
 GRID_SERIES = 40
 
 
