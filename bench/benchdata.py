@@ -161,6 +161,36 @@ def _sample_rows(run: Run, samples: int, now: datetime):
                round(rng.uniform(2, 9), 2), 0.0, 0.0, seq <= 10, "{}", now)  # fmt: skip
 
 
+def queued_batch(name: str, *, cells: int) -> Batch:
+    """A batch just launched: `cells` cells (as many buffer pool sizes as it takes, by
+    flush and thread count), each one queued run; made unless bench:<name> exists."""
+    label = f"bench:{name}"
+    found = Batch.objects.filter(label=label).first()
+    if found is not None:
+        return found
+    with transaction.atomic():
+        made = _batch(plan("bench pages"), label, 0, 0)
+        Batch.objects.filter(pk=made.pk).update(status="queued", started_at=None, finished_at=None)
+        made.refresh_from_db()
+        runs = []
+        for position in range(cells):
+            threads = THREADS[position % len(THREADS)]
+            pool = position // (len(THREADS) * len(SERIES))
+            flush = SERIES[position // len(THREADS) % len(SERIES)]
+            settings = {"innodb_flush_log_at_trx_commit": flush,
+                        "innodb_buffer_pool_size": f"{128 + pool}M"}  # fmt: skip
+            runs.append(
+                Run(
+                    batch=made, position=position, round=0, threads=threads,
+                    cell_key=json.dumps({"options": {}, "settings": settings, "threads": threads},
+                                        sort_keys=True),
+                    settings=settings, status="queued", expected_duration_s=600.0,
+                )
+            )  # fmt: skip
+        Run.objects.bulk_create(runs)
+    return made
+
+
 def store_answers() -> None:
     """Each finished bench batch's answer stored, as the worker stores it when a batch ends
     (issue 27; a commit before it has nothing to store, and its pages build every time)."""

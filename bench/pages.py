@@ -94,7 +94,7 @@ def measure(browser: Any, url: str, repeats: int, before: Any = None) -> dict[st
         with CaptureQueriesContext(connection) as captured:
             began, began_cpu = time.perf_counter(), time.thread_time()
             response = browser.get(url)
-            body = b"".join(response.streaming_content) if response.streaming else response.content
+            body = _body(response)
             cpu.append(time.thread_time() - began_cpu)
             times.append(time.perf_counter() - began)
         queries = len(captured.captured_queries)
@@ -110,6 +110,21 @@ def measure(browser: Any, url: str, repeats: int, before: Any = None) -> dict[st
         "gzip": gzipped,
         "queries": queries,
     }
+
+
+def _body(response: Any) -> bytes:
+    """The whole body, of a streamed answer too (a live run's events are an async one)."""
+    if not response.streaming:
+        return bytes(response.content)
+    content = response.streaming_content
+    if not hasattr(content, "__aiter__"):
+        return b"".join(content)
+    from asgiref.sync import async_to_sync
+
+    async def joined() -> bytes:
+        return b"".join([chunk async for chunk in content])
+
+    return bytes(async_to_sync(joined)())
 
 
 def forget(label: str) -> Any:
@@ -141,6 +156,16 @@ def pages() -> list[tuple[str, str, Any]]:
     found.append(
         (f"history, {NIGHTS} nights x 20 cells", f"/plans/{history_plan().pk}/history", None)
     )
+    # The live page of a batch and what it polls, as batches grow (issue 39).
+    for size in (20, 2000):
+        one = benchdata.batch(f"{size}x0", runs=size, samples=0)
+        found.append((f"batch page, {size} runs", f"/batches/{one.pk}/", None))
+        found.append((f"batch progress, {size} runs", f"/batches/{one.pk}/progress", None))
+    long_run = benchdata.batch("1x3600", runs=1, samples=3600).runs.get()
+    found.append(("events of a finished run, 3600 samples", f"/runs/{long_run.pk}/events", None))
+    queued = benchdata.queued_batch("queued-1000-cells", cells=1000)
+    found.append(("batch page, queued, 1000 cells", f"/batches/{queued.pk}/", None))
+    found.append(("batch progress, queued, 1000 cells", f"/batches/{queued.pk}/progress", None))
     benchdata.store_answers()
     return found
 

@@ -23,6 +23,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
                        statement digests, and what moved in the waits between two cells
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
+    grid.py            the live page's grid of a batch: each cell's runs counted by status
     comparison.py      two batches or two runs side by side, cell by cell
     relative.py        the relative table: per test (by family) or cell, throughput against
                        the first of the compared values (servers, a setting, threads...),

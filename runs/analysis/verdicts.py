@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import stats as scipy_stats
+from scipy import special as scipy_special
 
 from runs.analysis import multiplicity, power, stats
 from runs.analysis.percent import signed_pct
@@ -176,10 +176,8 @@ def welch(base: Sequence[float], other: Sequence[float], *, basis: str = REPEATS
     log_other = [math.log(v) for v in other]
     if statistics.pvariance(log_base) == 0 and statistics.pvariance(log_other) == 0:
         return _constant(log_base[0], log_other[0], n_base, n_other, basis)
-    result = scipy_stats.ttest_ind(log_other, log_base, equal_var=False)
-    interval = result.confidence_interval(CONFIDENCE)
-    p_value = float(result.pvalue)
-    ratio = math.exp(statistics.fmean(log_other) - statistics.fmean(log_base))
+    difference, low, high, p_value = _welch_logs(log_base, log_other)
+    ratio = math.exp(difference)
     spread = statistics.variance(log_base), statistics.variance(log_other)
     verdict = SAME if p_value >= 1 - CONFIDENCE else (FASTER if ratio > 1 else SLOWER)
     return Verdict(
@@ -187,12 +185,28 @@ def welch(base: Sequence[float], other: Sequence[float], *, basis: str = REPEATS
         n_base=n_base,
         n_other=n_other,
         ratio=ratio,
-        low=math.exp(float(interval.low)),
-        high=math.exp(float(interval.high)),
+        low=math.exp(low),
+        high=math.exp(high),
         p_value=p_value,
         basis=basis,
         log_variances=spread if basis == REPEATS else None,
     )
+
+
+def _welch_logs(base: list[float], other: list[float]) -> tuple[float, float, float, float]:
+    """The difference of the means (other - base), its CONFIDENCE interval and the
+    two-sided p-value of Welch's test: scipy's ttest_ind(other, base, equal_var=False), the
+    same arithmetic without its wrapper's checks (2.5 ms a call: a comparison of 20 cells
+    spent 50 ms in it)."""
+    n_base, n_other = len(base), len(other)
+    difference = statistics.fmean(other) - statistics.fmean(base)
+    var_base, var_other = statistics.variance(base) / n_base, statistics.variance(other) / n_other
+    error = math.sqrt(var_base + var_other)
+    dof = (var_base + var_other) ** 2 / (var_base**2 / (n_base - 1) + var_other**2 / (n_other - 1))
+    t = difference / error
+    p_value = float(min(1.0, 2 * scipy_special.stdtr(dof, -abs(t))))
+    half = float(scipy_special.stdtrit(dof, 0.5 + CONFIDENCE / 2)) * error
+    return difference, difference - half, difference + half, p_value
 
 
 def _constant(log_a: float, log_b: float, n_a: int, n_b: int, basis: str) -> Verdict:

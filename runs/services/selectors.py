@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,6 +15,7 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Sum,
 )
 from django.db.models.functions import Right
 from django.utils import timezone
@@ -39,6 +39,15 @@ from runs.models import (
 
 # Runs that ran to an end of their own, as against cancelled or skipped ones.
 RAN_STATUSES = (Status.DONE, Status.FAILED, Status.INTERRUPTED)
+
+
+def batches_to_choose(limit: int = 30) -> QuerySet[Batch]:
+    """The newest batches, by what a choice of one shows: number, plan, label, date, status."""
+    return (
+        Batch.objects.select_related("plan")
+        .only("id", "label", "created_at", "status", "plan__name")
+        .order_by("-created_at", "-pk")[:limit]
+    )
 
 
 def recent_batches(limit: int = 50) -> QuerySet[Batch]:
@@ -80,30 +89,49 @@ class Progress:
 
 
 def batch_progress(batch: Batch) -> Progress:
-    runs = list(
-        # batch_id too: the related manager reads it on every row it returns.
-        batch.runs.order_by("position").only(
+    """Counted by PostgreSQL (runs by status, the queued runs' expected time) and the
+    current run read alone: two small answers whatever the batch's number of runs."""
+    by_status = (
+        batch.runs.order_by()
+        .values_list("status")
+        .annotate(
+            n=Count("id"),
+            expected=Sum("expected_duration_s"),
+            unknown=Count("id", filter=Q(expected_duration_s__isnull=True)),
+        )
+    )
+    counts: dict[str, int] = {}
+    remaining: float | None = 0.0
+    for status, n, expected, unknown in by_status:
+        counts[status] = n
+        if status == Status.QUEUED:
+            remaining = None if unknown else float(expected or 0.0)
+    current = (
+        batch.runs.filter(status__in=ACTIVE_STATUSES)
+        .order_by("position")
+        # batch_id too: the related manager reads it on the row it returns.
+        .only(
             "id",
             "batch_id",
             "position",
             "status",
             "threads",
             "settings",
+            "cell_key",
+            "round",
             "expected_duration_s",
             "started_at",
         )
+        .first()
     )
-    current = next((r for r in runs if r.status in ACTIVE_STATUSES), None)
-    pending = [r.expected_duration_s for r in runs if r.status == "queued"]
-    remaining = None if None in pending else float(sum(p for p in pending if p is not None))
     running_left, running_share = _running_cell(current)
     return Progress(
-        total=len(runs),
-        finished=sum(r.status in FINISHED_STATUSES for r in runs),
+        total=sum(counts.values()),
+        finished=sum(n for status, n in counts.items() if status in FINISHED_STATUSES),
         current=current,
         remaining_s=None if remaining is None or running_left is None else remaining + running_left,
         running_share=running_share,
-        counts=dict(Counter(r.status for r in runs)),
+        counts=counts,
     )
 
 
@@ -116,29 +144,6 @@ def _running_cell(current: Run | None) -> tuple[float | None, float]:
         return None, 0.0
     elapsed = (timezone.now() - current.started_at).total_seconds()
     return max(0.0, expected - elapsed), min(1.0, max(0.0, elapsed / expected))
-
-
-def batch_run_figures(batch: Batch) -> dict[int, dict[str, Any]]:
-    """tps, qps and latency of the batch's finished runs, and their status with the
-    outcome ("done (forced shutdown, 200 unfinished)"), for the live page's rows."""
-    rows = batch.runs.filter(status__in=FINISHED_STATUSES).values_list(
-        "id",
-        "summary__tps",
-        "summary__qps",
-        "summary__latency_pct_ms",
-        "status",
-        "outcome",
-        "summary__unfinished_transactions",
-    )
-    return {
-        run_id: {
-            "tps": tps,
-            "qps": qps,
-            "latency_pct_ms": latency,
-            "status_text": run_facts.status_text(status, outcome, unfinished),
-        }
-        for run_id, tps, qps, latency, status, outcome, unfinished in rows
-    }
 
 
 # What a list of batches does not show: the environment alone is some 650 variables.

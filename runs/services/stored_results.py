@@ -23,8 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -220,17 +219,20 @@ def _store(batch: Batch, baseline: str | int | None) -> tuple[str, dict[str, Any
     index = results.baseline_index(read.series, baseline)
     page = results.batch_results_page(batch=batch, baseline=index, read=read)
     page["relative"] = relative.batch_relative(batch=batch, read=read)
-    content = {
-        "version": stored_version(),
-        "results": _plain(page["results"].to_json()),
-        "html": render_to_string(PAGE_TEMPLATE, page),
-        "side": {
-            "figures": _plain({"f": [f.to_json() for f in read.figures]})["f"],
+    results_text, results_json = _plain(page["results"])
+    side_text, side_json = _plain(
+        {
+            "figures": [f.to_json() for f in read.figures],
             "host_busy_pct": comparison.host_busy_pct(r.host_summary for r in read.runs),
-        },
-    }
-    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
-    etag = f"{stored_version()}-{digest[:47]}"  # made by this code (with_stored reads it)
+        }
+    )
+    html = render_to_string(PAGE_TEMPLATE, page)
+    content = {"version": stored_version(), "results": results_json, "html": html,
+               "side": side_json}  # fmt: skip
+    digest = hashlib.sha256()
+    for text in (stored_version(), results_text, html, side_text):
+        digest.update(text.encode() + b"\0")
+    etag = f"{stored_version()}-{digest.hexdigest()[:47]}"  # made by this code (with_stored)
     StoredResults.objects.bulk_create(
         [StoredResults(batch=batch, key=stored_key(index), content=content, etag=etag)],
         update_conflicts=True,
@@ -240,18 +242,18 @@ def _store(batch: Batch, baseline: str | int | None) -> tuple[str, dict[str, Any
     return etag, content
 
 
-def _plain(data: dict[str, Any]) -> dict[str, Any]:
-    """As it reads back from the database: JSON types only, NaN and infinities null."""
-    plain: dict[str, Any] = _finite(json.loads(json.dumps(data, cls=DjangoJSONEncoder)))
-    return plain
+class _Encoder(DjangoJSONEncoder):
+    """Django's, and a dataclass as its fields (what asdict() gives, without its deep
+    copy of every value: 90 ms of a 200-run batch's answer)."""
+
+    def default(self, o: Any) -> Any:
+        if is_dataclass(o) and not isinstance(o, type):
+            return {f.name: getattr(o, f.name) for f in fields(o)}
+        return super().default(o)
 
 
-def _finite(value: Any) -> Any:
-    """JSON that PostgreSQL takes: NaN and infinities (a ratio to nothing) become null."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+def _plain(data: Any) -> tuple[str, Any]:
+    """(its JSON text, and as it reads back from the database): JSON types only, NaN and
+    infinities (a ratio to nothing) null, as PostgreSQL takes them."""
+    text = json.dumps(data, cls=_Encoder)
+    return text, json.loads(text, parse_constant=lambda _: None)

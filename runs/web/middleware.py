@@ -20,7 +20,8 @@ from runs.web.views.imports import log_refused
 
 class CompressionMiddleware(GZipMiddleware):
     """gzip for pages, JSON and CSV (a results page or an export shrinks 5 to 10 times),
-    except the Server-Sent Events of a live run.
+    and a finished run's events (one whole answer), except the Server-Sent Events of a
+    live run.
 
     Django compresses a streamed response as it goes: a synchronous stream through one
     compressor that sends what it has, an asynchronous one piece by piece. Neither holds
@@ -37,9 +38,9 @@ class CompressionMiddleware(GZipMiddleware):
     def process_response(
         self, request: HttpRequest, response: HttpResponseBase
     ) -> HttpResponseBase:
-        if response.get("Content-Type", "").startswith("text/event-stream"):
-            return response
         if response.streaming:
+            if response.get("Content-Type", "").startswith("text/event-stream"):
+                return response  # a live run's events, each sent as it comes
             return super().process_response(request, response)
         return self.whole_compressed(request, response)
 

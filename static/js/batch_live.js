@@ -10,6 +10,9 @@ if (root && root.dataset.active === "true") followBatch(root);
 function followBatch(root) {
   const POLL_MS = 2000;
   const el = (id) => document.getElementById(id);
+  // The progress of the runs of the page shown (a batch of thousands shows a page of them).
+  const table = el("runs-table");
+  const progressUrl = root.dataset.progressUrl + "?page=" + ((table && table.dataset.page) || "1");
   let current = null; // the run followed
   let pollTimer = null;
   let seen = 0; // samples received in all, across runs (the page's tests read it)
@@ -46,6 +49,7 @@ function followBatch(root) {
     // The running cell counts for the share of its expected time it has run.
     const done = p.finished + (p.running_share || 0);
     el("batch-bar").style.width = (p.total ? (100 * done / p.total) : 0) + "%";
+    showGrid(p.grid || []);
     Object.entries(p.figures || {}).forEach(([id, figures]) => fillRow(id, figures));
     Object.entries(p.runs).forEach(function ([id, status]) {
       setDot(Number(id), status);
@@ -60,6 +64,27 @@ function followBatch(root) {
     if (p.current && current && p.current.id === current.id) live.setStartedAt(p.current.started_at);
   }
 
+  // The grid's cells, each its runs counted by status (a cell of one run: its dot, a link).
+  function showGrid(cells) {
+    const shown = /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#matrix-grid td[data-cell]"));
+    if (shown.length !== cells.filter((c) => c).length) return; // runs added: on reload
+    let i = 0;
+    cells.forEach(function (cell) {
+      if (!cell) return;
+      const td = shown[i++];
+      const key = JSON.stringify(cell);
+      if (td.dataset.shown === key) return;
+      td.dataset.shown = key;
+      if (cell.run !== null && td.querySelector('.dot[data-run="' + cell.run + '"]')) return; // setDot's
+      td.replaceChildren(...Object.entries(cell.counts).flatMap(function ([status, n]) {
+        const dot = document.createElement("span");
+        dot.className = "dot " + status;
+        dot.title = n + " " + status;
+        return [dot, document.createTextNode(n + " ")];
+      }));
+    });
+  }
+
   // A run that finished while the page was open gets its figures in its row.
   function fillRow(runId, figures) {
     document.querySelectorAll('tr[data-run="' + runId + '"] [data-figure]').forEach(function (/** @type {HTMLElement} */ cell) {
@@ -71,7 +96,7 @@ function followBatch(root) {
 
   function poll() {
     clearTimeout(pollTimer);
-    fetch(root.dataset.progressUrl, { credentials: "same-origin" })
+    fetch(progressUrl, { credentials: "same-origin" })
       .then((r) => r.json())
       .then(function (p) {
         showProgress(p);

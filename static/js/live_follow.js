@@ -75,9 +75,20 @@ export function liveRun(canvas, hooks) {
     if (s.latency_pct !== null && s.latency_pct !== undefined) {
       chart.data.datasets[2].label = "latency p" + s.latency_pct + " (ms)";
     }
-    el("run-samples").textContent = String(chart.data.datasets[0].data.length);
-    chart.update("none");
+    draw();
     if (hooks.onSample) hooks.onSample(s);
+  }
+
+  // The chart is drawn once a frame, whatever the samples that came in it: a finished run's
+  // 3,600 samples arrive at once, and a live read brings several.
+  let drawing = 0;
+  function draw() {
+    if (drawing) return;
+    drawing = requestAnimationFrame(function () {
+      drawing = 0;
+      el("run-samples").textContent = String(chart.data.datasets[0].data.length);
+      chart.update("none");
+    });
   }
 
   function addLines(newLines) {

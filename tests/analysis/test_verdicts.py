@@ -175,3 +175,26 @@ def test_lag1_autocorrelation_sees_a_trend_and_an_alternation():
 )
 def test_magnitudes_read_as_people_say_them(ratio, text):
     assert verdicts.magnitude(ratio) == text
+
+
+@pytest.mark.parametrize(
+    ("base", "other"),
+    [
+        ([812.4, 809.9, 815.2], [902.1, 899.4, 905.0, 901.7]),  # faster, 3 against 4
+        ([812.4, 809.9], [812.0, 811.1]),  # the same
+        ([100.0, 100.0, 100.0], [98.0, 99.5, 97.1]),  # no spread on one side
+        ([5.1, 9.8, 2.2, 7.7, 4.4], [5.0, 5.1]),  # a wide side against a narrow one
+    ],
+)
+def test_welchs_test_is_scipys_ttest_ind_without_its_wrapper(base, other):
+    from scipy import stats
+
+    logs = [math.log(v) for v in base], [math.log(v) for v in other]
+    expected = stats.ttest_ind(logs[1], logs[0], equal_var=False)
+    interval = expected.confidence_interval(verdicts.CONFIDENCE)
+
+    verdict = verdicts.welch(base, other)
+
+    assert verdict.p_value == pytest.approx(float(expected.pvalue), rel=1e-9, abs=1e-15)
+    assert verdict.low == pytest.approx(math.exp(float(interval.low)), rel=1e-9)
+    assert verdict.high == pytest.approx(math.exp(float(interval.high)), rel=1e-9)

@@ -1,11 +1,14 @@
-"""Pages, JSON and CSV come gzipped when the browser asks for it; a live run's event
-stream never does."""
+"""Pages, JSON and CSV come gzipped when the browser asks for it, and so do a finished
+run's events, sent whole; a live run's event stream never does."""
 
 from __future__ import annotations
 
 import gzip
+import json
 
 from django.test import Client
+
+from runs.models import Run, Status
 
 GZIP = {"Accept-Encoding": "gzip, deflate, br"}
 
@@ -43,15 +46,52 @@ def test_json_and_csv_answers_and_streamed_exports_come_gzipped(client_in: Clien
     assert b'"runs": [' in gzip.decompress(body(document))
 
 
-def test_the_event_stream_of_a_run_is_never_compressed(client_in: Client, make_batch):
-    batch = make_batch(threads=(1,), repeats=1, samples=3)
-    run = batch.runs.get(position=0)
+def test_a_live_runs_event_stream_is_never_compressed(client_in: Client, make_batch):
+    batch = make_batch(status=Status.RUNNING)
+    run = Run.objects.create(
+        batch=batch, position=0, round=0, cell_key="c", threads=1, status=Status.RUNNING
+    )
 
     events = client_in.get(f"/runs/{run.pk}/events", headers=GZIP)
 
-    assert events["Content-Type"] == "text/event-stream"
+    assert events.streaming and events["Content-Type"] == "text/event-stream"
     assert "Content-Encoding" not in events
     events.close()
+
+
+def sse(text: str) -> list[tuple[str, str | None, dict]]:
+    """(event, id, data) of each event of a stream's text."""
+    found = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in fields:
+            found.append((fields["event"], fields.get("id"), json.loads(fields["data"])))
+    return found
+
+
+def test_a_finished_runs_events_come_whole_compressed_and_complete(client_in: Client, make_batch):
+    batch = make_batch(threads=(1,), repeats=1, samples=300)
+    run = batch.runs.get(position=0)
+    stored = list(run.samples.order_by("seq").values_list("seq", "tps", "latency_ms"))
+
+    events = client_in.get(f"/runs/{run.pk}/events", headers=GZIP)
+    resumed = client_in.get(f"/runs/{run.pk}/events?after=250", headers=GZIP)
+
+    assert not events.streaming and events["Content-Type"] == "text/event-stream"
+    assert events["Content-Encoding"] == "gzip"
+    text = gzip.decompress(events.content).decode()
+    found = sse(text)
+    assert [kind for kind, _, _ in found] == ["status"] + ["sample"] * 300 + ["end"]
+    assert found[0][2]["status"] == "done"
+    samples = [(int(i or 0), data) for kind, i, data in found if kind == "sample"]
+    # what the chart shows of each sample, each with its sequence number as its id
+    assert [(i, d["seq"], d["tps"], d["latency_ms"]) for i, d in samples] == [
+        (seq, seq, tps, latency) for seq, tps, latency in stored
+    ]
+    assert set(samples[0][1]) == {"seq", "time_s", "tps", "qps", "latency_ms", "latency_pct"}
+    assert len(events.content) < len(text) / 4
+    again = sse(gzip.decompress(resumed.content).decode())
+    assert [d["seq"] for kind, _, d in again if kind == "sample"] == list(range(251, 301))
 
 
 def test_a_whole_answer_is_gzipped_with_a_random_name_against_breach(client_in: Client, make_batch):

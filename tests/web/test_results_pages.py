@@ -113,7 +113,9 @@ def test_the_live_page_and_its_progress_read_a_bounded_number_of_queries(
     with django_assert_max_num_queries(8):
         page = client_in.get(f"/batches/{batch.pk}/")
     assert page.status_code == 200 and b'id="matrix-grid"' in page.content
-    with django_assert_max_num_queries(6):
+    # the session and user, the batch, its runs counted, the current run, the grid's cells
+    # counted, the runs of the page
+    with django_assert_max_num_queries(7):
         progress = client_in.get(f"/batches/{batch.pk}/progress").json()
     assert progress["finished"] == progress["total"] == 40
     assert progress["current"] is None

@@ -4,21 +4,24 @@ services."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from runs.analysis import charts, results, run_facts
+from runs.analysis import run_facts
 from runs.columns import BatchEnvironment
 from runs.http.responses import json_response
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
-from runs.services import batches, permissions, selectors
+from runs.services import batches, live_page, permissions, selectors
 from runs.web import events
 
 BATCHES_PER_PAGE = 50
@@ -36,8 +39,20 @@ def home(request: HttpRequest) -> HttpResponse:
         plan=filters["plan"], target=filters["target"], status=filters["status"]
     )
     page = Paginator(batches, BATCHES_PER_PAGE).get_page(request.GET.get("page"))
+    # Each row's links and dates made here, not by the template: 150 URL reversals and 100
+    # date filters were a fifth of the page's CPU (docs/performance/load.md).
+    detail, results_of, plan_of = (
+        _url_of(n) for n in ("batch_detail", "batch_results", "plan_edit")
+    )
     for batch in page.object_list:
         batch.waiting_for = selectors.batch_waiting_for(batch)
+        vars(batch).update(
+            detail_url=detail(batch.pk),
+            results_url=results_of(batch.pk),
+            plan_url=plan_of(batch.plan_id) if batch.plan_id else "",
+            created_text=_minute(batch.created_at),
+            finished_text=_minute(batch.finished_at),
+        )
     return render(
         request,
         "runs/home.html",
@@ -51,6 +66,19 @@ def home(request: HttpRequest) -> HttpResponse:
             "query": _query_without_page(request),
         },
     )
+
+
+def _url_of(name: str) -> Callable[[int], str]:
+    """The URL of `name` for any id, reversed once."""
+    marker = "2147483647"
+    pattern = reverse(name, args=[int(marker)])
+    head, _, tail = pattern.partition(marker)
+    return lambda pk: f"{head}{pk}{tail}"
+
+
+def _minute(when: datetime | None) -> str:
+    """As the template's `date:"Y-m-d H:i"` writes it, in the current time zone."""
+    return timezone.localtime(when).strftime("%Y-%m-%d %H:%M") if when else ""
 
 
 def _int(value: str | None) -> int | None:
@@ -80,33 +108,46 @@ def _stages(batch: Batch) -> list[dict[str, Any]]:
 
 
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
-    """The live page of a batch: progress through the matrix, the current run's chart
-    and lines, cancel. A finished batch links to its results."""
+    """The live page of a batch: progress through the matrix (each cell's runs counted),
+    the current run's chart and lines, cancel, and a page of its runs (`?page=`, by
+    default the one holding the current run). A finished batch links to its results."""
     batch = get_object_or_404(selectors.batches_with_plan(), pk=batch_id)
     batch.waiting_for = selectors.batch_waiting_for(batch)
-    runs = list(selectors.batch_runs(batch))
-    threads, grid = charts.matrix_grid([results.RunFigures.of(r) for r in runs])
+    progress = selectors.batch_progress(batch)
+    pages = max(1, -(-progress.total // live_page.RUNS_PER_PAGE))
+    asked = request.GET.get("page", "")
+    number = int(asked) if asked.isdigit() else live_page.batch_page_of(progress)
+    number = min(max(1, number), pages)
+    grid = live_page.batch_grid(batch)
     return render(
         request,
         "runs/batch_detail.html",
         {
             "batch": batch,
-            "runs": runs,
-            "progress": selectors.batch_progress(batch),
-            "grid_threads": threads,
+            "runs": live_page.batch_runs_page(batch, number),
+            "progress": progress,
             "grid": grid,
             "stages": _stages(batch),
+            "page_number": number,
+            "pages": pages,
+            "page_first": (number - 1) * live_page.RUNS_PER_PAGE + 1,
+            "page_last": min(number * live_page.RUNS_PER_PAGE, progress.total),
             "active": batch.status not in FINISHED_STATUSES,
         },
     )
 
 
 def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
-    """What the live page polls: status, progress, the current run, each run's status."""
+    """What the live page polls: status, progress, the current run, the grid's cells, and
+    the status and figures of the runs of its page (`?page=`, 1 by default)."""
     batch = get_object_or_404(Batch, pk=batch_id)
+    tail = request.GET.get("tail", "")
+    if tail.isdigit():  # the lines a run printed before the page followed it
+        return json_response({"tail": selectors.run_log_tail(batch, int(tail))})
     progress = selectors.batch_progress(batch)
     current = progress.current
-    tail = request.GET.get("tail", "")
+    asked = request.GET.get("page", "")
+    page = live_page.batch_page_runs(batch, int(asked) if asked.isdigit() else 1)
     return json_response(
         {
             "status": batch.status,
@@ -129,11 +170,10 @@ def batch_progress(request: HttpRequest, batch_id: int) -> HttpResponse:
                 "expected_s": current.expected_duration_s,
                 "started_at": current.started_at,
             },
-            "runs": dict(batch.runs.values_list("id", "status")),
+            "grid": live_page.batch_grid(batch).cells_json(),
+            "runs": page.statuses,
             # What a finished run's row shows, filled in without a reload.
-            "figures": selectors.batch_run_figures(batch),
-            # The lines a run printed before the page followed it: `?tail=<run id>`.
-            "tail": selectors.run_log_tail(batch, int(tail)) if tail.isdigit() else None,
+            "figures": page.figures,
         }
     )
 
@@ -196,16 +236,21 @@ def _server_changes(run: Run) -> list[tuple[str, str, str]]:
     return [(name, str(before.get(name, "")), value) for name, value in sorted(changed.items())]
 
 
-async def run_events(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
+async def run_events(request: HttpRequest, run_id: int) -> HttpResponseBase:
     """Server-Sent Events of a run. A reconnecting EventSource sends Last-Event-ID, the
-    sequence number of the last sample it got, and resumes right after it."""
-    after = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
-    if not await events.run_exists(run_id):
+    sequence number of the last sample it got, and resumes right after it. A finished
+    run's events are one whole answer (compressed like a page), a running one's a stream."""
+    after_text = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
+    after = int(after_text) if after_text.isdigit() else 0
+    exists, whole = await events.finished_events(run_id, after=after)
+    if not exists:
         return StreamingHttpResponse(iter(()), status=404)
-    response = StreamingHttpResponse(
-        events.run_events(run_id, after=int(after) if after.isdigit() else 0),
-        content_type="text/event-stream",
-    )
+    if whole is not None:
+        response: HttpResponseBase = HttpResponse(whole, content_type="text/event-stream")
+    else:
+        response = StreamingHttpResponse(
+            events.run_events(run_id, after=after), content_type="text/event-stream"
+        )
+        response["X-Accel-Buffering"] = "no"  # let proxies pass each event at once
     response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # let proxies pass each event at once
     return response

@@ -85,7 +85,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "pairs": found.pairs,
             "keys": keys,
             "chart": {"series": found.chart, "unit": "tps", "reference": None},
-            "recent": selectors.batches_counted()[:30],
+            "recent": selectors.batches_to_choose(30),
             "colours": found.colours,
             "host_metrics": found.host_metrics,
             "waits_moved": found.waits_moved,
