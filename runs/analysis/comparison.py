@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from runs.analysis import stats, verdicts
@@ -31,6 +32,11 @@ class Side:
     label: str
     runs: list[RunFigures]
     host_busy_pct: float | None = None  # the server host's mean CPU busy %, when sampled
+
+    @cached_property
+    def series(self) -> list[Series]:
+        """The side's runs grouped in series, once (the verdicts and the chart read them)."""
+        return group_series(self.runs)
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ def compare_sides(base: Side, other: Side) -> list[PairRow]:
     """Cell by cell, how `other` differs from `base`. Cells match on threads and
     settings; when each side is a single series (say, two nights of one plan on two
     targets), on threads alone."""
-    base_series, other_series = group_series(base.runs), group_series(other.runs)
+    base_series, other_series = base.series, other.series
     by_threads_only = len(base_series) == 1 and len(other_series) == 1
     left = _cells(base_series, by_threads_only)
     right = _cells(other_series, by_threads_only)

@@ -63,7 +63,7 @@ def comparison_sides(*, keys: list[str]) -> dict[str, comparison.Side]:
 
 
 def _lines(side: comparison.Side, colour: str) -> list[dict[str, Any]]:
-    lines = charts.scaling_chart(results.group_series(side.runs))
+    lines = charts.scaling_chart(side.series)
     return [line | {"label": f"{side.key} · {line['label']}", "colour": colour} for line in lines]
 
 

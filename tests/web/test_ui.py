@@ -161,6 +161,8 @@ def test_a_users_day_in_the_browser(
     b.shot("05-batch-live")
     one = wait_for_results(b)
     assert Batch.objects.get(pk=one).status == "done"
+    # the grid followed: each cell's one run, its dot a link, done without a reload
+    expect(page.locator("#matrix-grid a.dot.done")).to_have_count(4)
     b.shot("06-batch-finished")
 
     # the results
