@@ -9,6 +9,7 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Sequence
@@ -157,3 +158,29 @@ def geometric_mean(values: Sequence[float]) -> float | None:
     if min(values) <= 0 or min(values) == max(values):
         return statistics.fmean(values)  # equal values: exactly that value, no rounding
     return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+# --- a run's interval series -----------------------------------------------------------
+
+MAX_BATCHES = 30
+
+
+def batch_means(values: Sequence[float], max_batches: int = MAX_BATCHES) -> list[float]:
+    """Means of √n consecutive stretches of a series (at most max_batches): batches long
+    enough that their means barely correlate, and enough of them to see the spread."""
+    count = min(max_batches, math.isqrt(len(values)))
+    return [
+        statistics.fmean(values[i * len(values) // count : (i + 1) * len(values) // count])
+        for i in range(count)
+    ]
+
+
+def lag1_autocorrelation(values: Sequence[float]) -> float | None:
+    if len(values) < 3:
+        return None
+    mean = statistics.fmean(values)
+    denominator = sum((v - mean) ** 2 for v in values)
+    if denominator == 0:
+        return None
+    numerator = sum((a - mean) * (b - mean) for a, b in itertools.pairwise(values))
+    return numerator / denominator

@@ -12,7 +12,7 @@ import dataclasses
 import itertools
 from typing import Any
 
-from runs.analysis import stats, verdicts
+from runs.analysis import stats
 from runs.sysbench.parser import ParseResult, Report
 
 # sysbench report keys → summary keys
@@ -73,7 +73,7 @@ def _interval_answers(result: ParseResult, warmup_s: float) -> dict[str, Any]:
         if s.time_s > warmup_s and (rate := s.tps if s.tps is not None else s.eps) is not None
     ]
     if rates:
-        figures["interval_batch_means"] = [round(m, 3) for m in verdicts.batch_means(rates)]
+        figures["interval_batch_means"] = [round(m, 3) for m in stats.batch_means(rates)]
     queue = [q for q in result.queue_samples if q.time_s > warmup_s]
     if queue:
         figures["queue_length_max"] = max(q.queue_length for q in queue)

@@ -25,7 +25,6 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import statistics
 from collections.abc import Iterable, Sequence
@@ -37,11 +36,11 @@ from scipy import special as scipy_special
 from runs.analysis import multiplicity, power, stats
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, RunFigures
+from runs.analysis.stats import lag1_autocorrelation
 
 CONFIDENCE = 0.95
 MIN_REPEATS = 3  # below this Welch's test has almost no power: say so rather than guess
 MIN_BATCHES = 3  # batch means a single run needs to be compared on its intervals
-MAX_BATCHES = 30
 CORRELATED = 0.5  # lag-1 autocorrelation of batch means above which the answer warns
 
 FASTER = "faster"
@@ -279,29 +278,8 @@ def _single_runs(base: RunFigures, other: RunFigures) -> Verdict:
 # --- interval samples ----------------------------------------------------------------------
 
 
-def batch_means(values: Sequence[float], max_batches: int = MAX_BATCHES) -> list[float]:
-    """Means of √n consecutive stretches of a series (at most max_batches): batches long
-    enough that their means barely correlate, and enough of them to see the spread."""
-    count = min(max_batches, math.isqrt(len(values)))
-    return [
-        statistics.fmean(values[i * len(values) // count : (i + 1) * len(values) // count])
-        for i in range(count)
-    ]
-
-
 def run_batch_means(run: RunFigures) -> list[float]:
     return run.figures.interval_batch_means
-
-
-def lag1_autocorrelation(values: Sequence[float]) -> float | None:
-    if len(values) < 3:
-        return None
-    mean = statistics.fmean(values)
-    denominator = sum((v - mean) ** 2 for v in values)
-    if denominator == 0:
-        return None
-    numerator = sum((a - mean) * (b - mean) for a, b in itertools.pairwise(values))
-    return numerator / denominator
 
 
 # --- every cell of a batch against the baseline ---------------------------------------------

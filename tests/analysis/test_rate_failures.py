@@ -124,13 +124,15 @@ def test_a_failure_ends_the_range_only_once_a_higher_rate_fails_too():
     auto = RateAuto(start=1000, max=100_000, slo_p95_ms=50, precision_pct=60)
     measured = {1000: spiked(1000, 0), 2000: spiked(2000, 3)}
     probe = rate_search.rate_probe(measured, auto)
-    assert (probe.value, probe.repeats) == (4000, 3)
+    # One precision step above (60 % of 2,000), not a doubling: far past the load,
+    # sysbench's event queue overflows.
+    assert (probe.value, probe.repeats) == (3200, 3)
     assert probe.reason == (
-        "rate search: 4,000 tps, whether the failures at 2,000 grow with the load"
+        "rate search: 3,200 tps, whether the failures at 2,000 grow with the load"
     )
-    measured[4000] = spiked(4000, 0)  # held above: 2,000's failures were the host's
+    measured[3200] = spiked(3200, 0)  # held above: 2,000's failures were the host's
     low, high = rate_search.rate_bracket(measured, auto)
-    assert (low, high) == (4000, None)
+    assert (low, high) == (3200, None)
 
 
 def test_a_fixed_rate_gets_the_same_held_or_not_held_verdict():

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from runs.analysis import verdicts
+from runs.analysis import stats, verdicts
 from runs.analysis.verdicts import FASTER, INTERVALS, NO_RATIO, REPEATS, SAME, SLOWER, TOO_FEW
 from tests.analysis.recorded import figures, insert, insert_cell
 
@@ -155,18 +155,18 @@ def test_constant_and_zero_throughputs():
 
 
 def test_batch_means_take_square_root_many_batches():
-    assert verdicts.batch_means([1.0] * 3) == [1.0]
-    assert verdicts.batch_means([float(i) for i in range(10)]) == [1.0, 4.0, 7.5]
-    assert len(verdicts.batch_means([1.0] * 10_000)) == verdicts.MAX_BATCHES
-    assert verdicts.batch_means([]) == []
+    assert stats.batch_means([1.0] * 3) == [1.0]
+    assert stats.batch_means([float(i) for i in range(10)]) == [1.0, 4.0, 7.5]
+    assert len(stats.batch_means([1.0] * 10_000)) == stats.MAX_BATCHES
+    assert stats.batch_means([]) == []
 
 
 def test_lag1_autocorrelation_sees_a_trend_and_an_alternation():
-    trend = verdicts.lag1_autocorrelation([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    alternation = verdicts.lag1_autocorrelation([1.0, 3.0, 1.0, 3.0, 1.0, 3.0])
+    trend = stats.lag1_autocorrelation([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    alternation = stats.lag1_autocorrelation([1.0, 3.0, 1.0, 3.0, 1.0, 3.0])
     assert trend is not None and trend > 0.4
     assert alternation is not None and alternation < -0.5
-    assert verdicts.lag1_autocorrelation([2.0, 2.0, 2.0]) is None
+    assert stats.lag1_autocorrelation([2.0, 2.0, 2.0]) is None
 
 
 @pytest.mark.parametrize(

@@ -175,11 +175,15 @@ def _above(points: Mapping[int, CellFigures], auto: RateAuto, high: int | None) 
     higher = [r for r in points if r > high]
     if higher:
         rate = min(higher)
-        if _stopped(points[rate]) or points[rate].attempts >= CONFIRM:
+        overflowed = QUEUE_FULL in points[rate].failure  # far past the load: said enough
+        if _stopped(points[rate]) or overflowed or points[rate].attempts >= CONFIRM:
             return None
         repeats = CONFIRM - points[rate].attempts
     else:
-        rate, repeats = min(high * 2, auto.max), CONFIRM
+        # One precision step above, not a doubling: a failure that grows with the load
+        # shows there too, and sysbench's event queue does not overflow far past it.
+        step = max(1, int(high * auto.precision_pct / 100))
+        rate, repeats = min(high + step, auto.max), CONFIRM
     reason = f"rate search: {rate:,} tps, whether the failures at {high:,} grow with the load"
     return Probe(rate, reason, repeats=repeats)
 
