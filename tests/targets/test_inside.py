@@ -106,7 +106,7 @@ def test_postgres_without_then_with_pg_stat_statements(own_postgres):
     sysbench = [
         "sysbench", "oltp_insert", "--db-driver=pgsql", "--pgsql-host=127.0.0.1",
         f"--pgsql-port={server.port}", "--pgsql-user=postgres", "--pgsql-db=sb",
-        "--tables=1", "--table-size=100", "--threads=2", "--time=3", "--rate=200",
+        "--tables=1", "--table-size=100", "--threads=2", "--time=4", "--rate=400",
     ]  # fmt: skip
     subprocess.run([*sysbench, "prepare"], check=True, capture_output=True, timeout=60)
 

@@ -180,10 +180,10 @@ def _above(points: Mapping[int, CellFigures], auto: RateAuto, high: int | None) 
             return None
         repeats = CONFIRM - points[rate].attempts
     else:
-        # One precision step above, not a doubling: a failure that grows with the load
+        # One precision increment above, not a doubling: a failure that grows with the load
         # shows there too, and sysbench's event queue does not overflow far past it.
-        step = max(1, int(high * auto.precision_pct / 100))
-        rate, repeats = min(high + step, auto.max), CONFIRM
+        increment = max(1, int(high * auto.precision_pct / 100))
+        rate, repeats = min(high + increment, auto.max), CONFIRM
     reason = f"rate search: {rate:,} tps, whether the failures at {high:,} grow with the load"
     return Probe(rate, reason, repeats=repeats)
 
