@@ -1,11 +1,12 @@
 """The only code that starts sysbench or opens SSH: executors for the local host and for
 SSH load hosts (runs/loadhosts/local.py, remote.py, and the shell scripts it runs there,
-remote_scripts.py), the SSH layer with its pinned host
-keys (ssh.py, hostkeys.py), what a custom Lua script offers, asked of sysbench
-(script_probe.py), what a host is (facts.py) and how it is tuned (tuning.py: CPU governor,
-network cards and their interrupts), and its /proc files streamed once a second for the
-host metrics (procstream.py). It returns plain values and saves no row: the services and
-the worker keep what it found.
+remote_scripts.py), the SSH layer with its pinned host keys (ssh.py, hostkeys.py), the
+database server's machine as a target's restarts use it, the worker's own or its server
+host over SSH (server_shell.py, server_ssh.py), what a custom Lua script offers, asked of
+sysbench (script_probe.py), what a host is (facts.py) and how it is tuned (tuning.py: CPU
+governor, network cards and their interrupts), and its /proc files streamed once a second
+for the host metrics (procstream.py). It returns plain values and saves no row: the
+services and the worker keep what it found.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from runs.loadhosts.executor import (
 )
 from runs.loadhosts.local import LocalExecutor, kill_process_group
 from runs.loadhosts.remote import SSHExecutor
+from runs.loadhosts.server_shell import LocalShell, ServerShell, ShellError
+from runs.loadhosts.server_ssh import SSHShell
 from runs.models import LoadHost
 
 __all__ = [
@@ -30,11 +33,14 @@ __all__ = [
     "ExecutorError",
     "LocalExecutor",
     "SSHExecutor",
+    "ServerShell",
+    "ShellError",
     "StagedStart",
     "SysbenchProcess",
     "executor_for",
     "kill_process_group",
     "loadhost_check",
+    "server_shell",
 ]
 
 
@@ -46,6 +52,14 @@ def executor_for(load_host: LoadHost, sysbench: str = "sysbench") -> Executor:
         host = ssh.SSHHost.from_load_host(load_host, timeout=settings.BENCHDASH_SSH_TIMEOUT)
         return SSHExecutor(host)
     raise ExecutorError(f"no executor for load hosts of kind {load_host.kind!r}")
+
+
+def server_shell(server_host: LoadHost | None) -> ServerShell:
+    """The machine of a database server: its SSH server host, else the worker's own."""
+    if server_host is None:
+        return LocalShell()
+    host = ssh.SSHHost.from_load_host(server_host, timeout=settings.BENCHDASH_SSH_TIMEOUT)
+    return SSHShell(host)
 
 
 def loadhost_check(load_host: LoadHost) -> None:

@@ -327,17 +327,20 @@ def open_command(transport: paramiko.Transport, command: str, timeout: float) ->
     return ChannelReader(channel)
 
 
-def run(host: SSHHost, transport: paramiko.Transport, command: str) -> CommandResult:
-    """Run a short command to its end, within the host's timeout."""
+def run(
+    host: SSHHost, transport: paramiko.Transport, command: str, timeout: float | None = None
+) -> CommandResult:
+    """Run a command to its end, within `timeout` (the host's, for a short command)."""
     reader = open_command(transport, command, host.timeout)
     reader.channel.shutdown_write()
-    deadline = time.monotonic() + host.timeout
+    limit = host.timeout if timeout is None else timeout
+    deadline = time.monotonic() + limit
     out: list[str] = []
     err: list[str] = []
     while not reader.done:
         if time.monotonic() > deadline:
             reader.channel.close()
-            raise SSHError(f"a command on {host.name} did not finish within {host.timeout:g} s")
+            raise SSHError(f"a command on {host.name} did not finish within {limit:g} s")
         reader.pump(0.2)
         out += reader.stdout_lines()
         err += reader.stderr_lines()

@@ -3,6 +3,7 @@ SQL of benchdash's data-set marker table."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -122,6 +123,14 @@ class RestartFacts:
     datadir: str
     values: dict[str, str]
     restart_only: frozenset[str]
+    # Where the server writes its errors, on its machine; "" when it does not say (to its
+    # standard error: a service manager's journal) or the user may not ask.
+    error_log: str = ""
+
+
+def in_datadir(datadir: str, path: str) -> str:
+    """A path the server gives relative to its data directory, made absolute."""
+    return posixpath.normpath(posixpath.join(datadir, path)) if path else ""
 
 
 class ServerTarget(Protocol):

@@ -25,6 +25,7 @@ from runs.targets.base import (
     ServerInfo,
     SettingNotApplied,
     TargetError,
+    in_datadir,
     marker_from_row,
     marker_row,
     sbtest_names,
@@ -296,19 +297,19 @@ class MySQLTarget:
         """MariaDB says which variables are read-only (fixed at start); MySQL has no
         SYSTEM_VARIABLES table: there every name asked for counts as restart-only."""
         wanted = sorted({name.lower() for name in names})
-        version, datadir = (str(v) for v in self._query("SELECT @@version, @@datadir")[0])
+        row = self._query("SELECT @@version, @@datadir, @@log_error")[0]
+        version, datadir, log = (str(v or "") for v in row)
         values = self.read(wanted)
         restart_only = frozenset(values)
         if wanted:
-            try:
-                marks = ", ".join(["%s"] * len(wanted))
-                query = _READ_ONLY.format(marks)  # placeholders only: the names are params
-                rows = self._query(query, wanted)
+            try:  # placeholders only: the names are params
+                rows = self._query(_READ_ONLY.format(", ".join(["%s"] * len(wanted))), wanted)
             except TargetError:
                 rows = []  # MySQL: no such table
             if rows:
                 restart_only = frozenset(str(n) for n, ro in rows if str(ro).upper() == "YES")
-        return RestartFacts(version, datadir, values, restart_only)
+        log = in_datadir(datadir, log) if log != "stderr" else ""  # to stderr: no file
+        return RestartFacts(version, datadir, values, restart_only, log)
 
     def pid_file(self) -> str:
         rows = self._query("SELECT @@pid_file")

@@ -33,6 +33,7 @@ from runs.targets.base import (
     ServerInfo,
     SettingNotApplied,
     TargetError,
+    in_datadir,
     marker_from_row,
     marker_row,
     sbtest_names,
@@ -336,7 +337,15 @@ class PostgresTarget:
         )
         values = {str(name): str(shown) for name, shown, _ in rows}
         restart_only = frozenset(str(name) for name, _, ctx in rows if ctx == "postmaster")
-        return RestartFacts(version, datadir, values, restart_only)
+        return RestartFacts(version, datadir, values, restart_only, self._log_file(datadir))
+
+    def _log_file(self, datadir: str) -> str:
+        """The logging collector's file; "" when it is off or the user may not ask
+        (pg_current_logfile is for superusers and pg_monitor)."""
+        try:
+            return in_datadir(datadir, str(self._scalar("SELECT pg_current_logfile()") or ""))
+        except TargetError:
+            return ""
 
     def pid_file(self) -> str:
         """postmaster.pid in the data directory, whose first line is the postmaster's id;

@@ -4,14 +4,20 @@ stops itself, or a service with a restart command and an include benchdash owns)
 
     spec.py        the target's restart config and a restart's options, checked (pure):
                    no path, include or secret ever reaches a server's config or argv
-    processes.py   the server processes on the worker's machine: a managed instance
-                   stopped and started, a service's command run, the include written
+    processes.py   the server processes on the database server's machine: a managed
+                   instance stopped and started, a service's error log read from where a
+                   restart began, the server's own error line
     restarter.py   a batch's restarts before its cells, verified, rolled back when a
                    config does not start, the original put back at the end (and by the
-                   sweeper after a crash, from Batch.servers), each in the batch's log
+                   sweeper after a crash, from Batch.servers)
+    stages.py      what a restart says of itself: its label, its stage of the batch's log
     leftovers.py   for the sweeper: what a dead worker's batch, or a put-back that failed,
                    left changed on a server, put back from Batch.servers
     rehearsal.py   what preflight checks of the restart path, changing nothing
 
-Only the worker's machine for now: a server_host over SSH is refused by preflight.
+Where: every file, process and command of a restart is on the server's machine, through
+one `ServerShell` (runs/loadhosts/server_shell.py): the target's `server_host` over SSH
+when it names one (pinned host key, argv words shlex-quoted, files over SFTP), else the
+worker's own machine, which a target on another host without a server host never uses
+(refused by name by preflight and by the worker).
 """

@@ -1,44 +1,63 @@
-"""The server processes a restart stops and starts on the worker's machine: a managed
-instance's binary found in its install, started in a session of its own as the owner of
-its data directory with its log beside its data; a service's restart command run (an
-argv list, never a shell); the include benchdash owns written and put back whole.
+"""The server processes a restart stops and starts, on the database server's machine: its
+server host over SSH when the target names one, else the worker's own (`target_shell`).
+A managed instance's binary found in its install, started in a session of its own as the
+owner of its data directory with its log beside its data, stopped; a service's own error
+log read from where a restart began; the server's own error line picked from a log.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
 import time
-from pathlib import Path
 
-from runs.execution.restarts.spec import Install
+from runs.execution.restarts.spec import Install, RestartSpec
+from runs.loadhosts import ServerShell, server_shell
+from runs.models import Target
 
 LOG_NAME = "benchdash-server.log"  # in the data directory: the output of the last start
-_children: dict[int, subprocess.Popen[bytes]] = {}
+LOCAL_HOSTS = frozenset({"", "localhost", "127.0.0.1", "::1"})
 
 
 class RestartFailed(Exception):
     """A server that did not start or stop; the message is the server's own line."""
 
 
-def server_binary(engine: str, install: Install) -> str:
+def shell_refused(target: Target) -> str:
+    """Why the restarts of `target` cannot run anywhere; "" when they can."""
+    if target.server_host is None and target.host not in LOCAL_HOSTS:
+        return (
+            f"{target.name} runs on {target.host}, not on the worker's machine: give it a "
+            "server host (an SSH host on the database server) to restart it there"
+        )
+    return ""
+
+
+def target_shell(target: Target | None) -> ServerShell:
+    """Where the restarts of `target` run: its server host over SSH, else this machine."""
+    return server_shell(target.server_host if target is not None else None)
+
+
+def server_binary(shell: ServerShell, engine: str, install: Install) -> str:
     names = ("postgres",) if engine == "postgresql" else ("mariadbd", "mysqld")
-    for sub in ("bin", "sbin", "libexec"):
-        for name in names:
-            path = Path(install.basedir) / sub / name
-            if path.is_file() and os.access(path, os.X_OK):
-                return str(path)
-    raise RestartFailed(f"no {names[0]} in {install.basedir}/bin or sbin")
+    found = shell.first_program(
+        [f"{install.basedir}/{sub}/{name}" for sub in ("bin", "sbin", "libexec") for name in names]
+    )
+    if not found:
+        raise RestartFailed(f"no {names[0]} in {install.basedir}/bin or sbin on {shell.where}")
+    return found
 
 
 def server_argv(
-    engine: str, install: Install, *, port: int | None, socket: str, options: list[str]
+    shell: ServerShell,
+    engine: str,
+    install: Install,
+    *,
+    port: int | None,
+    socket: str,
+    options: list[str],
 ) -> list[str]:
     """The start command: the install's config (or none), its data, the target's port."""
-    binary = server_binary(engine, install)
-    log = str(Path(install.datadir) / LOG_NAME)
+    binary = server_binary(shell, engine, install)
+    log = f"{install.datadir}/{LOG_NAME}"
     if engine == "postgresql":
         argv = [binary, "-D", install.datadir]
         if install.config:
@@ -48,7 +67,7 @@ def server_argv(
             argv += ["-p", str(port)]
         return argv + options
     argv = [binary, f"--defaults-file={install.config}" if install.config else "--no-defaults"]
-    if os.geteuid() == 0 and os.stat(install.datadir).st_uid == 0:
+    if shell.uid() == 0 and (shell.owner(install.datadir) or (-1,))[0] == 0:
         argv.append("--user=root")
     argv += [f"--basedir={install.basedir}", f"--datadir={install.datadir}", f"--log-error={log}"]
     if port:
@@ -58,117 +77,80 @@ def server_argv(
     return argv + options
 
 
-def server_start(argv: list[str], install: Install) -> int:
+def server_start(shell: ServerShell, argv: list[str], install: Install) -> int:
     """Start the server in a session of its own (it outlives the worker), as the owner of
-    its data directory when the worker is root; its process id."""
-    log_path = Path(install.datadir) / LOG_NAME
-    owner = os.stat(install.datadir)
-    as_owner = os.geteuid() == 0 and owner.st_uid != 0
-    with log_path.open("wb") as log:
-        if as_owner:
-            os.chown(log_path, owner.st_uid, owner.st_gid)
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            cwd=install.datadir,
-            start_new_session=True,
-            user=owner.st_uid if as_owner else None,
-            group=owner.st_gid if as_owner else None,
-            extra_groups=[] if as_owner else None,
-        )
-    _children[process.pid] = process
-    return process.pid
+    its data directory when the shell's user is root; its process id."""
+    owner = shell.owner(install.datadir)
+    if owner is None:
+        raise RestartFailed(f"no data directory {install.datadir} on {shell.where}")
+    as_owner = owner if shell.uid() == 0 and owner[0] != 0 else None
+    return shell.start(
+        argv, cwd=install.datadir, log=f"{install.datadir}/{LOG_NAME}", owner=as_owner
+    )
 
 
-def server_log(install: Install) -> str:
-    try:
-        return (Path(install.datadir) / LOG_NAME).read_text(errors="replace")
-    except OSError:
-        return ""
+def server_log(shell: ServerShell, install: Install) -> str:
+    return shell.read(f"{install.datadir}/{LOG_NAME}") or ""
+
+
+def install_at(shell: ServerShell, spec: RestartSpec, datadir: str) -> Install:
+    """The install whose data directory the server runs from."""
+    here = shell.realpath(datadir.rstrip("/"))
+    for install in spec.installs:
+        if shell.realpath(install.datadir.rstrip("/")) == here:
+            return install
+    raise RestartFailed(f"the server runs from {datadir}, the data directory of no install")
+
+
+def first_error(text: str) -> str:
+    """The first line of `text` that says why a server did not start; "" for none."""
+    for line in (x.strip() for x in text.splitlines()):
+        if line.endswith(("Aborting", "database system is shut down")):
+            continue  # what followed the error, not why
+        # MariaDB's "[ERROR]"; PostgreSQL's "FATAL:" (or "ERROR:" before it stops).
+        if any(word in line for word in ("[ERROR]", "FATAL", "ERROR:", "invalid value")):
+            return line
+    return ""
 
 
 def error_line(text: str) -> str:
-    """The server's own line saying why it did not start: its first error."""
+    """The server's own line saying why it did not start: its first error (those after
+    it are what followed: MariaDB's storage engine it then could not load, "Aborting"),
+    else its last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     useful = [x for x in lines if not x.endswith(("Aborting", "database system is shut down"))]
-    # The first error says why; those after it are what followed (MariaDB: the storage
-    # engine it then could not load, "Aborting").
-    for line in useful:
-        if any(word in line for word in ("[ERROR]", "FATAL", "ERROR:", "invalid value")):
-            return line
-    return useful[-1] if useful else "no output"
+    return first_error(text) or (useful[-1] if useful else "no output")
 
 
-def alive(pid: int) -> bool:
-    """Whether the process runs (a zombie does not; a child of this worker is reaped)."""
-    child = _children.get(pid)
-    if child is not None and child.poll() is not None:
-        _children.pop(pid, None)
-        return False
+def log_size(shell: ServerShell, path: str) -> int:
+    """Where a log ends now (0 for none): what a restart writes comes after."""
+    return (shell.size(path) or 0) if path else 0
+
+
+def errors_since(shell: ServerShell, path: str, offset: int) -> str:
+    """The first error line written to a log past `offset`; "" for none (or no log). A
+    log shorter than that was rotated: all of it is new."""
+    if not path:
+        return ""
+    size = shell.size(path) or 0
+    return first_error(shell.read(path, offset if size >= offset else 0) or "")
+
+
+def pid_in(shell: ServerShell, pid_file: str) -> int | None:
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def pid_in(pid_file: str) -> int | None:
-    try:
-        return int(Path(pid_file).read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        return int((shell.read(pid_file) or "").split()[0])
+    except (ValueError, IndexError):
         return None
 
 
-def server_stop(pid: int, engine: str, timeout_s: float) -> None:
+def server_stop(shell: ServerShell, pid: int, engine: str, timeout_s: float) -> None:
     """A clean shutdown (PostgreSQL's fast one), waited for; killed past the timeout."""
-    sig = signal.SIGINT if engine == "postgresql" else signal.SIGTERM
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
+    shell.signal(pid, "INT" if engine == "postgresql" else "TERM")
     deadline = time.monotonic() + timeout_s
-    while alive(pid) and time.monotonic() < deadline:
+    while shell.alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    if alive(pid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    if shell.alive(pid):
+        shell.signal(pid, "KILL")
         deadline = time.monotonic() + 10
-        while alive(pid) and time.monotonic() < deadline:
+        while shell.alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
-
-
-def include_read(path: str) -> str | None:
-    """The include as it is; None when there is none."""
-    try:
-        return Path(path).read_text()
-    except FileNotFoundError:
-        return None
-
-
-def include_write(path: str, text: str | None) -> None:
-    """Write the include whole (a temporary file renamed over it), or remove it (None)."""
-    target = Path(path)
-    if text is None:
-        target.unlink(missing_ok=True)
-        return
-    temporary = target.with_name(f".{target.name}.benchdash")
-    temporary.write_text(text)
-    temporary.chmod(0o644)
-    os.replace(temporary, target)
-
-
-def command_run(argv: tuple[str, ...], timeout_s: float) -> tuple[int, str]:
-    """A service's restart command, without a shell; its exit code and its output."""
-    try:
-        done = subprocess.run(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return -1, f"{argv[0]} did not finish within {timeout_s:g} s"
-    except OSError as e:
-        return -1, f"{argv[0]}: {e.strerror}"
-    return done.returncode, (done.stdout + done.stderr).decode(errors="replace")

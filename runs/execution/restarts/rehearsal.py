@@ -1,24 +1,23 @@
-"""Preflight of the restart path: what a batch's restarts would do, checked without
-changing anything: the target opted in and is on the worker's machine, the binaries of
-each install and its data directory are there (a managed instance), the command exists
-and the include may be written (a service), the running server is one of the installs,
-and each restart-only setting is one the server knows."""
+"""Preflight of the restart path: what a batch's restarts would do, and where, checked
+without changing anything: the target opted in and its server's machine can be reached
+(the worker's own, or its server host over SSH), the binaries of each install, its data
+directory and config are there (a managed instance), the command is executable and the
+include may be written (a service), the running server is one of the installs, and each
+restart-only setting is one the server knows."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 from runs import targets
 from runs.execution.preflight.report import FAILED, OK, WARNING, PreflightReport
 from runs.execution.restarts import processes
 from runs.execution.restarts.processes import RestartFailed
-from runs.execution.restarts.restarter import _install_at, _restart_names
-from runs.execution.restarts.spec import restart_spec
+from runs.execution.restarts.restarter import _restart_names
+from runs.execution.restarts.spec import Install, RestartSpec, restart_spec
+from runs.loadhosts import ServerShell, ShellError
 from runs.models import Target
 
-LOCAL = frozenset({"", "localhost", "127.0.0.1", "::1"})
 CHECK = "restart"
 
 
@@ -37,68 +36,112 @@ def check_restarts(
     if not target.restart_mode:
         report.add(target.name, CHECK, FAILED, "this target never restarts (restart mode empty)")
         return
-    if target.host not in LOCAL:
-        report.add(
-            target.name,
-            CHECK,
-            FAILED,
-            f"restarts run on the worker's machine only, not {target.host}",
-        )
+    if refused := processes.shell_refused(target):
+        report.add(target.name, CHECK, FAILED, refused)
         return
     spec = restart_spec(target.engine, target.restart_mode, target.restart_config)
     assert spec is not None
-    problems: list[str] = []
-    if spec.mode == "managed":
-        for install in spec.installs:
-            try:
-                processes.server_binary(target.engine, install)
-            except RestartFailed as e:
-                problems.append(str(e))
-            if not Path(install.datadir).is_dir():
-                problems.append(f"no data directory {install.datadir}")
-            if install.config and not os.access(install.config, os.R_OK):
-                problems.append(f"cannot read {install.config}")
-    else:
-        if not os.access(spec.command[0], os.X_OK):
-            problems.append(f"{spec.command[0]} is not an executable program")
-        folder = os.path.dirname(spec.include)
-        if not os.access(folder, os.W_OK) or (
-            os.path.exists(spec.include) and not os.access(spec.include, os.W_OK)
-        ):
-            problems.append(f"{spec.include} cannot be written")
+    shell = processes.target_shell(target)
     try:
-        with targets.connect_to(target) as db:
-            facts = db.restart_facts(names)
-        running = _install_at(spec, facts.datadir).label if spec.mode == "managed" else ""
-    except (targets.TargetError, RestartFailed) as e:
-        problems.append(getattr(e, "message", str(e)))
-        facts, running = None, ""
-    if facts is not None:
-        unknown = sorted(names - set(facts.values))
-        if unknown:
-            problems.append(f"the server knows no setting {', '.join(unknown)}")
-        dynamic = sorted(names & set(facts.values) - facts.restart_only)
-        if dynamic:
-            report.add(
-                target.name,
-                CHECK,
-                WARNING,
-                f"{', '.join(dynamic)} change without a restart here; set by one all the same",
-            )
+        problems = path_problems(shell, target.engine, spec)
+        facts, running = _running(report, target, shell, spec, names, problems)
+    except ShellError as e:
+        report.add(target.name, CHECK, FAILED, f"cannot check the restart path: {e}")
+        return
+    finally:
+        shell.close()
     if problems:
         report.add(target.name, CHECK, FAILED, "; ".join(problems))
         return
-    what = (
-        "stop it and start the install"
-        if spec.mode == "managed"
-        else f"write {spec.include} and run {spec.command[0]}"
-    )
-    report.add(
-        target.name,
-        CHECK,
-        OK,
-        f"would restart it ({what}) before each new install, config or restart-only value, "
-        f"waiting up to {spec.timeout_s} s, then put back the original"
+    report.add(target.name, CHECK, OK, _plan(shell, spec, running, facts))
+
+
+def path_problems(shell: ServerShell, engine: str, spec: RestartSpec) -> list[str]:
+    """What is missing on the server's machine for the restarts, read only."""
+    if spec.mode == "managed":
+        return [p for install in spec.installs for p in _install_problems(shell, engine, install)]
+    where = shell.where
+    problems = []
+    if not shell.test(spec.command[0], "x"):
+        problems.append(f"{spec.command[0]} is not an executable program on {where}")
+    folder = spec.include.rsplit("/", 1)[0] or "/"
+    if not shell.test(folder, "w") or (
+        shell.test(spec.include, "e") and not shell.test(spec.include, "w")
+    ):
+        problems.append(f"{spec.include} cannot be written on {where}")
+    if spec.log and not shell.test(spec.log, "r"):
+        problems.append(f"cannot read the log {spec.log} on {where}")
+    return problems
+
+
+def _install_problems(shell: ServerShell, engine: str, install: Install) -> list[str]:
+    problems = []
+    try:
+        processes.server_binary(shell, engine, install)
+    except RestartFailed as e:
+        problems.append(str(e))
+    owner = shell.owner(install.datadir)
+    if owner is None or not shell.test(install.datadir, "d"):
+        problems.append(f"no data directory {install.datadir} on {shell.where}")
+    elif shell.uid() not in (0, owner[0]):
+        problems.append(
+            f"{install.datadir} belongs to uid {owner[0]}, who must start its server: log "
+            f"in to {shell.where} as that user or as root"
+        )
+    if install.config and not shell.test(install.config, "r"):
+        problems.append(f"cannot read {install.config} on {shell.where}")
+    return problems
+
+
+def _running(
+    report: PreflightReport,
+    target: Target,
+    shell: ServerShell,
+    spec: RestartSpec,
+    names: frozenset[str],
+    problems: list[str],
+) -> tuple[targets.RestartFacts | None, str]:
+    """The server's facts and the install it runs now (managed), problems added."""
+    try:
+        with targets.connect_to(target) as db:
+            facts = db.restart_facts(names)
+        running = processes.install_at(shell, spec, facts.datadir).label if spec.installs else ""
+    except (targets.TargetError, RestartFailed) as e:
+        problems.append(getattr(e, "message", str(e)))
+        return None, ""
+    unknown = sorted(names - set(facts.values))
+    if unknown:
+        problems.append(f"the server knows no setting {', '.join(unknown)}")
+    dynamic = sorted(names & set(facts.values) - facts.restart_only)
+    if dynamic:
+        report.add(
+            target.name,
+            CHECK,
+            WARNING,
+            f"{', '.join(dynamic)} change without a restart here; set by one all the same",
+        )
+    return facts, running
+
+
+def _plan(
+    shell: ServerShell, spec: RestartSpec, running: str, facts: targets.RestartFacts | None
+) -> str:
+    """What the restarts would do, and where, in words."""
+    if spec.mode == "managed":
+        what = "stop it and start the install"
+        errors = ""
+    else:
+        what = f"write {spec.include} and run {spec.command[0]}"
+        log = spec.log or (facts.error_log if facts else "")
+        errors = (
+            f"; a failed start's error read from {log}"
+            if log
+            else "; the server does not say where its error log is: give restart_config a "
+            "log, or a failed start says only the command's output"
+        )
+    return (
+        f"would restart it on {shell.where} ({what}) before each new install, config or "
+        f"restart-only value, waiting up to {spec.timeout_s} s, then put back the original"
         + (f" (install {running} runs now)" if running else "")
-        + " and restart once more",
+        + f" and restart once more{errors}"
     )

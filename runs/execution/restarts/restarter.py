@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +26,6 @@ from runs.execution.restarts.processes import RestartFailed
 from runs.execution.restarts.spec import (
     Install,
     Options,
-    RestartSpec,
     include_text,
     mismatches,
     restart_names,
@@ -35,7 +33,9 @@ from runs.execution.restarts.spec import (
     restart_spec,
     start_arguments,
 )
+from runs.execution.restarts.stages import restart_label, restart_stage
 from runs.frozen import FrozenPlan
+from runs.loadhosts import ShellError
 from runs.models import Batch, Run, Target
 
 logger = logging.getLogger(__name__)
@@ -74,6 +74,11 @@ class Restarts:
             )
         except InvalidInput as e:
             self.spec, self.broken = None, f"the target's restart config: {e}"
+        if self.spec is not None and target is not None:
+            self.broken = processes.shell_refused(target)
+        # The server's machine: its server host over SSH (connected while a restart goes
+        # on, closed after it), else the worker's own.
+        self.shell = processes.target_shell(target)
         self.names = _restart_names(target, list(self.plan.server_settings))
         axes = self.plan.server_axes
         self.configs = {str(c["label"]): str(c["text"]) for c in axes.get("configs") or []}
@@ -106,16 +111,21 @@ class Restarts:
             return ""
         if self.broken:
             return self.broken
-        self._remember_original()
-        want = self.want(run)
-        key = json.dumps(want, sort_keys=True)
-        if key in self.failed:
-            return self.failed[key]
-        if want != self._running():
-            error = self._restart(want, f"before run {run.position + 1}", run.position)
-            if error:
-                self.failed[key] = error
-                return error
+        try:
+            self._remember_original()
+            want = self.want(run)
+            key = json.dumps(want, sort_keys=True)
+            if key in self.failed:
+                return self.failed[key]
+            if want != self._running():
+                error = self._restart(want, f"before run {run.position + 1}", run.position)
+                if error:
+                    self.failed[key] = error
+                    return error
+        except ShellError as e:
+            return f"the server's machine could not be used: {e}"
+        finally:
+            self.shell.close()
         if note:
             self.warm_due = self.warm and self.restarted
             self._note(run, want)
@@ -131,6 +141,7 @@ class Restarts:
                 **want,
                 "basedir": state.get("basedir", ""),
                 "binary": state.get("binary", ""),
+                "machine": state.get("machine", ""),
                 "version": state.get("version", ""),
                 "after_restart": after,
                 "first_after_restart": self.restarted,
@@ -173,14 +184,23 @@ class Restarts:
         original: dict[str, Any] = {}
         basedir = binary = ""
         if self.spec.mode == "managed":
-            install = _install_at(self.spec, facts.datadir)
+            install = processes.install_at(self.shell, self.spec, facts.datadir)
             original["install"] = install.label
-            basedir, binary = install.basedir, _binary(self.target.engine, install)
+            basedir, binary = install.basedir, self._binary(install)
         else:
-            original["include"] = processes.include_read(self.spec.include)
+            original["include"] = self.shell.read(self.spec.include)
+        # A service's own error log, asked while it runs: a start that fails says why there.
+        error_log = (self.spec.log or facts.error_log) if self.spec.mode == "service" else ""
         self._set_state(mode=self.spec.mode, original=original, running=None,
                         version=facts.version, basedir=basedir, binary=binary,
-                        pid=None)  # fmt: skip
+                        pid=None, error_log=error_log, machine=self.shell.where)  # fmt: skip
+
+    def _binary(self, install: Install) -> str:
+        assert self.target is not None
+        try:
+            return processes.server_binary(self.shell, self.target.engine, install)
+        except RestartFailed:
+            return ""
 
     # --- a restart ----------------------------------------------------------------------------
 
@@ -190,7 +210,7 @@ class Restarts:
         options = restart_options(
             self.target.engine, config_text=config_text, settings=want["settings"]
         )
-        label = _label(want)
+        label = restart_label(want)
         started = timezone.now()
         self._set_state(running=want)  # from now on, a crash leaves it to be put back
         try:
@@ -223,29 +243,41 @@ class Restarts:
                 install = self.spec.install(install_label)
                 self._stop_running(timeout)
                 argv = processes.server_argv(
+                    self.shell,
                     self.target.engine,
                     install,
                     port=self.target.port,
                     socket=self.target.socket,
                     options=start_arguments(self.target.engine, options),
                 )
-                pid = processes.server_start(argv, install)
+                pid = processes.server_start(self.shell, argv, install)
                 self._set_state(pid=pid, basedir=install.basedir, binary=argv[0])
                 version = self._wait(timeout, pid=pid, install=install)
             else:
-                processes.include_write(self.spec.include, _include(self.target, options))
+                self.shell.write_whole(self.spec.include, include_text(self.target.engine, options))
                 version = self._service_restart(timeout)
             self._set_state(version=version)
             return version
+        except ShellError as e:
+            raise RestartFailed(str(e)) from None
         finally:
             self.show("")
 
     def _service_restart(self, timeout: int) -> str:
+        """The restart command run, the server waited for; RestartFailed with the first
+        error line its own log got since the command began (the command's output else)."""
         assert self.spec is not None
-        code, output = processes.command_run(self.spec.command, timeout)
+        log = str(self._state().get("error_log") or "")
+        since = processes.log_size(self.shell, log)
+        code, output = self.shell.run(self.spec.command, timeout)
         if code != 0:
-            raise RestartFailed(processes.error_line(output))
-        return self._wait(timeout)
+            line = processes.errors_since(self.shell, log, since)
+            raise RestartFailed(line or processes.error_line(output))
+        try:
+            return self._wait(timeout)
+        except RestartFailed as e:
+            line = processes.errors_since(self.shell, log, since)
+            raise RestartFailed(f"{e}: {line}" if line else str(e)) from None
 
     def _stop_running(self, timeout: int) -> None:
         """The server running now stopped: its pid file, else the one benchdash started."""
@@ -253,11 +285,11 @@ class Restarts:
         pid = self._state().get("pid")
         try:
             with targets.connect_to(self.target) as db:
-                pid = processes.pid_in(db.pid_file()) or pid
+                pid = processes.pid_in(self.shell, db.pid_file()) or pid
         except targets.TargetError:
             pass  # not answering: the process benchdash started, if it is still there
-        if pid and processes.alive(int(pid)):
-            processes.server_stop(int(pid), self.target.engine, timeout)
+        if pid and self.shell.alive(int(pid)):
+            processes.server_stop(self.shell, int(pid), self.target.engine, timeout)
 
     def _wait(self, timeout: int, *, pid: int | None = None, install: Install | None = None) -> str:
         """Until the server answers: its version; RestartFailed with its own line when it
@@ -270,12 +302,13 @@ class Restarts:
                     return db.restart_facts([]).version
             except targets.TargetError:
                 pass
-            if pid is not None and not processes.alive(pid):
-                raise RestartFailed(processes.error_line(processes.server_log(install)))  # type: ignore[arg-type]
+            if pid is not None and not self.shell.alive(pid):
+                log = processes.server_log(self.shell, install)  # type: ignore[arg-type]
+                raise RestartFailed(processes.error_line(log))
             if time.monotonic() >= deadline:
                 if pid is not None:
-                    processes.server_stop(pid, self.target.engine, 30)
-                log = processes.server_log(install) if install else ""
+                    processes.server_stop(self.shell, pid, self.target.engine, 30)
+                log = processes.server_log(self.shell, install) if install else ""
                 raise RestartFailed(
                     f"no answer within {timeout} s"
                     + (f": {processes.error_line(log)}" if log else "")
@@ -292,13 +325,13 @@ class Restarts:
         tick, self.tick = self.tick, self._beat_only(self.tick)
         try:
             if self.spec is not None and self.spec.mode == "service":
-                processes.include_write(self.spec.include, original.get("include"))
+                self.shell.write_whole(self.spec.include, original.get("include"))
                 self._show_and(lambda: self._service_restart(self.spec.timeout_s))  # type: ignore[union-attr]
             else:
                 self._start(original.get("install", ""), Options(), "putting the original back")
-        except RestartFailed as e:
+        except (RestartFailed, ShellError) as e:
             self._log("restore", position, started, reason, error=str(e))
-            raise
+            raise RestartFailed(str(e)) from None
         finally:
             self.tick = tick
         self._set_state(running=None, restored_at=timezone.now().isoformat())
@@ -327,55 +360,21 @@ class Restarts:
         "" or why it could not (said on the batch)."""
         if self.spec is None or not self._state().get("running"):
             return ""
+        if self.broken:
+            return f"could not put the server's original config back: {self.broken}"
         try:
             self._back_to_original(-1, reason)
         except (RestartFailed, targets.TargetError) as e:
             return f"could not put the server's original config back: {e}"
+        finally:
+            self.shell.close()
         return ""
 
     # --- the batch's log --------------------------------------------------------------------
 
     def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
              error: str = "") -> None:  # fmt: skip
-        entry = {
-            "kind": kind,
-            "group": position,
-            "dataset": [],
-            "reason": reason,
-            "started_at": started.isoformat(),
-            "finished_at": timezone.now().isoformat(),
-            "seconds": round((timezone.now() - started).total_seconds(), 1),
-            "exit_code": None,
-            "ok": not error,
-            "error": error,
-            "output": output,
-        }
+        entry = restart_stage(kind, position, started, reason, output=output, error=error)
         self.batch.stages = [*self.batch.stages, entry]
         self.save()
         logger.info("batch %s: %s %s (%s)", self.batch.pk, kind, reason, error or "ok")
-
-
-def _install_at(spec: RestartSpec, datadir: str) -> Install:
-    here = os.path.realpath(datadir.rstrip("/"))
-    for install in spec.installs:
-        if os.path.realpath(install.datadir.rstrip("/")) == here:
-            return install
-    raise RestartFailed(f"the server runs from {datadir}, the data directory of no install")
-
-
-def _binary(engine: str, install: Install) -> str:
-    try:
-        return processes.server_binary(engine, install)
-    except RestartFailed:
-        return ""
-
-
-def _include(target: Target, options: Options) -> str:
-    return include_text(target.engine, options)
-
-
-def _label(want: dict[str, Any]) -> str:
-    parts = [f"install={want['install']}"] if want["install"] else []
-    parts += [f"config={want['config']}"] if want["config"] else []
-    parts += [f"{n}={v}" for n, v in want["settings"].items()]
-    return " ".join(parts) or "the original config"

@@ -53,6 +53,7 @@ class RestartSpec:
     installs: tuple[Install, ...] = ()
     command: tuple[str, ...] = ()  # service: the restart command, an argv list
     include: str = ""  # service: the one file benchdash writes
+    log: str = ""  # service: its error log, when the server does not say where it is
     timeout_s: int = DEFAULT_TIMEOUT_S
 
     def install(self, label: str) -> Install:
@@ -93,7 +94,7 @@ def restart_spec(engine: str, mode: str, config: object) -> RestartSpec | None:
         _only(config, {"installs", "timeout_s"})
         return RestartSpec(mode, installs=_installs(config.get("installs")), timeout_s=timeout)
     if mode == "service":
-        _only(config, {"command", "include", "timeout_s"})
+        _only(config, {"command", "include", "log", "timeout_s"})
         command = config.get("command")
         if not isinstance(command, list) or not command:
             raise InvalidInput(
@@ -105,7 +106,8 @@ def restart_spec(engine: str, mode: str, config: object) -> RestartSpec | None:
         suffix = ".conf" if engine == "postgresql" else ".cnf"
         if not include.endswith(suffix):
             raise InvalidInput("restart_config", f"the include must be a {suffix} file of its own")
-        return RestartSpec(mode, command=argv, include=include, timeout_s=timeout)
+        log = _path(config["log"], "log") if config.get("log") else ""
+        return RestartSpec(mode, command=argv, include=include, log=log, timeout_s=timeout)
     raise InvalidInput("restart_mode", f"{mode!r} is not managed or service")
 
 
