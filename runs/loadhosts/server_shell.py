@@ -11,12 +11,15 @@ import contextlib
 import os
 import signal as signals
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 MAX_READ = 1 << 20  # of a log or an include: the part a restart reads, never a whole disk
-SIGNALS = {"TERM": signals.SIGTERM, "INT": signals.SIGINT, "KILL": signals.SIGKILL}
+SIGNALS = {"TERM": signals.SIGTERM, "INT": signals.SIGINT}  # a clean shutdown's
+KILL_WAIT_S = 10  # for a process killed past its shutdown's timeout
+STOP_POLL_S = 0.2
 TESTS = frozenset("defrwx")  # test(1)'s: a directory, there, a file, readable, ...
 # Servers this worker process started: reaped here, or they would linger as zombies.
 _children: dict[int, subprocess.Popen[bytes]] = {}
@@ -70,8 +73,9 @@ class ServerShell(Protocol):
         """Whether the process runs (a zombie does not)."""
         ...
 
-    def signal(self, pid: int, name: str) -> None:
-        """Send TERM, INT or KILL; a process already gone is no error."""
+    def stop(self, pid: int, name: str, timeout: float) -> None:
+        """Send TERM or INT and wait until the process has ended, KILL past `timeout`
+        (then 10 s more at most); a process already gone is no error."""
         ...
 
     def run(self, argv: Sequence[str], timeout: float) -> tuple[int, str]:
@@ -183,9 +187,15 @@ class LocalShell:
         except OSError:
             return False
 
-    def signal(self, pid: int, name: str) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, SIGNALS[name])
+    def stop(self, pid: int, name: str, timeout: float) -> None:
+        for signal, wait in ((SIGNALS[name], timeout), (signals.SIGKILL, KILL_WAIT_S)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal)
+            deadline = time.monotonic() + wait
+            while self.alive(pid) and time.monotonic() < deadline:
+                time.sleep(STOP_POLL_S)
+            if not self.alive(pid):
+                return
 
     def run(self, argv: Sequence[str], timeout: float) -> tuple[int, str]:
         try:

@@ -15,7 +15,15 @@ import paramiko
 
 from runs.loadhosts import ssh
 from runs.loadhosts.remote_scripts import remote_command
-from runs.loadhosts.server_shell import MAX_READ, SIGNALS, TESTS, ShellError, proc_state
+from runs.loadhosts.server_shell import (
+    KILL_WAIT_S,
+    MAX_READ,
+    SIGNALS,
+    STOP_POLL_S,
+    TESTS,
+    ShellError,
+    proc_state,
+)
 
 TEST_SCRIPT = 'test "-$1" "$2"'
 FIRST_PROGRAM_SCRIPT = r"""
@@ -38,7 +46,24 @@ setsid "$@" </dev/null >>"$log" 2>&1 &
 echo "$!"
 """
 STAT_SCRIPT = 'cat "/proc/$1/stat" 2>/dev/null || true'
-SIGNAL_SCRIPT = 'kill -s "$1" "$2" 2>/dev/null || true'
+# A clean shutdown waited for there, KILL past its time: one round trip, not one a poll.
+STOP_SCRIPT = r"""
+set -u
+pid=$1 sig=$2 ticks=$3 kill_ticks=$4
+gone() {
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 0
+  state=${stat##*) }
+  [ "${state%% *}" = Z ]
+}
+kill -s "$sig" "$pid" 2>/dev/null
+i=0
+while ! gone && [ "$i" -lt "$ticks" ]; do sleep 0.2; i=$((i + 1)); done
+gone && exit 0
+kill -s KILL "$pid" 2>/dev/null
+i=0
+while ! gone && [ "$i" -lt "$kill_ticks" ]; do sleep 0.2; i=$((i + 1)); done
+gone
+"""
 
 
 class SSHShell:
@@ -107,10 +132,12 @@ class SSHShell:
     def alive(self, pid: int) -> bool:
         return proc_state(self._script(STAT_SCRIPT, str(int(pid))).stdout) not in ("", "Z")
 
-    def signal(self, pid: int, name: str) -> None:
+    def stop(self, pid: int, name: str, timeout: float) -> None:
         if name not in SIGNALS:
             raise ValueError(name)
-        self._script(SIGNAL_SCRIPT, name, str(int(pid)))
+        ticks, kill_ticks = (str(int(s / STOP_POLL_S)) for s in (timeout, KILL_WAIT_S))
+        waits = timeout + KILL_WAIT_S + self.host.timeout
+        self._script(STOP_SCRIPT, str(int(pid)), name, ticks, kill_ticks, timeout=waits)
 
     def run(self, argv: Sequence[str], timeout: float) -> tuple[int, str]:
         try:

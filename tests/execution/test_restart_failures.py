@@ -1,7 +1,8 @@
 """Restarts that go wrong, on a managed mariadbd of the test's own: a cancel while the
 server restarts, the worker killed during a restart-only cell (the sweeper puts the
-original back), and an original that does not come back at the batch's end (the sweeper
-puts it back once it can, Batch.servers saying until then that it is not restored)."""
+original back, on the worker's machine or over the server host's SSH), and an original
+that does not come back at the batch's end (the sweeper puts it back once it can,
+Batch.servers saying until then that it is not restored)."""
 
 from __future__ import annotations
 
@@ -66,15 +67,22 @@ def test_a_cancel_while_the_server_restarts_leaves_the_original_running(
     assert not batch.runs.filter(status=Status.DONE).exists()
 
 
+@pytest.mark.parametrize("machine", ["the worker's", "its server host over SSH"])
 def test_a_worker_killed_in_a_restart_only_cell_the_sweeper_puts_the_original_back(
+    request,
     worker_process,
     local_host,
     managed,  # noqa: F811
+    machine,
 ):
     original = global_variable(managed, METHOD)
     changed = other_than(original)
+    target = managed_target(managed)
+    if machine != "the worker's":  # the restarts, and the sweeper's put-back, over SSH
+        target.server_host = request.getfixturevalue("make_ssh_host")("db-host")
+        target.save()
     plan = make_plan(
-        managed_target(managed),
+        target,
         local_host,
         options={**RUN, "time": 12, "rate": 10},
         server_settings={METHOD: [changed]},
@@ -112,6 +120,8 @@ def test_a_worker_killed_in_a_restart_only_cell_the_sweeper_puts_the_original_ba
     assert Run.objects.get(batch=batch, position=1).verified_settings[METHOD] == changed
     assert global_variable(managed, METHOD) == original
     assert state(batch)["running"] is None
+    where = "server host db-host" if target.server_host else "the worker's machine"
+    assert state(batch)["machine"].startswith(where)
 
 
 def test_an_original_that_comes_back_late_is_put_back_by_the_sweeper(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runs.errors import InvalidInput
-from runs.execution.restarts.processes import error_line
+from runs.execution.restarts.processes import error_line, first_error
 from runs.execution.restarts.spec import (
     config_options,
     include_text,
@@ -45,6 +45,21 @@ def test_a_service_has_an_argv_and_an_include_of_its_own_and_no_secrets():
         )
     with pytest.raises(InvalidInput, match="give a restart mode"):
         restart_spec("mariadb", "", {"command": ["/x"]})
+
+
+def test_a_service_may_name_its_error_log_by_an_absolute_path():
+    service = {"command": ["/usr/bin/pg_ctlcluster", "15", "main", "restart"],
+               "include": "/etc/postgresql/15/main/conf.d/99-benchdash.conf"}  # fmt: skip
+    spec = restart_spec("postgresql", "service", service)
+    assert spec is not None and spec.log == ""
+    log = "/var/log/postgresql/postgresql-15-main.log"
+    spec = restart_spec("postgresql", "service", {**service, "log": log})
+    assert spec is not None and spec.log == log
+    for bad in ("postgresql.log", "/var/log/../../etc/shadow", ["/var/log/x"]):
+        with pytest.raises(InvalidInput, match="log"):
+            restart_spec("postgresql", "service", {**service, "log": bad})
+    with pytest.raises(InvalidInput, match="unknown keys log"):
+        restart_spec("postgresql", "managed", {"installs": [INSTALL], "log": log})
 
 
 def test_a_snippet_holds_option_lines_only():
@@ -94,3 +109,19 @@ def test_the_servers_own_first_error_line_is_the_one_said():
     assert "'bogus'" in error_line(log)
     pg = '2026-11-27 06:00:00 UTC [1] FATAL:  invalid value for parameter "shared_buffers"\n'
     assert "FATAL" in error_line(pg)
+
+
+def test_a_failed_restarts_line_is_the_first_error_the_log_got_or_none():
+    # A service's log: the old server's shutdown, then the new one refusing its config
+    # (PostgreSQL 15 under pg_ctlcluster, as Debian writes it).
+    log = (
+        "2026-11-27 06:00:00.100 UTC [812] LOG:  received fast shutdown request\n"
+        "2026-11-27 06:00:00.300 UTC [812] LOG:  database system is shut down\n"
+        "2026-11-27 06:00:01.020 UTC [901] LOG:  invalid value for parameter "
+        '"wal_buffers": "bogus"\n'
+        "2026-11-27 06:00:01.020 UTC [901] FATAL:  configuration file "
+        '"/etc/postgresql/15/main/conf.d/99-benchdash.conf" contains errors\n'
+    )
+    assert first_error(log).endswith('LOG:  invalid value for parameter "wal_buffers": "bogus"')
+    assert first_error("2026-11-27 06:00:00 0 [Note] ready for connections\n") == ""
+    assert error_line("Job for mariadb.service failed.\n") == "Job for mariadb.service failed."

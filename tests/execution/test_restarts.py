@@ -40,18 +40,18 @@ def stop_what_runs(server: PrivateMariaDB) -> None:
             time.sleep(0.2)
 
 
-@pytest.fixture
-def managed() -> Iterator[PrivateMariaDB]:
-    server = PrivateMariaDB()
+def managed_instance(server: PrivateMariaDB) -> Iterator[PrivateMariaDB]:
+    """`server` started with a database for the benchmark and the instance's own config,
+    as its owner would write it: the socket of its own (never the default one of the
+    machine's MariaDB), its addresses, binary log as the fixture's."""
     try:
         server.start()
         server.create_database("sbtest")
-        # The instance's own config, as its owner would write it: the socket of its own
-        # (never the default one of the machine's MariaDB), binary log as the fixture's.
+        addresses = ",".join(filter(None, ["127.0.0.1", server.also_on]))
         (server.dir / "my.cnf").write_text(
             "[mysqld]\n"
             f"socket = {server.socket}\n"
-            "bind-address = 127.0.0.1\n"
+            f"bind-address = {addresses}\n"
             "max-connections = 20\n"
             "skip-name-resolve\n"
             "log-bin = binlog\n"
@@ -62,6 +62,11 @@ def managed() -> Iterator[PrivateMariaDB]:
     finally:
         stop_what_runs(server)
         server.stop()
+
+
+@pytest.fixture
+def managed() -> Iterator[PrivateMariaDB]:
+    yield from managed_instance(PrivateMariaDB())
 
 
 def managed_target(server: PrivateMariaDB, **fields: object) -> Target:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from runs.models import Batch, CounterSample, Status, Target
 from runs.services import batches
 from runs.services import plans as checks
 from tests.helpers import wait_for_batch
+from tests.servers import PrivatePostgres
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -268,3 +270,31 @@ def test_the_data_set_marker_and_row_counts_on_postgresql(postgres_server, pg_ta
     assert tables == ["sbtest1"]  # not the marker table
     assert counts == {"sbtest1": 42}
     assert forgotten is None
+
+
+@pytest.fixture
+def collecting_postgres() -> Iterator[PrivatePostgres]:
+    """A PostgreSQL of the test's own whose logging collector writes its log files."""
+    server = PrivatePostgres()
+    try:
+        server.start()
+        with (server.datadir / "postgresql.conf").open("a") as conf:
+            conf.write("logging_collector = on\nlog_directory = 'log'\n")
+        server.stop_server()
+        server.start_again()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_the_server_says_where_its_logging_collector_writes(
+    collecting_postgres, pg_target, postgres_server
+):
+    with targets.connect(targets.connection_of(pg_target)) as db:
+        assert db.restart_facts([]).error_log == ""  # no collector: its stderr, unnamed
+    pg_target.port, pg_target.database = collecting_postgres.port, "postgres"
+    with targets.connect(targets.connection_of(pg_target)) as db:
+        log = db.restart_facts([]).error_log
+
+    assert log.startswith(f"{collecting_postgres.datadir}/log/postgresql-"), log
+    assert Path(log).is_file()

@@ -112,3 +112,19 @@ def test_settings_are_applied_verified_and_restored(mariadb_server, mariadb_db):
     assert {n: v for n, v in applied.variables.items() if before[n] != v} == {
         name: value for name, value in verified.items() if original[name] != value
     }
+
+
+def test_the_server_says_where_it_writes_its_errors(mariadb_server, mariadb_db):
+    target = Target(
+        name="t",
+        engine="mariadb",
+        host="127.0.0.1",
+        port=mariadb_server.port,
+        user=mariadb_server.user,
+        password=mariadb_server.password,
+        database=mariadb_db,
+    )
+    with targets.connect(targets.connection_of(target)) as db:
+        facts = db.restart_facts([])
+
+    assert facts.error_log == str(mariadb_server.error_log)  # its --log-error

@@ -7,8 +7,6 @@ log read from where a restart began; the server's own error line picked from a l
 
 from __future__ import annotations
 
-import time
-
 from runs.execution.restarts.spec import Install, RestartSpec
 from runs.loadhosts import ServerShell, server_shell
 from runs.models import Target
@@ -46,7 +44,7 @@ def server_binary(shell: ServerShell, engine: str, install: Install) -> str:
     return found
 
 
-def server_argv(
+def server_launch(
     shell: ServerShell,
     engine: str,
     install: Install,
@@ -54,9 +52,35 @@ def server_argv(
     port: int | None,
     socket: str,
     options: list[str],
-) -> list[str]:
-    """The start command: the install's config (or none), its data, the target's port."""
+) -> tuple[int, str]:
+    """Start the install's server in a session of its own (it outlives the worker and the
+    connection), as the owner of its data directory when the shell's user is root: its
+    process id and the binary that runs."""
     binary = server_binary(shell, engine, install)
+    owner = shell.owner(install.datadir)
+    if owner is None:
+        raise RestartFailed(f"no data directory {install.datadir} on {shell.where}")
+    root = shell.uid() == 0
+    argv = server_argv(
+        engine, install, binary, port=port, socket=socket, options=options, as_root=root
+    )
+    as_owner = owner if root and owner[0] != 0 else None
+    log = f"{install.datadir}/{LOG_NAME}"
+    return shell.start(argv, cwd=install.datadir, log=log, owner=as_owner), binary
+
+
+def server_argv(
+    engine: str,
+    install: Install,
+    binary: str,
+    *,
+    port: int | None,
+    socket: str,
+    options: list[str],
+    as_root: bool,
+) -> list[str]:
+    """The start command: the install's config (or none), its data, the target's port;
+    `as_root`: root starts it, and the data directory is root's (MariaDB must be told)."""
     log = f"{install.datadir}/{LOG_NAME}"
     if engine == "postgresql":
         argv = [binary, "-D", install.datadir]
@@ -67,7 +91,7 @@ def server_argv(
             argv += ["-p", str(port)]
         return argv + options
     argv = [binary, f"--defaults-file={install.config}" if install.config else "--no-defaults"]
-    if shell.uid() == 0 and (shell.owner(install.datadir) or (-1,))[0] == 0:
+    if as_root:
         argv.append("--user=root")
     argv += [f"--basedir={install.basedir}", f"--datadir={install.datadir}", f"--log-error={log}"]
     if port:
@@ -75,18 +99,6 @@ def server_argv(
     if socket:
         argv.append(f"--socket={socket}")
     return argv + options
-
-
-def server_start(shell: ServerShell, argv: list[str], install: Install) -> int:
-    """Start the server in a session of its own (it outlives the worker), as the owner of
-    its data directory when the shell's user is root; its process id."""
-    owner = shell.owner(install.datadir)
-    if owner is None:
-        raise RestartFailed(f"no data directory {install.datadir} on {shell.where}")
-    as_owner = owner if shell.uid() == 0 and owner[0] != 0 else None
-    return shell.start(
-        argv, cwd=install.datadir, log=f"{install.datadir}/{LOG_NAME}", owner=as_owner
-    )
 
 
 def server_log(shell: ServerShell, install: Install) -> str:
@@ -145,12 +157,4 @@ def pid_in(shell: ServerShell, pid_file: str) -> int | None:
 
 def server_stop(shell: ServerShell, pid: int, engine: str, timeout_s: float) -> None:
     """A clean shutdown (PostgreSQL's fast one), waited for; killed past the timeout."""
-    shell.signal(pid, "INT" if engine == "postgresql" else "TERM")
-    deadline = time.monotonic() + timeout_s
-    while shell.alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if shell.alive(pid):
-        shell.signal(pid, "KILL")
-        deadline = time.monotonic() + 10
-        while shell.alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
+    shell.stop(pid, "INT" if engine == "postgresql" else "TERM", timeout_s)

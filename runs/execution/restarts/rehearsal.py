@@ -69,7 +69,7 @@ def path_problems(shell: ServerShell, engine: str, spec: RestartSpec) -> list[st
         shell.test(spec.include, "e") and not shell.test(spec.include, "w")
     ):
         problems.append(f"{spec.include} cannot be written on {where}")
-    if spec.log and not shell.test(spec.log, "r"):
+    if spec.log and shell.test(spec.log, "e") and not shell.test(spec.log, "r"):
         problems.append(f"cannot read the log {spec.log} on {where}")
     return problems
 

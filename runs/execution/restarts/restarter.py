@@ -242,7 +242,7 @@ class Restarts:
             if self.spec.mode == "managed":
                 install = self.spec.install(install_label)
                 self._stop_running(timeout)
-                argv = processes.server_argv(
+                pid, binary = processes.server_launch(
                     self.shell,
                     self.target.engine,
                     install,
@@ -250,8 +250,7 @@ class Restarts:
                     socket=self.target.socket,
                     options=start_arguments(self.target.engine, options),
                 )
-                pid = processes.server_start(self.shell, argv, install)
-                self._set_state(pid=pid, basedir=install.basedir, binary=argv[0])
+                self._set_state(pid=pid, basedir=install.basedir, binary=binary)
                 version = self._wait(timeout, pid=pid, install=install)
             else:
                 self.shell.write_whole(self.spec.include, include_text(self.target.engine, options))
@@ -288,7 +287,7 @@ class Restarts:
                 pid = processes.pid_in(self.shell, db.pid_file()) or pid
         except targets.TargetError:
             pass  # not answering: the process benchdash started, if it is still there
-        if pid and self.shell.alive(int(pid)):
+        if pid:  # gone already: nothing to wait for
             processes.server_stop(self.shell, int(pid), self.target.engine, timeout)
 
     def _wait(self, timeout: int, *, pid: int | None = None, install: Install | None = None) -> str:
