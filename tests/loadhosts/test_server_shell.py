@@ -95,13 +95,14 @@ def test_a_server_started_detached_outlives_the_connection_then_stops(shell, tmp
 
 
 def test_a_server_that_ignores_its_shutdown_is_killed_past_the_timeout(shell, tmp_path: Path):
+    log = str(tmp_path / "server.log")
     pid = shell.start(
-        ["sh", "-c", "trap '' TERM; exec sleep 60"],
+        ["sh", "-c", "trap '' TERM; echo deaf; exec sleep 60"],
         cwd=str(tmp_path),
-        log=str(tmp_path / "server.log"),
+        log=log,
         owner=None,
     )
-    eventually(lambda: shell.alive(pid), "the process started")
+    eventually(lambda: shell.read(log) == "deaf\n", "TERM ignored")  # not before: TERM kills
     started = time.monotonic()
     shell.stop(pid, "TERM", 1)
     assert not shell.alive(pid)
