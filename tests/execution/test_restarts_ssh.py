@@ -57,6 +57,10 @@ def db_host(make_ssh_host: Callable[..., LoadHost], sent: Path) -> LoadHost:
     return make_ssh_host("db-host", command=f'{record}; exec sh -c "$SSH_ORIGINAL_COMMAND"')
 
 
+def restart_check(report, name: str) -> tuple[str, str]:
+    return {(c.host, c.check): (c.status, c.message) for c in report.checks}[(name, "restart")]
+
+
 def elsewhere(target: Target, server_host: LoadHost | None) -> Target:
     target.host = ELSEWHERE
     target.server_host = server_host
@@ -133,16 +137,14 @@ def test_preflight_rehearses_the_restart_path_on_the_server_host_changing_nothin
     target = elsewhere(managed_target(remote_managed), None)
     plan = make_plan(target, local_host, server_settings={LOG_BUFFER: ["8M"]})
 
-    refused = plan_preflight(plan=plan)  # on another machine, and no way to reach it
-    assert not refused.ok
-    message = {(c.host, c.check): c.message for c in refused.checks}[(target.name, "restart")]
+    # On another machine, and no way to reach it:
+    status, message = restart_check(plan_preflight(plan=plan), target.name)
+    assert status == "failed"
     assert f"runs on {ELSEWHERE}" in message and "give it a server host" in message
 
     elsewhere(target, db_host)
-    report = plan_preflight(plan=plan)
-    checks = {(c.host, c.check): (c.status, c.message) for c in report.checks}
-    status, message = checks[(target.name, "restart")]
-    assert status == "ok", report.to_dict()
+    status, message = restart_check(plan_preflight(plan=plan), target.name)
+    assert status == "ok", message
     assert message.startswith("would restart it on server host db-host (")
     assert "(install 10.11 runs now)" in message
 
@@ -151,12 +153,24 @@ def test_preflight_rehearses_the_restart_path_on_the_server_host_changing_nothin
     elsewhere(missing, db_host)
     plan.target = missing
     plan.save()
-    report = plan_preflight(plan=plan)
-    status, message = {(c.host, c.check): (c.status, c.message) for c in report.checks}[
-        ("no-binary", "restart")
-    ]
+    status, message = restart_check(plan_preflight(plan=plan), "no-binary")
     assert status == "failed"
     assert "no mariadbd in /opt/no-such-mariadb/bin or sbin on server host db-host" in message
+
+    # A service there: its command and include checked there, and where its errors are.
+    include = remote_managed.dir / "99-benchdash.cnf"
+    service = elsewhere(service_target(remote_managed, include), db_host)
+    plan.target = service
+    plan.save()
+    status, message = restart_check(plan_preflight(plan=plan), service.name)
+    assert status == "ok", message
+    assert f"write {include} and run /bin/sh" in message
+    assert f"a failed start's error read from {remote_managed.error_log}" in message
+    service.restart_config["include"] = "/no-such-folder/99-benchdash.cnf"
+    service.save()
+    status, message = restart_check(plan_preflight(plan=plan), service.name)
+    assert status == "failed"
+    assert "/no-such-folder/99-benchdash.cnf cannot be written on server host db-host" in message
 
     commands = sent.read_text()
     assert "for p do" in commands  # the binary looked for there

@@ -8,7 +8,7 @@ log read from where a restart began; the server's own error line picked from a l
 from __future__ import annotations
 
 from runs.execution.restarts.spec import Install, RestartSpec
-from runs.loadhosts import ServerShell, server_shell
+from runs.loadhosts import ServerShell, ShellError, server_shell
 from runs.models import Target
 
 LOG_NAME = "benchdash-server.log"  # in the data directory: the output of the last start
@@ -140,12 +140,16 @@ def log_size(shell: ServerShell, path: str) -> int:
 
 
 def errors_since(shell: ServerShell, path: str, offset: int) -> str:
-    """The first error line written to a log past `offset`; "" for none (or no log). A
-    log shorter than that was rotated: all of it is new."""
+    """The first error line written to a log past `offset`; "" for none, no log, or one
+    that cannot be read (the restart command's output is said then). A log shorter than
+    that was rotated: all of it is new."""
     if not path:
         return ""
-    size = shell.size(path) or 0
-    return first_error(shell.read(path, offset if size >= offset else 0) or "")
+    try:
+        size = shell.size(path) or 0
+        return first_error(shell.read(path, offset if size >= offset else 0) or "")
+    except ShellError:
+        return ""
 
 
 def pid_in(shell: ServerShell, pid_file: str) -> int | None:

@@ -45,6 +45,7 @@ def check_restarts(
     try:
         problems = path_problems(shell, target.engine, spec)
         facts, running = _running(report, target, shell, spec, names, problems)
+        unread = _unreadable_log(shell, spec, facts)
     except ShellError as e:
         report.add(target.name, CHECK, FAILED, f"cannot check the restart path: {e}")
         return
@@ -53,7 +54,22 @@ def check_restarts(
     if problems:
         report.add(target.name, CHECK, FAILED, "; ".join(problems))
         return
+    if unread:
+        report.add(target.name, CHECK, WARNING, unread)
     report.add(target.name, CHECK, OK, _plan(shell, spec, running, facts))
+
+
+def _unreadable_log(
+    shell: ServerShell, spec: RestartSpec, facts: targets.RestartFacts | None
+) -> str:
+    """A service's error log that the restarts could not read, said; "" when they can."""
+    log = spec.log or (facts.error_log if facts else "")
+    if spec.mode != "service" or not log or not shell.test(log, "e") or shell.test(log, "r"):
+        return ""
+    return (
+        f"cannot read the server's error log {log} on {shell.where}: a failed start will "
+        "say only the restart command's output"
+    )
 
 
 def path_problems(shell: ServerShell, engine: str, spec: RestartSpec) -> list[str]:
@@ -69,8 +85,6 @@ def path_problems(shell: ServerShell, engine: str, spec: RestartSpec) -> list[st
         shell.test(spec.include, "e") and not shell.test(spec.include, "w")
     ):
         problems.append(f"{spec.include} cannot be written on {where}")
-    if spec.log and shell.test(spec.log, "e") and not shell.test(spec.log, "r"):
-        problems.append(f"cannot read the log {spec.log} on {where}")
     return problems
 
 
