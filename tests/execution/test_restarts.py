@@ -40,28 +40,37 @@ def stop_what_runs(server: PrivateMariaDB) -> None:
             time.sleep(0.2)
 
 
+def managed_start(server: PrivateMariaDB) -> PrivateMariaDB:
+    """A private mariadbd started, with an sbtest database and a config of its own."""
+    server.start()
+    server.create_database("sbtest")
+    # The instance's own config, as its owner would write it: the socket of its own
+    # (never the default one of the machine's MariaDB), binary log as the fixture's.
+    (server.dir / "my.cnf").write_text(
+        "[mysqld]\n"
+        f"socket = {server.socket}\n"
+        "bind-address = 127.0.0.1\n"
+        "max-connections = 20\n"
+        "skip-name-resolve\n"
+        "log-bin = binlog\n"
+        "server-id = 1\n"
+        "innodb-buffer-pool-size = 32M\n"
+    )
+    return server
+
+
+def managed_stop(server: PrivateMariaDB) -> None:
+    stop_what_runs(server)
+    server.stop()
+
+
 @pytest.fixture
 def managed() -> Iterator[PrivateMariaDB]:
     server = PrivateMariaDB()
     try:
-        server.start()
-        server.create_database("sbtest")
-        # The instance's own config, as its owner would write it: the socket of its own
-        # (never the default one of the machine's MariaDB), binary log as the fixture's.
-        (server.dir / "my.cnf").write_text(
-            "[mysqld]\n"
-            f"socket = {server.socket}\n"
-            "bind-address = 127.0.0.1\n"
-            "max-connections = 20\n"
-            "skip-name-resolve\n"
-            "log-bin = binlog\n"
-            "server-id = 1\n"
-            "innodb-buffer-pool-size = 32M\n"
-        )
-        yield server
+        yield managed_start(server)
     finally:
-        stop_what_runs(server)
-        server.stop()
+        managed_stop(server)
 
 
 def managed_target(server: PrivateMariaDB, **fields: object) -> Target:

@@ -9,6 +9,8 @@ stops itself, or a service with a restart command and an include benchdash owns)
     restarter.py   a batch's restarts before its cells, verified, rolled back when a
                    config does not start, the original put back at the end (and by the
                    sweeper after a crash, from Batch.servers), each in the batch's log
+    batch_restarts.py  a batch's targets each with its restarts (a targets axis), chosen
+                   by the run's target; every changed one put back at the end
     leftovers.py   for the sweeper: what a dead worker's batch, or a put-back that failed,
                    left changed on a server, put back from Batch.servers
     rehearsal.py   what preflight checks of the restart path, changing nothing
