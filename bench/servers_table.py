@@ -4,7 +4,7 @@ fsync against O_DIRECT (a restart-only axis), each a suite of sysbench tests in 
 drawn by benchdash's own relative table (runs/services/relative.py).
 
     export BENCHDASH_DB_NAME=... BENCHDASH_REDIS_URL=...   # as for the product
-    .venv/bin/python bench/servers_table.py [--time 15] [--repeats 3] [--threads 1]
+    .venv/bin/python bench/servers_table.py [--time 10] [--repeats 5] [--threads 1]
         [--comparisons pg,mariadb]
 
 Private servers on free ports (tests/servers.py), as bench/restart_time.py starts them:
@@ -175,6 +175,7 @@ def compare(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                          "repeats": args.repeats, "tables": args.tables,
                          "table_size": args.table_size, **axes},
                 "servers": _servers(batch),
+                "runs": _runs(batch),
                 "batch": _batch_facts(batch),
                 "load_before": load_before,
                 "load_after": load(),
@@ -197,6 +198,32 @@ def _servers(batch: Any) -> dict[str, Any]:
         binary = str(restart.get("binary") or "").replace(f"{ROOT}/", "")  # the checkout's
         seen.setdefault(key, {"version": restart.get("version"), "binary": binary})
     return seen
+
+
+def _runs(batch: Any) -> list[dict[str, Any]]:
+    """Each run's throughput beside what the machine did meanwhile (the noise): its CPU
+    busy %, its run queue, and the database process's cores."""
+    rows = []
+    for run in batch.runs.order_by("position"):
+        host: dict[str, Any] = next(
+            (h for h in (run.host_summary or {}).get("hosts", []) if h.get("role") == "server"),
+            {},
+        )
+        db = host.get("db") or {}
+        settings = sorted(run.settings.items())
+        rows.append(
+            {
+                "position": run.position,
+                "round": run.round,
+                "test": run.test,
+                "server": run.install or " ".join(f"{n}={v}" for n, v in settings),
+                "tps": (run.summary or {}).get("tps"),
+                "machine_busy_pct": host.get("busy_pct"),
+                "runq": host.get("runq"),
+                "db_cores": round((db.get("user_cores") or 0) + (db.get("system_cores") or 0), 3),
+            }
+        )
+    return rows
 
 
 def _batch_facts(batch: Any) -> dict[str, Any]:
@@ -261,8 +288,8 @@ def _row(cells: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--time", type=int, default=15, help="seconds a run")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--time", type=int, default=10, help="seconds a run")
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--tables", type=int, default=2)
     parser.add_argument("--table-size", type=int, default=20000)
