@@ -57,8 +57,10 @@ def test_each_target_of_the_axis_is_restarted_verified_and_put_back(
     celery_worker, local_host, managed_pair
 ):
     plan = two_target_plan(managed_pair, local_host, repeats=2)
-    second = plan.plan_targets.get().target
-    servers = {plan.target_id: managed_pair[0], second.pk: managed_pair[1]}
+    first, second = plan.target, plan.plan_targets.get().target
+    assert first is not None
+    servers = {first.pk: managed_pair[0], second.pk: managed_pair[1]}
+    names = {first.pk: first.name, second.pk: second.name}
     originals = {pk: global_variable(server, METHOD) for pk, server in servers.items()}
     assert all(cell.restart_key for cell in plans.plan_check(plan=plan).cells)
 
@@ -73,7 +75,7 @@ def test_each_target_of_the_axis_is_restarted_verified_and_put_back(
     for round_number in (0, 1):  # both servers in every round
         assert {r.target_id for r in runs if r.round == round_number} == set(servers)
     for pk, server in servers.items():
-        name = Target.objects.get(pk=pk).name
+        name = names[pk]
         stages = [
             s for s in batch.stages if s.get("target") == pk and s["kind"] in ("restart", "restore")
         ]
