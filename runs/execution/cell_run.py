@@ -33,7 +33,8 @@ from runs.execution.multihost.cell_hosts import (
 )
 from runs.execution.outages.outage_buffer import OutageBuffer, ResultsUnreachable
 from runs.execution.outages.target_wait import show_waiting, target_wait, unreachable
-from runs.execution.restarts.restarter import Restarts, dynamic_settings
+from runs.execution.restarts.batch_restarts import BatchRestarts
+from runs.execution.restarts.restarter import dynamic_settings
 from runs.execution.run_results import (
     RESULT_FIELDS,
     run_fail,
@@ -76,7 +77,7 @@ class CellRun:
         self.targets = {t.pk: t for t in servers.batch_targets(batch)}
         # The running cell, when the results database went away for good at its end.
         self.held: tuple[Run, SampleSink] | None = None
-        self.restarts = Restarts(
+        self.restarts = BatchRestarts(  # each target's own, for a targets axis
             batch, tick=self._restart_tick, show=self._restart_show, save=self._restart_save
         )
 
@@ -189,7 +190,7 @@ class CellRun:
             return None
 
     def _apply_settings(self, run: Run) -> dict[str, str]:
-        restarted = {n: v for n, v in self.restarts.verified.items() if n in run.settings}
+        restarted = {n: v for n, v in self.restarts.verified(run).items() if n in run.settings}
         target = self.target_of(run)
         dynamic = dynamic_settings(target, run.settings)
         if not dynamic:

@@ -126,11 +126,15 @@ class BatchRunner(GroupRun):
             if owns_data and self.plan.cleanup:
                 self._cleanup(group)
             return
-        # The server started with the group's install before its data set is prepared.
-        self._restart_for(next(r for r in group.runs if r.status == Status.QUEUED), note=False)
         # A targets axis: the data set is prepared on each target before the group's first
-        # cell, so that no prepare runs between two measured cells.
-        if owns_data and not [key for key in self._servers(group) if self._prepare(group, key)]:
+        # cell, so that no prepare runs between two measured cells; each server started
+        # with the group's install before its data set is prepared.
+        prepared = []
+        for key in self._servers(group):
+            self._restart_before_prepare(group, key)  # a start that fails fails its cell
+            if owns_data and self._prepare(group, key):
+                prepared.append(key)
+        if owns_data and not prepared:
             return
         try:
             for run in group.runs:
@@ -160,6 +164,13 @@ class BatchRunner(GroupRun):
 
     # --- restarts (runs/execution/restarts/) -----------------------------------------------
 
+    def _restart_before_prepare(self, group: Group, key: int | None) -> None:
+        """The server `key` started with the group's install (and its first cell's
+        config) before its data set is prepared."""
+        queued = [r for r in self._runs_on(group, key) if r.status == Status.QUEUED]
+        if queued:
+            self._restart_for(queued[0], note=False)
+
     def _restart_for(self, run: Run, *, note: bool = True, group: Group | None = None) -> bool:
         """The server restarted for the run when it needs another install, config or
         restart-only value, then warmed up (after_restart "warm"); False: the run failed."""
@@ -174,7 +185,10 @@ class BatchRunner(GroupRun):
             return False
         if group is not None and self.restarts.needs_warmup():
             warm = {**run.sysbench_options, "time": self.restarts.warm_s}
-            self._dataset_stage("run", group, warm, reason="warm-up after a restart", kind="warmup")
+            key = run.target_id if len(self.targets) > 1 else None  # on the run's server
+            self._dataset_stage(
+                "run", group, warm, reason="warm-up after a restart", kind="warmup", key=key
+            )
         return True
 
     def _put_back_servers(self) -> None:

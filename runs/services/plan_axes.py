@@ -64,13 +64,14 @@ def _test_item(index: int, item: object) -> matrix.TestSpec:
 
 
 def plan_servers(plan: Plan, more_targets: Sequence[Target] | None = None) -> matrix.ServerAxes:
-    """The axes that change the server: several targets, installs and configs."""
+    """The axes that change the server: several targets, installs, configs and the
+    restart-only settings (of any target that opted in: each restarts its own)."""
     axes = plan.server_axes if isinstance(plan.server_axes, dict) else {}
     targets = plan_targets(plan, more_targets)
     configs = axes.get("configs") or []
     names = list(plan.server_settings) if isinstance(plan.server_settings, dict) else []
     return matrix.ServerAxes(
-        restart_settings=restarts.restart_setting_names(plan.target, names),
+        restart_settings=restarts.restart_settings_on_any(targets, names),
         targets=tuple(t.pk for t in targets) if len(targets) > 1 else (),
         installs=tuple(str(label) for label in axes.get("installs") or []),
         configs=tuple(str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs),

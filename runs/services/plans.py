@@ -79,8 +79,9 @@ def plan_check(
     plan_connections_check(plan=plan)
     _check_target_fits(plan)
     server_settings = _validate_settings(plan)
-    _check_more_targets(plan, plan_targets(plan, more_targets))
-    restarts.server_axes_check(plan)
+    axis = plan_targets(plan, more_targets)
+    restarts.server_axes_check(plan, axis)  # first: a target that never restarts, by name
+    _check_more_targets(plan, axis)
     options = plan_options(plan)
     script = plan_scripts.plan_script_check(plan=plan, options=options)
     auto = _auto_modes(plan, options)
@@ -91,13 +92,6 @@ def plan_check(
     if auto.rate is not None:
         option_axes["rate"] = [auto.rate.start]  # the search's first value, as an axis value
     servers = plan_servers(plan, more_targets)
-    if servers.targets and (servers.installs or servers.configs or servers.restart_settings):
-        # The restarts run on the plan's first target only (runs/execution/restarts/).
-        raise InvalidInput(
-            "more_targets",
-            "a plan restarts one server: compare several targets in one plan, and "
-            "installs, configs or restart-only settings of one target in another",
-        )
     cells = matrix.expand(
         test=plan.test,
         tests=tests,
@@ -298,8 +292,8 @@ def _check_more_targets(plan: Plan, axis: list[Target]) -> None:
                 "more_targets",
                 f"{target} holds benchdash's own results: its settings are never changed",
             )
-        try:
-            targets.validate_settings(target.engine, plan.server_settings)
+        try:  # restart-only settings on a target that opted in, as on the first one
+            restarts.settings_check(target, plan.server_settings)
         except InvalidInput as e:
             raise InvalidInput(
                 e.field, f"{e.message} (on {target}, a {target.get_engine_display()} server)"

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution.restarts.leftovers import servers_changed, servers_put_back
+from runs.execution import servers
+from runs.execution.restarts.leftovers import changed_targets, servers_changed, servers_put_back
 from runs.execution.restarts.spec import (
     LABEL,
     config_options,
@@ -67,44 +68,23 @@ def settings_check(target: Target, axes: Mapping[str, Any]) -> dict[str, list[st
     return {name: dynamic.get(name) or restarted[name] for name in axes}
 
 
-def server_axes_check(plan: Plan) -> None:
-    """installs, configs, after_restart and warm_s of `Plan.server_axes`, checked."""
-    axes = plan.server_axes
-    if not axes:
-        return
+def server_axes_check(plan: Plan, axis: Sequence[Target] = ()) -> None:
+    """installs, configs, after_restart and warm_s of `Plan.server_axes`, checked, and every
+    target of the plan (`axis`: its targets axis, the plan's target first) able to restart
+    when the plan restarts servers: a targets axis restarts each of its targets."""
+    axes = plan.server_axes if plan.server_axes else {}
     if not isinstance(axes, dict):
         raise InvalidInput("server_axes", "must be an object")
     unknown = sorted(set(axes) - {"installs", "configs", "after_restart", "warm_s"})
     if unknown:
         raise InvalidInput("server_axes", f"unknown keys {', '.join(unknown)}")
-    target = plan.target
+    servers: list[Target | None] = [*axis] or [plan.target]
     installs, configs = axes.get("installs") or [], axes.get("configs") or []
-    if (installs or configs) and (target is None or not target.restart_mode):
-        name = target.name if target is not None else "no target"
-        raise InvalidInput(
-            "server_axes",
-            f"installs and configs restart the server, and {name} never restarts: opt it in "
-            "(its restart mode) first",
-        )
-    assert target is not None or not (installs or configs)
-    if installs:
-        spec = restart_spec(target.engine, target.restart_mode, target.restart_config)  # type: ignore[union-attr]
-        if spec is None or spec.mode != "managed":
-            raise InvalidInput("installs", "installs are a managed instance's: a service has one")
-        known = [install.label for install in spec.installs]
-        for label in installs:
-            if label not in known:
-                raise InvalidInput("installs", f"{label!r} is not one of {', '.join(known)}")
-        if len(set(installs)) != len(installs):
-            raise InvalidInput("installs", "each install once")
-    labels = []
-    for i, item in enumerate(configs, 1):
-        if not isinstance(item, dict) or not LABEL.fullmatch(str(item.get("label", ""))):
-            raise InvalidInput("configs", f"config {i}: give {{label, text}}, a short label")
-        config_options(target.engine, str(item.get("text", "")), str(item["label"]))  # type: ignore[union-attr]
-        labels.append(item["label"])
-    if len(set(labels)) != len(labels):
-        raise InvalidInput("configs", "each label once")
+    settings = plan.server_settings if isinstance(plan.server_settings, dict) else {}
+    restarted = restart_settings_on_any(servers, list(settings))
+    for place, target in enumerate(servers):
+        field = "server_axes" if place == 0 else "more_targets"
+        _target_restarts(target, installs, configs, restarted, field)
     if axes.get("after_restart", "warm") not in AFTER_RESTART:
         raise InvalidInput("after_restart", "warm or cold")
     warm_s = axes.get("warm_s", 10)
@@ -112,13 +92,73 @@ def server_axes_check(plan: Plan) -> None:
         raise InvalidInput("warm_s", "1 to 3600 seconds of the cell's own load")
 
 
+def restart_settings_on_any(
+    servers: Sequence[Target | None], names: Sequence[str]
+) -> frozenset[str]:
+    """The settings of a plan that restart one of its targets (one that opted in)."""
+    return frozenset().union(*(restart_setting_names(t, names) for t in servers))
+
+
+def _target_restarts(
+    target: Target | None,
+    installs: Sequence[str],
+    configs: Sequence[Any],
+    restarted: frozenset[str],
+    field: str,
+) -> None:
+    """One target of a plan that restarts servers: opted in, its installs named, the
+    configs in its engine's words."""
+    name = target.name if target is not None else "no target"
+    if (installs or configs) and (target is None or not target.restart_mode):
+        raise InvalidInput(
+            field,
+            f"installs and configs restart the server, and {name} never restarts: opt it in "
+            "(its restart mode) first",
+        )
+    if target is None:
+        return
+    dynamic = targets.allowed_settings(target.engine)
+    own = sorted(n for n in restarted if n not in dynamic)
+    if own and not target.restart_mode:  # (the first target's is refused by its settings)
+        raise InvalidInput(
+            field,
+            f"{', '.join(own)} restart{'s' if len(own) == 1 else ''} the server, and {name} "
+            "never restarts: opt it in (its restart mode) first, or compare it in another plan",
+        )
+    if installs:
+        _installs_check(target, installs)
+    labels = []
+    for i, item in enumerate(configs, 1):
+        if not isinstance(item, dict) or not LABEL.fullmatch(str(item.get("label", ""))):
+            raise InvalidInput("configs", f"config {i}: give {{label, text}}, a short label")
+        config_options(target.engine, str(item.get("text", "")), str(item["label"]))
+        labels.append(item["label"])
+    if len(set(labels)) != len(labels):
+        raise InvalidInput("configs", "each label once")
+
+
+def _installs_check(target: Target, installs: Sequence[str]) -> None:
+    spec = restart_spec(target.engine, target.restart_mode, target.restart_config)
+    if spec is None or spec.mode != "managed":
+        raise InvalidInput("installs", "installs are a managed instance's: a service has one")
+    known = [install.label for install in spec.installs]
+    for label in installs:
+        if label not in known:
+            raise InvalidInput(
+                "installs", f"{label!r} is not one of {', '.join(known)} (on {target.name})"
+            )
+    if len(set(installs)) != len(installs):
+        raise InvalidInput("installs", "each install once")
+
+
 def restart_estimate(plan: Plan, cells: Sequence[matrix.Cell]) -> dict[str, Any]:
-    """How many restarts the plan's order makes (and the restore at the end), and about
-    how long they take: for the plan editor."""
+    """How many restarts the plan's order makes (and the restore at the end, on each
+    server it restarted), and about how long they take: for the plan editor."""
     points = matrix.restart_points(cells)
     if not points or plan.target is None:
         return {"restarts": 0, "seconds": 0}
-    count = len(points) + 1  # the original put back at the end
+    restarted = {cell.target for cell in cells if cell.position in set(points)}
+    count = len(points) + len(restarted)  # each restarted server put back at the end
     each, source = restart_seconds(plan.target)
     warm = (
         0
@@ -170,7 +210,7 @@ def batches_put_back_left_servers() -> list[int]:
     for batch in left.select_related("target"):
         if not servers_changed(batch):
             continue
-        if Batch.objects.filter(target=batch.target, status__in=ACTIVE_STATUSES).exists():
+        if _in_use(changed_targets(batch)):
             continue  # never restarted under another batch: a later sweep tries again
         if servers_put_back(batch=batch, reason="the sweeper, after the batch's end"):
             continue  # still not back: the next sweep tries again
@@ -182,3 +222,10 @@ def batches_put_back_left_servers() -> list[int]:
         batch.save(update_fields=["warnings"])
         done.append(batch.pk)
     return done
+
+
+def _in_use(target_ids: Sequence[int]) -> bool:
+    """Whether an active batch uses one of the targets (its own, or its targets axis)."""
+    wanted = set(target_ids)
+    active = Batch.objects.filter(status__in=ACTIVE_STATUSES).only("target", "params")
+    return any(wanted & set(servers.target_ids(batch)) for batch in active)

@@ -40,28 +40,36 @@ def stop_what_runs(server: PrivateMariaDB) -> None:
             time.sleep(0.2)
 
 
-def managed_instance(server: PrivateMariaDB) -> Iterator[PrivateMariaDB]:
+def managed_start(server: PrivateMariaDB) -> PrivateMariaDB:
     """`server` started with a database for the benchmark and the instance's own config,
     as its owner would write it: the socket of its own (never the default one of the
     machine's MariaDB), its addresses, binary log as the fixture's."""
+    server.start()
+    server.create_database("sbtest")
+    addresses = ",".join(filter(None, ["127.0.0.1", server.also_on]))
+    (server.dir / "my.cnf").write_text(
+        "[mysqld]\n"
+        f"socket = {server.socket}\n"
+        f"bind-address = {addresses}\n"
+        "max-connections = 20\n"
+        "skip-name-resolve\n"
+        "log-bin = binlog\n"
+        "server-id = 1\n"
+        "innodb-buffer-pool-size = 32M\n"
+    )
+    return server
+
+
+def managed_stop(server: PrivateMariaDB) -> None:
+    stop_what_runs(server)
+    server.stop()
+
+
+def managed_instance(server: PrivateMariaDB) -> Iterator[PrivateMariaDB]:
     try:
-        server.start()
-        server.create_database("sbtest")
-        addresses = ",".join(filter(None, ["127.0.0.1", server.also_on]))
-        (server.dir / "my.cnf").write_text(
-            "[mysqld]\n"
-            f"socket = {server.socket}\n"
-            f"bind-address = {addresses}\n"
-            "max-connections = 20\n"
-            "skip-name-resolve\n"
-            "log-bin = binlog\n"
-            "server-id = 1\n"
-            "innodb-buffer-pool-size = 32M\n"
-        )
-        yield server
+        yield managed_start(server)
     finally:
-        stop_what_runs(server)
-        server.stop()
+        managed_stop(server)
 
 
 @pytest.fixture

@@ -1,8 +1,12 @@
 """The plan editor counts the server restarts a plan makes and their time, on a target
-that opted in to restarts; a target that did not shows none."""
+that opted in to restarts (on each target of a targets axis); a target that did not shows
+none, and one of a targets axis that did not is refused by name."""
 
 from __future__ import annotations
 
+import json
+
+from runs.models import Target
 from runs.services.restarts import RESTART_SECONDS
 from tests.web.test_setup_pages import plan_post
 
@@ -60,3 +64,32 @@ def test_a_target_that_restarted_before_is_estimated_with_its_own_restart_times(
     assert estimate["restart_source"] == "this target's last restarts"
     warm = 10 * (estimate["restarts"] - 1)
     assert estimate["restart_s"] == round(estimate["restarts"] * 8.0 + warm)
+
+
+def test_a_plan_over_two_targets_counts_each_ones_restarts_and_put_back(
+    client_in, stored_target, user
+):
+    stored_target.restart_mode, stored_target.restart_config = "managed", MANAGED
+    stored_target.save()
+    second = Target.objects.create(
+        name="db-2", engine="mariadb", host="127.0.0.1", port=3998, database="sbtest",
+        user="bench", password="s3cret-target-pw", created_by=user,
+        restart_mode="managed", restart_config=MANAGED,
+    )  # fmt: skip
+    fields = plan_post(
+        stored_target,
+        setting_name_0="innodb_flush_method",
+        setting_values_0="fsync,O_DIRECT",
+        more_targets=[str(second.pk)],
+        repeats="1",
+    )
+    answer = client_in.post("/plans/check", fields).json()
+    assert answer["ok"], answer
+    # One round: each target restarts once for each of the 2 values, and is put back once
+    # at the end.
+    assert answer["estimate"]["restarts"] == 2 * 2 + 2, answer["estimate"]
+
+    second.restart_mode, second.restart_config = "", {}
+    second.save()
+    refused = client_in.post("/plans/check", fields).json()
+    assert not refused["ok"] and "db-2 never restarts" in json.dumps(refused), refused

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
+from runs import targets
 from runs.execution import worker_limits
 from runs.execution.environment import load_host_read_facts
 from runs.execution.preflight import target as preflight_target
@@ -27,6 +28,7 @@ from runs.execution.preflight.report import (
     Subject,
 )
 from runs.execution.restarts import rehearsal
+from runs.execution.restarts.spec import restart_names
 from runs.execution.servers import more_targets
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
@@ -94,8 +96,22 @@ def run_preflight(
         preflight_target.check_fsync_timing(report, checked)
         preflight_target.check_inside(report, checked)
         preflight_target.check_server_host(report, checked)
-    rehearsal.check_restarts(report, subject.target, subject.server_settings, subject.server_axes)
+    for server in (subject.target, *subject.more_targets):  # each target restarts its own
+        rehearsal.check_restarts(
+            report, server, subject.server_settings, subject.server_axes, _restarted(subject)
+        )
     return report
+
+
+def _restarted(subject: Subject) -> frozenset[str]:
+    """The settings that restart one of the subject's targets (one that opted in): a
+    target that never restarts, among them, is refused by name."""
+    names = list(subject.server_settings)
+    found: set[str] = set()
+    for server in (subject.target, *subject.more_targets):
+        if server is not None and server.restart_mode:
+            found |= restart_names(server.engine, names, targets.allowed_settings(server.engine))
+    return frozenset(found)
 
 
 def _check_from(

@@ -11,6 +11,8 @@ stops itself, or a service with a restart command and an include benchdash owns)
                    config does not start, the original put back at the end (and by the
                    sweeper after a crash, from Batch.servers)
     stages.py      what a restart says of itself: its label, its stage of the batch's log
+    batch_restarts.py  a batch's targets each with its restarts (a targets axis), chosen
+                   by the run's target; every changed one put back at the end
     leftovers.py   for the sweeper: what a dead worker's batch, or a put-back that failed,
                    left changed on a server, put back from Batch.servers
     rehearsal.py   what preflight checks of the restart path, changing nothing

@@ -14,7 +14,7 @@ from runs.execution.preflight.report import FAILED, OK, WARNING, PreflightReport
 from runs.execution.restarts import processes
 from runs.execution.restarts.processes import RestartFailed
 from runs.execution.restarts.restarter import _restart_names
-from runs.execution.restarts.spec import Install, RestartSpec, restart_spec
+from runs.execution.restarts.spec import Install, RestartSpec, restart_names, restart_spec
 from runs.loadhosts import ServerShell, ShellError
 from runs.models import Target
 
@@ -26,11 +26,17 @@ def check_restarts(
     target: Target | None,
     server_settings: dict[str, list[str]],
     server_axes: dict[str, Any],
+    restarted: frozenset[str] = frozenset(),
 ) -> None:
+    """`restarted`: the settings that restart another target of the plan (a targets
+    axis): this one, restarted for them too, must have opted in."""
     installs, configs = server_axes.get("installs") or [], server_axes.get("configs") or []
     if target is None:
         return
-    names = _restart_names(target, list(server_settings))
+    dynamic = targets.allowed_settings(target.engine)
+    names = _restart_names(target, list(server_settings)) or restart_names(
+        target.engine, sorted(restarted), dynamic
+    )
     if not (names or installs or configs):
         return
     if not target.restart_mode:

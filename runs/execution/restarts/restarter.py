@@ -57,11 +57,21 @@ def _restart_names(target: Target | None, names: list[str]) -> frozenset[str]:
 
 
 class Restarts:
-    """The restarts of one batch's target (none for a target that never restarts)."""
+    """The restarts of one of a batch's targets (none for a target that never restarts);
+    its state is `Batch.servers[str(target id)]` (runs/execution/restarts/batch_restarts.py
+    keeps one per target)."""
 
-    def __init__(self, batch: Batch, *, tick: Tick, show: Show, save: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        batch: Batch,
+        *,
+        target: Target | None,
+        tick: Tick,
+        show: Show,
+        save: Callable[[], None],
+    ) -> None:
         self.batch = batch
-        self.target = batch.target
+        self.target = target
         self.plan = FrozenPlan.from_params(batch.params)
         self.tick, self.show, self.save = tick, show, save
         target = self.target
@@ -373,7 +383,11 @@ class Restarts:
 
     def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
              error: str = "") -> None:  # fmt: skip
+        if self.plan.targets and self.target is not None:  # a targets axis: which server
+            reason = f"{self.target.name}, {reason}"
         entry = restart_stage(kind, position, started, reason, output=output, error=error)
+        if self.plan.targets and self.target is not None:
+            entry["target"] = self.target.pk
         self.batch.stages = [*self.batch.stages, entry]
         self.save()
         logger.info("batch %s: %s %s (%s)", self.batch.pk, kind, reason, error or "ok")
