@@ -133,7 +133,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         return None
     spent = budget.cell_budget(good, _time_ms)
     by_class = fsyncs.cell_fsyncs(
-        (RunCounters.load(r.counters), fsyncs.device_flush_ms(r.host_summary)) for r in good
+        (RunCounters.load(r.counters), fsyncs.host_sync(r.host_summary)) for r in good
     )
     # Geometric means, as the verdicts': the ratio measured here is the verdict's.
     return SideFigures(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
-from runs.analysis.fsyncs import device_flush_ms, run_fsyncs
+from runs.analysis.fsyncs import host_sync, run_fsyncs
 from runs.analysis.verdicts import TIMES
 from runs.columns import HostFigures, HostSummary, RunCounters
 
@@ -279,7 +279,7 @@ def fsync_figures(
     """A run's fsyncs per transaction (redo log and binary log, and data files where
     counted) and their average time, each class timed by its own source
     (runs/analysis/fsyncs.py), from `Run.counters` and `Run.host_summary`."""
-    by_class = run_fsyncs(RunCounters.load(counters), device_flush_ms(summary))
+    by_class = run_fsyncs(RunCounters.load(counters), host_sync(summary))
     material = [by_class.get(n) for n in by_class.material()]
     timed = [c for c in material if c.ms is not None]
     count = sum(c.per_tx or 0 for c in material)
