@@ -273,7 +273,6 @@ def test_a_single_thread_insert_under_flush_1_is_fsync_bound(celery_worker, make
     run = insert_under_flush_1(make_plan, ps_target, "1")
 
     verdict = run.bottleneck
-    print("PEEK", run.host_summary, run.bottleneck, run.summary.get("latency_avg_ms"))
     if verdict["kind"] == "other_processes":  # the parallel suite's workers took the CPU
         assert verdict["busy_start"] and "others" in verdict["evidence"][0], verdict
         return
