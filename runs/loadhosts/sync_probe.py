@@ -140,7 +140,9 @@ class SyncProbe:
             self.poll()
             time.sleep(0.01)
         if self.offset is None and not self.problem:
-            self.problem = f"the sync probe on {self.host} did not start within {STARTED_WITHIN_S:.0f} s"
+            self.problem = (
+                f"the sync probe on {self.host} did not start within {STARTED_WITHIN_S:.0f} s"
+            )
 
     def poll(self) -> None: ...
 
