@@ -4,7 +4,7 @@
 
 A private MariaDB 10.11 with performance_schema on (tests/servers.py): oltp_insert at one
 thread for --time seconds (--rate: sysbench's --rate, 0 for as fast as it goes) under
-innodb_flush_log_at_trx_commit 1 and 2 × sync_binlog 0 and 1; then a private PostgreSQL
+innodb_flush_log_at_trx_commit 1 and 2 x sync_binlog 0 and 1; then a private PostgreSQL
 with track_wal_io_timing on, synchronous_commit on. Each configuration --repeats times,
 in interleaved rounds. During each run, beside each other:
 
@@ -27,12 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,34 +44,12 @@ import django  # noqa: E402
 django.setup()
 
 from bench._harness import load, write_result  # noqa: E402
-from runs import targets  # noqa: E402
 from runs.analysis.fsyncs import BINLOG, DATA, REDO, run_fsyncs  # noqa: E402
-from runs.analysis.host_metrics import procfs  # noqa: E402
-from runs.analysis.host_metrics.sync_probe import probe_summary  # noqa: E402
-from runs.columns import RunCounters  # noqa: E402
-from runs.loadhosts.sync_probe import LocalSyncProbe  # noqa: E402
 from runs.sysbench.command import Connection  # noqa: E402
-from runs.targets.counters import counters_summary  # noqa: E402
-from runs.targets.sync_probe import sync_site  # noqa: E402
 from tests.servers import PrivateMariaDB, PrivatePostgres  # noqa: E402
-from tests.strace import Strace, of_files  # noqa: E402
+from tests.strace import PROBE_EVERY_S, measured_run, of_files  # noqa: E402
 
-EVERY_S = 0.2  # the product's default (BENCHDASH_SYNC_PROBE_S)
 FILES = {REDO: ("ib_logfile", "/pg_wal/"), BINLOG: ("/binlog.0",), DATA: (".ibd", "ibdata")}
-
-
-def diskstats() -> procfs.ProcSnapshot:
-    snapshot = procfs.ProcSnapshot(uptime_s=float(Path("/proc/uptime").read_text().split()[0]))
-    for line in Path("/proc/diskstats").read_text().splitlines():
-        procfs._diskstats(snapshot, line)
-    return snapshot
-
-
-def flush_ms(before: procfs.ProcSnapshot, after: procfs.ProcSnapshot) -> float | None:
-    disks = (procfs.host_values(before, after) or {}).get("disks", {})
-    flushes = [(d["flush_s"], d["flush_ms"]) for d in disks.values() if d.get("flush_s")]
-    count = sum(n for n, _ in flushes)
-    return round(sum(n * ms for n, ms in flushes) / count, 4) if count else None
 
 
 def spread(times: list[float], transactions: int) -> dict[str, Any] | None:
@@ -91,37 +67,18 @@ def one_run(
     connection: Connection, pid: int, sysbench: list[str], args: argparse.Namespace, tmp: Path
 ) -> dict[str, Any]:
     """One measured run: strace, the server's counters, the device, the probe."""
-    with targets.connect(connection) as db:
-        site, problem = sync_site(db)
-        assert site is not None, problem
-        rate = [f"--rate={args.rate}"] if args.rate else []
-        with Strace(pid, tmp / "strace.txt") as tracer:
-            probe = LocalSyncProbe("local", site, EVERY_S)
-            before, disks_before, started = db.status_counters(), diskstats(), time.monotonic()
-            done = subprocess.run(
-                [*sysbench, "--threads=1", f"--time={args.time}", *rate, "run"],
-                capture_output=True, text=True, timeout=args.time + 120, check=True,
-            )  # fmt: skip
-            ended = time.monotonic()
-            after, disks_after = db.status_counters(), diskstats()
-            probe.close()
-    transactions = int(re.search(r"transactions:\s+(\d+)", done.stdout).group(1))  # type: ignore[union-attr]
-    readings = [(0.0, before), (ended - started, after)]
-    counters = RunCounters.load(
-        counters_summary(readings, [{"sql": {"transactions": transactions}}])
+    run = measured_run(
+        connection, pid, sysbench, seconds=args.time, rate=args.rate, out=tmp / "strace.txt"
     )
-    server = run_fsyncs(counters)  # the server's own timers alone
-    syncs = tracer.syncs()
-    found = probe_summary(
-        probe.lines, offset=probe.offset, start=started, end=ended, every_s=EVERY_S
-    )
+    server = run_fsyncs(run.counters)  # the server's own timers alone
     return {
-        "tps": round(transactions / (ended - started), 1),
-        "latency_ms": float(re.search(r"avg:\s+([\d.]+)", done.stdout).group(1)),  # type: ignore[union-attr]
-        "strace": {c: spread(of_files(syncs, *FILES[c]), transactions) for c in FILES},
+        "tps": round(run.transactions / run.seconds, 1),
+        "latency_ms": run.latency_ms,
+        "strace": {c: spread(of_files(run.syncs, *FILES[c]), run.transactions) for c in FILES},
         "server": {c: server.get(c).to_dict() for c in FILES},
-        "diskstats_ms": flush_ms(disks_before, disks_after),
-        "probe": found,
+        "diskstats_ms": run.diskstats_ms,
+        "probe": run.probe,
+        "runnable": round(run.runnable, 2),
         "load": load(),
     }
 
@@ -204,7 +161,7 @@ def row_text(run: dict[str, Any]) -> str:
         f"redo strace median {redo.get('median_ms')} mean {redo.get('mean_ms')} "
         f"({redo.get('per_tx')}/trx); probe {probe.get('ms')} "
         f"[{probe.get('ci_low_ms')}, {probe.get('ci_high_ms')}]; "
-        f"diskstats {run['diskstats_ms']}; load {run['load'][0]}"
+        f"diskstats {run['diskstats_ms']}; runnable {run['runnable']}; load {run['load'][0]}"
     )
 
 
@@ -266,7 +223,7 @@ def main() -> None:
         ROOT / "bench" / "results" / "fsync_sources.json",
         {
             "repeats": args.repeats, "time_s": args.time, "rate": args.rate,
-            "probe_every_s": EVERY_S, "load_at_start": started_load,
+            "probe_every_s": PROBE_EVERY_S, "load_at_start": started_load,
             "table": table,
             "probe_cost": {
                 "cpu_pct_of_a_core": statistics.median(c["cpu_pct"] for c in costs),

@@ -191,7 +191,9 @@ def _data_count(deltas: Mapping[str, float]) -> float | None:
 
 def _timed(deltas: Mapping[str, float], name: str) -> tuple[float | None, str]:
     for count_name, time_name, per_ms in TIMERS[name]:
-        if deltas.get(count_name) and deltas.get(time_name) is not None:
+        # A timer that is off still counts (PostgreSQL's wal_sync_time stays 0 without
+        # track_wal_io_timing): no time, no figure.
+        if deltas.get(count_name) and deltas.get(time_name):
             ms = float(deltas[time_name]) / per_ms / float(deltas[count_name])
             return ms, SOURCE_OF[count_name.split("_")[0]]
     return None, ""
