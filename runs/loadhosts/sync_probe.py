@@ -76,8 +76,9 @@ for d in dict.fromkeys([data_dir, log_dir, os.environ.get("HOME", ""), "/var/tmp
     os.unlink(path)
     break
 if fd is None:
+    none = "none of the data directory, home, /var/tmp, /tmp is on it"
     say("@@benchdash-sync-problem", "no directory on the file system of %s may be written: %s"
-        % (log_dir, "; ".join(tried) or "none of the data directory, home, /var/tmp, /tmp is on it"))
+        % (log_dir, "; ".join(tried) or none))
     sys.exit(0)
 buffer = mmap.mmap(-1, block)
 buffer.write(b"\x5a" * block)
@@ -106,7 +107,8 @@ while True:
 
 # Over SSH: python3 where there is one, else the probe says why it could not run.
 REMOTE = r"""
-command -v python3 >/dev/null 2>&1 || { echo "@@benchdash-sync-problem no python3 on $(uname -n)"; exit 0; }
+command -v python3 >/dev/null 2>&1 ||
+  { echo "@@benchdash-sync-problem no python3 on $(uname -n)"; exit 0; }
 probe=$1; shift
 exec python3 -c "$probe" "$@"
 """
