@@ -127,6 +127,31 @@ def test_the_server_host_is_sampled_over_ssh(
     assert {r.host for r in rows_of(run, "load")} == {"loadhost-1"}
     assert run.host_summary["missing"] == []
     assert run.bottleneck["same_machine"] is False
+    # the sync probe ran there too, on the redo log's file system, over its own connection
+    (entry,) = [h for h in run.host_summary["hosts"] if h["role"] == "server"]
+    probe = entry["sync_probe"]
+    assert probe["ms"] > 0 and probe["samples"] >= 5 and probe["mode"] == "direct", probe
+
+
+def test_a_server_host_without_python_keeps_the_devices_bound_and_says_why(
+    celery_worker, make_plan, make_ssh_host, sshd_server, target
+):
+    path = sshd_server.path_without("python3")
+    target.server_host = make_ssh_host(
+        "db-bare", command=f'export PATH={path}; exec sh -c "$SSH_ORIGINAL_COMMAND"'
+    )
+    target.save()
+    plan = make_plan(options=SHORT, threads=[1])
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+
+    run = batch.runs.get()
+    assert run.status == Status.DONE, run.error
+    (entry,) = [h for h in run.host_summary["hosts"] if h["role"] == "server"]
+    assert entry["sync_probe"] == {"problem": "no python3 on " + os.uname().nodename}
+    redo = fsync_figures(run.counters, run.host_summary)
+    if entry.get("flush_ms"):  # kernels 5.5 and later: the device's time, a lower bound
+        assert redo.lower_bound and "(/proc/diskstats)" in redo.text, redo
 
 
 def test_a_server_host_that_refuses_is_said_not_invented(
