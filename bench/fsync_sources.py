@@ -1,9 +1,9 @@
 """Every source of the time of one fsync, per configuration, against strace on the server.
 
-    .venv/bin/python bench/fsync_sources.py [--repeats 2] [--time 8] [--rate 0]
+    .venv/bin/python bench/fsync_sources.py [--repeats 3] [--time 8] [--rate 150]
 
 A private MariaDB 10.11 with performance_schema on (tests/servers.py): oltp_insert at one
-thread for --time seconds (--rate: sysbench's --rate, 0 for as fast as it goes) under
+thread for --time seconds at --rate transactions a second (0: as fast as it goes) under
 innodb_flush_log_at_trx_commit 1 and 2 x sync_binlog 0 and 1; then a private PostgreSQL
 with track_wal_io_timing on, synchronous_commit on. Each configuration --repeats times,
 in interleaved rounds. During each run, beside each other:
@@ -197,9 +197,24 @@ def agreement(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "server_vs_strace_mean_pct": _pct(
                     statistics.median(own) if own else None, strace_mean
                 ),
+                # each run's probe against its own strace, and those of the runs whose
+                # run queue stayed within the cores (docs/host-metrics.md: why)
+                "runnable": [r["runnable"] for r in mine],
+                "probe_vs_strace_each_pct": _each(mine, name),
+                "probe_vs_strace_quiet_pct": _each(
+                    [r for r in mine if r["runnable"] <= (os.cpu_count() or 1)], name
+                ),
             }  # fmt: skip
             table.append(row)
     return table
+
+
+def _each(runs: list[dict[str, Any]], name: str) -> list[float | None]:
+    return [
+        _pct(r["probe"].get("ms"), r["strace"][name]["median_ms"])
+        for r in runs
+        if r["strace"][name]
+    ]
 
 
 def _pct(value: float | None, reference: float) -> float | None:
@@ -208,9 +223,9 @@ def _pct(value: float | None, reference: float) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--time", type=int, default=8)
-    parser.add_argument("--rate", type=int, default=0, help="sysbench --rate; 0: unlimited")
+    parser.add_argument("--rate", type=int, default=150, help="sysbench --rate; 0: unlimited")
     args = parser.parse_args()
     started_load = load()
     rounds: list[dict[str, Any]] = []

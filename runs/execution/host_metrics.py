@@ -341,13 +341,14 @@ def host_metrics_summary(sampler: HostMetricsSampler | None, *, run: Run, warmup
     steady = list(run.samples.filter(in_warmup=False).values_list("tps", flat=True))
     tps = [float(t) for t in steady if t is not None]
     mean_tps = sum(tps) / len(tps) if tps else None
-    run.host_summary = host_summary(
+    summary = host_summary(
         sampler.series(), warmup_s=warmup_s, tps=mean_tps, missing=sampler.missing
     )
     probe = sampler.probe.summary(started=sampler.started, run_s=sampler.run_s, warmup_s=warmup_s)
-    for entry in run.host_summary["hosts"]:
+    for entry in summary["hosts"]:
         if entry["role"] == "server" and probe:
-            entry["sync_probe"] = probe
+            entry["sync_probe"] = probe  # the server host's time per fsync (sync_probe.py)
+    run.host_summary = summary
     fsyncs = fsync_figures(run.counters, run.host_summary)
     missing = sampler.missing
     load = RunLoad(

@@ -6,12 +6,12 @@ the other processes' share of the CPU, and the verdict of its cell says it rests
 
 Robust on a loaded machine: the burned repeat is judged against its own cell's other
 repeats, run minutes apart under the same load, and two busy loops a core beside a
-single-threaded client and server slow it several times over, far past the quarter that
+single-threaded client and server slow it twice over or more, past the quarter that
 singles a repeat out (runs/analysis/host_metrics/disturbed.py). Two a core, not one: a
 client and a server that sleep between their turns are woken ahead of a lone busy loop
 on its core (the kernel's scheduler places a task that slept ahead of one that ran), and
 on this 2-core virtual machine one loop a core left single-thread point selects as fast
-as before (10,500 against 11,500 tps), two a core made them 5 to 9 times slower."""
+as before (10,500 against 11,500 tps), two a core made them 2 to 9 times slower."""
 
 from __future__ import annotations
 
