@@ -72,7 +72,8 @@ def test_the_interval_of_a_median_is_drawn_from_the_order_statistics():
 
 
 def test_only_the_probes_sample_lines_are_samples():
-    assert sample_parse("679.1020 0.000092 0.000201 0.021000").sync_ms == pytest.approx(0.092)
+    sample = sample_parse("679.1020 0.000092 0.000201 0.021000")
+    assert sample is not None and sample.sync_ms == pytest.approx(0.092)
     assert sample_parse("@@benchdash-sync-ready /d direct 4096 64") is None
     assert sample_parse("679.1 nan? x y") is None
 
