@@ -97,9 +97,13 @@ i = 0
 while True:
     time.sleep(every * random.uniform(0.5, 1.5))
     before = time.monotonic()
-    os.pwrite(fd, buffer, (i % BLOCKS) * block)
-    written = time.monotonic()
-    os.fdatasync(fd)
+    try:
+        os.pwrite(fd, buffer, (i % BLOCKS) * block)
+        written = time.monotonic()
+        os.fdatasync(fd)
+    except OSError as e:  # a full disk, an O_DIRECT block the device refuses
+        say("@@benchdash-sync-problem", "the probe's write or sync failed: %s" % e.strerror)
+        sys.exit(0)
     synced = time.monotonic()
     say("%.6f %.6f %.6f %.6f" % (written, synced - written, written - before, time.process_time()))
     i += 1

@@ -69,13 +69,14 @@ def probe_summary(
     A probe that could not run, or took too few samples, gives `problem` alone."""
     problem = next((ln.split(" ", 1)[1] for ln in lines if ln.startswith(PROBLEM + " ")), "")
     ready = next((ln.split() for ln in lines if ln.startswith(READY + " ")), None)
-    if problem or ready is None or offset is None:
+    if ready is None or offset is None:
         return {"problem": problem or "the sync probe took no sample"}
     samples = [s for s in map(sample_parse, lines) if s is not None]
     steady = [s for s in samples if start <= s.at + offset <= end]
-    if len(steady) < MIN_SAMPLES:
+    if len(steady) < MIN_SAMPLES:  # a probe that stopped says why; else the run was short
         return {
-            "problem": f"the sync probe took {len(steady)} samples in the measured "
+            "problem": problem
+            or f"the sync probe took {len(steady)} samples in the measured "
             f"interval ({MIN_SAMPLES} needed): too short a run for it"
         }
     times = sorted(s.sync_ms for s in steady)

@@ -62,6 +62,12 @@ def test_a_probe_that_could_not_run_or_took_too_few_samples_gives_why():
     assert "ms" not in short
     silent = probe_summary([], offset=None, start=0, end=9, every_s=0.2)
     assert silent == {"problem": "the sync probe took no sample"}
+    failed = [*LINES[:4], "@@benchdash-sync-problem the probe's write or sync failed: No space"]
+    stopped = probe_summary(failed, offset=320.9, start=1000.0, end=1001.0, every_s=0.2)
+    assert stopped == {"problem": "the probe's write or sync failed: No space"}
+    # a probe that failed after the measured interval still gives its figure
+    late = probe_summary([*LINES, failed[-1]], offset=320.9, start=1000.1, end=1001.0, every_s=0.2)
+    assert late["samples"] == 10 and "problem" not in late
 
 
 def test_the_interval_of_a_median_is_drawn_from_the_order_statistics():
