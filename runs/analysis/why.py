@@ -217,8 +217,9 @@ def _model_text(why: Why, removed: float, added: float) -> str:
         return text
     if why.lower_bound:
         return text + (
-            ": the host's device time per flush is only a lower bound of an fsync's time "
-            "(the data and the file system's journal are written first)" + _needed(why)
+            ": a time per fsync marked ≥ is only a lower bound of an fsync's time (the "
+            "device's time per flush, after the data and the file system's journal are "
+            "written; or the sync probe's overwrite, for a binary log that grows)" + _needed(why)
         )
     return text + ": the fsyncs do not explain the difference (something else costs time)"
 
