@@ -46,7 +46,11 @@ class Strace:
         self._process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Strace:
-        argv = ["strace", "-f", "-T", "-y", "-e", "trace=fsync,fdatasync", "-p", str(self.pid)]
+        # The process and its children already there (PostgreSQL's WAL writer, whose syncs
+        # pg_stat_wal counts too), and with -f every one forked after (a backend).
+        tasks = [self.pid, *children(self.pid)]
+        argv = ["strace", "-f", "-T", "-y", "-e", "trace=fsync,fdatasync"]
+        argv += [word for task in tasks for word in ("-p", str(task))]
         self._process = subprocess.Popen(
             [*argv, "-o", str(self.out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -60,6 +64,16 @@ class Strace:
 
     def syncs(self) -> dict[str, list[float]]:
         return syncs_by_file(self.out.read_text())
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for path in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found += [int(c) for c in path.read_text().split()]
+        except OSError:
+            continue  # a thread gone meanwhile
+    return found
 
 
 def syncs_by_file(text: str) -> dict[str, list[float]]:
