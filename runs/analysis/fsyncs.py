@@ -142,6 +142,26 @@ def host_sync(host_summary: Mapping[str, Any] | None) -> HostSync | None:
     return None
 
 
+def crowded(host_summary: Mapping[str, Any] | None) -> str:
+    """A caveat when the sync probe timed a run whose server host had more tasks ready to
+    run than cores: there the server's own syncs took 2 to 25 times the probe's (measured
+    against strace, docs/host-metrics.md), likely waiting for a CPU after their I/O; ""
+    otherwise."""
+    for host in (host_summary or {}).get("hosts") or []:
+        if not (isinstance(host, Mapping) and host.get("role") == "server"):
+            continue
+        probe = host.get("sync_probe") or {}
+        runq, ncpu = host.get("runq") or 0, host.get("ncpu") or 0
+        timed = isinstance(probe, Mapping) and _positive(probe.get("ms"))
+        if timed and _positive(runq) and _positive(ncpu) and runq > ncpu:
+            return (
+                f"the server host's run queue ({runq:.1f}) was above its {ncpu} cores: the "
+                "sync probe's time is the disk's, the server's own syncs likely waited "
+                "longer for a CPU"
+            )
+    return ""
+
+
 def _positive(value: Any) -> bool:
     return isinstance(value, int | float) and value > 0
 

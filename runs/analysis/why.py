@@ -60,6 +60,7 @@ class SideFigures:
     untimed: str = ""  # why the fsyncs were not timed, and the fix, when the sampler said
     by_class: Fsyncs = field(default_factory=lambda: Fsyncs({}))  # one figure per class
     waits: dict[str, float] = field(default_factory=dict)  # ms per transaction, per wait
+    crowded: str = ""  # the sync probe timed it on a host busier than its cores (fsyncs.py)
 
     @property
     def fsyncs(self) -> float | None:
@@ -149,6 +150,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         untimed=_untimed(good),
         by_class=by_class,
         waits=inside.cell_waits(r.server_counters.inside for r in good),
+        crowded=next((c for r in good if (c := fsyncs.crowded(r.host_summary))), ""),
     )
 
 
@@ -213,6 +215,14 @@ def _model_text(why: Why, removed: float, added: float) -> str:
     parts = [s.fsync_text(cost) for s, cost in costly] or ["neither side fsyncs"]
     predicted = "nothing" if why.predicted is None else _ratio(why.predicted)
     text = "; ".join(parts) + f" → model predicts {predicted}, measured {_ratio(why.measured)}"
+    probed = any(
+        side.by_class.get(n).source == fsyncs.PROBE
+        for side in (why.base, why.other)
+        for n in side.by_class.material()
+    )
+    caveat = why.base.crowded or why.other.crowded
+    if probed and caveat:
+        text += f" ({caveat})"
     if why.explained:
         return text
     if why.lower_bound:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
-from runs.analysis.fsyncs import host_sync, run_fsyncs
+from runs.analysis.fsyncs import crowded, host_sync, run_fsyncs
 from runs.analysis.verdicts import TIMES
 from runs.columns import HostFigures, HostSummary, RunCounters
 
@@ -59,6 +59,8 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
     loads = hosts.of_role("load")
     partial = [_partial_text(h) for h in hosts.hosts if _partial(h)]
     kind, evidence = ("unknown", partial) if partial else _kind(server, loads, load)
+    if kind == "fsync" and (caveat := crowded(summary)):
+        evidence.append(caveat)  # the probe's time is then a floor of the server's
     client_bound = kind == "load_cpu"
     if client_bound:
         evidence.append(f"{CLIENT}: the load host, not the server, set the pace")

@@ -244,3 +244,13 @@ def test_fsyncs_under_half_the_latency_beside_a_larger_part_do_not():
     # without the database's CPU the share alone decides: under half is not fsync-bound
     bare = host("server", "db", 40.0)
     assert bottleneck_classify({"hosts": [bare]}, load)["kind"] != "fsync"
+
+
+def test_fsyncs_timed_by_the_probe_on_a_crowded_host_say_the_time_is_the_disks():
+    server = host("server", "db", 60.0, runq=5.0, sync_probe={"ms": 0.3},
+                  db={"user_cores": 0.1, "system_cores": 0.1, "cpu_us_per_tx": 200.0})  # fmt: skip
+    load = RunLoad(tps=[900.0] * 4, latency_ms=1.1, fsyncs_per_tx=2.0, fsync_ms=0.3,
+                   fsync_text="redo log 1.00/trx x 0.300 ms (sync probe)")  # fmt: skip
+    verdict = bottleneck_classify({"hosts": [server]}, load)
+    assert verdict["kind"] == "fsync", verdict
+    assert verdict["evidence"][-1].startswith("the server host's run queue (5.0) was above")

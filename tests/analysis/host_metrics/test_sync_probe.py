@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from runs.analysis.fsyncs import BINLOG, DISKSTATS, PROBE, REDO, HostSync, host_sync, run_fsyncs
+from runs.analysis.fsyncs import (
+    BINLOG,
+    DISKSTATS,
+    PROBE,
+    REDO,
+    HostSync,
+    crowded,
+    host_sync,
+    run_fsyncs,
+)
 from runs.analysis.host_metrics.sync_probe import (
     SyncSite,
     median_interval,
@@ -122,3 +131,13 @@ def test_for_the_growing_binary_log_the_probes_time_is_only_a_bound():
     )
     binlog = run_fsyncs(counters, HostSync(0.2, PROBE, False)).get(BINLOG)
     assert binlog.per_tx == 1.0 and binlog.source == PROBE and binlog.lower_bound
+
+
+def test_a_probe_on_a_host_busier_than_its_cores_is_said_to_time_the_disk():
+    server = {"role": "server", "ncpu": 2, "runq": 5.0, "sync_probe": {"ms": 0.157}}
+    assert crowded({"hosts": [server]}).startswith(
+        "the server host's run queue (5.0) was above its 2 cores: the sync probe's time is "
+        "the disk's"
+    )
+    assert crowded({"hosts": [{**server, "runq": 1.7}]}) == ""
+    assert crowded({"hosts": [{**server, "sync_probe": {"problem": "no python3"}}]}) == ""
