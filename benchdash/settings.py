@@ -261,6 +261,9 @@ BENCHDASH_WAIT_SAMPLE_S = float(env("BENCHDASH_WAIT_SAMPLE_S", "0.2"))
 # Sample the server host's and the load hosts' /proc while sysbench runs (one stream per
 # machine: docs/host-metrics.md).
 BENCHDASH_HOST_METRICS = env_bool("BENCHDASH_HOST_METRICS", True)
+# Mean seconds between two samples of the sync probe on the server host (one 4 KiB write
+# and fdatasync on its log's file system: docs/host-metrics.md); 0: no probe.
+BENCHDASH_SYNC_PROBE_S = float(env("BENCHDASH_SYNC_PROBE_S", "0.2"))
 # Seconds for each step of an SSH connection (connect, banner, handshake, login) and for a
 # short command on a load host (facts, kill, sysbench --version).
 BENCHDASH_SSH_TIMEOUT = float(env("BENCHDASH_SSH_TIMEOUT", "10"))

@@ -64,6 +64,7 @@ TIER_OF_FILE = {
     "tests/api/test_errors.py::test_the_api_answers_503_in_words_while_the_results_database_is_down": "servers",  # noqa: E501
     "tests/test_mail.py": "servers",
     "tests/targets/test_inside.py": "servers",
+    "tests/targets/test_sync_probe.py": "servers",
     "tests/web/test_connections.py": "servers",
     "tests/web/test_events.py": "servers",
     "tests/web/test_uploads.py": "servers",

@@ -16,7 +16,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     multiplicity.py    many cells tested at once: Holm's correction, so A/A stays quiet
     why.py             why: the per-transaction time model from the server counters
     fsyncs.py          fsyncs by file class (redo, binary log, data): per transaction, and
-                       the time of one from the first source the server in hand has
+                       the time of one from the first source the server in hand has (its
+                       own timer, else the sync probe on its host, else the device's bound)
     budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,
                        bytes, fsyncs) and what moved between two cells
     inside.py          inside the server over a run: its waits per transaction and its

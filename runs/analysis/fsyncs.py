@@ -10,6 +10,10 @@ log's fsyncs made the why panel wrong):
 - the server's own timer of that class: performance_schema's file_summary_by_event_name
   (innodb_log_file, binlog, innodb_data_file) on MySQL/MariaDB, pg_stat_wal's
   wal_sync_time (track_wal_io_timing on) on PostgreSQL;
+- else the sync probe on the server host: the median time of an fdatasync after a write
+  of the log's block size, on the log's own file system, sampled a few times a second
+  over the measured interval (runs/loadhosts/sync_probe.py); not a bound: measured within
+  25 % of strace on the server's own redo-log and WAL syncs (docs/host-metrics.md);
 - else the server host's /proc/diskstats: the device's time per cache flush (kernels 5.5
   and later). It is the last step of an fsync only, after the data and the file system's
   journal are written: a lower bound, said so wherever it is shown.
@@ -36,6 +40,10 @@ PS_PER_MS = 1e9
 PFS = "performance_schema"
 PG_WAL = "pg_stat_wal"
 DISKSTATS = "/proc/diskstats"
+PROBE = "sync probe"
+# A cell's runs may differ in what timed a class: the server's own timer first, then the
+# probe, then the device's bound.
+RANK = {PFS: 0, PG_WAL: 0, PROBE: 1, DISKSTATS: 2}
 # class → (count, total time, time unit per ms) of the server's own timer
 TIMERS: dict[str, tuple[tuple[str, str, float], ...]] = {
     REDO: (
@@ -111,19 +119,56 @@ class Fsyncs:
         return {name: self.get(name).to_dict() for name in CLASSES}
 
 
-def device_flush_ms(host_summary: Mapping[str, Any] | None) -> float | None:
-    """The server host's device time per cache flush over the run, from `Run.host_summary`
-    (runs/analysis/host_metrics/host_summary.py); None before kernel 5.5 or unsampled."""
+@dataclass(frozen=True)
+class HostSync:
+    """The server host's own time per fsync, for a class its server does not time."""
+
+    ms: float
+    source: str  # PROBE or DISKSTATS
+    lower_bound: bool
+
+
+def host_sync(host_summary: Mapping[str, Any] | None) -> HostSync | None:
+    """The sync probe's median time per fsync over the run, else the device's time per
+    cache flush (a lower bound), from the server host's entry of `Run.host_summary`
+    (runs/analysis/host_metrics/host_summary.py); None when neither was measured."""
     for host in (host_summary or {}).get("hosts") or []:
         if isinstance(host, Mapping) and host.get("role") == "server":
-            value = host.get("flush_ms")
-            return float(value) if isinstance(value, int | float) and value > 0 else None
+            probe = host.get("sync_probe") or {}
+            if isinstance(probe, Mapping) and _positive(probe.get("ms")):
+                return HostSync(float(probe["ms"]), PROBE, False)
+            if _positive(host.get("flush_ms")):
+                return HostSync(float(host["flush_ms"]), DISKSTATS, True)
     return None
 
 
-def run_fsyncs(counters: RunCounters, flush_ms: float | None = None) -> Fsyncs:
-    """A run's fsyncs by class, from its counters and its server host's device time per
-    flush (`device_flush_ms`)."""
+def crowded(host_summary: Mapping[str, Any] | None) -> str:
+    """A caveat when the sync probe timed a run whose server host had more tasks ready to
+    run than cores: there the server's own syncs took 2 to 25 times the probe's (measured
+    against strace, docs/host-metrics.md), likely waiting for a CPU after their I/O; ""
+    otherwise."""
+    for host in (host_summary or {}).get("hosts") or []:
+        if not (isinstance(host, Mapping) and host.get("role") == "server"):
+            continue
+        probe = host.get("sync_probe") or {}
+        runq, ncpu = host.get("runq") or 0, host.get("ncpu") or 0
+        timed = isinstance(probe, Mapping) and _positive(probe.get("ms"))
+        if timed and _positive(runq) and _positive(ncpu) and runq > ncpu:
+            return (
+                f"the server host's run queue ({runq:.1f}) was above its {ncpu} cores: the "
+                "sync probe's time is the disk's, the server's own syncs likely waited "
+                "longer for a CPU"
+            )
+    return ""
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and value > 0
+
+
+def run_fsyncs(counters: RunCounters, host: HostSync | None = None) -> Fsyncs:
+    """A run's fsyncs by class, from its counters and its server host's own time per
+    fsync (`host_sync`) for the classes the server does not time."""
     deltas = counters.deltas
     counts = {REDO: _redo_count(deltas), BINLOG: _binlog_count(counters), DATA: _data_count(deltas)}
     classes = {}
@@ -133,8 +178,12 @@ def run_fsyncs(counters: RunCounters, flush_ms: float | None = None) -> Fsyncs:
             per_tx = count / counters.transactions
         ms, source = _timed(deltas, name)
         lower = False
-        if ms is None and flush_ms:
-            ms, source, lower = flush_ms, DISKSTATS, True
+        if ms is None and host is not None:
+            ms, source, lower = host.ms, host.source, host.lower_bound
+            # The probe overwrites a preallocated file, as the redo log and the data
+            # files are written; the binary log grows, and each of its syncs commits the
+            # file system's journal too: for it the probe's time is only a bound.
+            lower = lower or (name == BINLOG and source == PROBE)
         classes[name] = ClassFsync(per_tx, ms, source, lower)
     return Fsyncs(classes)
 
@@ -162,23 +211,27 @@ def _data_count(deltas: Mapping[str, float]) -> float | None:
 
 def _timed(deltas: Mapping[str, float], name: str) -> tuple[float | None, str]:
     for count_name, time_name, per_ms in TIMERS[name]:
-        if deltas.get(count_name) and deltas.get(time_name) is not None:
+        # A timer that is off still counts (PostgreSQL's wal_sync_time stays 0 without
+        # track_wal_io_timing): no time, no figure.
+        if deltas.get(count_name) and deltas.get(time_name):
             ms = float(deltas[time_name]) / per_ms / float(deltas[count_name])
             return ms, SOURCE_OF[count_name.split("_")[0]]
     return None, ""
 
 
-def cell_fsyncs(runs: Iterable[tuple[RunCounters, float | None]]) -> Fsyncs:
+def cell_fsyncs(runs: Iterable[tuple[RunCounters, HostSync | None]]) -> Fsyncs:
     """A cell's fsyncs by class: the median over its runs of each figure; `runs`: each
-    run's counters and device time per flush."""
-    each = [run_fsyncs(counters, flush_ms) for counters, flush_ms in runs]
+    run's counters and its host's time per fsync."""
+    each = [run_fsyncs(counters, host) for counters, host in runs]
     return Fsyncs({name: _median_class([f.get(name) for f in each]) for name in CLASSES})
 
 
 def _median_class(classes: Sequence[ClassFsync]) -> ClassFsync:
     timed = [c for c in classes if c.ms is not None]
-    # a server-timed figure wins over the host's lower bound, whatever the run
-    exact = [c for c in timed if not c.lower_bound] or timed
+    # the best source any run had wins (the server's timer, the probe, the device's
+    # bound), whatever the run: a cell has one figure per class, from one source
+    best = min((RANK.get(c.source, 0) for c in timed), default=0)
+    exact = [c for c in timed if RANK.get(c.source, 0) == best]
     return ClassFsync(
         per_tx=_median(c.per_tx for c in classes),
         ms=_median(c.ms for c in exact),

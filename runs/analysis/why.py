@@ -60,6 +60,7 @@ class SideFigures:
     untimed: str = ""  # why the fsyncs were not timed, and the fix, when the sampler said
     by_class: Fsyncs = field(default_factory=lambda: Fsyncs({}))  # one figure per class
     waits: dict[str, float] = field(default_factory=dict)  # ms per transaction, per wait
+    crowded: str = ""  # the sync probe timed it on a host busier than its cores (fsyncs.py)
 
     @property
     def fsyncs(self) -> float | None:
@@ -133,7 +134,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         return None
     spent = budget.cell_budget(good, _time_ms)
     by_class = fsyncs.cell_fsyncs(
-        (RunCounters.load(r.counters), fsyncs.device_flush_ms(r.host_summary)) for r in good
+        (RunCounters.load(r.counters), fsyncs.host_sync(r.host_summary)) for r in good
     )
     # Geometric means, as the verdicts': the ratio measured here is the verdict's.
     return SideFigures(
@@ -149,6 +150,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         untimed=_untimed(good),
         by_class=by_class,
         waits=inside.cell_waits(r.server_counters.inside for r in good),
+        crowded=next((c for r in good if (c := fsyncs.crowded(r.host_summary))), ""),
     )
 
 
@@ -213,12 +215,21 @@ def _model_text(why: Why, removed: float, added: float) -> str:
     parts = [s.fsync_text(cost) for s, cost in costly] or ["neither side fsyncs"]
     predicted = "nothing" if why.predicted is None else _ratio(why.predicted)
     text = "; ".join(parts) + f" → model predicts {predicted}, measured {_ratio(why.measured)}"
+    probed = any(
+        side.by_class.get(n).source == fsyncs.PROBE
+        for side in (why.base, why.other)
+        for n in side.by_class.material()
+    )
+    caveat = why.base.crowded or why.other.crowded
+    if probed and caveat:
+        text += f" ({caveat})"
     if why.explained:
         return text
     if why.lower_bound:
         return text + (
-            ": the host's device time per flush is only a lower bound of an fsync's time "
-            "(the data and the file system's journal are written first)" + _needed(why)
+            ": a time per fsync marked ≥ is only a lower bound of an fsync's time (the "
+            "device's time per flush, after the data and the file system's journal are "
+            "written; or the sync probe's overwrite, for a binary log that grows)" + _needed(why)
         )
     return text + ": the fsyncs do not explain the difference (something else costs time)"
 

@@ -24,6 +24,8 @@ runs/services/plans.py):
                          by the worker while sysbench runs (the heartbeat is the fallback)
     host_metrics.py      what the machines did during a cell: /proc on sysbench's clock, the
                          quiet-host wait, the run's host summary and bottleneck at its end
+    sync_probe.py        the server's facts for them (pid file, where its log is) and the
+                         sync probe on the server host, summed up over the measured interval
     sink.py              where a running cell's output goes: live at once, stored in bulk
     sample_writes.py     the heartbeat's one statement, COPY for a burst; Redis' leftovers
     live.py              live events of a run over Redis, for the pages' Server-Sent Events

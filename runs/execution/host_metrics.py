@@ -21,7 +21,6 @@ from typing import Any
 
 from django.conf import settings
 
-from runs import targets
 from runs.analysis.host_metrics.bottleneck import (
     BUSY_START_PCT,
     RunLoad,
@@ -32,6 +31,7 @@ from runs.analysis.host_metrics.host_summary import HostSeries, host_summary, se
 from runs.analysis.host_metrics.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
 from runs.columns import Bottleneck, RunSummary
 from runs.execution.outages.outage_buffer import OutageBuffer
+from runs.execution.sync_probe import ProbeOnHost, ServerFacts, probe_open, server_facts
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ssh
 from runs.loadhosts.procstream import LocalProcStream, ProcStream, SSHProcStream
@@ -99,9 +99,12 @@ class Watched:
 class HostMetricsSampler:
     """The cell's machines under watch, from before sysbench starts until it ends."""
 
-    def __init__(self, watched: list[Watched], missing: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, watched: list[Watched], missing: list[dict[str, Any]], probe: ProbeOnHost
+    ) -> None:
         self.watched = watched
         self.missing = missing
+        self.probe = probe  # the server host's sync probe (runs/execution/sync_probe.py)
         self.started: float | None = None
         self.run_s: float | None = None  # how long sysbench ran, once stopped
         self.busy_start: dict[str, float] = {}
@@ -146,6 +149,7 @@ class HostMetricsSampler:
         """The rows of the intervals closed since the last call, for every role (in
         twos while sysbench runs: ProcStream.take)."""
         rows = []
+        self.probe.poll()  # drained as the streams are: its pipe never fills
         for watched in self.watched:
             for time_s, values in watched.advance(self.started, every):
                 rows += [self._row(watched, role, time_s, values) for role in watched.roles]
@@ -166,6 +170,7 @@ class HostMetricsSampler:
         if self.started is not None:
             self.run_s = time.monotonic() - self.started
         rows = self.take(every=True)
+        self.probe.close()
         for watched in self.watched:
             watched.stream.close()
             self.missing += _missing_of(watched, self._series_of(watched))
@@ -247,11 +252,13 @@ def _machines(
     """Streams for the cell's machines (its target's server): one per machine, whatever
     its roles."""
     missing: list[dict[str, Any]] = []
-    server = _server_side(batch, target, missing)  # (identity, name, LoadHost | None, pid file)
+    server = _server_side(batch, target, missing)  # (identity, name, LoadHost | None, facts)
     wanted: dict[str, tuple[str, list[str], LoadHost | None, str]] = {}
+    probe = ProbeOnHost()
     if server is not None:
-        identity, name, host, pid_file = server
-        wanted[identity] = (name, ["server"], host, pid_file)
+        identity, name, host, facts = server
+        wanted[identity] = (name, ["server"], host, facts.pid_file)
+        probe = probe_open(name, host, facts)
     for load_host in load_hosts:
         identity = _identity(load_host)
         if identity in wanted:
@@ -264,21 +271,21 @@ def _machines(
         stream = _open(name, host, pid_file, roles, missing)
         if stream is not None:
             watched.append(Watched(name, tuple(roles), stream, loopback))
-    return HostMetricsSampler(watched, missing)
+    return HostMetricsSampler(watched, missing, probe)
 
 
 def _server_side(
     batch: Batch, target: Target | None, missing: list[dict[str, Any]]
-) -> tuple[str, str, Any, str] | None:
+) -> tuple[str, str, Any, ServerFacts] | None:
     if target is None or not is_sql_test(FrozenPlan.from_params(batch.params).test):
         return None
-    pid_file, problem = _pid_file(target)
-    if problem:
-        missing.append({"role": "server", "host": target.name, "why": problem})
+    facts = server_facts(target)
+    if facts.pid_problem:
+        missing.append({"role": "server", "host": target.name, "why": facts.pid_problem})
     if target.server_host is not None:
-        return _identity(target.server_host), target.server_host.name, target.server_host, pid_file
+        return _identity(target.server_host), target.server_host.name, target.server_host, facts
     if _is_local(target):
-        return LOCAL, LOCAL, None, pid_file
+        return LOCAL, LOCAL, None, facts
     missing.append(
         {
             "role": "server",
@@ -288,17 +295,6 @@ def _server_side(
         }
     )
     return None
-
-
-def _pid_file(target: Target) -> tuple[str, str]:
-    try:
-        with targets.connect_to(target) as db:
-            path = db.pid_file()
-    except targets.TargetError as e:
-        return "", f"the server's process id is unknown: {e.message}"
-    if not path:
-        return "", "the server does not say where its pid file is: no database process CPU"
-    return path, ""
 
 
 def _is_local(target: Target) -> bool:
@@ -345,9 +341,14 @@ def host_metrics_summary(sampler: HostMetricsSampler | None, *, run: Run, warmup
     steady = list(run.samples.filter(in_warmup=False).values_list("tps", flat=True))
     tps = [float(t) for t in steady if t is not None]
     mean_tps = sum(tps) / len(tps) if tps else None
-    run.host_summary = host_summary(
+    summary = host_summary(
         sampler.series(), warmup_s=warmup_s, tps=mean_tps, missing=sampler.missing
     )
+    probe = sampler.probe.summary(started=sampler.started, run_s=sampler.run_s, warmup_s=warmup_s)
+    for entry in summary["hosts"]:
+        if entry["role"] == "server" and probe:
+            entry["sync_probe"] = probe  # the server host's time per fsync (sync_probe.py)
+    run.host_summary = summary
     fsyncs = fsync_figures(run.counters, run.host_summary)
     missing = sampler.missing
     load = RunLoad(

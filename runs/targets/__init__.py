@@ -9,6 +9,8 @@ from the allow-list, so no user text is spliced into a statement.
 (runs/targets/mysql.py) or PostgreSQL (runs/targets/postgres.py); both answer the
 ServerTarget interface. What a PostgreSQL account that is not a superuser must be granted
 to change settings, each privilege with its GRANT, is runs/targets/postgres_privileges.py.
+Where a server keeps its redo log or WAL and how it writes it, for the sync probe, is
+runs/targets/sync_probe.py.
 """
 
 from __future__ import annotations

@@ -134,3 +134,30 @@ def test_runs_without_counters_give_no_pair():
                       status="done", summary={"tps": 100.0})  # fmt: skip
     assert side("x", [bare]) is None
     assert why.pairs({"a": {1: [bare]}, "b": {1: [bare]}}, {"a": "a", "b": "b"}, "a") == []
+
+
+def probed(id_, flush, tps, latency_ms, fsyncs, probe_ms, runq):
+    """A run whose redo log the sync probe timed, on a server host of 2 cores with a run
+    queue of `runq` (bench/results/fsync_sources.json's figures)."""
+    figures = run(id_, flush, tps, latency_ms, fsyncs)
+    server = {"role": "server", "host": "db", "ncpu": 2, "runq": runq,
+              "sync_probe": {"ms": probe_ms, "samples": 40}}  # fmt: skip
+    return RunFigures(**{**figures.__dict__, "host_summary": {"hosts": [server]}})
+
+
+def test_the_probes_time_on_a_host_busier_than_its_cores_is_said_to_be_the_disks():
+    # flush=1 at 5.0 runnable on 2 cores: the probe 0.157 ms, the server's syncs far longer
+    slow = side("flush=1", [probed(1, "1", 300, 3.312, 1.0, 0.157, runq=5.0)])
+    fast = side("flush=2", [probed(2, "2", 1900, 0.523, 0.0, 0.157, runq=5.0)])
+
+    answer = why.explain(slow, fast, threads=1)
+
+    assert "redo log 1.00/trx × 0.157 ms (sync probe)" in answer.text
+    assert (
+        "(the server host's run queue (5.0) was above its 2 cores: the sync probe's time is "
+        "the disk's, the server's own syncs likely waited longer for a CPU)" in answer.text
+    )
+    assert answer.explained is False
+    quiet = side("flush=1", [probed(3, "1", 3500, 0.33, 1.0, 0.157, runq=1.7)])
+    calm = side("flush=2", [probed(4, "2", 5500, 0.21, 0.0, 0.157, runq=1.7)])
+    assert "run queue" not in why.explain(quiet, calm, threads=1).text

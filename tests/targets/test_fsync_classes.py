@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from runs import targets
-from runs.analysis.fsyncs import DISKSTATS, REDO, run_fsyncs
+from runs.analysis.fsyncs import DISKSTATS, REDO, HostSync, run_fsyncs
 from runs.analysis.host_metrics import procfs
 from runs.columns import RunCounters
 from runs.sysbench.command import Connection
@@ -69,7 +69,8 @@ def test_the_redo_logs_fsyncs_are_counted_and_bounded_by_the_device(mariadb_ps_s
     flushes = [d for d in disks.get("disks", {}).values() if d.get("flush_s")]
     flush_ms = max((d["flush_ms"] for d in flushes), default=None)
 
-    redo = run_fsyncs(counters, flush_ms).get(REDO)
+    host = HostSync(flush_ms, DISKSTATS, True) if flush_ms else None
+    redo = run_fsyncs(counters, host).get(REDO)
 
     assert "pfs_log_file_syncs" not in counters.deltas  # no redo-log row on MariaDB 10.8+
     calls: dict[str, list[float]] = defaultdict(list)

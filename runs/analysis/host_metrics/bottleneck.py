@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
-from runs.analysis.fsyncs import device_flush_ms, run_fsyncs
+from runs.analysis.fsyncs import crowded, host_sync, run_fsyncs
 from runs.analysis.verdicts import TIMES
 from runs.columns import HostFigures, HostSummary, RunCounters
 
@@ -59,6 +59,8 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
     loads = hosts.of_role("load")
     partial = [_partial_text(h) for h in hosts.hosts if _partial(h)]
     kind, evidence = ("unknown", partial) if partial else _kind(server, loads, load)
+    if kind == "fsync" and (caveat := crowded(summary)):
+        evidence.append(caveat)  # the probe's time is then a floor of the server's
     client_bound = kind == "load_cpu"
     if client_bound:
         evidence.append(f"{CLIENT}: the load host, not the server, set the pace")
@@ -82,7 +84,7 @@ def _kind(
         # a server's both.
         before = (load.busy_start_pct or {}).get(server.host, 0.0)
         found = _shared_cpu(server, before)
-        if found is not None and not (found[0] == "other_processes" and _fsync_bound(load)):
+        if found is not None and not (found[0] == "other_processes" and fsync_bound(server, load)):
             return found
         loads = [h for h in loads if h.host != server.host]
         checks.remove(_server_cpu)
@@ -102,7 +104,8 @@ def _kind(
     if load.fsync_lower_bound and load.fsyncs_per_tx and load.fsyncs_per_tx >= 0.5:
         evidence.append(
             f"fsyncs: {load.fsync_text}; the device's time per flush is a lower bound of an "
-            "fsync's time: turn on the server's own timing to tell whether they bound it"
+            "fsync's time (the sync probe did not run on the server host: its host summary "
+            "says why): turn on the server's own timing to tell whether they bound it"
         )
     return "unknown", evidence
 
@@ -148,7 +151,7 @@ def _other_processes(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, li
     took the CPU (sysbench runs elsewhere: the rest is theirs)."""
     if server is None or _busy(server) < SATURATED_PCT or not server.ncpu or server.db is None:
         return None
-    if _fsync_bound(load):  # the fsyncs set the pace, whoever else used the CPU
+    if fsync_bound(server, load):  # the fsyncs set the pace, whoever else used the CPU
         return None
     db = server.db
     db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / server.ncpu
@@ -176,26 +179,48 @@ def _server_cpu(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[st
     return "server_cpu", evidence
 
 
-def _fsync_bound(load: RunLoad) -> bool:
+def fsync_parts(server: Host, load: RunLoad) -> tuple[float, float | None] | None:
+    """The fsyncs' time per transaction and the database's CPU per transaction (ms; None
+    when its process was not sampled), or None when the fsyncs were not timed."""
     if not (load.fsyncs_per_tx and load.fsync_ms and load.latency_ms):
+        return None
+    used = server.cpu_us_per_tx if server is not None else None
+    return load.fsyncs_per_tx * load.fsync_ms, (used / 1000 if used is not None else None)
+
+
+def fsync_bound(server: Host, load: RunLoad) -> bool:
+    """The fsyncs set the pace: they take half the latency or more; or, with the
+    database's CPU per transaction known, they are the largest of a transaction's three
+    parts (its fsyncs, the database's CPU, and the rest: the client, the network, the
+    waits for a CPU). One thread at a time that waits 0.5 ms in fsyncs, 0.3 ms on the
+    server's CPU and 0.25 ms elsewhere is paced by its fsyncs at 48 % of the latency;
+    and a loaded machine's waits for a CPU land in every part, the fsyncs' included."""
+    parts = fsync_parts(server, load)
+    if parts is None or load.latency_ms is None:
         return False
-    return load.fsyncs_per_tx * load.fsync_ms >= FSYNC_SHARE * load.latency_ms
+    cost, cpu = parts
+    if cost >= FSYNC_SHARE * load.latency_ms:
+        return True
+    return cpu is not None and cost >= cpu and cost >= load.latency_ms - cost - cpu
 
 
 def _fsync(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
-    if not (load.fsyncs_per_tx and load.fsync_ms and load.latency_ms):
+    parts = fsync_parts(server, load)
+    if parts is None or load.latency_ms is None or not fsync_bound(server, load):
         return None
-    cost = load.fsyncs_per_tx * load.fsync_ms
-    if cost < FSYNC_SHARE * load.latency_ms:
-        return None
+    cost, cpu = parts
     at_least = "at least " if load.fsync_lower_bound else ""
     said = load.fsync_text or (
         f"{load.fsyncs_per_tx:.2f} fsync per transaction {TIMES} {load.fsync_ms:.3f} ms"
     )
-    return "fsync", [
+    text = (
         f"{said} = {at_least}{cost:.3f} ms of the {load.latency_ms:.3f} ms "
         f"latency ({100 * cost / load.latency_ms:.0f} %)"
-    ]
+    )
+    if cost < FSYNC_SHARE * load.latency_ms and cpu is not None:
+        rest = load.latency_ms - cost - cpu
+        text += f": more than the database's CPU ({cpu:.3f} ms) or the rest ({rest:.3f} ms)"
+    return "fsync", [text]
 
 
 def _io(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:
@@ -279,7 +304,7 @@ def fsync_figures(
     """A run's fsyncs per transaction (redo log and binary log, and data files where
     counted) and their average time, each class timed by its own source
     (runs/analysis/fsyncs.py), from `Run.counters` and `Run.host_summary`."""
-    by_class = run_fsyncs(RunCounters.load(counters), device_flush_ms(summary))
+    by_class = run_fsyncs(RunCounters.load(counters), host_sync(summary))
     material = [by_class.get(n) for n in by_class.material()]
     timed = [c for c in material if c.ms is not None]
     count = sum(c.per_tx or 0 for c in material)

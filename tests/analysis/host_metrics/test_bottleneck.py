@@ -218,3 +218,39 @@ def test_one_machine_shared_with_a_burner_names_database_sysbench_and_others():
     verdict = bottleneck_classify(summary, load)
     assert verdict["kind"] == "other_processes"
     assert "database 20 %, sysbench 20 %, others 60 %" in verdict["evidence"][0]
+
+
+def test_fsyncs_under_half_the_latency_that_are_its_largest_part_set_the_pace():
+    # one thread: 0.50 ms in fsyncs, 0.28 ms of the database's CPU, 0.27 ms elsewhere
+    server = host(
+        "server", "db", 40.0, db={"user_cores": 0.1, "system_cores": 0.18, "cpu_us_per_tx": 280.0}
+    )
+    load = RunLoad(tps=[1000.0] * 4, latency_ms=1.05, fsyncs_per_tx=2.0, fsync_ms=0.25)
+    verdict = bottleneck_classify({"hosts": [server]}, load)
+    assert verdict["kind"] == "fsync", verdict
+    assert (
+        "(48 %): more than the database's CPU (0.280 ms) or the rest (0.270 ms)"
+        in (verdict["evidence"][0])
+    )
+
+
+def test_fsyncs_under_half_the_latency_beside_a_larger_part_do_not():
+    # the database's CPU (0.55 ms) takes more of the transaction than its fsyncs
+    server = host(
+        "server", "db", 40.0, db={"user_cores": 0.25, "system_cores": 0.3, "cpu_us_per_tx": 550.0}
+    )
+    load = RunLoad(tps=[1000.0, 700.0, 1200.0], latency_ms=1.05, fsyncs_per_tx=2.0, fsync_ms=0.2)
+    assert bottleneck_classify({"hosts": [server]}, load)["kind"] != "fsync"
+    # without the database's CPU the share alone decides: under half is not fsync-bound
+    bare = host("server", "db", 40.0)
+    assert bottleneck_classify({"hosts": [bare]}, load)["kind"] != "fsync"
+
+
+def test_fsyncs_timed_by_the_probe_on_a_crowded_host_say_the_time_is_the_disks():
+    server = host("server", "db", 60.0, runq=5.0, sync_probe={"ms": 0.3},
+                  db={"user_cores": 0.1, "system_cores": 0.1, "cpu_us_per_tx": 200.0})  # fmt: skip
+    load = RunLoad(tps=[900.0] * 4, latency_ms=1.1, fsyncs_per_tx=2.0, fsync_ms=0.3,
+                   fsync_text="redo log 1.00/trx x 0.300 ms (sync probe)")  # fmt: skip
+    verdict = bottleneck_classify({"hosts": [server]}, load)
+    assert verdict["kind"] == "fsync", verdict
+    assert verdict["evidence"][-1].startswith("the server host's run queue (5.0) was above")
