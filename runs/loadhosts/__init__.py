@@ -4,8 +4,9 @@ remote_scripts.py), the SSH layer with its pinned host
 keys (ssh.py, hostkeys.py), what a custom Lua script offers, asked of sysbench
 (script_probe.py), what a host is (facts.py) and how it is tuned (tuning.py: CPU governor,
 network cards and their interrupts), and its /proc files streamed once a second for the
-host metrics (procstream.py). It returns plain values and saves no row: the services and
-the worker keep what it found.
+host metrics (procstream.py; the worker's own machine's read with few system calls,
+procfiles.py). It returns plain values and saves no row: the services and the worker
+keep what it found.
 """
 
 from __future__ import annotations

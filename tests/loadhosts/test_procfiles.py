@@ -1,0 +1,70 @@
+"""This machine's /proc read with files kept open (runs/loadhosts/procfiles.py), with this
+test process as the 'database server': a thread that comes is read from its next
+snapshot, one that goes is dropped with its file, and nothing is lost on the way."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from runs.analysis.host_metrics.procfs import snapshot_parse
+from runs.loadhosts import procfiles
+from runs.loadhosts.procfiles import ProcFiles, local_snapshot
+
+
+def threads_read(text: str) -> set[int]:
+    """The thread ids whose status lines a snapshot holds."""
+    return {
+        int(line.split("/task/")[1].split("/")[0])
+        for line in text.splitlines()
+        if "/task/" in line and line.endswith(tuple("0123456789"))
+    }
+
+
+def test_a_thread_that_comes_is_read_and_one_that_goes_is_dropped():
+    files = ProcFiles()
+    pid = os.getpid()
+    try:
+        first = local_snapshot(pid, files)
+        assert pid in threads_read(first)
+        started, done = threading.Event(), threading.Event()
+
+        def server_thread() -> None:
+            started.set()
+            done.wait(10)
+
+        thread = threading.Thread(target=server_thread)
+        thread.start()
+        started.wait(5)
+        assert thread.native_id in threads_read(local_snapshot(pid, files))
+        held = files.open_count
+        done.set()
+        thread.join()
+        after = local_snapshot(pid, files)
+        assert thread.native_id not in threads_read(after)
+        assert files.open_count == held - 1  # the gone thread's status closed
+        assert snapshot_parse(after).processes[pid][2] > 0  # the threads' switches, summed
+    finally:
+        files.close()
+    assert files.open_count == 0
+
+
+def test_the_machine_files_read_again_give_the_same_text_as_read_anew():
+    files = ProcFiles()
+    try:
+        for _ in range(3):  # read again from the start, not from where the last read ended
+            kept = files.read("/proc/meminfo").decode()
+            assert kept.startswith("MemTotal:") and kept.count("\n") > 5
+    finally:
+        files.close()
+
+
+def test_beyond_its_limit_a_file_is_read_without_being_kept(monkeypatch):
+    monkeypatch.setattr(procfiles, "MAX_OPEN", 1)
+    files = ProcFiles()
+    try:
+        assert files.read("/proc/uptime")
+        assert files.read("/proc/meminfo").startswith(b"MemTotal:")  # read all the same
+        assert files.open_count == 1
+    finally:
+        files.close()
