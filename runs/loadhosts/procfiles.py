@@ -10,6 +10,7 @@ comes is read from its first second, and the descriptor of one that went is clos
 
 from __future__ import annotations
 
+import mmap
 import os
 import time
 
@@ -18,6 +19,8 @@ CTXT_PREFIXES = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
 # Descriptors held open at most: a server of thousands of threads (one a connection) has
 # the rest of its files read the slow way, rather than take the worker's descriptors.
 MAX_OPEN = 512
+READ_SIZE = 65536
+WHOLE_BELOW = mmap.PAGESIZE - 512  # no line of these files is that long
 
 
 class ProcFiles:
@@ -67,8 +70,15 @@ class ProcFiles:
 
 
 def _pread_all(fd: int) -> bytes:
-    chunks, offset = [], 0
-    while chunk := os.pread(fd, 65536, offset):
+    # The kernel's read of a /proc file stops short of the request at the file's end, or
+    # where its next line no longer fits the buffer (a page at least): a chunk shorter
+    # than a page less a long line is the whole file, and the read that would say so is
+    # saved (half of the reads a second).
+    chunk = os.pread(fd, READ_SIZE, 0)
+    if len(chunk) < WHOLE_BELOW:
+        return chunk
+    chunks, offset = [chunk], len(chunk)
+    while chunk := os.pread(fd, READ_SIZE, offset):
         chunks.append(chunk)
         offset += len(chunk)
     return b"".join(chunks)

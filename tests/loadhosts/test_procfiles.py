@@ -4,6 +4,7 @@ snapshot, one that goes is dropped with its file, and nothing is lost on the way
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 
@@ -68,3 +69,15 @@ def test_beyond_its_limit_a_file_is_read_without_being_kept(monkeypatch):
         assert files.open_count == 1
     finally:
         files.close()
+
+
+def test_a_file_longer_than_a_page_is_read_to_its_end():
+    # The kernel hands /proc/self/smaps over a page at a time: the rest is read too.
+    files = ProcFiles()
+    try:
+        kept = files.read("/proc/self/smaps")
+    finally:
+        files.close()
+    whole = procfiles.read_once("/proc/self/smaps")
+    assert len(kept) > 2 * mmap.PAGESIZE
+    assert kept.splitlines()[-1] == whole.splitlines()[-1]  # the last mapping's last line
