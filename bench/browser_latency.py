@@ -89,19 +89,11 @@ def one_repeat(args: argparse.Namespace, port: int, repeat: int, made: list[Any]
     lags: dict[str, list[float]] = {"received": [], "frame": [], "drawn": []}
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = chromium.new_context(viewport={"width": 1400, "height": 900})
-        context.add_cookies(
-            [
-                {"name": k, "value": v, "domain": "127.0.0.1", "path": "/"}
-                for k, v in cookies.items()
-            ]
-        )
-        context.add_init_script(PROBE)
         pages = []
         batches = cpu_batches(args.runs, args.time, f"browser-{os.getpid()}-{repeat}", made)
         for batch in batches:
             run = wait_running(batch)
-            page = context.new_page()
+            page = _window(chromium, cookies)
             page.goto(f"http://127.0.0.1:{port}/runs/{run.pk}/")
             pages.append(page)
         while (
@@ -121,6 +113,18 @@ def one_repeat(args: argparse.Namespace, port: int, repeat: int, made: list[Any]
         "load_after": load(),
         "lags": lags,
     }
+
+
+def _window(chromium: Any, cookies: dict[str, str]) -> Any:
+    """A page in a browser context of its own, as two people watching a run each: two
+    pages of one context stalled a frame for a second now and then (before 2026-11-27
+    the bench opened both in one, and its tail was mostly that)."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 900})
+    context.add_cookies(
+        [{"name": k, "value": v, "domain": "127.0.0.1", "path": "/"} for k, v in cookies.items()]
+    )
+    context.add_init_script(PROBE)
+    return context.new_page()
 
 
 def measure(args: argparse.Namespace, made: list[Any]) -> dict[str, Any]:
