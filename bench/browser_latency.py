@@ -50,6 +50,9 @@ CHROMIUM = "/usr/bin/chromium"
 # Each live sample's lags behind the worker's read of its line: received by the page, the
 # next animation frame begun (the chart is drawn in it), that frame done.
 KINDS = ("received", "frame", "drawn")
+# A page's first seconds are its own loading (scripts, charts, the stored samples), in
+# which a sample waits its turn: "drawn_settled" counts the samples read after them.
+SETTLE_S = 3.0
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
 
 # Put in each page before its scripts: every EventSource's samples timed as they arrive
@@ -69,7 +72,8 @@ PROBE = """
         requestAnimationFrame(() => {
           const frame = Date.now() / 1000;
           setTimeout(() => {
-            window.__lags.push([got - read, frame - read, Date.now() / 1000 - read]);
+            const drawn = Date.now() / 1000;
+            window.__lags.push([got - read, frame - read, drawn - read, read - opened]);
           }, 0);
         });
       });
@@ -86,7 +90,7 @@ def one_repeat(args: argparse.Namespace, port: int, repeat: int, made: list[Any]
 
     cookies = session_cookie()
     load_before = load()
-    lags: dict[str, list[float]] = {"received": [], "frame": [], "drawn": []}
+    lags: dict[str, list[float]] = {name: [] for name in (*KINDS, "drawn_settled")}
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         pages = []
@@ -104,11 +108,13 @@ def one_repeat(args: argparse.Namespace, port: int, repeat: int, made: list[Any]
             pages[0].wait_for_timeout(500)  # the pages' event loop runs meanwhile
         for page in pages:
             for sample in page.evaluate("window.__lags"):
-                for name, lag in zip(KINDS, sample, strict=True):
+                for name, lag in zip(KINDS, sample, strict=False):
                     lags[name].append(lag)
+                if sample[3] >= SETTLE_S:
+                    lags["drawn_settled"].append(sample[2])
         chromium.close()
     return {
-        **{name: percentiles(lags[name]) for name in KINDS},
+        **{name: percentiles(values) for name, values in lags.items()},
         "load_before": load_before,
         "load_after": load(),
         "lags": lags,
@@ -138,12 +144,12 @@ def measure(args: argparse.Namespace, made: list[Any]) -> dict[str, Any]:
         for repeat in range(args.repeats):
             repeats.append(one_repeat(args, port, repeat, made))
             print({k: v for k, v in repeats[-1].items() if k != "lags"}, flush=True)
-    every = {k: [v for r in repeats for v in r["lags"][k]] for k in KINDS}
+    every = {k: [v for r in repeats for v in r["lags"][k]] for k in repeats[0]["lags"]}
     return {
         "when": datetime.now().isoformat(timespec="seconds"),
         "concurrent_runs": args.runs,
         "seconds": args.time,
-        **{name: percentiles(every[name]) for name in KINDS},
+        **{name: percentiles(values) for name, values in every.items()},
         "repeats": [{k: v for k, v in r.items() if k != "lags"} for r in repeats],
     }
 
