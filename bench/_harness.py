@@ -104,6 +104,7 @@ class ThreadsCPU:
         self._base: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
+        self.trace: list[tuple[float, int]] = []  # (wall clock, the process's CPU ns so far)
 
     def __enter__(self) -> ThreadsCPU:
         self._base = self._read()
@@ -130,6 +131,16 @@ class ThreadsCPU:
     def _poll(self) -> None:
         while not self._stop.wait(0.1):
             self._seen.update(self._read())
+            self.trace.append((time.time(), sum(self._seen.values())))
+
+    def ms_per_s_between(self, start: float, end: float) -> float | None:
+        """The process's CPU per second of wall time between two wall-clock times (epoch
+        seconds), from the readings nearest inside them; None when too few fall there."""
+        inside = [(t, ns) for t, ns in self.trace if start <= t <= end]
+        if len(inside) < 2 or inside[-1][0] - inside[0][0] < 1:
+            return None
+        (t0, ns0), (t1, ns1) = inside[0], inside[-1]
+        return (ns1 - ns0) / 1e6 / (t1 - t0)
 
     def _read(self) -> dict[str, int]:
         times = {}

@@ -13,7 +13,9 @@ the page received it, when the next animation frame began (the chart is drawn in
 and when that frame had run (a zero-delay timeout after it), each minus the time the
 worker read the sample's line (the sample's received_at). Both clocks are this machine's
 wall clock. Samples the page got from the replay of what was stored before it opened are
-not counted. Prints p50, p95 and max of each, each repeat and all together.
+not counted; "drawn_settled" counts apart the samples read 3 s or more after their page
+opened (before, the page is loading its scripts and charts). Prints p50, p95 and max of
+each, each repeat and all together.
 
 The web server and the worker are started as bench/stream_latency.py starts them
 (bench/_harness.py's `web_and_worker`), the batches launched as it launches them.

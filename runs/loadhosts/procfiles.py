@@ -15,7 +15,6 @@ import os
 import time
 
 SYSTEM_FILES = ("/proc/uptime", "/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev")
-CTXT_PREFIXES = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
 # Descriptors held open at most: a server of thousands of threads (one a connection) has
 # the rest of its files read the slow way, rather than take the worker's descriptors.
 MAX_OPEN = 512
@@ -105,9 +104,11 @@ def local_snapshot(pid: int | None, files: ProcFiles) -> str:
 
 def _process_lines(pid: int, files: ProcFiles) -> list[str]:
     """The server's process and its children (PostgreSQL's backends): each one's stat,
-    and each of its threads' context switches. The children are its main thread's: a
-    server forks from there (PostgreSQL's postmaster has no other thread), and reading
-    each thread's list cost a read a thread a second for MariaDB's, which fork nothing."""
+    and its threads' context switches, summed here and written as its main thread's (the
+    parser sums a process's lines: the figures are the same, in two lines a process
+    instead of two a thread). The children are its main thread's: a server forks from
+    there (PostgreSQL's postmaster has no other thread), and reading each thread's list
+    cost a read a thread a second for MariaDB's, which fork nothing."""
     children = files.read(f"/proc/{pid}/task/{pid}/children").split()
     lines = []
     threads: dict[str, tuple[int, list[str]]] = {}
@@ -116,15 +117,22 @@ def _process_lines(pid: int, files: ProcFiles) -> list[str]:
         if not stat:
             continue  # ended since it was listed
         lines.append(f"/proc/{p}/stat:{stat.decode('utf-8', 'replace')}")
-        for tid, status in _thread_statuses(p, files, threads):
-            lines += [f"/proc/{p}/task/{tid}/status:{line}" for line in _ctxt_lines(status)]
+        voluntary = involuntary = 0
+        for status in _thread_statuses(p, files, threads):
+            v, nv = _ctxt_counts(status)
+            voluntary, involuntary = voluntary + v, involuntary + nv
+        main = f"/proc/{p}/task/{p}/status"
+        lines += [
+            f"{main}:voluntary_ctxt_switches:\t{voluntary}",
+            f"{main}:nonvoluntary_ctxt_switches:\t{involuntary}",
+        ]
     files.threads = threads
     return lines
 
 
 def _thread_statuses(
     p: str, files: ProcFiles, threads: dict[str, tuple[int, list[str]]]
-) -> list[tuple[str, bytes]]:
+) -> list[bytes]:
     """Each thread's status. The threads are listed again only when their number (in the
     main thread's status) changed or one of them is gone: a directory read a process a
     second saved, a hundred for PostgreSQL's backends."""
@@ -132,8 +140,8 @@ def _thread_statuses(
     count = _threads_in(main)
     known = files.threads.get(p)
     tids = known[1] if known is not None and known[0] == count else _tasks(p)
-    statuses = [(t, main if t == p else files.read(f"/proc/{p}/task/{t}/status")) for t in tids]
-    if len(tids) == count and all(status for _, status in statuses):
+    statuses = [main if t == p else files.read(f"/proc/{p}/task/{t}/status") for t in tids]
+    if len(tids) == count and all(statuses):
         threads[p] = (count, tids)
     return statuses
 
@@ -150,15 +158,22 @@ def _tasks(pid: str) -> list[str]:
         return []  # ended since it was listed
 
 
-def _ctxt_lines(status: bytes) -> list[str]:
-    """The two context-switch lines of a thread's status: near its end (only a few
-    architecture lines may follow them), found from there instead of splitting its
-    fifty-odd lines."""
-    at = status.rfind(b"\nvoluntary_ctxt_switches:")
+def _ctxt_counts(status: bytes) -> tuple[int, int]:
+    """A thread's voluntary and involuntary context switches, from its status: near its
+    end (only a few architecture lines may follow them), found from there instead of
+    splitting its fifty-odd lines; (0, 0) for a thread gone."""
+    return _count_after(status, b"\nvoluntary_ctxt_switches:"), _count_after(
+        status, b"\nnonvoluntary_ctxt_switches:"
+    )
+
+
+def _count_after(status: bytes, name: bytes) -> int:
+    at = status.rfind(name)
     if at < 0:
-        return []
-    tail = status[at + 1 :].decode("ascii", "replace")
-    return [line for line in tail.splitlines() if line.startswith(CTXT_PREFIXES)]
+        return 0
+    start = at + len(name)
+    end = status.find(b"\n", start)
+    return int(status[start : end if end >= 0 else None])
 
 
 def local_pid(pid_file: str) -> tuple[int | None, str]:
