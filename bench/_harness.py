@@ -16,7 +16,8 @@ import statistics
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,7 @@ class ThreadsCPU:
         self._base: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
+        self.trace: list[tuple[float, int]] = []  # (wall clock, the process's CPU ns so far)
 
     def __enter__(self) -> ThreadsCPU:
         self._base = self._read()
@@ -129,6 +131,16 @@ class ThreadsCPU:
     def _poll(self) -> None:
         while not self._stop.wait(0.1):
             self._seen.update(self._read())
+            self.trace.append((time.time(), sum(self._seen.values())))
+
+    def ms_per_s_between(self, start: float, end: float) -> float | None:
+        """The process's CPU per second of wall time between two wall-clock times (epoch
+        seconds), from the readings nearest inside them; None when too few fall there."""
+        inside = [(t, ns) for t, ns in self.trace if start <= t <= end]
+        if len(inside) < 2 or inside[-1][0] - inside[0][0] < 1:
+            return None
+        (t0, ns0), (t1, ns1) = inside[0], inside[-1]
+        return (ns1 - ns0) / 1e6 / (t1 - t0)
 
     def _read(self) -> dict[str, int]:
         times = {}
@@ -184,3 +196,85 @@ def delete_made(*, plans: list[Any] = (), others: list[Any] = ()) -> None:  # ty
     Batch.objects.filter(plan__in=plans).delete()
     for obj in [*plans, *others]:
         obj.delete()
+
+
+# --- the live path's benchmarks: bench/stream_latency.py, bench/browser_latency.py -------
+
+
+def measured_and_cleaned(measure: Callable[[list[Any]], dict[str, Any]]) -> dict[str, Any]:
+    """`measure(made)` on the results database of the environment; whatever it adds to
+    `made` (plans, load hosts) is deleted after, whatever happened."""
+    made: list[Any] = []
+    with results_database():
+        try:
+            return measure(made)
+        finally:
+            delete_made(
+                plans=[m for m in made if m._meta.model_name == "plan"],
+                others=[m for m in made if m._meta.model_name != "plan"],
+            )
+
+
+@contextlib.contextmanager
+def web_and_worker(web_argv: list[str], *, name: str, runs: int) -> Iterator[None]:
+    """A web server (`web_argv`, its port in it) and a Celery worker with a slot per run
+    (threads pool), started for a measurement and stopped after it."""
+    with open(f"/tmp/bench-{name}-web.log", "ab") as out:
+        web = subprocess.Popen(web_argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    worker = start_worker(
+        Path(f"/tmp/bench-{name}-worker.log"),
+        name=f"{name}-{os.getpid()}",
+        pool="threads",
+        concurrency=str(runs + 1),
+    )
+    try:
+        time.sleep(6)  # both up, the worker's start-up sweep done
+        yield
+    finally:
+        stop_process(worker)
+        stop_process(web)
+
+
+def cpu_batches(runs: int, duration: int, tag: str, made: list[Any]) -> list[Any]:
+    """`runs` one-run `sysbench cpu` batches launched at once, each on a load host of its
+    own (one benchmark per load host), reporting every second."""
+    from runs.models import LoadHost, Plan
+    from runs.services import batches
+
+    launched = []
+    for i in range(runs):
+        host = LoadHost.objects.create(name=f"{tag}-{i + 1}", kind="local", port=0)
+        made.append(host)
+        plan = Plan.objects.create(
+            name=f"{tag} {i}", load_host=host, test="cpu",
+            options={"time": duration, "report-interval": 1, "cpu-max-prime": 2000},
+            threads=[1],
+        )  # fmt: skip
+        made.insert(0, plan)
+        launched.append(batches.batch_launch(plan=plan, launched_by="cli"))
+    return launched
+
+
+def wait_running(batch: Any) -> Any:
+    """The batch's run once it runs (30 s at most)."""
+    from runs.models import Run
+
+    for _ in range(300):
+        run = Run.objects.filter(batch=batch, status="running").first()
+        if run is not None:
+            return run
+        time.sleep(0.1)
+    raise RuntimeError(f"batch {batch.pk} did not start")
+
+
+def percentiles(lags: list[float]) -> dict[str, float]:
+    """p50, p95 and max of lags in seconds, in milliseconds."""
+    ms = sorted(1000 * lag for lag in lags)
+    if not ms:
+        return {"n": 0}
+    return {
+        "n": len(ms),
+        "p50_ms": round(statistics.median(ms), 1),
+        "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 1),
+        "max_ms": round(ms[-1], 1),
+    }

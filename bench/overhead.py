@@ -14,8 +14,11 @@ time of the worker process itself and of its waited-for children (sysbench) over
 batch (the worker's from each thread's schedstat, in nanoseconds: /proc/<pid>/stat counts
 in 10 ms ticks). A least-squares line through (duration, worker CPU) gives the fixed cost per batch
 (intercept) and the cost per second of run (slope); the ratio is worker CPU / sysbench
-CPU of the longest run. Prints min / median / max over the repeats and writes
-bench/results/overhead.json.
+CPU of the longest run. The fit carries the noise of the fixed cost (tens of ms from
+one batch to the next on a loaded machine) into the slope, so the cost of a second is
+also read directly: the worker's CPU per second while sysbench runs, its first and last
+4 s left out, in each batch of 30 s and more ("steady"). Prints min / median / max over
+the repeats and writes bench/results/overhead.json.
 
     .venv/bin/python bench/overhead.py --shipped [--repeats 3]
 
@@ -66,6 +69,7 @@ from bench._telemetry import measure_once  # noqa: E402
 from tests.servers import PrivateMariaDB  # noqa: E402
 
 DATA = {"tables": 2, "table-size": 10000}
+STEADY_SKIP_S = 4.0  # a run's start and end, left out of its steady figure
 
 
 def prepare_tables(server: PrivateMariaDB, database: str) -> None:
@@ -113,9 +117,15 @@ def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
         batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="cli"), timeout=900)
     own1, children1 = cpu_times(worker_pid)
     run = batch.runs.get()
-    assert run.status == "done", run.error
+    assert run.status == "done" and run.started_at and run.finished_at, run.error
+    # While sysbench runs, past its first seconds and before its last: what a second of a
+    # run costs, read directly rather than fitted through the batches' totals.
+    steady = worker_cpu.ms_per_s_between(
+        run.started_at.timestamp() + STEADY_SKIP_S, run.finished_at.timestamp() - STEADY_SKIP_S
+    )
     return {
         "duration_s": plan.options["time"],
+        "steady_ms_per_s": None if steady is None else round(steady, 3),
         "worker_cpu_s": round(worker_cpu.seconds, 4),
         "main_thread_cpu_s": round(worker_cpu.main_seconds, 4),
         "worker_cpu_ticks_s": round(own1 - own0, 3),
@@ -167,6 +177,13 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, float]:
         "other_threads_ms_per_s": round(per_s - main_per_s, 3),
         "ratio_longest_pct": round(100 * longest["worker_cpu_s"] / longest["sysbench_cpu_s"], 3),
     }
+
+
+def steady_rows(repeats: list[dict[str, Any]]) -> list[float]:
+    """The steady figure of each batch of 30 s or more (a shorter one has few seconds
+    left once its start and end are taken off)."""
+    rows = [row for r in repeats for row in r["rows"] if row["duration_s"] >= 30]
+    return [row["steady_ms_per_s"] for row in rows if row["steady_ms_per_s"] is not None]
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -230,6 +247,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "ms_per_s": spread([r["ms_per_s"] for r in repeats]),
             "main_thread_ms_per_s": spread([r["main_thread_ms_per_s"] for r in repeats]),
             "other_threads_ms_per_s": spread([r["other_threads_ms_per_s"] for r in repeats]),
+            "steady_ms_per_s": spread(steady_rows(repeats)),
             "ratio_longest_pct": spread([r["ratio_longest_pct"] for r in repeats]),
             "load": spread(
                 [x for r in repeats for row in r["rows"] for x in row["load_before"][:1]]
@@ -249,6 +267,7 @@ def markdown(result: dict[str, Any]) -> str:
         ("ms_per_s", "worker CPU per second of run (ms/s)"),
         ("main_thread_ms_per_s", "  of which the main thread (ms/s)"),
         ("other_threads_ms_per_s", "  of which the other threads: counter sampler (ms/s)"),
+        ("steady_ms_per_s", "worker CPU per second inside runs of 30 s and more (ms/s)"),
         ("ratio_longest_pct", "worker CPU / sysbench CPU, longest run (%)"),
         ("load", "1-min load average before each batch"),
     ):

@@ -23,9 +23,6 @@ import argparse
 import json
 import os
 import re
-import socket
-import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -41,36 +38,17 @@ import django  # noqa: E402
 import requests  # noqa: E402
 
 from bench._harness import (  # noqa: E402
-    delete_made,
+    cpu_batches,
     load,
-    results_database,
-    start_worker,
-    stop_process,
+    measured_and_cleaned,
+    percentiles,
+    wait_running,
+    web_and_worker,
     write_result,
 )
+from bench.serving import free_port, session_cookie  # noqa: E402
 
 INTERVAL_LINE = re.compile(r"^\[ (\d+)s \] thds:")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start(argv: list[str], log: str) -> subprocess.Popen[bytes]:
-    with open(log, "ab") as out:
-        return subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-
-
-def session_cookie() -> dict[str, str]:
-    from django.contrib.auth.models import User
-    from django.test import Client
-
-    user, _ = User.objects.get_or_create(username="bench")
-    client = Client()
-    client.force_login(user)
-    return {"sessionid": client.cookies["sessionid"].value}
 
 
 def follow(url: str, cookies: dict[str, str], lags: dict[str, list[float]]) -> None:
@@ -106,67 +84,15 @@ def follow(url: str, cookies: dict[str, str], lags: dict[str, list[float]]) -> N
             lags["lines"].append(arrived - read_at[time_s])
 
 
-def launch(runs: int, duration: int, made: list[Any]) -> list[Any]:
-    from runs.models import LoadHost, Plan
-    from runs.services import batches
-
-    launched = []
-    tag = f"latency-{os.getpid()}"
-    for i in range(runs):
-        host = LoadHost.objects.create(name=f"{tag}-{i + 1}", kind="local", port=0)
-        made.append(host)
-        plan = Plan.objects.create(
-            name=f"{tag} {i}",
-            load_host=host,
-            test="cpu",
-            options={"time": duration, "report-interval": 1, "cpu-max-prime": 2000},
-            threads=[1],
-        )
-        made.insert(0, plan)
-        launched.append(batches.batch_launch(plan=plan, launched_by="cli"))
-    return launched
-
-
-def wait_running(batch: Any) -> Any:
-    from runs.models import Run
-
-    for _ in range(300):
-        run = Run.objects.filter(batch=batch, status="running").first()
-        if run is not None:
-            return run
-        time.sleep(0.1)
-    raise RuntimeError(f"batch {batch.pk} did not start")
-
-
-def percentiles(lags: list[float]) -> dict[str, float]:
-    ms = sorted(1000 * lag for lag in lags)
-    return {
-        "n": len(ms),
-        "p50_ms": round(statistics.median(ms), 1),
-        "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 1),
-        "max_ms": round(ms[-1], 1),
-    }
-
-
 def measure(args: argparse.Namespace, made: list[Any]) -> dict[str, Any]:
     port = free_port()
-    web = start(
-        [sys.executable, "-m", "uvicorn", "benchdash.asgi:application", "--port", str(port)],
-        "/tmp/bench-uvicorn.log",
-    )
-    worker = start_worker(
-        Path("/tmp/bench-latency-worker.log"),
-        name=f"latency-{os.getpid()}",
-        pool="threads",
-        concurrency=str(args.runs + 1),
-    )
-    try:
-        time.sleep(6)
+    web = [sys.executable, "-m", "uvicorn", "benchdash.asgi:application", "--port", str(port)]
+    with web_and_worker(web, name="latency", runs=args.runs):
         cookies = session_cookie()
         lags: dict[str, list[float]] = {"samples": [], "lines": []}
         followers = []
         load_before = load()
-        for batch in launch(args.runs, args.time, made):
+        for batch in cpu_batches(args.runs, args.time, f"latency-{os.getpid()}", made):
             run = wait_running(batch)
             url = f"http://127.0.0.1:{port}/runs/{run.pk}/events"
             thread = threading.Thread(target=follow, args=(url, cookies, lags))
@@ -174,9 +100,6 @@ def measure(args: argparse.Namespace, made: list[Any]) -> dict[str, Any]:
             followers.append(thread)
         for thread in followers:
             thread.join()
-    finally:
-        stop_process(worker)
-        stop_process(web)
     return {
         "when": datetime.now().isoformat(timespec="seconds"),
         "concurrent_runs": args.runs,
@@ -194,15 +117,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "stream_latency.json"))
     args = parser.parse_args()
     django.setup()
-    made: list[Any] = []
-    with results_database():
-        try:
-            result = measure(args, made)
-        finally:
-            delete_made(
-                plans=[m for m in made if m._meta.model_name == "plan"],
-                others=[m for m in made if m._meta.model_name != "plan"],
-            )
+    result = measured_and_cleaned(lambda made: measure(args, made))
     write_result(args.out, result)
     print(json.dumps(result, indent=2))
 

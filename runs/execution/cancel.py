@@ -3,25 +3,33 @@ publishes it on the batch's channel in Redis; the worker running the batch liste
 while sysbench runs and stops it the moment the request comes, instead of at its next
 heartbeat. The heartbeat still reads the request from the database: it is the fallback
 when Redis is away or the request was published before the worker listened.
+
+The listener blocks on its subscription with no tick of its own: when its run is over
+the worker publishes a word of its own on the same channel, which wakes it to end (a
+listener that woke each few seconds to look cost the worker about 0.1 ms a second of
+run). Only the word "cancel" cancels.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 from types import TracebackType
 
 import redis
 from django.conf import settings
 
+from runs.execution import live
 from runs.execution.live import installation
 
 logger = logging.getLogger(__name__)
 
-# How often the listener looks whether its run is over: how long it may outlive its run
-# (nobody waits for it to go, and it never acts once the run is over).
-LISTEN_TICK_S = 2.0
+CANCEL = b"cancel"
+# How long a listener may outlive its run should the word that ends it be lost (published
+# before its subscription took): it never acts once the run is over, and nobody waits.
+LISTEN_TICK_S = 30.0
 
 
 def cancel_channel(batch_id: int) -> str:
@@ -33,7 +41,7 @@ def publish_cancel(batch_id: int) -> None:
     try:
         redis.Redis.from_url(
             settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
-        ).publish(cancel_channel(batch_id), b"cancel")
+        ).publish(cancel_channel(batch_id), CANCEL)
     except redis.RedisError as e:
         logger.warning("batch %s: cancel not published (the heartbeat carries it): %s", batch_id, e)
 
@@ -47,6 +55,7 @@ class CancelListener:
         self.on_cancel = on_cancel
         self.heard = threading.Event()
         self._done = threading.Event()
+        self._over = f"over {uuid.uuid4().hex}".encode()  # the word that ends this one
         self._thread = threading.Thread(
             target=self._listen, name=f"cancel-listener-{batch_id}", daemon=True
         )
@@ -61,9 +70,9 @@ class CancelListener:
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        # Not joined: the cell goes on at once (a join waited up to a tick after every
-        # sysbench), and the thread ends at its next tick on its own.
+        # Not joined: the cell goes on at once; the word wakes the thread, which ends.
         self._done.set()
+        live.publish_word(cancel_channel(self.batch_id), self._over)
 
     def _listen(self) -> None:
         client = redis.Redis.from_url(
@@ -74,10 +83,12 @@ class CancelListener:
             pubsub.subscribe(cancel_channel(self.batch_id))
             while not self._done.is_set():
                 message = pubsub.get_message(timeout=LISTEN_TICK_S)
-                if message is not None and not self._done.is_set():
+                if message is None or message["data"] != CANCEL:
+                    continue  # the tick, or the word that ends a listener (this one's)
+                if not self._done.is_set():
                     self.heard.set()
                     self.on_cancel()
-                    return
+                return
         except (redis.RedisError, OSError) as e:
             logger.warning("batch %s: not listening for a cancel (the heartbeat carries it): %s",
                            self.batch_id, e)  # fmt: skip

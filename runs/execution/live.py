@@ -133,6 +133,16 @@ def _send(commands: list[tuple[str | int | bytes, ...]]) -> None:
     _sender.unread = len(commands)
 
 
+def publish_word(name: str, word: bytes) -> None:
+    """A word on a channel (a cancel listener's end, cancel.py), in one write without
+    waiting for its answer, like the live events; lost without Redis, which its listener,
+    on the same Redis, does not outlive."""
+    try:
+        _send([("PUBLISH", name, word)])
+    except redis.RedisError as e:
+        logger.warning("%s: not published: %s", name, e)
+
+
 def publish(
     run_id: int, lines: list[str], samples: Sequence[Any], hosts: Sequence[Any] = ()
 ) -> str:

@@ -5,9 +5,10 @@ database server's machine as a target's restarts use it, the worker's own or its
 host over SSH (server_shell.py, server_ssh.py), what a custom Lua script offers, asked of
 sysbench (script_probe.py), what a host is (facts.py) and how it is tuned (tuning.py: CPU
 governor, network cards and their interrupts), its /proc files streamed once a second for
-the host metrics (procstream.py), and the sync probe that times fsyncs on the file system
-of a server's log from its host (sync_probe.py). It returns plain values and saves no row:
-the services and the worker keep what it found.
+the host metrics (procstream.py; the worker's own machine's read with few system calls,
+procfiles.py), and the sync probe that times fsyncs on the file system of a server's log
+from its host (sync_probe.py). It returns plain values and saves no row: the services and
+the worker keep what it found.
 """
 
 from __future__ import annotations

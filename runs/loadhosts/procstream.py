@@ -14,8 +14,6 @@ summed over its threads (MariaDB's). A pid file that cannot be read is said, not
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import logging
 import os
 import time
@@ -25,14 +23,13 @@ from typing import ClassVar
 import paramiko
 
 from runs.loadhosts import ssh
+from runs.loadhosts.procfiles import ProcFiles, local_pid, local_snapshot
 from runs.loadhosts.remote_scripts import remote_command
 
 logger = logging.getLogger(__name__)
 
 MARKER = "@@benchdash-snapshot"
 MARKER_LINE = f"{MARKER}\n".encode()
-SYSTEM_FILES = ("/proc/uptime", "/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev")
-CTXT_PREFIXES = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
 # paramiko's transport thread wakes every 0.1 s to see whether it should stop: for a
 # stream that speaks once a second that is most of its cost on the worker. Data still
 # wakes it at once; closing waits up to this long.
@@ -73,7 +70,7 @@ seconds=1
 while :; do
   files=
   if [ -n "$pid" ]; then
-    for p in $pid $(cat /proc/$pid/task/*/children 2>/dev/null); do
+    for p in $pid $(cat /proc/$pid/task/$pid/children 2>/dev/null); do
       files="$files /proc/$p/stat /proc/$p/task/*/status"
     done
   fi
@@ -168,8 +165,8 @@ class LocalProcStream(ProcStream):
     def __init__(self, host: str, pid_file: str = "", period_s: float = 1.0) -> None:
         super().__init__(host=host, clk_tck=os.sysconf("SC_CLK_TCK"))
         self.period_s = period_s
-        self.pid, self.problem = _local_pid(pid_file)
-        self._files = SystemFiles()
+        self.pid, self.problem = local_pid(pid_file)
+        self._files = ProcFiles()
         self.poll()
 
     def poll(self) -> None:
@@ -183,81 +180,6 @@ class LocalProcStream(ProcStream):
 
     def close(self) -> None:
         self._files.close()
-
-
-class SystemFiles:
-    """The machine's files, opened once and read again from their start each second
-    (one pread until the end: no open, no close, no file object a second)."""
-
-    def __init__(self) -> None:
-        self._fds: dict[str, int] = {}
-        for path in SYSTEM_FILES:
-            with contextlib.suppress(OSError):
-                self._fds[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-
-    def read(self, path: str) -> str:
-        fd = self._fds.get(path)
-        if fd is None:
-            return _read(path)
-        chunks, offset = [], 0
-        try:
-            while chunk := os.pread(fd, 65536, offset):
-                chunks.append(chunk)
-                offset += len(chunk)
-        except OSError:
-            return ""
-        return b"".join(chunks).decode("ascii", errors="replace")
-
-    def close(self) -> None:
-        fds, self._fds = self._fds, {}
-        for fd in fds.values():
-            os.close(fd)
-
-
-def local_snapshot(pid: int | None, files: SystemFiles | None = None) -> str:
-    """This machine's files, in the format the remote loop prints."""
-    read = files.read if files is not None else _read
-    parts = [f"==> {path} <==\n{read(path)}" for path in SYSTEM_FILES]
-    if pid is not None:
-        parts += _process_lines(pid)
-    return "\n".join(parts)
-
-
-def _process_lines(pid: int) -> list[str]:
-    children = " ".join(_read(p) for p in glob.glob(f"/proc/{pid}/task/*/children")).split()
-    lines = []
-    for p in [str(pid), *children]:
-        stat = _read(f"/proc/{p}/stat").strip()
-        if stat:
-            lines.append(f"/proc/{p}/stat:{stat}")
-        for status in glob.glob(f"/proc/{p}/task/*/status"):
-            lines += [
-                f"{status}:{line}"
-                for line in _read(status).splitlines()
-                if line.startswith(CTXT_PREFIXES)
-            ]
-    return lines
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return ""  # a process or device gone between listing and reading
-
-
-def _local_pid(pid_file: str) -> tuple[int | None, str]:
-    if not pid_file:
-        return None, ""
-    try:
-        with open(pid_file) as f:
-            text = f.readline().strip()
-    except OSError as e:
-        return None, f"cannot read the server's process id from {pid_file}: {e.strerror}"
-    if not text.isdigit() or not os.path.isdir(f"/proc/{text}"):
-        return None, f"{pid_file} names no running process ({text!r})"
-    return int(text), ""
 
 
 class SSHProcStream(ProcStream):

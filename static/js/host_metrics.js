@@ -3,6 +3,13 @@
 // switches, disk reads and writes per second, disk MB/s read and written (an axis of its
 // own), network KB/s received and sent, and memory; from the stored rows, then live from
 // the run's events (live_follow.js passes them on as "benchdash:host_metrics").
+//
+// Drawing them never holds up the run's own chart. Their rows come with a sample every
+// other second: they are drawn after the frame that shows that sample (live_follow.js
+// draws it in the next animation frame), one chart per task so that a sample coming
+// meanwhile goes first, and a chart off the screen only once it comes into view. Drawn
+// in the event's handler, the six charts of a machine held each such sample's frame back
+// by 40-60 ms, and up to 600 ms on a loaded machine (bench/browser_latency.py).
 import { Chart, axis } from "benchdash/charts.js";
 
 const root = document.getElementById("host-metrics");
@@ -10,12 +17,57 @@ if (root) drawHostMetrics(root);
 
 const ROLE_NAMES = { server: "Server host", load: "Load host" };
 
+/** A chart to draw: made at its first draw, updated when it has new points and is seen. */
+class Drawn {
+  constructor(canvas, datasets, make) {
+    this.canvas = canvas;
+    this.datasets = datasets; // their points, filled as rows come
+    this.make = make;
+    this.chart = null;
+    this.stale = true;
+  }
+
+  draw() {
+    if (this.chart) this.chart.update("none");
+    else this.chart = this.make();
+    this.stale = false;
+  }
+}
+
 function drawHostMetrics(root) {
   const seen = new Set();
-  /** @type {Record<string, {roles: Set<string>, el: HTMLElement, charts: Record<string, Chart>}>} */
+  /** @type {Record<string, {roles: Set<string>, el: HTMLElement, charts: Record<string, Drawn>}>} */
   const machines = {};
   const grid = document.getElementById("host-sides");
   const template = /** @type {HTMLTemplateElement} */ (document.getElementById("host-side-template"));
+  /** @type {Drawn[]} */
+  const drawn = [];
+  const inView = new Set();
+  const watcher = new IntersectionObserver(function (entries) {
+    for (const e of entries) {
+      if (e.isIntersecting) inView.add(e.target);
+      else inView.delete(e.target);
+    }
+    drawSoon();
+  });
+  let drawing = false;
+
+  function drawSoon() {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(() => setTimeout(drawNext, 0));
+  }
+
+  // A chart not made yet is made even out of view (its canvas keeps its place on the page).
+  function drawNext() {
+    const next = drawn.find((d) => !d.chart || (d.stale && inView.has(d.canvas)));
+    if (!next) {
+      drawing = false;
+      return;
+    }
+    next.draw();
+    setTimeout(drawNext, 0);
+  }
 
   function sum(obj, names) {
     let total = 0;
@@ -28,12 +80,17 @@ function drawHostMetrics(root) {
     const line = (label, colour, extra) => Object.assign(
       { label, data: [], borderColor: colour, backgroundColor: colour, pointRadius: 0, borderWidth: 1.2 }, extra || {});
     const x = axis("s", { type: "linear" });
-    const make = (el, datasets, yTitle, y) => new Chart(el, {
-      type: "line", data: { datasets },
-      options: { animation: false, parsing: false, maintainAspectRatio: false,
-                 interaction: { mode: "nearest", intersect: false, axis: "x" },
-                 scales: { x, y: axis(yTitle, Object.assign({ min: 0 }, y || {})) } },
-    });
+    const make = (el, datasets, yTitle, y) => {
+      const d = new Drawn(el, datasets, () => new Chart(el, {
+        type: "line", data: { datasets },
+        options: { animation: false, parsing: false, maintainAspectRatio: false,
+                   interaction: { mode: "nearest", intersect: false, axis: "x" },
+                   scales: { x, y: axis(yTitle, Object.assign({ min: 0 }, y || {})) } },
+      }));
+      drawn.push(d);
+      watcher.observe(el);
+      return d;
+    };
     const stack = (label, colour) => line(label, colour, { stack: "cpu", fill: true });
     return {
       cpu: make(canvas("cpu"), [stack("user %", "#0072b2"), stack("system %", "#d55e00"), stack("iowait %", "#e69f00")],
@@ -84,21 +141,20 @@ function drawHostMetrics(root) {
       mem: [mem.used_mb, mem.cached_mb, mem.dirty_mb],
     };
     for (const [name, values] of Object.entries(points)) {
-      values.forEach((y, i) => { if (y != null) c[name].data.datasets[i].data.push({ x: t, y }); });
+      values.forEach((y, i) => { if (y != null) c[name].datasets[i].data.push({ x: t, y }); });
+      c[name].stale = true;
     }
   }
 
   // The server's rows first: a machine in both roles is then drawn from them.
   const serverFirst = (a, b) => (a.role === b.role ? 0 : a.role === "server" ? -1 : 1);
 
-  function redraw() { for (const m of Object.values(machines)) for (const ch of Object.values(m.charts)) ch.update("none"); }
-
   fetch(root.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
     .then((r) => (r.ok ? r.json() : { results: [] }))
-    .then((page) => { page.results.slice().sort(serverFirst).forEach(add); redraw(); })
+    .then((page) => { page.results.slice().sort(serverFirst).forEach(add); drawSoon(); })
     .catch(() => {});
   document.addEventListener("benchdash:host_metrics", (/** @type {CustomEvent} */ e) => {
     e.detail.rows.slice().sort(serverFirst).forEach(add);
-    redraw();
+    drawSoon();
   });
 }

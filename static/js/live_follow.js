@@ -91,17 +91,29 @@ export function liveRun(canvas, hooks) {
     });
   }
 
+  let scrolling = 0;
+  // The new lines are added and the oldest taken off (not all 60 made again each second),
+  // and the box is scrolled to its end in the next frame: reading its height here would
+  // lay the page out at once, in the handler, before the sample that comes next.
   function addLines(newLines) {
+    const box = el("run-lines");
+    const spans = newLines.slice(-MAX_LINES).map(lineSpan);
+    if (lines.length) box.append(...spans);
+    else box.replaceChildren(...spans); // the first since the run began: what the box said goes
     lines.push(...newLines);
     lines = lines.slice(-MAX_LINES);
-    const box = el("run-lines");
-    box.replaceChildren(...lines.map(function (text) {
-      const span = document.createElement("span");
-      span.textContent = text + "\n";
-      if (/^(FATAL|ALERT)\b/.test(text) || text.startsWith(NOTICE)) span.className = "error";
-      return span;
-    }));
-    box.scrollTop = box.scrollHeight;
+    while (box.childElementCount > lines.length) box.firstElementChild.remove();
+    if (!scrolling) scrolling = requestAnimationFrame(function () {
+      scrolling = 0;
+      box.scrollTop = box.scrollHeight;
+    });
+  }
+
+  function lineSpan(text) {
+    const span = document.createElement("span");
+    span.textContent = text + "\n";
+    if (/^(FATAL|ALERT)\b/.test(text) || text.startsWith(NOTICE)) span.className = "error";
+    return span;
   }
 
   // The lines printed before the page followed the run come from its stored log (the

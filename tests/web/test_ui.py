@@ -271,7 +271,9 @@ def test_the_live_follower_resumes_after_the_last_sample_when_its_stream_fails(
 
     b.page.route("**/events*", stream)
     b.open(f"/runs/{run.pk}/")
-    expect(b.page.locator("#run-samples")).to_have_text("12")  # the points of the chart
+    # The browser waits 3 s to reconnect and the follower 2 s to open it again after the
+    # 502: the default 5 s of `expect` is that wait exactly, too short on a loaded machine.
+    expect(b.page.locator("#run-samples")).to_have_text("12", timeout=20_000)  # the chart's points
     xs = b.page.evaluate(
         "async () => (await import('chart.js')).Chart.getChart('run-chart')"
         ".data.datasets[0].data.map((p) => p.x)"
