@@ -29,6 +29,7 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from scipy import special as scipy_special
@@ -85,10 +86,11 @@ class Verdict:
             return f"{TOO_FEW} (n={min(self.n_base, self.n_other)}; {MIN_REPEATS} needed)"
         return self.verdict
 
-    @property
+    @cached_property
     def power_text(self) -> str:
         """`with 3 repeats at this noise, a difference under 2.8x would go unseen; ...`, or
-        "" (computed when read: a search's many tests never are)."""
+        "" (computed when first read, once: a search's many tests never read it, a page
+        reads it two to four times)."""
         if self.verdict != SAME or self.log_variances is None:
             return ""
         found = power.of_spread(*self.log_variances, self.n_base, self.n_other, self.ratio)
