@@ -16,6 +16,12 @@ share of its busy samples spent in each function (inclusive: a function's callee
 it), benchdash's own and the framework's largest. py-spy pauses the process for each
 sample: the shares hold, the CPU per request is bench/pages.py's to give. Idle samples
 (waiting on PostgreSQL) are not recorded, so the shares are of CPU, not of time.
+
+    .venv/bin/python bench/profile_pages.py --mix [--seconds 20]
+
+profiles the pages of bench/load.py's `--mix pages` instead, in its world: a private
+PostgreSQL and Redis, its batches (100 small ones for the list, a finished 50-run and
+200-run batch, answers stored), removed at the end.
 """
 
 from __future__ import annotations
@@ -111,6 +117,10 @@ def _frame(frame: str) -> str:
 
 def profile(browser: Any, name: str, url: str, before: Any, seconds: float, top: int) -> None:
     browser.get(url)  # warm: templates compiled, connection open, the answer stored
+    if top == 0:  # CPU alone, no py-spy
+        count, cpu = asked(browser, url, seconds, before)
+        print(f"{name}: {count} requests, {1000 * cpu / max(count, 1):.1f} ms of CPU each")
+        return
     raw = Path(tempfile.mkdtemp(prefix="benchdash-profile-")) / "raw.txt"
     spy = subprocess.Popen(
         [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(os.getpid()),
@@ -131,12 +141,32 @@ def profile(browser: Any, name: str, url: str, before: Any, seconds: float, top:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pages", nargs="+", help="names from bench/pages.py, or paths")
+    parser.add_argument("pages", nargs="*", help="names from bench/pages.py, or paths")
+    parser.add_argument("--mix", action="store_true", help="bench/load.py's pages mix")
     parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--top", type=int, default=40, help="0: the CPU alone, no py-spy")
     args = parser.parse_args()
-    pages.setup()
-    found = chosen(args.pages, pages.pages())
+    if not args.mix:
+        pages.setup()
+        profiled(chosen(args.pages, pages.pages()), args)
+        return
+    from bench import load
+
+    postgres, redis = load.start_servers()
+    try:
+        pages.setup()
+        from runs.models import LoadHost, Plan
+
+        local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+        load.store_batches(Plan.objects.create(name="stored", load_host=local, test="cpu"))
+        mix = load.store_finished_pages()
+        profiled([(name, url, None) for name, url in mix.items()], args)
+    finally:
+        redis.stop()
+        postgres.stop()
+
+
+def profiled(found: list[tuple[str, str, Any]], args: argparse.Namespace) -> None:
     browser = pages.client()
     import benchdash.asgi  # noqa: F401  (a web worker's start-up)
 

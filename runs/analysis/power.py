@@ -138,23 +138,23 @@ def _guess(variance_sum: float, target: float) -> int:
 
 def _widened_down(resolves: Callable[[int], bool], high: int, start: int) -> tuple[int, int]:
     """(low, high): the fewest repeats that resolve are in low..high (high resolves)."""
-    step = 1
-    while high - step >= start:
-        if not resolves(high - step):
-            return high - step + 1, high
-        high, step = high - step, step * 2
+    stride = 1
+    while high - stride >= start:
+        if not resolves(high - stride):
+            return high - stride + 1, high
+        high, stride = high - stride, stride * 2
     return start, high
 
 
 def _widened_up(resolves: Callable[[int], bool], low: int) -> tuple[int, int] | None:
     """(low, high) as _widened_down, from a `low` that does not resolve; None when even
     MAX_REPEATS does not."""
-    step = 1
+    stride = 1
     while low < MAX_REPEATS:
-        above = min(low + step, MAX_REPEATS)
+        above = min(low + stride, MAX_REPEATS)
         if resolves(above):
             return low + 1, above
-        low, step = above, step * 2
+        low, stride = above, stride * 2
     return None
 
 

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from runs.models import Batch, Run, StoredResults, Target
-from runs.services import stored_results, tokens
+from runs.services import held_answers, selectors, stored_results, tokens
 from tests.web.test_results_pages import page_data
 
 
@@ -43,6 +43,52 @@ def test_a_finished_batchs_page_is_stored_on_its_first_request_and_served_in_3_q
     assert second.content.count(b'id="report-table"') == 1
     assert stored.content["results"]["baseline_label"] == "flush=1"
     assert "flush=2" in stored.content["html"]
+
+
+def test_a_process_holds_an_answer_it_served_and_the_database_sends_its_text_no_more(
+    client_in, make_batch
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    url = f"/batches/{batch.pk}/results"
+    built = client_in.get(url).content
+    held_answers.forget_all()
+
+    def read() -> Batch:
+        found = stored_results.with_stored(
+            selectors.batches_with_plan(), baseline=None, part="html"
+        )
+        return found.get(pk=batch.pk)
+
+    before = read()
+    served = client_in.get(url).content  # read from the database, then held
+    after = read()
+    held = client_in.get(url).content
+
+    assert before.cached_etag and "<section" in before.cached_html
+    assert after.cached_etag == before.cached_etag and after.cached_html is None
+    assert _results_part(built) == _results_part(served) == _results_part(held)
+
+
+def test_an_answer_let_go_between_the_query_and_its_use_is_read_again(client_in, make_batch):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    stored_results.batch_results_store(batch=batch)
+    client_in.get(f"/batches/{batch.pk}/results")  # held now
+    found = stored_results.with_stored(selectors.batches_with_plan(), baseline=None, part="html")
+    without_text = found.get(pk=batch.pk)
+    held_answers.forget_all()  # another request's answers pushed it out meanwhile
+
+    etag, html = stored_results._stored(without_text, None, "html")
+
+    assert without_text.cached_html is None
+    assert (
+        etag == without_text.cached_etag
+        and html == StoredResults.objects.get(batch=batch).content["html"]
+    )
+
+
+def _results_part(page: bytes) -> str:
+    """The page without its header (whose CSRF token changes with every request)."""
+    return page.decode().split("<main>", 1)[1]
 
 
 def test_a_client_that_holds_the_page_gets_a_304_and_a_new_login_a_new_etag(
