@@ -71,9 +71,9 @@ def chosen(names: list[str], found: list[tuple[str, str, Any]]) -> list[tuple[st
     return picked
 
 
-def asked(browser: Any, url: str, seconds: float, before: Any) -> tuple[int, float]:
-    """(requests, CPU seconds) of asking `url` for `seconds`."""
-    count, cpu = 0, 0.0
+def asked(browser: Any, url: str, seconds: float, before: Any) -> list[float]:
+    """The CPU seconds of each request, asking `url` for `seconds`."""
+    cpu = []
     stop = time.monotonic() + seconds
     while time.monotonic() < stop:
         if before is not None:
@@ -81,10 +81,9 @@ def asked(browser: Any, url: str, seconds: float, before: Any) -> tuple[int, flo
         began = time.thread_time()
         response = browser.get(url)
         pages._body(response)
-        cpu += time.thread_time() - began
-        count += 1
+        cpu.append(time.thread_time() - began)
         assert response.status_code == 200, (url, response.status_code)
-    return count, cpu
+    return cpu
 
 
 def shares(raw: Path) -> tuple[int, collections.Counter[str]]:
@@ -117,9 +116,11 @@ def _frame(frame: str) -> str:
 
 def profile(browser: Any, name: str, url: str, before: Any, seconds: float, top: int) -> None:
     browser.get(url)  # warm: templates compiled, connection open, the answer stored
-    if top == 0:  # CPU alone, no py-spy
-        count, cpu = asked(browser, url, seconds, before)
-        print(f"{name}: {count} requests, {1000 * cpu / max(count, 1):.1f} ms of CPU each")
+    if top == 0:  # CPU alone, no py-spy: on a loaded machine, read the lowest quartile
+        cpu = sorted(asked(browser, url, seconds, before))
+        quartile, median = cpu[len(cpu) // 4], cpu[len(cpu) // 2]
+        print(f"{name}: {len(cpu)} requests, CPU ms min {1000 * cpu[0]:.1f}, lowest quartile "
+              f"{1000 * quartile:.1f}, median {1000 * median:.1f}")  # fmt: skip
         return
     raw = Path(tempfile.mkdtemp(prefix="benchdash-profile-")) / "raw.txt"
     spy = subprocess.Popen(
@@ -128,11 +129,12 @@ def profile(browser: Any, name: str, url: str, before: Any, seconds: float, top:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     time.sleep(1.0)  # py-spy attached
-    count, cpu = asked(browser, url, seconds, before)
+    cpu = asked(browser, url, seconds, before)
+    count = len(cpu)
     spy.send_signal(signal.SIGINT)  # py-spy writes its profile on Ctrl-C
     spy.wait(timeout=60)
     total, inclusive = shares(raw)
-    print(f"\n## {name}: {count} requests, {1000 * cpu / max(count, 1):.1f} ms of CPU each "
+    print(f"\n## {name}: {count} requests, {1000 * sum(cpu) / max(count, 1):.1f} ms of CPU each "
           f"(under py-spy), {total} busy samples")  # fmt: skip
     print("| share | function |\n|---|---|")
     for frame, n in inclusive.most_common(top):

@@ -31,9 +31,19 @@ from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
-from django.db.models import Case, F, FilteredRelation, Q, QuerySet, TextField, Value, When
+from django.db.models import (
+    Case,
+    F,
+    FilteredRelation,
+    JSONField,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Cast, Coalesce
 from django.template.loader import render_to_string
 
 from runs.analysis import comparison
@@ -120,8 +130,8 @@ def batch_stored_json(*, batch: Batch, baseline: str | int | None = None) -> Sto
         return Stored(results.batch_results(batch=batch, baseline=baseline).to_json(), None)
     etag, stored = _stored(batch, baseline, "results")
     if etag is None:
-        etag, content = _store(batch, baseline)
-        stored = content["results"]
+        etag, built = _store(batch, baseline)
+        stored = built.results
     return Stored(stored, etag)
 
 
@@ -137,8 +147,8 @@ def batch_page(
     if batch.status in FINISHED_STATUSES and not selected and not counter:
         etag, html = _stored(batch, baseline, "html")
         if etag is None:
-            etag, content = _store(batch, baseline)
-            html = content["html"]
+            etag, built = _store(batch, baseline)
+            html = built.html
         return Stored(html, etag)
     read = results.batch_results_runs(batch=batch)
     page = results.batch_results_page(
@@ -243,34 +253,52 @@ def _side_read(text: str) -> selectors.SideFigures:
 _READ: dict[str, Callable[[str], Any]] = {"results": json.loads, "html": str, "side": _side_read}
 
 
-def _store(batch: Batch, baseline: str | int | None) -> tuple[str, dict[str, Any]]:
+def _store(batch: Batch, baseline: str | int | None) -> tuple[str, _Built]:
     """Build the answer and store it under its baseline's index (an index beyond the
     series is the first's: stored as baseline=0, so odd ?baseline= add no rows)."""
     read = results.batch_results_runs(batch=batch)
     index = results.baseline_index(read.series, baseline)
     page = results.batch_results_page(batch=batch, baseline=index, read=read)
     page["relative"] = relative.batch_relative(batch=batch, read=read)
-    results_text, results_json = _plain(page["results"])
-    side_text, side_json = _plain(
+    results_text = _json_text(page["results"])
+    side_text = _json_text(
         {
             "figures": [f.to_json() for f in read.figures],
             "host_busy_pct": comparison.host_busy_pct(r.host_summary for r in read.runs),
         }
     )
     html = render_to_string(PAGE_TEMPLATE, page)
-    content = {"version": stored_version(), "results": results_json, "html": html,
-               "side": side_json}  # fmt: skip
     digest = hashlib.sha256()
     for text in (stored_version(), results_text, html, side_text):
         digest.update(text.encode() + b"\0")
     etag = f"{stored_version()}-{digest.hexdigest()[:47]}"  # made by this code (with_stored)
+    # The content's JSON written from the parts' texts, and sent as text: the JSON field
+    # would encode every value of it again (a 200-run answer is 0.9 MB).
+    content = (
+        f'{{"version": {json.dumps(stored_version())}, "results": {results_text}, '
+        f'"html": {json.dumps(html)}, "side": {side_text}}}'
+    )
+    stored = StoredResults(batch=batch, key=stored_key(index), etag=etag,
+                           content=Cast(Value(content), output_field=JSONField()))  # fmt: skip
     StoredResults.objects.bulk_create(
-        [StoredResults(batch=batch, key=stored_key(index), content=content, etag=etag)],
+        [stored],
         update_conflicts=True,
         unique_fields=["batch", "key"],
         update_fields=["content", "etag", "computed_at"],
     )
-    return etag, content
+    return etag, _Built(html, results_text)
+
+
+@dataclass(frozen=True)
+class _Built:
+    """An answer just built: its page's HTML, its results' JSON (read when asked)."""
+
+    html: str
+    results_text: str
+
+    @property
+    def results(self) -> Any:
+        return json.loads(self.results_text)
 
 
 class _Encoder(DjangoJSONEncoder):
@@ -283,8 +311,10 @@ class _Encoder(DjangoJSONEncoder):
         return super().default(o)
 
 
-def _plain(data: Any) -> tuple[str, Any]:
-    """(its JSON text, and as it reads back from the database): JSON types only, NaN and
-    infinities (a ratio to nothing) null, as PostgreSQL takes them."""
+def _json_text(data: Any) -> str:
+    """Its JSON text, of JSON types only, NaN and infinities (a ratio to nothing) null, as
+    PostgreSQL takes them."""
     text = json.dumps(data, cls=_Encoder)
-    return text, json.loads(text, parse_constant=lambda _: None)
+    if "NaN" not in text and "Infinity" not in text:
+        return text
+    return json.dumps(json.loads(text, parse_constant=lambda _: None))
