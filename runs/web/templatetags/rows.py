@@ -11,13 +11,13 @@ heads and everything around them stay in the templates.
 
 from __future__ import annotations
 
+import html
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
-from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
@@ -173,8 +173,11 @@ def _link(name: str, base: str) -> Callable[[Any], str]:
 
 
 def _e(value: Any) -> str:
-    """As `{{ value }}` writes it: its text, escaped unless already safe."""
-    return str(conditional_escape(value))
+    """As `{{ value }}` writes it: its text, escaped unless already safe (Django's
+    conditional_escape, without its lazy-text wrapper: html.escape is Django's escape)."""
+    if hasattr(value, "__html__"):
+        return str(value.__html__())
+    return html.escape(str(value))
 
 
 def _truncated(value: Any, length: int) -> str:
