@@ -289,3 +289,26 @@ def test_a_target_given_its_cores_and_disks_refreshes_the_stored_answers(
     # A change of anything else keeps them.
     client_in.post(f"/targets/{stored_target.pk}/edit", {**edit, "name": "db-renamed"})
     assert keys(batch) == ["baseline=0"]
+
+
+def test_the_api_sends_a_held_answer_as_first_sent_and_each_host_its_own_links(
+    make_batch, user: User
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    token = tokens.token_create(user=user, name="tests", expires_in=None)[1]
+    auth = {"Authorization": f"Token {token}"}
+    url = f"/api/v1/batches/{batch.pk}/results"
+
+    first = Client(HTTP_HOST="127.0.0.1").get(url, headers=auth)
+    again = Client(HTTP_HOST="127.0.0.1").get(url, headers=auth)
+    other_host = Client(HTTP_HOST="localhost").get(url, headers=auth)
+    browsed = Client(HTTP_HOST="127.0.0.1").get(url, headers={**auth, "Accept": "text/html"})
+
+    assert first.status_code == again.status_code == other_host.status_code == 200
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+    for header in ("Content-Type", "Vary", "Allow"):
+        assert again[header] == first[header], header
+    assert first.json()["runs"][0]["url"].startswith("http://127.0.0.1/runs/")
+    assert other_host.json()["runs"][0]["url"].startswith("http://localhost/runs/")
+    assert other_host["ETag"] != first["ETag"]
+    assert browsed.status_code == 200 and browsed["Content-Type"].startswith("text/html")
