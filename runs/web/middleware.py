@@ -13,7 +13,7 @@ from django.middleware.gzip import GZipMiddleware, re_accepts_gzip
 from django.utils.cache import patch_vary_headers
 from django.utils.crypto import get_random_string
 
-from runs.bidi import BIDI_CONTROLS, bidi_shown
+from runs.bidi import BIDI_CONTROLS, BIDI_CONTROLS_UTF8, bidi_shown
 from runs.http.uploads import LogTooLarge
 from runs.web.views.imports import log_refused
 
@@ -112,7 +112,10 @@ class BidiShownMiddleware:
             return response
         if getattr(response, "streaming", False) or response.has_header("Content-Encoding"):
             return response
-        content = response.content.decode(response.charset)  # type: ignore[attr-defined]
+        body = response.content  # type: ignore[attr-defined]
+        if response.charset.lower() in ("utf-8", "utf8") and not BIDI_CONTROLS_UTF8.search(body):
+            return response  # none (nearly every page): the page is not decoded
+        content = body.decode(response.charset)
         if BIDI_CONTROLS.search(content):
             response.content = bidi_shown(content)  # type: ignore[attr-defined]
         return response
