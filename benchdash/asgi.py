@@ -2,11 +2,12 @@ import asyncio
 import gc
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import django
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler
@@ -47,6 +48,9 @@ class Handler(ASGIHandler):
 
     def __init__(self) -> None:
         super().__init__()
+        # Each request's thread for synchronous code, from a pool: Django's
+        # ThreadSensitiveContext started a thread for every request and joined it after.
+        self.threads: list[ThreadPoolExecutor] = []
         self.turns: AbstractAsyncContextManager[Any] = (
             asyncio.Semaphore(settings.WEB_TURNS) if settings.WEB_TURNS else nullcontext()
         )
@@ -54,6 +58,17 @@ class Handler(ASGIHandler):
         # hopped to the event loop and back at each middleware that can be async and at
         # each that cannot (ours), and again for the view.
         self.load_middleware(is_async=False)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Django's, with the request's thread taken from the pool and given back."""
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        thread = self.threads.pop() if self.threads else ThreadPoolExecutor(max_workers=1)
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.handle(scope, receive, send)
+        finally:
+            self.threads.append(thread)
 
     async def run_get_response(self, request: Any) -> Any:
         async with self.turns:
