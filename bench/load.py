@@ -6,8 +6,9 @@
 
 Starts its own world on loopback, and removes it at the end: a private PostgreSQL
 (max_connections 100, as PostgreSQL ships) and a private Redis (tests/servers.py), the
-migrations, benchdash's web server as `make start` runs it (uvicorn, --web-workers worker
-processes; default $BENCHDASH_WEB_WORKERS or the number of cores) and a Celery worker.
+migrations, benchdash's web server as `make start` runs it (benchdash/serve.py: uvicorn,
+--web-workers worker processes; default $BENCHDASH_WEB_WORKERS or the number of cores) and
+a Celery worker.
 It stores 100 small batches for the list and two batches of 40 runs (60 samples each),
 and launches a live `sysbench cpu` run (one sample a second).
 
@@ -363,9 +364,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         processes.append(start(
-            [sys.executable, "-m", "uvicorn", "benchdash.asgi:application", "--host",
-             "127.0.0.1", "--port", str(port), "--workers", str(args.web_workers),
-             "--log-level", "warning"],
+            [sys.executable, "-m", "benchdash.serve", "--host", "127.0.0.1", "--port",
+             str(port), "--workers", str(args.web_workers), "--log-level", "warning"],
             logs / "uvicorn.log",
         ))  # fmt: skip
         processes.append(start(

@@ -15,7 +15,10 @@ Each request's server CPU is measured too (the thread's CPU time: Django's, not
 PostgreSQL's). A finished batch's answer is stored on its first request (issue 27): the
 first, unmeasured, request of each page stores it, and the 200-run page is also measured
 with its stored answers deleted before each request (the cost of building and storing
-it). --only NAME measures the pages whose name holds NAME.
+it). The stored 200-run page and the compare page of 2 x 200 runs are measured a third way
+too, "first in the process": with nothing held in memory before each request (what a web
+process remembers of stored answers and of the power of a comparison: issue 39). --only
+NAME measures the pages whose name holds NAME.
 """
 
 from __future__ import annotations
@@ -134,10 +137,25 @@ def forget(label: str) -> Any:
     return lambda: StoredResults.objects.filter(batch__label=f"bench:{label}").delete()
 
 
+def cold() -> None:
+    """Before each request: nothing held by this process (runs/services/held_answers.py)
+    and no power remembered (runs/analysis/power.py), as for the first request of a page in
+    a web process (commits without them: nothing to forget)."""
+    try:
+        from runs.services import held_answers
+
+        held_answers.forget_all()
+        from runs.analysis import power
+
+        power.detectable.cache_clear()
+    except (ImportError, AttributeError):
+        pass
+
+
 def pages() -> list[tuple[str, str, Any]]:
     from bench import benchdata
 
-    found = []
+    found: list[tuple[str, str, Any]] = []
     for size in SIZES:
         one = benchdata.batch(f"{size}x{SAMPLES}", runs=size, samples=SAMPLES)
         found.append((f"results, {size} runs x {SAMPLES}", f"/batches/{one.pk}/results", None))
@@ -147,12 +165,15 @@ def pages() -> list[tuple[str, str, Any]]:
         forget(f"200x{SAMPLES}"),
     ))  # fmt: skip
     found.append((f"API results, 200 runs x {SAMPLES}", f"/api/v1/batches/{big.pk}/results", None))
+    first = f"results, 200 runs x {SAMPLES}, stored, first in the process"
+    found.append((first, f"/batches/{big.pk}/results", cold))
     for size in SIZES:
         one = benchdata.batch(f"{size}x{SAMPLES}", runs=size, samples=SAMPLES)
         two = benchdata.batch(f"{size}x{SAMPLES}-partner", runs=size, samples=0)
         found.append(
             (f"compare, 2 batches of {size} runs", f"/compare?s=b{one.pk}&s=b{two.pk}", None)
         )
+    found.append(("compare, 2 batches of 200 runs, first in the process", found[-1][1], cold))
     found.append(
         (f"history, {NIGHTS} nights x 20 cells", f"/plans/{history_plan().pk}/history", None)
     )

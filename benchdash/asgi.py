@@ -2,10 +2,12 @@ import asyncio
 import gc
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import django
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler
@@ -21,7 +23,7 @@ from runs.http.uploads import FORM_MARGIN, max_log_bytes  # noqa: E402
 
 
 class Handler(ASGIHandler):
-    """Django's, with two changes.
+    """Django's, with three changes.
 
     Pages take turns: at most settings.WEB_TURNS answers of this process are computed
     at once, the others wait in line (first come, first served). Django under ASGI runs
@@ -37,17 +39,46 @@ class Handler(ASGIHandler):
     any other (Django takes a body without a length for an empty one: "No file was
     submitted."), and what comes after a body passes the largest log is not kept; the
     upload handler then refuses it as it refuses one that declares such a length
-    (runs/http/uploads.py, runs/web/middleware.py)."""
+    (runs/http/uploads.py, runs/web/middleware.py).
+
+    And the middleware and the view run as under WSGI, in one hop to the request's
+    thread: Django's asynchronous middleware chain went back and forth between the event
+    loop and that thread at each middleware: 2.7 of the 11 ms of CPU the login page cost
+    under load (docs/performance/load.md)."""
 
     def __init__(self) -> None:
         super().__init__()
+        # Each request's thread for synchronous code, from a pool: Django's
+        # ThreadSensitiveContext started a thread for every request and joined it after.
+        self.threads: list[ThreadPoolExecutor] = []
         self.turns: AbstractAsyncContextManager[Any] = (
             asyncio.Semaphore(settings.WEB_TURNS) if settings.WEB_TURNS else nullcontext()
         )
+        # The middleware chain as under WSGI (get_response_async): Django's async one
+        # hopped to the event loop and back at each middleware that can be async and at
+        # each that cannot (ours), and again for the view.
+        self.load_middleware(is_async=False)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Django's, with the request's thread taken from the pool and given back."""
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        thread = self.threads.pop() if self.threads else ThreadPoolExecutor(max_workers=1)
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.handle(scope, receive, send)
+        finally:
+            self.threads.append(thread)
 
     async def run_get_response(self, request: Any) -> Any:
         async with self.turns:
             return await super().run_get_response(request)
+
+    async def get_response_async(self, request: Any) -> Any:
+        """Django's, in one hop to the request's thread for synchronous code: middleware
+        and view (an asynchronous view, the events of a run, is run from there on the
+        event loop, and its stream is sent from the loop as before)."""
+        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
 
     async def read_body(self, receive: Any) -> Any:
         body = _Body(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")

@@ -30,3 +30,45 @@ def test_a_web_worker_starts_with_its_views_imported_and_what_it_loaded_frozen()
     frozen, views_imported = done.stdout.split()
     assert int(frozen) > 50_000, frozen  # Django, the REST framework, benchdash
     assert views_imported == "True"
+
+
+def test_a_web_worker_serves_its_requests_from_a_pool_of_threads():
+    # Django's ASGI handler started a thread for every request and joined it after; here
+    # each request borrows a thread of the worker's pool and gives it back.
+    code = """
+import asyncio, threading
+from asgiref.testing import ApplicationCommunicator
+from benchdash.asgi import application
+
+async def get(path):
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+             "query_string": b"", "root_path": "", "headers": [(b"host", b"127.0.0.1")],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
+    talk = ApplicationCommunicator(application, scope)
+    await talk.send_input({"type": "http.request", "body": b""})
+    start = await talk.receive_output(10)
+    await talk.receive_output(10)
+    await talk.wait(10)  # the request handled to its end: its thread given back
+    return start["status"]
+
+async def main():
+    before = threading.active_count()
+    statuses = [await get("/accounts/login/") for _ in range(5)]
+    print(statuses, len(application.threads), threading.active_count() - before)
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchdash.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    statuses, pooled, started = done.stdout.strip().rsplit(" ", 2)
+    assert statuses == "[200, 200, 200, 200, 200]"
+    assert pooled == "1" and started == "1"  # one thread, lent five times

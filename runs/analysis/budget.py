@@ -128,7 +128,7 @@ def cell_budget(runs: Sequence[RunFigures], time_ms: Callable[[RunFigures], floa
 
 
 def _run_lines(run: RunFigures, time_us: float) -> dict[str, float | None]:
-    counters = RunCounters.load(run.counters)
+    counters = run.server_counters
     lines = {
         "log_fsyncs": per_transaction(counters, LOG_FSYNCS),
         "binlog_fsyncs": binlog_fsyncs(counters),
@@ -164,7 +164,7 @@ def binlog_fsyncs(counters: RunCounters) -> float | None:
 
 
 def _binlog_source(runs: Iterable[RunFigures]) -> str:
-    deltas = [RunCounters.load(r.counters).deltas for r in runs]
+    deltas = [r.server_counters.deltas for r in runs]
     if any("pfs_binlog_syncs" in d for d in deltas):
         return "performance_schema"
     if any(BINLOG_GROUP_COMMITS in d for d in deltas):

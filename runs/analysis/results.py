@@ -121,15 +121,16 @@ class RunFigures:
         """The summary's figures, as numbers (read once: a comparison asked 3,200 times)."""
         return RunSummary.load(self.summary)
 
-    @property
+    # Each JSON column read once into its typed (frozen) object: a page asks many times.
+    @cached_property
     def server_counters(self) -> RunCounters:
         return RunCounters.load(self.counters)
 
-    @property
+    @cached_property
     def host_figures(self) -> HostSummary:
         return HostSummary.load(self.host_summary)
 
-    @property
+    @cached_property
     def limit(self) -> Bottleneck:
         """What limited the run (`Run.bottleneck`)."""
         return Bottleneck.load(self.bottleneck)
@@ -202,9 +203,10 @@ class Point:
     def median(self) -> float | None:
         return statistics.median(self.values) if self.values else None
 
-    @property
+    @cached_property
     def mean(self) -> float | None:
-        """The cell's throughput: stats.ESTIMATOR, as every table, ratio and verdict."""
+        """The cell's throughput: stats.ESTIMATOR, as every table, ratio and verdict (once:
+        a page asks it of each cell a dozen times)."""
         return stats.geometric_mean(self.values)
 
     @property

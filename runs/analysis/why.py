@@ -38,7 +38,6 @@ from runs.analysis.budget import Budget
 from runs.analysis.fsyncs import MATERIAL, Fsyncs
 from runs.analysis.results import FINISHED_WELL, RunFigures
 from runs.analysis.verdicts import magnitude
-from runs.columns import RunCounters
 
 EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
 
@@ -134,7 +133,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         return None
     spent = budget.cell_budget(good, _time_ms)
     by_class = fsyncs.cell_fsyncs(
-        (RunCounters.load(r.counters), fsyncs.host_sync(r.host_summary)) for r in good
+        (r.server_counters, fsyncs.host_sync(r.host_summary)) for r in good
     )
     # Geometric means, as the verdicts': the ratio measured here is the verdict's.
     return SideFigures(

@@ -104,6 +104,8 @@ def _batch_label(batch: Batch) -> str:
 
 
 def _runs_by_ids(run_ids: list[int]) -> list[Run]:
+    if not run_ids:
+        return []  # not even compiled: the query costs more to build than to run
     return list(
         Run.objects.filter(pk__in=run_ids)
         .select_related("batch__plan", "batch__target", "target")
@@ -112,6 +114,8 @@ def _runs_by_ids(run_ids: list[int]) -> list[Run]:
 
 
 def _runs_of_batches(batch_ids: list[int]) -> list[Run]:
+    if not batch_ids:
+        return []  # every batch's figures were stored
     return list(
         Run.objects.filter(batch_id__in=batch_ids)
         .select_related("target")  # named on a targets axis (results.run_axes)

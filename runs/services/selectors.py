@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from django.db.models import (
@@ -182,6 +183,13 @@ def batches_counted() -> QuerySet[Batch]:
     The counts are subqueries, not a GROUP BY over every batch: PostgreSQL evaluates them
     after the ORDER BY ... LIMIT of a page, for the page's batches only, so that a list of
     50 costs the same beside 30 batches or 30,000."""
+    return _batches_counted().all()
+
+
+@cache
+def _batches_counted() -> QuerySet[Batch]:
+    """Built once a process (never evaluated itself: each caller gets a copy): the five
+    subqueries took 2.5 ms to build for every batch list."""
     return (
         Batch.objects.select_related("plan", "target", "load_host", "launched_by_user")
         .annotate(

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
 from pathlib import Path
@@ -30,15 +31,26 @@ from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
-from django.db.models import F, FilteredRelation, Q, QuerySet
-from django.db.models.functions import Coalesce
+from django.db.models import (
+    Case,
+    F,
+    FilteredRelation,
+    JSONField,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce
 from django.template.loader import render_to_string
 
 from runs.analysis import comparison
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures
 from runs.models import FINISHED_STATUSES, Batch, StoredResults, Target
-from runs.services import relative, results, selectors
+from runs.services import held_answers, relative, results, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +94,8 @@ def with_stored(
 ) -> QuerySet[Batch]:
     """The batches, each with its stored answer's `part` (one of PARTS) for the
     baseline asked for when one is stored and fresh: read in the same query as the batch
-    (`cached_etag`, `cached_<part>`; None when there is none)."""
+    (`cached_etag`, and `cached_<part>`, the part's text: None when there is no answer, or
+    when this process holds the part already: held_answers.py; read by _stored)."""
     if part not in PARTS:
         raise ValueError(f"not a part of an answer: {part}")
     fresh = Q(
@@ -90,11 +103,15 @@ def with_stored(
         stored_results__etag__startswith=f"{stored_version()}-",
         stored_results__computed_at__gte=Coalesce(F("finished_at"), F("created_at")),
     )
+    text = KeyTextTransform(part, "stored__content")
+    held = held_answers.held_etags(part)
     return batches.annotate(
         stored=FilteredRelation("stored_results", condition=fresh),
         cached_etag=F("stored__etag"),
-        **{f"cached_{part}": F(f"stored__content__{part}")},
-    )
+        **{f"cached_{part}": Case(When(stored__etag__in=held, then=Value(None)),
+                                  default=text, output_field=TextField())
+                             if held else text},
+    )  # fmt: skip
 
 
 def batch_stored(*, batch: Batch, baseline: str | int | None = None) -> Stored:
@@ -113,8 +130,8 @@ def batch_stored_json(*, batch: Batch, baseline: str | int | None = None) -> Sto
         return Stored(results.batch_results(batch=batch, baseline=baseline).to_json(), None)
     etag, stored = _stored(batch, baseline, "results")
     if etag is None:
-        etag, content = _store(batch, baseline)
-        stored = content["results"]
+        etag, built = _store(batch, baseline)
+        stored = built.results
     return Stored(stored, etag)
 
 
@@ -130,8 +147,8 @@ def batch_page(
     if batch.status in FINISHED_STATUSES and not selected and not counter:
         etag, html = _stored(batch, baseline, "html")
         if etag is None:
-            etag, content = _store(batch, baseline)
-            html = content["html"]
+            etag, built = _store(batch, baseline)
+            html = built.html
         return Stored(html, etag)
     read = results.batch_results_runs(batch=batch)
     page = results.batch_results_page(
@@ -148,9 +165,7 @@ def batch_side(*, batch: Batch) -> selectors.SideFigures | None:
     if batch.status not in FINISHED_STATUSES:
         return None
     etag, side = _stored(batch, None, "side")
-    if etag is None:
-        return None
-    return [RunFigures.from_json(f) for f in side["figures"]], side["host_busy_pct"]
+    return side if etag is not None else None
 
 
 def batch_results_store(*, batch: Batch) -> None:
@@ -204,42 +219,86 @@ def stored_version() -> str:
 
 
 def _stored(batch: Batch, baseline: str | int | None, part: str) -> tuple[str | None, Any]:
-    """(etag, part) of the stored answer, read with the batch (with_stored) or now."""
+    """(etag, part) of the stored answer, read with the batch (with_stored) or now; the
+    part as _READ makes it, held by this process from then on (held_answers.py)."""
     if not hasattr(batch, "cached_etag") or not hasattr(batch, f"cached_{part}"):
         found = with_stored(Batch.objects.filter(pk=batch.pk), baseline=baseline, part=part)
         row = found.values_list("cached_etag", f"cached_{part}").first()
-        return row if row is not None else (None, None)
-    return batch.cached_etag, getattr(batch, f"cached_{part}")
+        etag, text = row if row is not None else (None, None)
+    else:
+        etag, text = batch.cached_etag, getattr(batch, f"cached_{part}")
+    if etag is None:
+        return None, None
+    value = held_answers.held(etag, part) if text is None else held_answers.MISSING
+    if value is held_answers.MISSING:
+        # Read with the batch; or held when the batch was read, let go since: read now.
+        # An etag is the digest of the answer's content: any row of it is the same.
+        text = text if text is not None else _text_of(etag, part)
+        value = _READ[part](text)
+        held_answers.hold(etag, part, value, len(text))
+    return etag, value
 
 
-def _store(batch: Batch, baseline: str | int | None) -> tuple[str, dict[str, Any]]:
+def _text_of(etag: str, part: str) -> str:
+    found = StoredResults.objects.filter(etag=etag).values_list(KeyTextTransform(part, "content"))
+    return str(found[0][0])
+
+
+def _side_read(text: str) -> selectors.SideFigures:
+    side = json.loads(text)
+    return [RunFigures.from_json(f) for f in side["figures"]], side["host_busy_pct"]
+
+
+# Each part as the views use it, from its text as PostgreSQL sends it (content->>'part').
+_READ: dict[str, Callable[[str], Any]] = {"results": json.loads, "html": str, "side": _side_read}
+
+
+def _store(batch: Batch, baseline: str | int | None) -> tuple[str, _Built]:
     """Build the answer and store it under its baseline's index (an index beyond the
     series is the first's: stored as baseline=0, so odd ?baseline= add no rows)."""
     read = results.batch_results_runs(batch=batch)
     index = results.baseline_index(read.series, baseline)
     page = results.batch_results_page(batch=batch, baseline=index, read=read)
     page["relative"] = relative.batch_relative(batch=batch, read=read)
-    results_text, results_json = _plain(page["results"])
-    side_text, side_json = _plain(
+    results_text = _json_text(page["results"])
+    side_text = _json_text(
         {
             "figures": [f.to_json() for f in read.figures],
             "host_busy_pct": comparison.host_busy_pct(r.host_summary for r in read.runs),
         }
     )
     html = render_to_string(PAGE_TEMPLATE, page)
-    content = {"version": stored_version(), "results": results_json, "html": html,
-               "side": side_json}  # fmt: skip
     digest = hashlib.sha256()
     for text in (stored_version(), results_text, html, side_text):
         digest.update(text.encode() + b"\0")
     etag = f"{stored_version()}-{digest.hexdigest()[:47]}"  # made by this code (with_stored)
+    # The content's JSON written from the parts' texts, and sent as text: the JSON field
+    # would encode every value of it again (a 200-run answer is 0.9 MB).
+    content = (
+        f'{{"version": {json.dumps(stored_version())}, "results": {results_text}, '
+        f'"html": {json.dumps(html)}, "side": {side_text}}}'
+    )
+    stored = StoredResults(batch=batch, key=stored_key(index), etag=etag,
+                           content=Cast(Value(content), output_field=JSONField()))  # fmt: skip
     StoredResults.objects.bulk_create(
-        [StoredResults(batch=batch, key=stored_key(index), content=content, etag=etag)],
+        [stored],
         update_conflicts=True,
         unique_fields=["batch", "key"],
         update_fields=["content", "etag", "computed_at"],
     )
-    return etag, content
+    return etag, _Built(html, results_text)
+
+
+@dataclass(frozen=True)
+class _Built:
+    """An answer just built: its page's HTML, its results' JSON (read when asked)."""
+
+    html: str
+    results_text: str
+
+    @property
+    def results(self) -> Any:
+        return json.loads(self.results_text)
 
 
 class _Encoder(DjangoJSONEncoder):
@@ -252,8 +311,10 @@ class _Encoder(DjangoJSONEncoder):
         return super().default(o)
 
 
-def _plain(data: Any) -> tuple[str, Any]:
-    """(its JSON text, and as it reads back from the database): JSON types only, NaN and
-    infinities (a ratio to nothing) null, as PostgreSQL takes them."""
+def _json_text(data: Any) -> str:
+    """Its JSON text, of JSON types only, NaN and infinities (a ratio to nothing) null, as
+    PostgreSQL takes them."""
     text = json.dumps(data, cls=_Encoder)
-    return text, json.loads(text, parse_constant=lambda _: None)
+    if "NaN" not in text and "Infinity" not in text:
+        return text
+    return json.dumps(json.loads(text, parse_constant=lambda _: None))

@@ -11,9 +11,8 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.middleware.gzip import GZipMiddleware, re_accepts_gzip
 from django.utils.cache import patch_vary_headers
-from django.utils.crypto import get_random_string
 
-from runs.bidi import BIDI_CONTROLS, bidi_shown
+from runs.bidi import BIDI_CONTROLS, BIDI_CONTROLS_UTF8, bidi_shown
 from runs.http.uploads import LogTooLarge
 from runs.web.views.imports import log_refused
 
@@ -71,11 +70,14 @@ LEVEL = 1
 
 def _gzip(content: bytes, max_random_bytes: int) -> bytes:
     """`content` gzipped with a random file name in its header, of a random length, as
-    Django does against BREACH: the length of a response then says less of its content."""
+    Django does against BREACH: the length of a response then says less of its content.
+    The name's characters come from one read of the system's randomness (Django draws each
+    of them alone: up to 100 reads a response)."""
     packed = gzip.compress(content, compresslevel=LEVEL, mtime=0)
     header = bytearray(packed[:10])
     header[3] = gzip.FNAME
-    name = get_random_string(1 + secrets.randbelow(max_random_bytes)).encode() + b"\0"
+    length = 1 + secrets.randbelow(max_random_bytes)
+    name = secrets.token_hex(-(-length // 2))[:length].encode() + b"\0"
     return bytes(header) + name + packed[10:]
 
 
@@ -112,7 +114,10 @@ class BidiShownMiddleware:
             return response
         if getattr(response, "streaming", False) or response.has_header("Content-Encoding"):
             return response
-        content = response.content.decode(response.charset)  # type: ignore[attr-defined]
+        body = response.content  # type: ignore[attr-defined]
+        if response.charset.lower() in ("utf-8", "utf8") and not BIDI_CONTROLS_UTF8.search(body):
+            return response  # none (nearly every page): the page is not decoded
+        content = body.decode(response.charset)
         if BIDI_CONTROLS.search(content):
             response.content = bidi_shown(content)  # type: ignore[attr-defined]
         return response

@@ -60,3 +60,21 @@ def test_a_significant_verdict_says_no_power_and_a_quiet_one_says_it_in_percent(
     assert quiet.verdict == verdicts.SAME
     assert quiet.power_text.startswith("with 3 repeats at this noise, a difference under ")
     assert " %" in quiet.power_text.split(" would go unseen")[0]  # under 1.1x: in percent
+
+
+def test_the_repeats_needed_are_the_fewest_that_resolve_the_ratio():
+    # The search starts from the normal approximation's guess (a few detectable ratios
+    # instead of a bisection's eight): it must still find the fewest repeats that resolve
+    # the ratio, or none within MAX_REPEATS, wherever the guess lands.
+    rng = random.Random(39)
+    for _ in range(25):
+        var_base = 10 ** rng.uniform(-5, -0.5)
+        var_other = var_base * 10 ** rng.uniform(-1, 1)
+        target = 1 + 10 ** rng.uniform(-2, 0)
+        start = rng.randint(2, 30)
+        fewest = next(
+            (n for n in range(start, power.MAX_REPEATS + 1)
+             if power.detectable(var_base, var_other, n, n) <= target),
+            None,
+        )  # fmt: skip
+        assert power._needed(var_base, var_other, target, start) == fewest

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from runs.models import Batch, Run, StoredResults, Target
-from runs.services import stored_results, tokens
+from runs.services import held_answers, selectors, stored_results, tokens
 from tests.web.test_results_pages import page_data
 
 
@@ -43,6 +43,55 @@ def test_a_finished_batchs_page_is_stored_on_its_first_request_and_served_in_3_q
     assert second.content.count(b'id="report-table"') == 1
     assert stored.content["results"]["baseline_label"] == "flush=1"
     assert "flush=2" in stored.content["html"]
+
+
+def test_a_process_holds_an_answer_it_served_and_the_database_sends_its_text_no_more(
+    client_in, make_batch
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    url = f"/batches/{batch.pk}/results"
+    built = client_in.get(url).content
+    held_answers.forget_all()
+
+    def read() -> Batch:
+        found = stored_results.with_stored(
+            selectors.batches_with_plan(), baseline=None, part="html"
+        )
+        return found.get(pk=batch.pk)
+
+    before = read()
+    served = client_in.get(url).content  # read from the database, then held
+    after = read()
+    held = client_in.get(url).content
+
+    # Annotations of the query (stored_results.with_stored), not fields of the model.
+    b_etag, b_html = before.cached_etag, before.cached_html  # type: ignore[attr-defined]
+    a_etag, a_html = after.cached_etag, after.cached_html  # type: ignore[attr-defined]
+    assert b_etag and "<section" in b_html
+    assert a_etag == b_etag and a_html is None
+    assert _results_part(built) == _results_part(served) == _results_part(held)
+
+
+def test_an_answer_let_go_between_the_query_and_its_use_is_read_again(client_in, make_batch):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    stored_results.batch_results_store(batch=batch)
+    client_in.get(f"/batches/{batch.pk}/results")  # held now
+    found = stored_results.with_stored(selectors.batches_with_plan(), baseline=None, part="html")
+    without_text = found.get(pk=batch.pk)
+    held_answers.forget_all()  # another request's answers pushed it out meanwhile
+
+    etag, html = stored_results._stored(without_text, None, "html")
+
+    assert without_text.cached_html is None  # type: ignore[attr-defined]
+    assert (
+        etag == without_text.cached_etag  # type: ignore[attr-defined]
+        and html == StoredResults.objects.get(batch=batch).content["html"]
+    )
+
+
+def _results_part(page: bytes) -> str:
+    """The page without its header (whose CSRF token changes with every request)."""
+    return page.decode().split("<main>", 1)[1]
 
 
 def test_a_client_that_holds_the_page_gets_a_304_and_a_new_login_a_new_etag(
@@ -243,3 +292,26 @@ def test_a_target_given_its_cores_and_disks_refreshes_the_stored_answers(
     # A change of anything else keeps them.
     client_in.post(f"/targets/{stored_target.pk}/edit", {**edit, "name": "db-renamed"})
     assert keys(batch) == ["baseline=0"]
+
+
+def test_the_api_sends_a_held_answer_as_first_sent_and_each_host_its_own_links(
+    make_batch, user: User
+):
+    batch = make_batch(threads=(1, 2), repeats=3, samples=5)
+    token = tokens.token_create(user=user, name="tests", expires_in=None)[1]
+    auth = {"Authorization": f"Token {token}"}
+    url = f"/api/v1/batches/{batch.pk}/results"
+
+    first = Client(HTTP_HOST="127.0.0.1").get(url, headers=auth)
+    again = Client(HTTP_HOST="127.0.0.1").get(url, headers=auth)
+    other_host = Client(HTTP_HOST="localhost").get(url, headers=auth)
+    browsed = Client(HTTP_HOST="127.0.0.1").get(url, headers={**auth, "Accept": "text/html"})
+
+    assert first.status_code == again.status_code == other_host.status_code == 200
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+    for header in ("Content-Type", "Vary", "Allow"):
+        assert again[header] == first[header], header
+    assert first.json()["runs"][0]["url"].startswith("http://127.0.0.1/runs/")
+    assert other_host.json()["runs"][0]["url"].startswith("http://localhost/runs/")
+    assert other_host["ETag"] != first["ETag"]
+    assert browsed.status_code == 200 and browsed["Content-Type"].startswith("text/html")

@@ -1,4 +1,5 @@
-"""Template filters of the pages: numbers as people read them, and dictionary lookups."""
+"""Template filters of the pages: numbers as people read them, and dictionary lookups;
+and the tags that write the long tables' rows (rows.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from django import template
 
 from runs.analysis import run_facts
 from runs.columns import RunSummary
+from runs.web.templatetags import rows
+from runs.web.templatetags.numbers import num
 
 register = template.Library()
 
@@ -24,21 +27,7 @@ def lookup(mapping: Mapping[Any, Any] | Sequence[Any] | None, key: Any) -> Any:
     return mapping[key] if isinstance(key, int) and 0 <= key < len(mapping) else ""
 
 
-@register.filter
-def num(value: Any) -> str:
-    """105980.12 → 105,980; 17.345 → 17.3; 0.284 → 0.28; None → "" (digits that matter)."""
-    if value is None or value == "":
-        return ""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    size = abs(number)
-    if size >= 1000:
-        return f"{number:,.0f}"
-    if size >= 100:
-        return f"{number:,.1f}"
-    return f"{number:.2f}"
+register.filter("num", num)
 
 
 @register.filter
@@ -82,3 +71,11 @@ def run_status(run: Any) -> str:
     batch page fills it in: "done (forced shutdown, 200 unfinished)"."""
     unfinished = RunSummary.load(run.summary).unfinished_transactions
     return run_facts.status_text(run.status, run.outcome, unfinished)
+
+
+# The long tables' rows (rows.py): `{% runs_facts_rows results.runs link_base %}` ...
+register.simple_tag(rows.runs_facts_rows)
+register.simple_tag(rows.counters_rows)
+register.simple_tag(rows.variables_rows)
+register.simple_tag(rows.run_picker)
+register.simple_tag(rows.batch_list_rows)
