@@ -197,7 +197,8 @@ def test_the_private_directory_is_0700_the_config_gone_once_read_and_removed_aft
 
     def make(config_path: str) -> SysbenchCommand:
         return SysbenchCommand(
-            argv=["sysbench", f"--config-file={config_path}", "cpu", "--time=3", "run"],
+            # Long enough for two SSH round trips on a loaded machine to see it running.
+            argv=["sysbench", f"--config-file={config_path}", "cpu", "--time=8", "run"],
             config_text=secret_config,
         )
 
