@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from types import SimpleNamespace
+from typing import Any
 
 from django.template import Context, Template
 
@@ -80,7 +81,7 @@ def test_the_runs_facts_rows_are_the_templates():
 def test_the_counters_rows_are_the_templates():
     rng = random.Random(40)
     names = [*rows.COUNTERS, "other"]
-    counters = [
+    counters: list[dict[str, Any]] = [
         {"position": rng.randint(0, 300), "label": rng.choice(NASTY), "status": "done",
          "derived": rng.choice([{}, None, {n: number(rng) for n in rng.sample(names, 3)}]),
          "missing": []}
