@@ -313,3 +313,14 @@ def test_the_api_sends_a_held_answer_as_first_sent_and_each_host_its_own_links(
     assert other_host.json()["runs"][0]["url"].startswith("http://localhost/runs/")
     assert other_host["ETag"] != first["ETag"]
     assert browsed.status_code == 200 and browsed["Content-Type"].startswith("text/html")
+
+
+def test_an_answers_json_text_has_no_nan_nor_infinity_for_postgresql():
+    # A ratio to nothing is NaN or infinite: JSON has neither, PostgreSQL refuses them.
+    text = stored_results._json_text(
+        {"ratio": float("nan"), "high": [float("inf"), -float("inf"), 1.5], "label": "NaN x"}
+    )
+    plain = stored_results._json_text({"ratio": 2.5, "label": "flush=1"})
+
+    assert json.loads(text) == {"ratio": None, "high": [None, None, 1.5], "label": "NaN x"}
+    assert plain == '{"ratio": 2.5, "label": "flush=1"}'
