@@ -138,13 +138,13 @@ def forget(label: str) -> Any:
 
 
 def cold() -> None:
-    """Before each request: nothing held by this process (runs/services/held_answers.py)
+    """Before each request: nothing held by this process (runs/services/held.py)
     and no power remembered (runs/analysis/power.py), as for the first request of a page in
     a web process (commits without them: nothing to forget)."""
     try:
-        from runs.services import held_answers
+        from runs.services import held
 
-        held_answers.forget_all()
+        held.forget_all()
         from runs.analysis import power
 
         power.detectable.cache_clear()

@@ -25,7 +25,7 @@ from runs.analysis.batch_results import BatchResults
 from runs.api.common import QueryParameters
 from runs.http.responses import conditional
 from runs.models import Batch
-from runs.services import held_answers, reports, selectors, stored_results
+from runs.services import held, reports, selectors, stored_results
 
 
 class BaselineQuery(QueryParameters):
@@ -186,20 +186,20 @@ class BatchResultsView(APIView):
     ) -> HttpResponseBase:
         """The results; as JSON (what scripts ask for) of a stored answer, the bytes sent
         the first time, held by this process under the etag they were sent with
-        (held_answers.py): the serializer and the renderer made the same 100 kB again for
+        (held.py): the serializer and the renderer made the same 100 kB again for
         every request of a 200-run batch."""
         plain = type(request.accepted_renderer) is JSONRenderer
         if etag is None or not plain or request.accepted_media_type != JSONRenderer.media_type:
             return _results(request, batch, stored.value, report)
         key = f"{batch.pk}-{etag}"  # what is shown of the batch is in the etag; its id too
-        body = held_answers.held(key, "api")
-        if body is held_answers.MISSING:
+        body = held.value(key, "api")
+        if body is held.MISSING:
             response = _results(request, batch, stored.value, report)
             response.accepted_renderer = request.accepted_renderer
             response.accepted_media_type = request.accepted_media_type
             response.renderer_context = self.get_renderer_context()  # type: ignore[attr-defined]
             body = response.rendered_content
-            held_answers.hold(key, "api", body, len(body))
+            held.keep(key, "api", body, len(body))
         return HttpResponse(body, content_type=JSONRenderer.media_type)
 
 

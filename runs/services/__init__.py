@@ -32,7 +32,7 @@ Reads:
                        first server, setting value or thread count; for the page, the
                        report, the API and CSV
     stored_results.py  a finished batch's results, stored once and served as stored (ETag)
-    held_answers.py    the stored answers a process read last, held decoded in its memory
+    held.py            the stored answers a process read last, held decoded in its memory
     reports.py         the results rendered as one offline HTML file
     compare.py         batches and runs side by side
     timeseries.py      samples as chart series, bucketed in PostgreSQL

@@ -50,7 +50,7 @@ from runs.analysis import comparison
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures
 from runs.models import FINISHED_STATUSES, Batch, StoredResults, Target
-from runs.services import held_answers, relative, results, selectors
+from runs.services import held, relative, results, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def with_stored(
     """The batches, each with its stored answer's `part` (one of PARTS) for the
     baseline asked for when one is stored and fresh: read in the same query as the batch
     (`cached_etag`, and `cached_<part>`, the part's text: None when there is no answer, or
-    when this process holds the part already: held_answers.py; read by _stored)."""
+    when this process holds the part already: held.py; read by _stored)."""
     if part not in PARTS:
         raise ValueError(f"not a part of an answer: {part}")
     fresh = Q(
@@ -104,13 +104,13 @@ def with_stored(
         stored_results__computed_at__gte=Coalesce(F("finished_at"), F("created_at")),
     )
     text = KeyTextTransform(part, "stored__content")
-    held = held_answers.held_etags(part)
+    in_memory = held.etags(part)
     return batches.annotate(
         stored=FilteredRelation("stored_results", condition=fresh),
         cached_etag=F("stored__etag"),
-        **{f"cached_{part}": Case(When(stored__etag__in=held, then=Value(None)),
+        **{f"cached_{part}": Case(When(stored__etag__in=in_memory, then=Value(None)),
                                   default=text, output_field=TextField())
-                             if held else text},
+                             if in_memory else text},
     )  # fmt: skip
 
 
@@ -220,7 +220,7 @@ def stored_version() -> str:
 
 def _stored(batch: Batch, baseline: str | int | None, part: str) -> tuple[str | None, Any]:
     """(etag, part) of the stored answer, read with the batch (with_stored) or now; the
-    part as _READ makes it, held by this process from then on (held_answers.py)."""
+    part as _READ makes it, held by this process from then on (held.py)."""
     if not hasattr(batch, "cached_etag") or not hasattr(batch, f"cached_{part}"):
         found = with_stored(Batch.objects.filter(pk=batch.pk), baseline=baseline, part=part)
         row = found.values_list("cached_etag", f"cached_{part}").first()
@@ -229,13 +229,13 @@ def _stored(batch: Batch, baseline: str | int | None, part: str) -> tuple[str | 
         etag, text = batch.cached_etag, getattr(batch, f"cached_{part}")
     if etag is None:
         return None, None
-    value = held_answers.held(etag, part) if text is None else held_answers.MISSING
-    if value is held_answers.MISSING:
+    value = held.value(etag, part) if text is None else held.MISSING
+    if value is held.MISSING:
         # Read with the batch; or held when the batch was read, let go since: read now.
         # An etag is the digest of the answer's content: any row of it is the same.
         text = text if text is not None else _text_of(etag, part)
         value = _READ[part](text)
-        held_answers.hold(etag, part, value, len(text))
+        held.keep(etag, part, value, len(text))
     return etag, value
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
@@ -15,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from runs.models import Batch, Run, StoredResults, Target
-from runs.services import held_answers, selectors, stored_results, tokens
+from runs.services import held, selectors, stored_results, tokens
 from tests.web.test_results_pages import page_data
 
 
@@ -51,9 +52,9 @@ def test_a_process_holds_an_answer_it_served_and_the_database_sends_its_text_no_
     batch = make_batch(threads=(1, 2), repeats=3, samples=5)
     url = f"/batches/{batch.pk}/results"
     built = client_in.get(url).content
-    held_answers.forget_all()
+    held.forget_all()
 
-    def read() -> Batch:
+    def read() -> Any:  # a Batch with its stored answer's etag and part
         found = stored_results.with_stored(
             selectors.batches_with_plan(), baseline=None, part="html"
         )
@@ -62,14 +63,11 @@ def test_a_process_holds_an_answer_it_served_and_the_database_sends_its_text_no_
     before = read()
     served = client_in.get(url).content  # read from the database, then held
     after = read()
-    held = client_in.get(url).content
+    from_memory = client_in.get(url).content
 
-    # Annotations of the query (stored_results.with_stored), not fields of the model.
-    b_etag, b_html = before.cached_etag, before.cached_html  # type: ignore[attr-defined]
-    a_etag, a_html = after.cached_etag, after.cached_html  # type: ignore[attr-defined]
-    assert b_etag and "<section" in b_html
-    assert a_etag == b_etag and a_html is None
-    assert _results_part(built) == _results_part(served) == _results_part(held)
+    assert before.cached_etag and "<section" in before.cached_html
+    assert after.cached_etag == before.cached_etag and after.cached_html is None
+    assert _results_part(built) == _results_part(served) == _results_part(from_memory)
 
 
 def test_an_answer_let_go_between_the_query_and_its_use_is_read_again(client_in, make_batch):
@@ -77,14 +75,14 @@ def test_an_answer_let_go_between_the_query_and_its_use_is_read_again(client_in,
     stored_results.batch_results_store(batch=batch)
     client_in.get(f"/batches/{batch.pk}/results")  # held now
     found = stored_results.with_stored(selectors.batches_with_plan(), baseline=None, part="html")
-    without_text = found.get(pk=batch.pk)
-    held_answers.forget_all()  # another request's answers pushed it out meanwhile
+    without_text: Any = found.get(pk=batch.pk)
+    held.forget_all()  # another request's answers pushed it out meanwhile
 
     etag, html = stored_results._stored(without_text, None, "html")
 
-    assert without_text.cached_html is None  # type: ignore[attr-defined]
+    assert without_text.cached_html is None
     assert (
-        etag == without_text.cached_etag  # type: ignore[attr-defined]
+        etag == without_text.cached_etag
         and html == StoredResults.objects.get(batch=batch).content["html"]
     )
 
@@ -315,3 +313,14 @@ def test_the_api_sends_a_held_answer_as_first_sent_and_each_host_its_own_links(
     assert other_host.json()["runs"][0]["url"].startswith("http://localhost/runs/")
     assert other_host["ETag"] != first["ETag"]
     assert browsed.status_code == 200 and browsed["Content-Type"].startswith("text/html")
+
+
+def test_an_answers_json_text_has_no_nan_nor_infinity_for_postgresql():
+    # A ratio to nothing is NaN or infinite: JSON has neither, PostgreSQL refuses them.
+    text = stored_results._json_text(
+        {"ratio": float("nan"), "high": [float("inf"), -float("inf"), 1.5], "label": "NaN x"}
+    )
+    plain = stored_results._json_text({"ratio": 2.5, "label": "flush=1"})
+
+    assert json.loads(text) == {"ratio": None, "high": [None, None, 1.5], "label": "NaN x"}
+    assert plain == '{"ratio": 2.5, "label": "flush=1"}'

@@ -29,13 +29,13 @@ _chars = [0]
 _lock = threading.Lock()
 
 
-def held_etags(part: str) -> list[str]:
+def etags(part: str) -> list[str]:
     """The etags whose `part` this process holds."""
     with _lock:
         return [etag for etag, held_part in _held if held_part == part]
 
 
-def held(etag: str, part: str) -> Any:
+def value(etag: str, part: str) -> Any:
     """The part of the answer `etag` as held, or MISSING."""
     with _lock:
         found = _held.get((etag, part))
@@ -45,15 +45,15 @@ def held(etag: str, part: str) -> Any:
         return found[0]
 
 
-def hold(etag: str, part: str, value: Any, chars: int) -> None:
-    """Keep `value`, the part of the answer `etag` read from `chars` characters of text;
+def keep(etag: str, part: str, kept: Any, chars: int) -> None:
+    """Keep `kept`, the part of the answer `etag` read from `chars` characters of text;
     the parts read longest ago make room."""
     if chars > HELD_CHARS // 4:
         return  # a giant answer would push out everything else: read it each time
     with _lock:
         previous = _held.pop((etag, part), None)
         _chars[0] -= previous[1] if previous else 0
-        _held[(etag, part)] = (value, chars)
+        _held[(etag, part)] = (kept, chars)
         _chars[0] += chars
         while _chars[0] > HELD_CHARS or len(_held) > HELD_PARTS:
             _, (_, freed) = _held.popitem(last=False)
