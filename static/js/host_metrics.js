@@ -58,9 +58,10 @@ function drawHostMetrics(root) {
     requestAnimationFrame(() => setTimeout(drawNext, 0));
   }
 
-  // A chart not made yet is made even out of view (its canvas keeps its place on the page).
+  // A chart is made when it first comes into view: off the screen it waits, and so does
+  // the page's loading, during which a live sample waits its turn too.
   function drawNext() {
-    const next = drawn.find((d) => !d.chart || (d.stale && inView.has(d.canvas)));
+    const next = drawn.find((d) => (!d.chart || d.stale) && inView.has(d.canvas));
     if (!next) {
       drawing = false;
       return;

@@ -1,6 +1,7 @@
 """This machine's /proc read with files kept open (runs/loadhosts/procfiles.py), with this
 test process as the 'database server': a thread that comes is read from its next
-snapshot, one that goes is dropped with its file, and nothing is lost on the way."""
+snapshot, one that goes is dropped with its file, and nothing is lost on the way; and a
+private PostgreSQL's postmaster with its backends."""
 
 from __future__ import annotations
 
@@ -86,3 +87,18 @@ def test_a_file_longer_than_a_page_is_read_to_its_end():
     whole = procfiles.read_once("/proc/self/smaps")
     assert len(kept) > 2 * mmap.PAGESIZE
     assert kept.splitlines()[-1] == whole.splitlines()[-1]  # the last mapping's last line
+
+
+def test_the_postmaster_is_read_with_its_backends(postgres_server):
+    """PostgreSQL forks a backend per connection from the postmaster's main thread: each
+    is read, as its own process."""
+    pid = int((postgres_server.datadir / "postmaster.pid").read_text().split()[0])
+    files = ProcFiles()
+    with postgres_server.connect() as one, postgres_server.connect() as two:
+        backends = {int(c.execute("SELECT pg_backend_pid()").fetchone()[0]) for c in (one, two)}
+        try:
+            processes = snapshot_parse(local_snapshot(pid, files)).processes
+        finally:
+            files.close()
+    assert pid in processes and backends <= set(processes)
+    assert all(counts[2] + counts[3] > 0 for counts in processes.values())  # switches, each

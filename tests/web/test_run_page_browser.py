@@ -177,6 +177,12 @@ def test_the_machines_are_drawn_under_the_tps_chart(
         f"() => Chart.getChart(document.querySelector('#host-metrics canvas'))"
         f"?.data.datasets[0].data.length === {stored}"
     )
+    # A chart is made when it comes into view: the last, far below, not before.
+    canvases = page.locator("#host-metrics canvas")
+    assert page.evaluate("(c) => Chart.getChart(c) === undefined", canvases.last.element_handle())
+    for i in range(canvases.count()):
+        canvases.nth(i).scroll_into_view_if_needed()
+        page.wait_for_function("(c) => Chart.getChart(c)", arg=canvases.nth(i).element_handle())
     drawn = page.evaluate(
         """() => Object.fromEntries([...document.querySelectorAll('#host-metrics canvas')]
              .map((c) => { const chart = Chart.getChart(c);
