@@ -1,8 +1,9 @@
 """Sessions as Django keeps them in the database, read with one written-out statement.
 
-Every page reads its session first. Through the ORM that read cost about 1 ms of CPU
-(building and compiling a query for one row), a tenth of what a stored results page costs
-the server; the same SELECT, written out, costs a seventh of it. The table, its rows and
+Every page reads its session first. Through the ORM that read cost 0.4-0.8 ms of CPU
+(building and compiling a query for one row, its data decoded), up to a tenth of what a
+stored results page costs the server; with the same SELECT written out, 0.2-0.3 ms
+(docs/performance/load.md). The table, its rows and
 everything else (saving, expiry, logout) stay Django's
 (`django.contrib.sessions.backends.db`). Named by SESSION_ENGINE (benchdash/settings.py).
 """
