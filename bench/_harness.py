@@ -216,9 +216,9 @@ def measured_and_cleaned(measure: Callable[[list[Any]], dict[str, Any]]) -> dict
 
 
 @contextlib.contextmanager
-def web_and_worker(web_argv: list[str], *, name: str, runs: int) -> Iterator[None]:
-    """A web server (`web_argv`, its port in it) and a Celery worker with a slot per run
-    (threads pool), started for a measurement and stopped after it."""
+def web_and_worker(web_argv: list[str], *, port: int, name: str, runs: int) -> Iterator[None]:
+    """A web server (`web_argv`, listening on `port`) and a Celery worker with a slot per
+    run (threads pool), started for a measurement and stopped after it."""
     with open(f"/tmp/bench-{name}-web.log", "ab") as out:
         web = subprocess.Popen(web_argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     worker = start_worker(
@@ -228,11 +228,24 @@ def web_and_worker(web_argv: list[str], *, name: str, runs: int) -> Iterator[Non
         concurrency=str(runs + 1),
     )
     try:
-        time.sleep(6)  # both up, the worker's start-up sweep done
+        time.sleep(6)  # the worker up, its start-up sweep done
+        _wait_for_port(port, timeout_s=60)  # a loaded machine may take longer for the web
         yield
     finally:
         stop_process(worker)
         stop_process(web)
+
+
+def _wait_for_port(port: int, *, timeout_s: float) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"the web server did not listen on port {port} in {timeout_s:g} s")
 
 
 def cpu_batches(runs: int, duration: int, tag: str, made: list[Any]) -> list[Any]:

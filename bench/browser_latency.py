@@ -140,9 +140,10 @@ def measure(args: argparse.Namespace, made: list[Any]) -> dict[str, Any]:
 
     call_command("collectstatic", interactive=False, verbosity=0)  # as `make start` does
     port = free_port()
+    # The web server as `make start` serves it.
     web = [sys.executable, "-m", "benchdash.serve", "--host", "127.0.0.1", "--port", str(port)]
     repeats = []
-    with web_and_worker(web, name="browser-latency", runs=args.runs):  # as `make start` serves
+    with web_and_worker(web, port=port, name="browser-latency", runs=args.runs):
         for repeat in range(args.repeats):
             repeats.append(one_repeat(args, port, repeat, made))
             print({k: v for k, v in repeats[-1].items() if k != "lags"}, flush=True)

@@ -87,7 +87,7 @@ def follow(url: str, cookies: dict[str, str], lags: dict[str, list[float]]) -> N
 def measure(args: argparse.Namespace, made: list[Any]) -> dict[str, Any]:
     port = free_port()
     web = [sys.executable, "-m", "uvicorn", "benchdash.asgi:application", "--port", str(port)]
-    with web_and_worker(web, name="latency", runs=args.runs):
+    with web_and_worker(web, port=port, name="latency", runs=args.runs):
         cookies = session_cookie()
         lags: dict[str, list[float]] = {"samples": [], "lines": []}
         followers = []
