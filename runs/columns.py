@@ -185,12 +185,14 @@ class RunCounters:
     fsync_timing: FsyncTimingRecord = field(default_factory=lambda: FsyncTimingRecord())
     missing: list[str] = field(default_factory=list)  # expected counters the server lacks
     inside: dict[str, Any] = field(default_factory=dict)  # waits, digests: analysis/inside.py
+    duration_s: float = 0.0  # from the first reading to the last
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunCounters:
         data = data or {}
         return cls(
             inside=_dict(data, "inside"),
+            duration_s=_number(data, "duration_s") or 0.0,
             deltas=_dict(data, "deltas"),
             derived=_dict(data, "derived"),
             gauges=_dict(data, "gauges"),
@@ -201,6 +203,12 @@ class RunCounters:
     @property
     def transactions(self) -> float:
         return float(self.derived.get("transactions") or 0)
+
+    @property
+    def busy(self) -> float | None:
+        """The share of the run each sysbench thread spent in a transaction."""
+        busy = self.derived.get("busy")
+        return float(busy) if isinstance(busy, int | float) else None
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ GAUGES = frozenset(
 _QUERY_COUNTERS = ("Com_select", "Com_insert", "Com_update", "Com_delete")
 
 Reading = tuple[float, dict[str, float]]
+SETTLE_S, SETTLE_EVERY_S = 2.0, 0.1  # the closing reading's wait for the sessions to end
 
 
 class CounterSampler:
@@ -69,7 +70,7 @@ class CounterSampler:
         self._taken = 0
         self._stop = threading.Event()
         self._nudged = threading.Event()
-        self._started = time.monotonic()
+        self._started = self._stopped_at = time.monotonic()
         self._thread = threading.Thread(
             target=self._loop, name=f"counters-run-{run_id}", daemon=True
         )
@@ -85,6 +86,7 @@ class CounterSampler:
         self._nudged.set()
 
     def stop(self) -> list[Reading]:
+        self._stopped_at = time.monotonic()
         self._stop.set()
         self._nudged.set()
         # A reading takes milliseconds; the connect timeout bounds a server gone mute.
@@ -111,7 +113,10 @@ class CounterSampler:
         self._inside_at(db, "first")
         while not self._stop.is_set():
             self._wait_for_next()
-            self._read(db)  # after a stop: the closing reading, after sysbench ended
+            if self._stop.is_set():  # the closing reading, timed when sysbench ended
+                self._read(db, settled_counters(db, self.readings), self._stopped_at)
+            else:
+                self._read(db)
         self._inside_at(db, "last")
 
     def _inside_readable(self, db: targets.ServerTarget) -> None:
@@ -141,9 +146,11 @@ class CounterSampler:
             if time.monotonic() - last >= self.interval_s / 2:
                 return
 
-    def _read(self, db: targets.ServerTarget) -> None:
-        values = db.status_counters()
-        time_s = round(time.monotonic() - self._started, 3)
+    def _read(
+        self, db: targets.ServerTarget, values: dict[str, float] | None = None, at: float = 0.0
+    ) -> None:
+        values = values if values is not None else db.status_counters()
+        time_s = round((at or time.monotonic()) - self._started, 3)
         self.readings.append((time_s, values))  # list.append is atomic: no lock needed
 
     def take(self) -> list[tuple[int, float, dict[str, float]]]:
@@ -152,6 +159,28 @@ class CounterSampler:
         new = [(i + 1, *self.readings[i]) for i in range(self._taken, count)]
         self._taken = count
         return new
+
+
+def settled_counters(db: targets.ServerTarget, readings: Sequence[Reading]) -> dict[str, float]:
+    """The closing reading, once sysbench's sessions have ended.
+
+    PostgreSQL adds a session's work to its statistics at most once a second and when the
+    session ends. Read at once, a 6 s run missed the last second of its WAL syncs (0.82 a
+    transaction where strace counted 1.00). So the reading waits, up to SETTLE_S, until
+    the database's sessions are back to their fewest during the run and two readings
+    SETTLE_EVERY_S apart agree. MySQL and MariaDB count at once: read once."""
+    values = db.status_counters()
+    if "backends_total" not in values:
+        return values
+    fewest = min((v.get("backends_total", 0.0) for _, v in readings), default=0.0)
+    deadline = time.monotonic() + SETTLE_S
+    while time.monotonic() < deadline:
+        time.sleep(SETTLE_EVERY_S)
+        again = db.status_counters()
+        if again == values and again["backends_total"] <= fewest:
+            break
+        values = again
+    return values
 
 
 def sampler_start(*, run: Run, batch: Batch, target: Target | None = None) -> CounterSampler | None:
@@ -182,9 +211,9 @@ def sampler_stop(sampler: CounterSampler | None) -> list[tuple[int, float, dict[
     """Stop sampling once sysbench ended; the readings not taken yet."""
     if sampler is None:
         return []
-    sampler.stop()
-    if sampler.waits is not None:
+    if sampler.waits is not None:  # its session ends before the closing reading
         sampler.inside["waits"] = sampler.waits.stop()
+    sampler.stop()
     return sampler.take()
 
 
@@ -255,6 +284,12 @@ def _derived(deltas: Mapping[str, float], reports: Sequence[Mapping[str, Any]]) 
     if not queries and all(k in deltas for k in _QUERY_COUNTERS):
         queries = sum(deltas[k] for k in _QUERY_COUNTERS)
     derived: dict[str, Any] = {"queries": queries, "transactions": transactions}
+    # each thread's time in its transactions (sysbench's fairness) over the run's time:
+    # 1 at full speed, a small share for a run held to a --rate (fsyncs.py: the pause)
+    executing = sum(float((r.get("fairness") or {}).get("exec_time_avg") or 0) for r in reports)
+    total = sum(float((r.get("general") or {}).get("total_time_s") or 0) for r in reports)
+    if executing and total:
+        derived["busy"] = round(executing / total, 4)
     for name, candidates, per in _RATIOS:
         counter = next((c for c in candidates if c in deltas), None)
         if counter is not None and per == "query" and queries:

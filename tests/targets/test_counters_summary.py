@@ -37,3 +37,17 @@ def test_a_single_reading_gives_no_deltas():
         "readings": 1,
         "error": "lost",
     }
+
+
+def test_the_share_of_the_run_a_thread_spent_in_transactions_is_sysbenchs_fairness():
+    readings = [(0.0, {"Com_commit": 0.0}), (10.0, {"Com_commit": 1500.0})]
+    # sysbench's final report at --rate=150: 1,500 transactions of 0.4 ms in 10 s
+    held = [{"general": {"total_time_s": 10.0}, "fairness": {"exec_time_avg": 0.6}}]
+    assert counters_summary(readings, held)["derived"]["busy"] == 0.06
+    # a checkpoint's report and the final one: their sums
+    split = [
+        {"general": {"total_time_s": 5.0}, "fairness": {"exec_time_avg": 4.9}},
+        {"general": {"total_time_s": 5.0}, "fairness": {"exec_time_avg": 5.0}},
+    ]
+    assert counters_summary(readings, split)["derived"]["busy"] == 0.99
+    assert "busy" not in counters_summary(readings, [{"sql": {"transactions": 5}}])["derived"]

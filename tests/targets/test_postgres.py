@@ -17,6 +17,7 @@ from runs.execution.preflight import limits
 from runs.models import Batch, CounterSample, Status, Target
 from runs.services import batches
 from runs.services import plans as checks
+from runs.targets.counters import settled_counters
 from tests.helpers import wait_for_batch
 from tests.servers import PrivatePostgres
 
@@ -298,3 +299,22 @@ def test_the_server_says_where_its_logging_collector_writes(
 
     assert log.startswith(f"{collecting_postgres.datadir}/log/postgresql-"), log
     assert Path(log).is_file()
+
+
+def test_the_closing_reading_counts_a_session_that_just_ended(postgres_server, pg_target):
+    """PostgreSQL adds a session's commits to pg_stat_database once a second and when the
+    session ends: the closing reading waits for that, so none of them is missing."""
+    with targets.connect(targets.connection_of(pg_target)) as db:
+        before = db.status_counters()
+        client = postgres_server.connect(pg_target.database)
+        client.autocommit = True
+        for _ in range(50):
+            client.execute("SELECT 1")  # a transaction each
+        opened = db.status_counters()["backends_total"]
+        client.close()
+        after = settled_counters(db, [(0.0, before)])
+
+    assert opened == before["backends_total"] + 1
+    assert after["backends_total"] == before["backends_total"]
+    # the ended session's 50, none left for later
+    assert after["db_xact_commit"] - before["db_xact_commit"] >= 50
