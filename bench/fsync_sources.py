@@ -18,8 +18,10 @@ in interleaved rounds. During each run, beside each other:
   runs/analysis/host_metrics/sync_probe.py), with its own cost.
 
 For each class and source: the ms per fsync (strace: median and mean; the server's
-timers: mean; the probe: median, its 95 % interval, and mean), and the probe's median
-against strace's. Printed as a table and written to bench/results/fsync_sources.json.
+timers: mean; the probe: median, its 95 % interval, and mean, after a pause and at once
+after another sync, and the time the product takes from them at the pace of the server's
+own syncs), and the product's figure against strace's. Printed as a table and written
+to bench/results/fsync_sources.json.
 """
 
 from __future__ import annotations
@@ -71,11 +73,13 @@ def one_run(
         connection, pid, sysbench, seconds=args.time, rate=args.rate, out=tmp / "strace.txt"
     )
     server = run_fsyncs(run.counters)  # the server's own timers alone
+    taken = run_fsyncs(run.counters, run.host())  # as the product takes them
     return {
         "tps": round(run.transactions / run.seconds, 1),
         "latency_ms": run.latency_ms,
         "strace": {c: spread(of_files(run.syncs, *FILES[c]), run.transactions) for c in FILES},
         "server": {c: server.get(c).to_dict() for c in FILES},
+        "taken": {c: taken.get(c).to_dict() for c in FILES},
         "diskstats_ms": run.diskstats_ms,
         "probe": run.probe,
         "runnable": round(run.runnable, 2),
@@ -180,6 +184,10 @@ def agreement(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
             own = [r["server"][name]["ms"] for r in mine if r["server"][name]["ms"] is not None]
             probes = [r["probe"]["ms"] for r in mine if "ms" in r["probe"]]
             probe = statistics.median(probes) if probes else None
+            # the probe's time at the pace of the server's syncs of the class
+            paced = [r["taken"][name]["ms"] for r in mine
+                     if r["taken"][name]["source"] == "sync probe"]  # fmt: skip
+            taken = round(statistics.median(paced), 4) if paced else None
             row = {
                 "config": config, "class": name,
                 "per_tx": statistics.median(t["per_tx"] for t in traced),
@@ -189,6 +197,11 @@ def agreement(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "server_source": next((r["server"][name]["source"] for r in mine
                                        if r["server"][name]["ms"] is not None), ""),
                 "probe_ms": probe,
+                "probe_streamed_ms": statistics.median(
+                    r["probe"].get("streamed_ms") or 0 for r in mine
+                ),
+                "taken_ms": taken,
+                "taken_vs_strace_median_pct": _pct(taken, strace_median),
                 "diskstats_ms": statistics.median(
                     r["diskstats_ms"] for r in mine if r["diskstats_ms"]
                 ),
@@ -200,8 +213,8 @@ def agreement(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 # each run's probe against its own strace, and those of the runs whose
                 # run queue stayed within the cores (docs/host-metrics.md: why)
                 "runnable": [r["runnable"] for r in mine],
-                "probe_vs_strace_each_pct": _each(mine, name),
-                "probe_vs_strace_quiet_pct": _each(
+                "taken_vs_strace_each_pct": _each(mine, name),
+                "taken_vs_strace_quiet_pct": _each(
                     [r for r in mine if r["runnable"] <= (os.cpu_count() or 1)], name
                 ),
             }  # fmt: skip
@@ -210,10 +223,11 @@ def agreement(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _each(runs: list[dict[str, Any]], name: str) -> list[float | None]:
+    """Each run's probe time as the product takes it against its own strace median."""
     return [
-        _pct(r["probe"].get("ms"), r["strace"][name]["median_ms"])
+        _pct(r["taken"][name]["ms"], r["strace"][name]["median_ms"])
         for r in runs
-        if r["strace"][name]
+        if r["strace"][name] and r["taken"][name]["source"] == "sync probe"
     ]
 
 

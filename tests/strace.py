@@ -27,7 +27,7 @@ from runs.analysis.host_metrics.sync_probe import probe_summary
 from runs.columns import RunCounters
 from runs.loadhosts.sync_probe import LocalSyncProbe
 from runs.sysbench.command import Connection
-from runs.targets.counters import counters_summary
+from runs.targets.counters import counters_summary, settled_counters
 from runs.targets.sync_probe import sync_site
 
 CALL = re.compile(r"^(\d+)\s+(?:fsync|fdatasync)\(\d+<([^>]*)>(.*)$")
@@ -145,12 +145,18 @@ def measured_run(
                 capture_output=True, text=True, timeout=seconds + 120, check=True,
             )  # fmt: skip
             ended = time.monotonic()
-            after, disks_after = db.status_counters(), _diskstats()
+            after, disks_after = settled_counters(db, [(0.0, before)]), _diskstats()
             probe.close()
             runnable = queue.stop()
     transactions = int(_found(r"transactions:\s+(\d+)", done.stdout))
     readings = [(0.0, before), (ended - started, after)]
-    summary = counters_summary(readings, [{"sql": {"transactions": transactions}}])
+    executing = _found(r"execution time \(avg/stddev\):\s+([\d.]+)", done.stdout)
+    report = {
+        "sql": {"transactions": transactions},
+        "general": {"total_time_s": _found(r"total time:\s+([\d.]+)s", done.stdout)},
+        "fairness": {"exec_time_avg": executing},
+    }
+    summary = counters_summary(readings, [report])
     return MeasuredRun(
         transactions=transactions,
         seconds=ended - started,

@@ -12,8 +12,10 @@ log's fsyncs made the why panel wrong):
   wal_sync_time (track_wal_io_timing on) on PostgreSQL;
 - else the sync probe on the server host: the median time of an fdatasync after a write
   of the log's block size, on the log's own file system, sampled a few times a second
-  over the measured interval (runs/loadhosts/sync_probe.py); not a bound: measured within
-  25 % of strace on the server's own redo-log and WAL syncs (docs/host-metrics.md);
+  over the measured interval (runs/loadhosts/sync_probe.py), after a pause and at once
+  after another, taken at the pace of the server's own syncs of that class
+  (`HostSync.at_pace`); not a bound: measured against strace on the server's own
+  redo-log and WAL syncs in docs/host-metrics.md;
 - else the server host's /proc/diskstats: the device's time per cache flush (kernels 5.5
   and later). It is the last step of an fsync only, after the data and the file system's
   journal are written: a lower bound, said so wherever it is shown.
@@ -24,6 +26,7 @@ every page. Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +58,8 @@ TIMERS: dict[str, tuple[tuple[str, str, float], ...]] = {
 }
 SOURCE_OF = {"pfs": PFS, "wal": PG_WAL}
 MATERIAL = 0.05  # fsyncs per transaction below which a class costs nothing worth timing
+STREAM_GAP_MS, IDLE_GAP_MS = 0.2, 10.0  # HostSync.at_pace: a sync's pause before it
+CROWDED = 1.5  # tasks ready to run per core beyond which the probe times the disk only
 
 
 @dataclass(frozen=True)
@@ -121,11 +126,42 @@ class Fsyncs:
 
 @dataclass(frozen=True)
 class HostSync:
-    """The server host's own time per fsync, for a class its server does not time."""
+    """The server host's own time per fsync, for a class its server does not time; and,
+    from the sync probe, the time of a log write that waits for the device."""
 
     ms: float
     source: str  # PROBE or DISKSTATS
     lower_bound: bool
+    streamed_ms: float | None = None  # the probe's sync at once after another
+    write_ms: float | None = None  # the probe's write before its sync, after a pause
+    streamed_write_ms: float | None = None  # and at once after another sync
+    direct: bool = False  # the probe wrote with O_DIRECT, as the server writes its log
+
+    def at_pace(self, pause_ms: float | None) -> float:
+        """The time of one sync for a server whose syncs of a class each follow
+        `pause_ms` of idle time (None: not known).
+
+        A sync that finds its core asleep waits for it to wake, longer the deeper it
+        slept: on this project's machine the probe's sync took 0.024 ms back to back and,
+        after a pause of 0.2 / 0.5 / 1 / 2 / 5 / 10 / 50 ms, 0.027 / 0.056 / 0.077 /
+        0.068 / 0.084 / 0.098 / 0.104 ms (docs/host-metrics.md). So the time moves from
+        the streamed figure to the one after a pause as the log of the pause goes from
+        STREAM_GAP_MS to IDLE_GAP_MS."""
+        return _paced(self.ms, self.streamed_ms, pause_ms)
+
+    def write_at_pace(self, pause_ms: float | None) -> float | None:
+        """The time of one O_DIRECT log write, as `at_pace` takes a sync's."""
+        if self.write_ms is None:
+            return None
+        return _paced(self.write_ms, self.streamed_write_ms, pause_ms)
+
+
+def _paced(alone: float, streamed: float | None, pause_ms: float | None) -> float:
+    if streamed is None or pause_ms is None:
+        return alone
+    gap = max(pause_ms, STREAM_GAP_MS)
+    share = min(1.0, math.log(gap / STREAM_GAP_MS) / math.log(IDLE_GAP_MS / STREAM_GAP_MS))
+    return streamed + share * (alone - streamed)
 
 
 def host_sync(host_summary: Mapping[str, Any] | None) -> HostSync | None:
@@ -136,30 +172,42 @@ def host_sync(host_summary: Mapping[str, Any] | None) -> HostSync | None:
         if isinstance(host, Mapping) and host.get("role") == "server":
             probe = host.get("sync_probe") or {}
             if isinstance(probe, Mapping) and _positive(probe.get("ms")):
-                return HostSync(float(probe["ms"]), PROBE, False)
+                return HostSync(
+                    float(probe["ms"]), PROBE, False,
+                    streamed_ms=_figure(probe.get("streamed_ms")),
+                    write_ms=_figure(probe.get("write_ms")),
+                    streamed_write_ms=_figure(probe.get("streamed_write_ms")),
+                    direct=probe.get("mode") == "direct",
+                )  # fmt: skip
             if _positive(host.get("flush_ms")):
                 return HostSync(float(host["flush_ms"]), DISKSTATS, True)
     return None
 
 
 def crowded(host_summary: Mapping[str, Any] | None) -> str:
-    """A caveat when the sync probe timed a run whose server host had more tasks ready to
-    run than cores: there the server's own syncs took 2 to 25 times the probe's (measured
-    against strace, docs/host-metrics.md), likely waiting for a CPU after their I/O; ""
-    otherwise."""
+    """A caveat when the sync probe timed a run whose server host had half as many tasks
+    ready to run again as cores: there the server's own syncs took 2 to 25 times the
+    probe's (3.8 to 8.9 runnable on 2 cores, measured against strace, docs/host-metrics.md),
+    likely waiting for a CPU after their I/O; "" otherwise. Up to 2.4 runnable the two
+    agreed, and a run at full speed keeps 2.2 to 2.4 busy on 2 cores by itself (sysbench,
+    the server, the worker)."""
     for host in (host_summary or {}).get("hosts") or []:
         if not (isinstance(host, Mapping) and host.get("role") == "server"):
             continue
         probe = host.get("sync_probe") or {}
         runq, ncpu = host.get("runq") or 0, host.get("ncpu") or 0
         timed = isinstance(probe, Mapping) and _positive(probe.get("ms"))
-        if timed and _positive(runq) and _positive(ncpu) and runq > ncpu:
+        if timed and _positive(runq) and _positive(ncpu) and runq > CROWDED * ncpu:
             return (
                 f"the server host's run queue ({runq:.1f}) was above its {ncpu} cores: the "
                 "sync probe's time is the disk's, the server's own syncs likely waited "
                 "longer for a CPU"
             )
     return ""
+
+
+def _figure(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _positive(value: Any) -> bool:
@@ -179,13 +227,47 @@ def run_fsyncs(counters: RunCounters, host: HostSync | None = None) -> Fsyncs:
         ms, source = _timed(deltas, name)
         lower = False
         if ms is None and host is not None:
-            ms, source, lower = host.ms, host.source, host.lower_bound
+            ms = host.at_pace(_pause_ms(counters, count))
+            source, lower = host.source, host.lower_bound
             # The probe overwrites a preallocated file, as the redo log and the data
             # files are written; the binary log grows, and each of its syncs commits the
             # file system's journal too: for it the probe's time is only a bound.
             lower = lower or (name == BINLOG and source == PROBE)
         classes[name] = ClassFsync(per_tx, ms, source, lower)
     return Fsyncs(classes)
+
+
+def run_log_writes(counters: RunCounters, host: HostSync | None) -> ClassFsync:
+    """The redo log's writes per transaction that wait for the device, and the time of
+    one (the sync probe's, at the server's pace); empty where the log's writes do not wait.
+
+    MariaDB 10.8+ writes its redo log with O_DIRECT where the file system allows it: each
+    write waits for the device, as a sync does. It writes the log once a transaction under
+    innodb_flush_log_at_trx_commit=1, then syncs it, and twice under 2 (Innodb_log_writes
+    1.00 and 2.00 a transaction; strace: pwrite64 0.042 ms, fdatasync 0.039 ms), so flush
+    1 → 2 trades a sync for a write and saves little. A buffered write only copies into
+    the page cache (its wait is in the sync that follows): not counted."""
+    count = counters.deltas.get("Innodb_log_writes")
+    if count is None or host is None or not host.direct or counters.transactions <= 0:
+        return ClassFsync()
+    ms = host.write_at_pace(_pause_ms(counters, count))
+    return ClassFsync(count / counters.transactions, ms, host.source if ms is not None else "")
+
+
+def cell_log_writes(runs: Iterable[tuple[RunCounters, HostSync | None]]) -> ClassFsync:
+    """A cell's log writes that wait for the device: the median over its runs."""
+    return _median_class([run_log_writes(counters, host) for counters, host in runs])
+
+
+def _pause_ms(counters: RunCounters, count: float | None) -> float | None:
+    """The idle time before each of a class's `count` syncs over the run: the time between
+    two of them, less the share of it sysbench's threads spent in a transaction (a run
+    at full speed syncs after no pause; one held to a --rate, after most of the gap)."""
+    if not count or counters.duration_s <= 0:
+        return None
+    apart_ms = 1000 * counters.duration_s / count
+    busy = counters.busy
+    return apart_ms * (1 - min(1.0, busy)) if busy is not None else apart_ms
 
 
 def _redo_count(deltas: Mapping[str, float]) -> float | None:

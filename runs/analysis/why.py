@@ -35,9 +35,9 @@ from typing import Any
 
 from runs.analysis import budget, fsyncs, inside
 from runs.analysis.budget import Budget
-from runs.analysis.fsyncs import MATERIAL, Fsyncs
+from runs.analysis.fsyncs import MATERIAL, ClassFsync, Fsyncs
 from runs.analysis.results import FINISHED_WELL, RunFigures
-from runs.analysis.verdicts import magnitude
+from runs.analysis.verdicts import TIMES, magnitude
 
 EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
 
@@ -60,6 +60,8 @@ class SideFigures:
     by_class: Fsyncs = field(default_factory=lambda: Fsyncs({}))  # one figure per class
     waits: dict[str, float] = field(default_factory=dict)  # ms per transaction, per wait
     crowded: str = ""  # the sync probe timed it on a host busier than its cores (fsyncs.py)
+    # the redo log's writes that wait for the device (O_DIRECT), when the probe timed one
+    log_writes: ClassFsync = field(default_factory=ClassFsync)
 
     @property
     def fsyncs(self) -> float | None:
@@ -68,14 +70,22 @@ class SideFigures:
 
     def fsync_text(self, cost: float) -> str:
         return (
-            f"{self.label}: {self.by_class.text()} ≈ {cost:.3f} ms of {self.time_ms:.3f} ms "
-            "per transaction"
+            f"{self.label}: {self.by_class.text()}{self._writes_text()} ≈ {cost:.3f} ms of "
+            f"{self.time_ms:.3f} ms per transaction"
         )
 
+    def _writes_text(self) -> str:
+        writes = self.log_writes
+        if writes.cost_ms is None or (writes.per_tx or 0) < MATERIAL:
+            return ""
+        return f"; redo log direct writes {writes.per_tx:.2f}/trx {TIMES} {writes.latency_text()}"
+
     def to_dict(self) -> dict[str, Any]:
-        figures = {k: v for k, v in self.__dict__.items() if k not in ("budget", "by_class")}
+        hidden = ("budget", "by_class", "log_writes")
+        figures = {k: v for k, v in self.__dict__.items() if k not in hidden}
         return {
             **figures,
+            "log_writes": self.log_writes.to_dict(),
             "fsyncs": self.fsyncs,
             "fsyncs_by_class": self.by_class.to_dict(),
             "fsyncs_text": self.by_class.text(),
@@ -132,9 +142,8 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
     if not good:
         return None
     spent = budget.cell_budget(good, _time_ms)
-    by_class = fsyncs.cell_fsyncs(
-        (r.server_counters, fsyncs.host_sync(r.host_summary)) for r in good
-    )
+    timed = [(r.server_counters, fsyncs.host_sync(r.host_summary)) for r in good]
+    by_class = fsyncs.cell_fsyncs(timed)
     # Geometric means, as the verdicts': the ratio measured here is the verdict's.
     return SideFigures(
         label=label,
@@ -150,6 +159,7 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         by_class=by_class,
         waits=inside.cell_waits(r.server_counters.inside for r in good),
         crowded=next((c for r in good if (c := fsyncs.crowded(r.host_summary))), ""),
+        log_writes=fsyncs.cell_log_writes(timed),
     )
 
 
@@ -199,6 +209,10 @@ def explain(base: SideFigures, other: SideFigures, threads: int) -> Why:
         lower = lower or (mine.lower_bound if mine.ms is not None else theirs.lower_bound)
         removed += (mine.per_tx or 0) * base_ms
         added += (theirs.per_tx or 0) * other_ms
+    # where the log's writes wait for the device, a write more is a cost as a sync is
+    if base.log_writes.cost_ms is not None and other.log_writes.cost_ms is not None:
+        removed += base.log_writes.cost_ms
+        added += other.log_writes.cost_ms
     predicted_time = base.time_ms - removed + added
     predicted = base.time_ms / predicted_time if predicted_time > 0 else None
     extra = (other.fsyncs or 0) - (base.fsyncs or 0)

@@ -16,9 +16,19 @@ after an O_DIRECT write where the server writes its log so (MariaDB 10.8+ with
 innodb_log_file_buffering OFF: the sync then flushes the device's cache only), else after
 a buffered write (the sync writes the block, then flushes).
 
+Each sample is two syncs: one after the pause, and one at once after it. A sync's time
+depends on how long the machine was idle before it: on this project's machine 0.10 ms
+after 50 ms, 0.08 ms after 1 ms, 0.024 ms back to back (the CPU's idle states: a sync
+that finds its core asleep waits for it to wake). A server syncing its log 5,000 times a
+second meets the second figure, one committing 150 times a second the first
+(runs/analysis/fsyncs.py takes the one the server's own pace calls for).
+
 Its lines: `@@benchdash-sync-start <its monotonic clock>` at once; then
 `@@benchdash-sync-ready <directory> <mode> <block> <blocks>` or `@@benchdash-sync-problem
-<why>`; then one `<clock at the sync> <sync s> <write s> <its CPU s>` per sample. It ends
+<why>`; then one `<clock at the sync> <sync s> <write s> <its CPU s> <streamed sync s>
+<streamed write s>` per sample. The writes are timed too: an O_DIRECT write waits for the
+device as a sync does, and MariaDB writes its log twice a transaction under
+innodb_flush_log_at_trx_commit=2 where it writes and syncs it once under 1. It ends
 when its output goes (the worker closed it). Parsing and summing up, and where the
 server's log is (SyncSite): runs/analysis/host_metrics/sync_probe.py.
 """
@@ -94,8 +104,9 @@ if direct == "1":
         mode = "buffered"  # a file system without O_DIRECT (tmpfs): as the server would
 say("@@benchdash-sync-ready", d, mode, block, BLOCKS)
 i = 0
-while True:
-    time.sleep(every * random.uniform(0.5, 1.5))
+
+def sync():
+    global i
     before = time.monotonic()
     try:
         os.pwrite(fd, buffer, (i % BLOCKS) * block)
@@ -104,9 +115,15 @@ while True:
     except OSError as e:  # a full disk, an O_DIRECT block the device refuses
         say("@@benchdash-sync-problem", "the probe's write or sync failed: %s" % e.strerror)
         sys.exit(0)
-    synced = time.monotonic()
-    say("%.6f %.6f %.6f %.6f" % (written, synced - written, written - before, time.process_time()))
     i += 1
+    return written, time.monotonic() - written, written - before
+
+while True:
+    time.sleep(every * random.uniform(0.5, 1.5))
+    written, alone, took = sync()  # after a pause, as a server's lone commit syncs
+    _, streamed, streamed_took = sync()  # at once after it, as a server's syncs in a stream
+    say("%.6f %.6f %.6f %.6f %.6f %.6f"
+        % (written, alone, took, time.process_time(), streamed, streamed_took))
 """
 
 # Over SSH: python3 where there is one, else the probe says why it could not run.

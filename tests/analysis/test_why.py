@@ -161,3 +161,46 @@ def test_the_probes_time_on_a_host_busier_than_its_cores_is_said_to_be_the_disks
     quiet = side("flush=1", [probed(3, "1", 3500, 0.33, 1.0, 0.157, runq=1.7)])
     calm = side("flush=2", [probed(4, "2", 5500, 0.21, 0.0, 0.157, runq=1.7)])
     assert "run queue" not in why.explain(quiet, calm, threads=1).text
+
+
+def direct(id_, flush, tps, fsyncs, writes, mode="direct"):
+    """A run at full speed on MariaDB 10.11 whose redo log is written with O_DIRECT: its
+    fsyncs and Innodb_log_writes per transaction, the sync probe's syncs and writes after a
+    pause and in a stream (bench/results/fsync_model.json, a quiet machine)."""
+    figures = run(id_, flush, tps, 1000 / tps, fsyncs, transactions=60_000)
+    counters = {
+        "deltas": {**figures.counters["deltas"], "Innodb_log_writes": writes * 60_000},
+        "derived": {"transactions": 60_000, "busy": 0.99},
+        "duration_s": 10.0,
+    }
+    probe = {"ms": 0.10, "streamed_ms": 0.041, "write_ms": 0.11, "streamed_write_ms": 0.042,
+             "mode": mode, "samples": 48}  # fmt: skip
+    server = {"role": "server", "host": "db", "ncpu": 2, "runq": 1.5, "sync_probe": probe}
+    return RunFigures(
+        **{**figures.__dict__, "counters": counters, "host_summary": {"hosts": [server]}}
+    )
+
+
+def test_a_direct_log_write_more_costs_what_the_sync_it_replaces_saved():
+    # flush=1: one write and one sync a transaction; flush=2: two writes and no sync
+    slow = side("flush=1", [direct(1, "1", 5750, 1.0, 1.0)])
+    fast = side("flush=2", [direct(2, "2", 6200, 0.0, 2.0)])
+
+    answer = why.explain(slow, fast, threads=1)
+
+    # at full speed the streamed figures: 0.041 + 0.042 ms out, 2 x 0.042 ms in
+    assert slow.by_class.get("redo").ms == pytest.approx(0.041)
+    assert slow.log_writes.to_dict() == {
+        "per_tx": 1.0, "ms": pytest.approx(0.042), "source": "sync probe", "lower_bound": False,
+    }  # fmt: skip
+    assert answer.predicted == pytest.approx(0.174 / (0.174 - 0.083 + 0.084), rel=0.01)
+    assert answer.explained is True
+    assert "redo log direct writes 2.00/trx × 0.042 ms (sync probe)" in answer.text
+
+    # a log written through the page cache: its writes wait for nothing, and are left out
+    buffered = side("flush=1", [direct(3, "1", 5750, 1.0, 1.0, mode="buffered")])
+    cached = side("flush=2", [direct(4, "2", 6200, 0.0, 2.0, mode="buffered")])
+    assert buffered.log_writes.cost_ms is None
+    assert why.explain(buffered, cached, threads=1).predicted == pytest.approx(
+        0.174 / (0.174 - 0.041), rel=0.01
+    )

@@ -118,7 +118,7 @@ def test_the_redo_logs_fsync_time_is_the_probes_and_agrees_with_strace(
         assert binlog.source == PFS and binlog.per_tx == pytest.approx(1.0, rel=0.1)
     # the probe's own cost: a few syncs a second, a fraction of a per cent of a core
     cost = run.probe["cost"]
-    assert 2 <= cost["syncs_s"] <= 10 and cost["cpu_pct"] < 5, cost
+    assert 4 <= cost["syncs_s"] <= 20 and cost["cpu_pct"] < 5, cost  # two syncs a sample
 
 
 def test_the_wals_fsync_time_is_the_probes_and_agrees_with_strace(postgres_server, tmp_path):

@@ -115,18 +115,19 @@ def test_the_counters_this_server_does_not_report_are_named(client_in, make_batc
 @pytest.mark.django_db
 def test_the_server_hosts_sync_probe_is_on_the_run_page_or_why_not(client_in):
     from runs.analysis.host_metrics.sync_probe import probe_summary
-    from tests.analysis.host_metrics.test_sync_probe import LINES
+    from tests.analysis.host_metrics.test_sync_probe import TWO_SYNC_LINES
 
     run = imported("oltp_histogram")
-    probe = probe_summary(LINES, offset=320.9, start=1000.1, end=1001.0, every_s=0.2)
+    probe = probe_summary(TWO_SYNC_LINES, offset=0.0, start=805.3, end=807.2, every_s=0.2)
     server = {"role": "server", "host": "db-1", "run_s": 10, "seconds": 10, "coverage": 1.0}
     run.host_summary = {"hosts": [{**server, "sync_probe": probe}], "missing": []}
     run.save(update_fields=["host_summary"])
 
     page = client_in.get(f"/runs/{run.pk}/").content.decode()
 
-    assert "Sync probe on db-1: <strong>0.273 ms</strong> per fsync" in page
-    assert "median of 10 samples" in page and "direct writes of 4096 bytes" in page
+    assert "Sync probe on db-1: <strong>0.103 ms</strong> per fsync" in page
+    assert "after a pause, <strong>0.026 ms</strong> at once after another" in page
+    assert "medians of 11 samples" in page and "direct writes of 4096 bytes" in page
 
     run.host_summary = {"hosts": [{**server, "sync_probe": {"problem": "no python3 on db-1"}}]}
     run.save(update_fields=["host_summary"])

@@ -2,8 +2,10 @@
 over a run's measured interval (runs/loadhosts/sync_probe.py ran it; the server host's
 entry of `Run.host_summary` keeps the result as `sync_probe`).
 
-The figure is the median of the samples taken after the warmup and before sysbench
-ended: a sample that met a stall of the machine (another process's burst of writes, a
+Two figures, each the median of the samples taken after the warmup and before sysbench
+ended: `ms` of the syncs after a pause, `streamed_ms` of the syncs at once after them
+(how the two differ, and which a run's fsyncs take: runs/analysis/fsyncs.py). Medians,
+because a sample that met a stall of the machine (another process's burst of writes, a
 journal commit) is seen at a random moment, and a stall of length S is met in proportion
 to S and waited on for half of it, so the probe's mean weighs long stalls more than the
 server's own fsyncs meet them; its median does not move with them. Its 95 % interval
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,20 +47,24 @@ class SyncSite:
 @dataclass(frozen=True)
 class ProbeSample:
     at: float  # the probe's clock when its sync started
-    sync_ms: float
+    sync_ms: float  # the sync after a pause
     write_ms: float
     cpu_s: float  # the probe's own CPU so far
+    streamed_ms: float | None = None  # the sync at once after it (None: an older probe)
+    streamed_write_ms: float | None = None  # and its write
 
 
 def sample_parse(line: str) -> ProbeSample | None:
     words = line.split()
-    if len(words) != 4 or line.startswith("@@"):
+    if len(words) not in (4, 5, 6) or line.startswith("@@"):
         return None
     try:
-        at, sync_s, write_s, cpu_s = (float(w) for w in words)
+        at, sync_s, write_s, cpu_s, *streamed = (float(w) for w in words)
     except ValueError:
         return None
-    return ProbeSample(at, sync_s * 1000, write_s * 1000, cpu_s)
+    ms: list[float | None] = [s * 1000 for s in streamed]
+    ms += [None, None]  # an older probe printed neither
+    return ProbeSample(at, sync_s * 1000, write_s * 1000, cpu_s, ms[0], ms[1])
 
 
 def probe_summary(
@@ -83,6 +89,8 @@ def probe_summary(
     low, high = median_interval(times)
     return {
         "ms": round(statistics.median(times), 4),
+        "streamed_ms": _median_of(s.streamed_ms for s in steady),
+        "streamed_write_ms": _median_of(s.streamed_write_ms for s in steady),
         "ci_low_ms": round(low, 4),
         "ci_high_ms": round(high, 4),
         "p25_ms": round(_quantile(times, 0.25), 4),
@@ -96,6 +104,11 @@ def probe_summary(
         "block": int(ready[3]) if len(ready) > 3 and ready[3].isdigit() else None,
         "cost": probe_cost(samples, int(ready[3]) if len(ready) > 3 and ready[3].isdigit() else 0),
     }
+
+
+def _median_of(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.median(known), 4) if known else None
 
 
 def median_interval(ordered: Sequence[float]) -> tuple[float, float]:
@@ -114,7 +127,8 @@ def probe_cost(samples: Sequence[ProbeSample], block: int) -> dict[str, float] |
     if len(samples) < 2 or samples[-1].at <= samples[0].at:
         return None
     seconds = samples[-1].at - samples[0].at
-    syncs = (len(samples) - 1) / seconds
+    each = 2 if samples[-1].streamed_ms is not None else 1  # a sample's syncs
+    syncs = each * (len(samples) - 1) / seconds
     return {
         "cpu_pct": round(100 * (samples[-1].cpu_s - samples[0].cpu_s) / seconds, 3),
         "syncs_s": round(syncs, 2),

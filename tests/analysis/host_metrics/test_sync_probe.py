@@ -4,6 +4,8 @@ the probe's own, as it printed them beside a private MariaDB (runs/loadhosts/syn
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from runs.analysis.fsyncs import (
@@ -98,12 +100,69 @@ def test_the_site_gives_the_probe_its_arguments():
     assert site.argv(0.2) == ["/var/lib/mysql", "/var/lib/mysql", "4096", "1", "0.2"]
 
 
-REDO_UNTIMED = RunCounters.load(
-    {
-        "deltas": {"Innodb_data_fsyncs": 1000.0, "pfs_binlog_syncs": 0.0},
-        "derived": {"transactions": 1000},
-    }
-)
+# Printed by the probe as it runs now, on this project's machine while it was quiet: each
+# sample a sync after a pause, then one at once after it (the fifth figure).
+TWO_SYNC_LINES = [
+    "@@benchdash-sync-start 805.178249",
+    "@@benchdash-sync-ready /work/main/var/probe_dir direct 4096 64",
+    "805.349998 0.000126 0.000308 0.044753 0.000025",
+    "805.603313 0.000155 0.000223 0.045115 0.000032",
+    "805.814008 0.000103 0.000249 0.045446 0.000025",
+    "805.967034 0.000309 0.000385 0.046089 0.000071",
+    "806.069935 0.000082 0.000197 0.046417 0.000023",
+    "806.219640 0.000088 0.000292 0.046746 0.000024",
+    "806.341936 0.000271 0.000460 0.047352 0.000102",
+    "806.479653 0.000085 0.000206 0.047839 0.000026",
+    "806.711897 0.000100 0.000261 0.048212 0.000027",
+    "806.977014 0.000079 0.000202 0.048522 0.000021",
+    "807.179440 0.000142 0.000240 0.048886 0.000029",
+]
+
+
+def test_a_sync_at_once_after_another_is_summed_up_apart_from_one_after_a_pause():
+    found = probe_summary(TWO_SYNC_LINES, offset=0.0, start=805.3, end=807.2, every_s=0.2)
+
+    assert found["samples"] == 11
+    assert found["ms"] == pytest.approx(0.103)  # after a pause: the median of eleven
+    assert found["streamed_ms"] == pytest.approx(0.026)  # at once after: a quarter of it
+    # two syncs a sample: 2 x 10 between the first and the last sample's clock
+    assert found["cost"]["syncs_s"] == pytest.approx(20 / (807.179440 - 805.349998), rel=0.01)
+    # a probe of before prints four figures: no streamed figure, the one it has stands
+    assert (
+        probe_summary(LINES, offset=320.9, start=1000.1, end=1001.0, every_s=0.2)["streamed_ms"]
+        is None
+    )
+
+
+def test_the_probes_time_is_taken_after_the_pause_the_servers_own_syncs_had():
+    host = HostSync(0.10, PROBE, False, streamed_ms=0.025)
+    assert host.at_pace(0.0) == pytest.approx(0.025)  # back to back
+    assert host.at_pace(20.0) == pytest.approx(0.10)  # after a long pause
+    # 6.3 ms: 88 % of the way from 0.2 to 10 ms in its log
+    share = math.log(6.3 / 0.2) / math.log(10 / 0.2)
+    assert host.at_pace(6.3) == pytest.approx(0.025 + share * 0.075)
+    assert HostSync(0.10, PROBE, False).at_pace(0.0) == 0.10  # a probe of before
+    assert host.at_pace(None) == 0.10
+
+    # 1,000 redo-log syncs in 10 s (10 ms apart), by a thread always in a transaction:
+    # each sync right after the last transaction's work, as at full speed
+    full_speed = RunCounters.load(
+        {**REDO_UNTIMED_DATA, "duration_s": 10.0, "derived": {"transactions": 1000, "busy": 1.0}}
+    )
+    assert run_fsyncs(full_speed, host).get(REDO).ms == pytest.approx(0.025)
+    # the same, held to a rate: 2 % of the time in a transaction, 9.8 ms idle before each
+    held = RunCounters.load(
+        {**REDO_UNTIMED_DATA, "duration_s": 10.0, "derived": {"transactions": 1000, "busy": 0.02}}
+    )
+    share = math.log(9.8 / 0.2) / math.log(10 / 0.2)
+    assert run_fsyncs(held, host).get(REDO).ms == pytest.approx(0.025 + share * 0.075)
+
+
+REDO_UNTIMED_DATA = {
+    "deltas": {"Innodb_data_fsyncs": 1000.0, "pfs_binlog_syncs": 0.0},
+    "derived": {"transactions": 1000},
+}
+REDO_UNTIMED = RunCounters.load(REDO_UNTIMED_DATA)
 
 
 def test_the_probe_times_a_class_the_server_does_not_and_is_no_bound():
@@ -140,4 +199,7 @@ def test_a_probe_on_a_host_busier_than_its_cores_is_said_to_time_the_disk():
         "the disk's"
     )
     assert crowded({"hosts": [{**server, "runq": 1.7}]}) == ""
+    # a run at full speed keeps 2.3 busy on 2 cores by itself: the probe agreed there
+    assert crowded({"hosts": [{**server, "runq": 2.3}]}) == ""
+    assert crowded({"hosts": [{**server, "runq": 3.1}]}) != ""
     assert crowded({"hosts": [{**server, "sync_probe": {"problem": "no python3"}}]}) == ""
