@@ -195,7 +195,7 @@ def store_answers() -> None:
     """Each finished bench batch's answer stored, as the worker stores it when a batch ends
     (issue 27; a commit before it has nothing to store, and its pages build every time)."""
     try:
-        from runs.services import stored_results
+        from runs.services.answers import stored_results
     except ImportError:
         return
     for made in Batch.objects.filter(label__startswith="bench:"):

@@ -8,7 +8,7 @@ One batch through a real worker (as `make start` runs it) on a private MariaDB 1
 binary logging and performance_schema on (tests/servers.py): oltp_insert at one thread,
 innodb_flush_log_at_trx_commit 1 and 2 x sync_binlog 0 and 1, --repeats interleaved
 rounds of --time seconds each. Then the batch's results as the results page has them
-(runs/services/results.py), once against flush=1 at each sync_binlog: the why panel's
+(runs/services/answers/results.py), once against flush=1 at each sync_binlog: the why panel's
 predicted throughput ratio of flush=2 (per-transaction fsync delta x each class's time
 per fsync: the binary log's from performance_schema, the redo log's from the sync probe)
 against the measured ratio with its 95 % interval (Welch's, the verdict's). Prints them
@@ -57,7 +57,7 @@ def run_batch(plan: Any) -> Any:
 def pair(batch: Any, sync_binlog: str) -> dict[str, Any]:
     """flush=2 against flush=1 at one sync_binlog: the model's prediction, the measured
     ratio and its interval, each side's fsyncs by class."""
-    from runs.services.results import batch_results, batch_results_runs
+    from runs.services.answers.results import batch_results, batch_results_runs
 
     read = batch_results_runs(batch=batch)
     keys = {(s.settings[FLUSH], s.settings[SYNC]): i for i, s in enumerate(read.series)}

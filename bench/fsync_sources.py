@@ -46,7 +46,7 @@ import django  # noqa: E402
 django.setup()
 
 from bench._harness import load, write_result  # noqa: E402
-from runs.analysis.fsyncs import BINLOG, DATA, REDO, run_fsyncs  # noqa: E402
+from runs.analysis.why.fsyncs import BINLOG, DATA, REDO, run_fsyncs  # noqa: E402
 from runs.sysbench.command import Connection  # noqa: E402
 from tests.servers import PrivateMariaDB, PrivatePostgres  # noqa: E402
 from tests.strace import PROBE_EVERY_S, measured_run, of_files  # noqa: E402

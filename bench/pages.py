@@ -138,14 +138,14 @@ def forget(label: str) -> Any:
 
 
 def cold() -> None:
-    """Before each request: nothing held by this process (runs/services/held.py)
-    and no power remembered (runs/analysis/power.py), as for the first request of a page in
+    """Before each request: nothing held by this process (runs/services/answers/held.py)
+    and no power remembered (runs/analysis/noise/power.py), as for the first request of a page in
     a web process (commits without them: nothing to forget)."""
     try:
-        from runs.services import held
+        from runs.services.answers import held
 
         held.forget_all()
-        from runs.analysis import power
+        from runs.analysis.noise import power
 
         power.detectable.cache_clear()
     except (ImportError, AttributeError):

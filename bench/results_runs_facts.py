@@ -8,7 +8,7 @@ raw logs hold 600 interval lines each (a 10-minute run at --report-interval=1, ~
 whose reports hold a checkpoint and a final report with a 120-row histogram each
 (bench/benchdata.py, then the logs and reports written over). Times the runs query as
 main reads it (`before`: the runs, raw log, reports and histogram deferred), with the two
-annotations (`after`: runs/services/results.py results_runs), and the whole of
+annotations (`after`: runs/services/answers/results.py results_runs), and the whole of
 batch_results() (the results page's, report's and API's build). Min / median / max.
 """
 
@@ -63,7 +63,7 @@ def timed(work: Callable[[], Any], repeats: int) -> str:
 
 
 def measure(batch: Any, repeats: int) -> None:
-    from runs.services.results import batch_results, results_runs
+    from runs.services.answers.results import batch_results, results_runs
 
     def before() -> list[Any]:  # the runs query as main reads it
         return list(

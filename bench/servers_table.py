@@ -1,7 +1,7 @@
 """The servers table of one real comparison on this machine: PostgreSQL 15 against 17 (a
 versions axis: two installs of one managed target) and MariaDB with innodb_flush_method
 fsync against O_DIRECT (a restart-only axis), each a suite of sysbench tests in one batch,
-drawn by benchdash's own relative table (runs/services/relative.py).
+drawn by benchdash's own relative table (runs/services/answers/relative.py).
 
     export BENCHDASH_DB_NAME=... BENCHDASH_REDIS_URL=...   # as for the product
     .venv/bin/python bench/servers_table.py [--time 10] [--repeats 5] [--threads 1]
@@ -142,7 +142,7 @@ COMPARISONS: dict[str, Callable[[], Any]] = {"pg": pg_versions, "mariadb": maria
 def compare(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     from runs.models import LoadHost, Plan, Target
     from runs.services import batches
-    from runs.services.relative import batch_relative
+    from runs.services.answers.relative import batch_relative
     from tests.helpers import wait_for_batch  # imports models: after django.setup()
 
     with COMPARISONS[name]() as (server, axes):

@@ -45,7 +45,7 @@ def interval_lines(count: int) -> list[str]:
 
 
 def one_pass(lines: list[str], per_read: int) -> dict[str, Any]:
-    from runs.execution.sink import SampleSink
+    from runs.execution.stream.sink import SampleSink
     from runs.models import Batch, Run
     from runs.sysbench.parser import OutputParser
 

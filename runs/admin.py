@@ -19,7 +19,8 @@ from django.http import HttpRequest
 from runs import models
 from runs.errors import InvalidInput
 from runs.secrets import EncryptedTextField
-from runs.services import definitions, stored_results
+from runs.services import definitions
+from runs.services.answers import stored_results
 
 
 def secret_fields(model: type[db_models.Model]) -> list[str]:

@@ -10,7 +10,7 @@ from celery import Task, shared_task
 from celery.signals import worker_ready, worker_shutdown, worker_shutting_down
 
 from runs.execution import liveness, worker_limits
-from runs.execution.heartbeat import WORKER_STOPPING
+from runs.execution.stream.heartbeat import WORKER_STOPPING
 from runs.models import Batch
 from runs.services import batches, recovery
 from runs.services.nightly import alerts, schedules

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from runs import targets
-from runs.analysis.fsyncs import HostSync, host_sync
 from runs.analysis.host_metrics import procfs
 from runs.analysis.host_metrics.sync_probe import probe_summary
+from runs.analysis.why.fsyncs import HostSync, host_sync
 from runs.columns import RunCounters
 from runs.loadhosts.sync_probe import LocalSyncProbe
 from runs.sysbench.command import Connection

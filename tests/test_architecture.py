@@ -221,7 +221,7 @@ def test_modules_stay_short_enough_to_read() -> None:
 # and each automatic mode by the name the plan's `auto` field gives it.
 RESULTS_FEATURE = (
     "runs/analysis/batch_results.py",
-    "runs/services/results.py",
+    "runs/services/answers/results.py",
     "runs/api/results.py",
     "runs/web/views/results.py",
     "templates/runs/batch_results.html",
@@ -254,9 +254,9 @@ def test_each_automatic_mode_has_the_module_of_its_name() -> None:
 ROOMS = ("execution", "analysis", "services")
 MAPPED = (*ROOMS, "sysbench")
 FEATURES: dict[str, set[str]] = {
-    "analysis": {"auto", "host_metrics", "nightly"},
-    "execution": {"multihost", "outages", "preflight", "restarts"},
-    "services": {"imports", "nightly"},
+    "analysis": {"auto", "host_metrics", "nightly", "noise", "why"},
+    "execution": {"multihost", "outages", "preflight", "restarts", "stream"},
+    "services": {"answers", "imports", "nightly", "scripts"},
 }
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from runs import targets
-from runs.analysis import why
 from runs.analysis.results import RunFigures
 from runs.analysis.summary import summarise
+from runs.analysis.why import panel as why
 from runs.sysbench.command import Connection
 from runs.sysbench.parser import parse_text
 from runs.targets.base import FsyncTiming

@@ -9,19 +9,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     axes.py            a run's axis values from its cell's key: options, and its target
     results.py         a batch's runs as figures, series and points
     report_table.py    the report table: cells side by side per thread count, and as TSV
-    stats.py           spread and noise of repeated figures
-    verdicts.py        is one setting really faster than another, or is it noise?
-    power.py           what a comparison that found nothing could have found, in repeats
     percent.py         a change in percent as every sentence prints it (signed_pct)
-    multiplicity.py    many cells tested at once: Holm's correction, so A/A stays quiet
-    why.py             why: the per-transaction time model from the server counters
-    fsyncs.py          fsyncs by file class (redo, binary log, data): per transaction, and
-                       the time of one from the first source the server in hand has (its
-                       own timer, else the sync probe on its host, else the device's bound)
-    budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,
-                       bytes, fsyncs) and what moved between two cells
-    inside.py          inside the server over a run: its waits per transaction and its
-                       statement digests, and what moved in the waits between two cells
     batch_results.py   a batch's results, the one structure every page renders
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     grid.py            the live page's grid of a batch: each cell's runs counted by status
@@ -30,7 +18,10 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
                        the first of the compared values (servers, a setting, threads...),
                        its interval and verdict, and the cost per transaction
     multihost.py       one cell from several load hosts: the split, and the merged output
-    innodb.py          the SEMAPHORES section of SHOW ENGINE INNODB STATUS
+    noise/             is a difference real or noise: spread, verdicts, power, many cells
+                       at once (its own map)
+    why/               the why panel: the per-transaction time model, fsyncs by file
+                       class, the budget, the server's waits (its own map)
     host_metrics/      what the machines did during a run, and what limited it (its own map)
     auto/              the automatic modes of a plan's `auto` field (its own map)
     nightly/           whether a night got slower: the rule, change points, the check, the
@@ -38,7 +29,7 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
 
 A run's figures travel: the stored Run (summary, samples, counters) is read once as a
 `results.RunFigures`; `results.group_series` groups the figures into series of cells;
-`verdicts.cell_verdicts` judges each cell against the baseline's; `batch_results.build`
+`noise.verdicts.cell_verdicts` judges each cell against the baseline's; `batch_results.build`
 puts the sentences, verdicts, peaks, why, charts and table into one `BatchResults`,
-which runs/services/results.py hands to the results page, the report and the API.
+which runs/services/answers/results.py hands to the results page, the report and the API.
 """

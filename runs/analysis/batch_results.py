@@ -15,11 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from runs.analysis import charts, run_facts, stats, verdicts, why
+from runs.analysis import charts, run_facts
 from runs.analysis.auto import rounds as auto_rounds
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.host_metrics import disturbed
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
+from runs.analysis.noise import stats, verdicts
+from runs.analysis.noise.verdicts import Verdict
 from runs.analysis.report_table import TableRow, report_table, table_tsv
 from runs.analysis.results import (
     SHORT_NAMES,
@@ -30,7 +32,7 @@ from runs.analysis.results import (
     plan_wide,
     throughput_unit,
 )
-from runs.analysis.verdicts import Verdict
+from runs.analysis.why import panel as why
 from runs.frozen import FrozenPlan
 
 RATE = auto_rounds.RATE
@@ -40,7 +42,7 @@ MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one
 @dataclass
 class BatchResults:
     """A batch's results, as plain data (primitives, lists, dicts): what the results page,
-    the report and the API render, built once by runs/services/results.py.
+    the report and the API render, built once by runs/services/answers/results.py.
     `to_json()`/`from_json()` round-trip it, so that it can be stored once a batch is
     finished."""
 

@@ -1,7 +1,7 @@
 """The shapes of the results page's charts: scaling, time series, the batch timeline,
 latency percentiles and CDFs from the histogram, the matrix grid, the open loop's
 achieved rate against the offered one. The time series come
-bucketed from the database (runs/services/timeseries.py), with the point counts set here.
+bucketed from the database (runs/services/answers/timeseries.py), with the point counts set here.
 
 Pure: no Django, no I/O."""
 
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from runs.analysis import run_facts, stats
+from runs.analysis import run_facts
+from runs.analysis.noise import stats
 from runs.analysis.results import (
     FINISHED_WELL,
     PALETTE,

@@ -1,5 +1,5 @@
 """Two batches or two runs side by side: cell by cell, the difference and its verdict
-(runs/analysis/verdicts.py: Welch's test over the repeats, or over the interval samples
+(runs/analysis/noise/verdicts.py: Welch's test over the repeats, or over the interval samples
 of two single runs), corrected for the number of cells on the page (Holm's correction,
 multiplicity.py): a compare page of 16 cells is one family of tests.
 
@@ -19,7 +19,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from runs.analysis import stats, verdicts
+from runs.analysis.noise import stats, verdicts
 from runs.analysis.results import Point, RunFigures, Series, group_series
 from runs.columns import HostSummary
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from runs.analysis import stats
+from runs.analysis.noise import stats
 from runs.sysbench.output import IntervalSample, ParseResult, QueueSample, Report
 
 # Report counts and rates that add up across hosts.

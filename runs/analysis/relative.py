@@ -20,11 +20,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runs.analysis import stats, verdicts
 from runs.analysis.host_metrics.host_summary import PER_TX, PerTx, cell_per_tx
+from runs.analysis.noise import stats, verdicts
+from runs.analysis.noise.verdicts import Verdict
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, SHORT_NAMES, RunFigures, throughput_unit
-from runs.analysis.verdicts import Verdict
 
 SERVER = "server"  # the column axis of the servers: target, install and config together
 THREADS = "threads"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runs.analysis import stats
+from runs.analysis.noise import stats
 from runs.analysis.results import Point, Series, thread_counts
 
 

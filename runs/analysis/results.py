@@ -21,8 +21,8 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from runs.analysis import stats
 from runs.analysis.axes import TARGET, axis_options, run_axes, target_on_axis
+from runs.analysis.noise import stats
 from runs.columns import Bottleneck, HostSummary, RunCounters, RunSummary
 
 __all__ = ["TARGET", "axis_options", "run_axes", "target_on_axis"]  # read here too
@@ -65,7 +65,7 @@ class RunFigures:
     outcome: str = ""  # ok, forced_shutdown, error; "" while the run has no result
     # sysbench's final report without its histogram, and the raw log's error lines: the
     # results' per-run facts (runs/analysis/run_facts.py), read by the runs query itself
-    # (runs/services/results.py results_runs), empty where it does not read them
+    # (runs/services/answers/results.py results_runs), empty where it does not read them
     final_report: dict[str, Any] = field(default_factory=dict)
     error_lines: str = ""
 

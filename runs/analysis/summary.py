@@ -12,7 +12,7 @@ import dataclasses
 import itertools
 from typing import Any
 
-from runs.analysis import stats
+from runs.analysis.noise import stats
 from runs.sysbench.parser import ParseResult, Report
 
 # sysbench report keys → summary keys

@@ -30,7 +30,8 @@ from runs.models import (
     Sample,
     Status,
 )
-from runs.services import batches, exports, permissions, selectors
+from runs.services import batches, permissions, selectors
+from runs.services.answers import exports
 
 
 class BatchSerializer(serializers.ModelSerializer[Batch]):

@@ -16,9 +16,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.analysis import batch_results, comparison, inside, multiplicity, results
+from runs.analysis import batch_results, comparison, results
+from runs.analysis.noise import multiplicity
+from runs.analysis.why import inside
 from runs.api.common import QueryParameters
-from runs.services import compare
+from runs.services.answers import compare
 
 MAX_SIDES = 8  # as many as the compare page takes
 _ID = "[0-9]{1,18}"  # ids fit a bigint

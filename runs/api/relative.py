@@ -20,7 +20,8 @@ from rest_framework.views import APIView
 from runs.api.batches import SamplesCSVRenderer
 from runs.api.common import QueryParameters
 from runs.http.responses import streamed
-from runs.services import relative, selectors
+from runs.services import selectors
+from runs.services.answers import relative
 
 
 class RelativeQuery(QueryParameters):

@@ -2,7 +2,7 @@
 """A batch's results, for scripts: GET /api/v1/batches/{id}/results (the summary, a
 verdict with its 95 % interval for every cell against the baseline, what the auto modes
 found, why each extra run ran, the why model) and /report (the HTML report to share).
-Both render the results the results page renders (runs/services/results.py)."""
+Both render the results the results page renders (runs/services/answers/results.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from runs.analysis.batch_results import BatchResults
 from runs.api.common import QueryParameters
 from runs.http.responses import conditional
 from runs.models import Batch
-from runs.services import held, reports, selectors, stored_results
+from runs.services import selectors
+from runs.services.answers import held, reports, stored_results
 
 
 class BaselineQuery(QueryParameters):

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from runs.api.common import JSONBody, request_user
 from runs.errors import InvalidInput
 from runs.models import LuaScript
-from runs.services import luascripts
+from runs.services.scripts import luascripts
 
 
 class ScriptSerializer(serializers.ModelSerializer[LuaScript]):

@@ -17,18 +17,13 @@ runs/services/plans.py):
                          prepare and cleanup stages
     group_run.py         the runner's data-set half: each group's servers, its prepare,
                          check and cleanup on each, and what a failure means next
-    sysbench_process.py  starting sysbench on the load host and following it to its end
-    heartbeat.py         the worker's loop between two lines (Pulse): the heartbeat, and
-                         when a running benchmark must stop (Watch, BatchStopped)
-    cancel.py            a cancel heard at once: published on Redis by the cancel, heard
-                         by the worker while sysbench runs (the heartbeat is the fallback)
     host_metrics.py      what the machines did during a cell: /proc on sysbench's clock, the
                          quiet-host wait, the run's host summary and bottleneck at its end
     sync_probe.py        the server's facts for them (pid file, where its log is) and the
                          sync probe on the server host, summed up over the measured interval
-    sink.py              where a running cell's output goes: live at once, stored in bulk
-    sample_writes.py     the heartbeat's one statement, COPY for a burst; Redis' leftovers
-    live.py              live events of a run over Redis, for the pages' Server-Sent Events
+    stream/              sysbench followed from its first line to its exit: each line
+                         parsed, sent live and stored; the heartbeat; a cancel heard at
+                         once (its own map)
     run_results.py       what a run ends with: its result or its failure, stored and announced
     outages/             a machine away while a batch runs: the results database's writes
                          held, a handover to the sweeper, a target or a load host waited
@@ -43,21 +38,21 @@ One sample, from sysbench's line to the browser and the database:
 
 1. sysbench prints `[ 3s ] thds: 4 tps: 812.33 qps: ...` on the load host; the executor
    (runs/loadhosts/) hands the worker the lines read so far (`SysbenchProcess.read`).
-2. `sysbench_process.follow_run` feeds each line to the parser (runs/sysbench/parser.py),
-   which yields an `IntervalSample`; `SampleSink.add` (sink.py) turns it into a
+2. `stream.sysbench_process.follow_run` feeds each line to the parser (runs/sysbench/parser.py),
+   which yields an `IntervalSample`; `SampleSink.add` (stream/sink.py) turns it into a
    `LiveSample` with its sequence number.
 3. At once, `SampleSink.publish` sends the batch of lines and its samples to Redis in one
-   write (`live.publish`): each sample pushed to the run's short recent list, then
+   write (`stream.live.publish`): each sample pushed to the run's short recent list, then
    published on the run's channel. The page's Server-Sent Events (runs/web/events.py,
    /runs/<id>/events) subscribe, replay the stored samples and the recent list, and
    follow the channel; the browser draws it (static/js/).
-4. On the heartbeat (`heartbeat.Pulse.tick`, every BENCHDASH_HEARTBEAT_SECONDS),
+4. On the heartbeat (`stream.heartbeat.Pulse.tick`, every BENCHDASH_HEARTBEAT_SECONDS),
    `SampleSink.flush` stores what it holds: samples, counter readings, raw log and the
-   batch's heartbeat in one statement (`sample_writes.run_write`), or by COPY for a burst;
+   batch's heartbeat in one statement (`stream.sample_writes.run_write`), or by COPY for a burst;
    `outages.outage_buffer.OutageBuffer` retries while the results database is away.
 5. When sysbench ends, `run_results.run_set_result` puts the run's summary, parsed from
    the final report (runs/analysis/summary.py), on the run; the runner stores it with the
-   last samples and announces the run's status live (`live.publish_status`).
+   last samples and announces the run's status live (`stream.live.publish_status`).
 
 A cell from several load hosts takes the same path with one step more: each
 `multihost.host_driver.host_drive` sends its host's samples through Redis

@@ -13,9 +13,8 @@ from typing import Any
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import environment, live, servers
+from runs.execution import environment, servers
 from runs.execution.environment import run_server_changes
-from runs.execution.heartbeat import Pulse, Watch
 from runs.execution.host_metrics import (
     HostMetricsSampler,
     host_metrics_clock,
@@ -41,8 +40,10 @@ from runs.execution.run_results import (
     run_name_server_gone,
     run_set_result,
 )
-from runs.execution.sink import SampleSink
-from runs.execution.sysbench_process import (
+from runs.execution.stream import live
+from runs.execution.stream.heartbeat import Pulse, Watch
+from runs.execution.stream.sink import SampleSink
+from runs.execution.stream.sysbench_process import (
     BatchAborted,
     Followed,
     Starter,

@@ -19,7 +19,7 @@ from runs.execution.groups import Group
 from runs.execution.outages.host_wait import LoadHostGone, host_unreachable, load_host_wait
 from runs.execution.outages.target_wait import TargetGone, failure_kind, target_wait
 from runs.execution.run_results import run_fail, target_error_text
-from runs.execution.sysbench_process import BatchAborted, follow_stage, supervised
+from runs.execution.stream.sysbench_process import BatchAborted, follow_stage, supervised
 from runs.models import Batch, Run, Status, Target
 from runs.sysbench.errors import error_code
 from runs.sysbench.parser import SysbenchError

@@ -29,7 +29,7 @@ import orjson
 import redis
 from django.conf import settings
 
-from runs.execution import live
+from runs.execution.stream import live
 
 logger = logging.getLogger(__name__)
 

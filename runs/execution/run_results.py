@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis.summary import summarise
-from runs.execution import live
-from runs.execution.heartbeat import BatchStopped
 from runs.execution.outages.target_wait import unreachable
+from runs.execution.stream import live
+from runs.execution.stream.heartbeat import BatchStopped
 from runs.models import Run, Status, Target
 from runs.sysbench.errors import exit_text, server_gone
 from runs.sysbench.parser import (

@@ -25,7 +25,6 @@ from runs.execution import auto, groups, locks
 from runs.execution.environment import batch_record_environment
 from runs.execution.group_run import GroupRun
 from runs.execution.groups import Group
-from runs.execution.heartbeat import BatchStopped
 from runs.execution.multihost.cell_hosts import (
     Dispatch,
 )
@@ -36,7 +35,8 @@ from runs.execution.outages.target_wait import TargetGone
 from runs.execution.preflight import batch as preflight
 from runs.execution.restarts.processes import RestartFailed
 from runs.execution.run_results import run_fail, target_error_text
-from runs.execution.sysbench_process import (
+from runs.execution.stream.heartbeat import BatchStopped
+from runs.execution.stream.sysbench_process import (
     BatchAborted,
 )
 from runs.loadhosts import Executor, executor_for

@@ -5,7 +5,7 @@ summed up over the measured interval into the server host's `sync_probe`.
 The probe times fsyncs on the file system of the server's redo log or WAL
 (runs/loadhosts/sync_probe.py), so that a class of fsync the server does not time itself
 is timed by the machine it runs on, not by the device's lower bound
-(runs/analysis/fsyncs.py). Its own cost is in its summary (`cost`). A probe that cannot
+(runs/analysis/why/fsyncs.py). Its own cost is in its summary (`cost`). A probe that cannot
 run (no log directory known, none writable on that file system, no python3 on an SSH
 server host) is said in `sync_probe.problem`, and the lower bound stands.
 """

@@ -19,7 +19,7 @@ import orjson
 import redis
 from django.conf import settings
 
-from runs.execution import live
+from runs.execution.stream import live
 
 BENCHMARKS_QUEUE = "benchmarks"
 

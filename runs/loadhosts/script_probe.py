@@ -6,7 +6,7 @@ the options the script declared. The output is read by runs/sysbench/script_opti
 
 Loading a script runs its top-level code: the probe gets a bounded time, an environment
 with nothing of the worker's (no passwords, no keys), and no standard input. Uploading a
-script needs a permission for that reason (runs/services/luascripts.py).
+script needs a permission for that reason (runs/services/scripts/luascripts.py).
 """
 
 from __future__ import annotations

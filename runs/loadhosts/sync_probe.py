@@ -21,7 +21,7 @@ depends on how long the machine was idle before it: on this project's machine 0.
 after 50 ms, 0.08 ms after 1 ms, 0.024 ms back to back (the CPU's idle states: a sync
 that finds its core asleep waits for it to wake). A server syncing its log 5,000 times a
 second meets the second figure, one committing 150 times a second the first
-(runs/analysis/fsyncs.py takes the one the server's own pace calls for).
+(runs/analysis/why/fsyncs.py takes the one the server's own pace calls for).
 
 Its lines: `@@benchdash-sync-start <its monotonic clock>` at once; then
 `@@benchdash-sync-ready <directory> <mode> <block> <blocks>` or `@@benchdash-sync-problem

@@ -17,8 +17,8 @@ Writes (services named <entity>_<action>, keyword-only):
     nightly/           a plan that launches on its own: its schedule, each night checked,
                        alerts confirmed by a re-run, the news by email and webhook (its own map)
     imports/           a sysbench log written elsewhere, imported as a batch (its own map)
-    luascripts.py      custom Lua scripts and bundles, their versions, for permitted users
-    plan_scripts.py    a plan's custom script checked: its options, commands and host
+    scripts/           custom Lua scripts and bundles, and a plan's custom script checked
+                       (its own map)
     tokens.py          API tokens for scripts
 
 Reads:
@@ -27,21 +27,13 @@ Reads:
     live_page.py       a batch's live page by pages of runs, its grid counted by cell
     permissions.py     who may do what: the one place pages and API ask
     health.py          the installation's health: heartbeats, servers reachable, the queue
-    results.py         a batch's results, built once for the page, the report and the API
-    relative.py        a batch's relative table: per test (by family) or cell, against the
-                       first server, setting value or thread count; for the page, the
-                       report, the API and CSV
-    stored_results.py  a finished batch's results, stored once and served as stored (ETag)
-    held.py            the stored answers a process read last, held decoded in its memory
-    reports.py         the results rendered as one offline HTML file
-    compare.py         batches and runs side by side
-    timeseries.py      samples as chart series, bucketed in PostgreSQL
-    exports.py         CSV and JSON, streamed
+    answers/           a batch's answers: results built once and stored, the relative
+                       table, compare, the report, exports, chart series (its own map)
     links.py           links that leave benchdash (mails, webhooks, the report): one
                        base URL, BENCHDASH_BASE_URL
 
 A batch's life: `batches.batch_launch` freezes the plan (runs/frozen.py) and hands the
 batch to a worker (queue.py); the worker's task calls `batches.batch_execute`, which runs it
-(runs/execution/); as it ends, `stored_results.batch_results_store` stores what it says
-(built by `results.batch_results`), which the pages, the API and the report then serve.
+(runs/execution/); as it ends, `answers.stored_results.batch_results_store` stores what it
+says (built by `answers.results.batch_results`), which the pages, the API and the report then serve.
 """

@@ -17,11 +17,13 @@ from django.utils import timezone
 
 from runs import targets
 from runs.analysis.auto import settings as auto_settings
-from runs.execution import cancel, locks, runner
+from runs.execution import locks, runner
 from runs.execution.multihost import host_driver
+from runs.execution.stream import cancel
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
-from runs.services import queue, stored_results
+from runs.services import queue
+from runs.services.answers import stored_results
 from runs.services.nightly import check as nightly_check
 from runs.services.plan_axes import plan_targets
 from runs.services.plans import PlanCheck, plan_check

@@ -18,7 +18,7 @@ from runs import loadhosts, targets
 from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
 from runs.models import Engine, LoadHost, Plan, PlanTarget, Target
-from runs.services import stored_results
+from runs.services.answers import stored_results
 from runs.services.nightly import notifications, webhooks
 from runs.services.plans import PlanCheck, plan_check, target_validate
 from runs.sysbench.command import build_command

@@ -23,8 +23,9 @@ from runs.execution.preflight import limits
 from runs.execution.preflight.report import FAILED, PreflightReport, Subject
 from runs.frozen import FrozenScript
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
-from runs.services import plan_scripts, restarts
+from runs.services import restarts
 from runs.services.plan_axes import plan_servers, plan_targets, plan_tests
+from runs.services.scripts import plan_scripts
 from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
 

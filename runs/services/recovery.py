@@ -19,7 +19,7 @@ from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.outages import handover
 from runs.execution.restarts.leftovers import servers_put_back
 from runs.execution.run_results import run_fail
-from runs.execution.sample_writes import run_store_recent_samples
+from runs.execution.stream.sample_writes import run_store_recent_samples
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
 from runs.models import (

@@ -302,7 +302,7 @@ def last_seq_within(run: Run, *, after: int, limit: int) -> int:
 # --- pages (the web UI) ------------------------------------------------------------------
 # Each page reads a bounded number of queries, whatever the size of the batch: one for the
 # runs, and for the charts a bounded number of points bucketed in the database
-# (runs/services/timeseries.py).
+# (runs/services/answers/timeseries.py).
 
 
 def targets_listed() -> QuerySet[Target]:

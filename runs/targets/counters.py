@@ -7,13 +7,13 @@ when the worker, woken by an interval line, nudges it (one wake-up a second for 
 worker, not two), or on its own when no line comes. Each reading's time_s counts from
 sysbench's start, like the samples of the interval lines, so the two series line up.
 The sampler only reads: the runner takes its new readings with `take()` and stores them
-in bulk with the run's samples (runs/execution/sink.py). When sysbench is done, the run
+in bulk with the run's samples (runs/execution/stream/sink.py). When sysbench is done, the run
 gets the deltas over the run, rates, gauge averages and a few derived ratios.
 
 At its first and last readings it also snapshots what the server accounts for inside
 itself (wait summaries, statement digests: runs/targets/inside.py), and on PostgreSQL a
 second thread samples the waits in progress; the run keeps their deltas in
-counters["inside"] (runs/analysis/inside.py).
+counters["inside"] (runs/analysis/why/inside.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 
 from runs import targets
-from runs.analysis.inside import inside_summary
+from runs.analysis.why.inside import inside_summary
 from runs.columns import RunCounters, RunOptions
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Target
@@ -222,7 +222,7 @@ def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
     if sampler is not None:
         summary = counters_summary(sampler.readings, run.reports, error=sampler.error)
         run.counters = summary
-        # why the why panel has no fsync latency, when it has none (runs/analysis/why.py)
+        # why the why panel has no fsync latency, when it has none (runs/analysis/why/panel.py)
         run.counters["fsync_timing"] = sampler.fsync_timing
         # the server's own accounting over the run: waits, digests, the sampled waits
         run.counters["inside"] = inside_summary(

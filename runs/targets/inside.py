@@ -4,7 +4,7 @@ summaries and statement digests, and a sampled profile of the waits in progress.
 - MySQL/MariaDB: performance_schema's events_waits_summary_global_by_event_name and
   events_statements_summary_by_digest, read as a snapshot at the run's first and last
   counter readings (runs/targets/counters.py): the analysis takes their deltas
-  (runs/analysis/inside.py). Only what performance_schema has instrumented is there:
+  (runs/analysis/why/inside.py). Only what performance_schema has instrumented is there:
   MariaDB's defaults time file I/O (the binary log's syncs among them, not its redo log)
   and table I/O, not mutexes.
 - PostgreSQL: pg_stat_statements at both ends when the extension is installed in the

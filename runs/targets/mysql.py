@@ -9,7 +9,7 @@ from typing import Any
 
 import MySQLdb
 
-from runs.analysis.innodb import parse_semaphores
+from runs.analysis.why.innodb import parse_semaphores
 from runs.sysbench.command import Connection
 from runs.targets import inside
 from runs.targets.base import (

@@ -1,5 +1,5 @@
 """The Server-Sent Events of a run, for the pages: what is stored, then what the worker
-publishes live (runs/execution/live.py), each sample exactly once and in order.
+publishes live (runs/execution/stream/live.py), each sample exactly once and in order.
 
 Redis only carries what is live: a finished run is replayed from the database alone, and
 a running one whose Redis cannot be reached is followed by reading the database every
@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import connection
 from redis.exceptions import RedisError
 
-from runs.execution.live import channel, recent_key, sample_payload, status_payload
+from runs.execution.stream.live import channel, recent_key, sample_payload, status_payload
 from runs.models import FINISHED_STATUSES, Run, Sample
 
 logger = logging.getLogger(__name__)

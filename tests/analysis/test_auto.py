@@ -10,13 +10,13 @@ import random
 
 import pytest
 
-from runs.analysis import verdicts
 from runs.analysis.auto import rate as rate_search
 from runs.analysis.auto import repeats as repeats_auto
 from runs.analysis.auto import rounds
 from runs.analysis.auto import threads as threads_search
 from runs.analysis.auto.cells import CellFigures, Probe, cell_figures, half_width_pct
 from runs.analysis.auto.settings import Auto, RateAuto, RepeatsAuto, ThreadsAuto, auto_from_dict
+from runs.analysis.noise import verdicts
 from runs.errors import InvalidInput
 from tests.analysis.recorded import (
     RATES,

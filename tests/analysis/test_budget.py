@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from runs.analysis import budget, why
 from runs.analysis.results import RunFigures
+from runs.analysis.why import budget
+from runs.analysis.why import panel as why
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded" / "budget_insert.json"
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from runs.analysis import comparison, verdicts
+from runs.analysis import comparison
+from runs.analysis.noise import verdicts
 from tests.analysis.test_results import run
 
 

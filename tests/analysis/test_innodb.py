@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runs.analysis.innodb import parse_semaphores, semaphores_section
+from runs.analysis.why.innodb import parse_semaphores, semaphores_section
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "innodb"
 

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from runs.analysis import inside, why
 from runs.analysis.results import RunFigures
+from runs.analysis.why import inside
+from runs.analysis.why import panel as why
 from tests.analysis.recorded import FIXTURES
 
 RECORDED = json.loads((FIXTURES / "inside_runs.json").read_text())

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runs.analysis import multihost, stats
+from runs.analysis import multihost
+from runs.analysis.noise import stats
 from runs.sysbench.output import IntervalSample, Report
 from runs.sysbench.parser import ParseResult, parse_text
 

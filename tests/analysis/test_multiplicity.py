@@ -1,4 +1,4 @@
-"""Holm's correction (runs/analysis/multiplicity.py), and the false alarms it prevents:
+"""Holm's correction (runs/analysis/noise/multiplicity.py), and the false alarms it prevents:
 A/A batches replayed from the noise of recorded runs."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from runs.analysis import multiplicity, verdicts
+from runs.analysis.noise import multiplicity, verdicts
 from tests.analysis.recorded import noise_of_repeats
 
 ALPHA = 1 - verdicts.CONFIDENCE

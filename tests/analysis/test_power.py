@@ -1,6 +1,6 @@
 # ruff: noqa: RUF001  (the times sign is what people read in verdicts)
 """Issue 36 item 4: when a comparison finds no significant difference, the answer says
-how large a difference these repeats could have seen (runs/analysis/power.py), from the
+how large a difference these repeats could have seen (runs/analysis/noise/power.py), from the
 run-to-run noise recorded on the busy 2-core machine (tests/analysis/recorded.py)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from runs.analysis import power, verdicts
+from runs.analysis.noise import power, verdicts
 from tests.analysis.recorded import insert_cell, noise_of_repeats
 
 

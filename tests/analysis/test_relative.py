@@ -9,7 +9,8 @@ import dataclasses
 import statistics
 from typing import Any
 
-from runs.analysis import relative, verdicts
+from runs.analysis import relative
+from runs.analysis.noise import verdicts
 from runs.analysis.relative import SERVER, TableRun, relative_table
 from tests.analysis.recorded import insert_cell, point_select_threads
 

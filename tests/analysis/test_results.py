@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from runs.analysis import charts, comparison, report_table, results, verdicts
+from runs.analysis import charts, comparison, report_table, results
+from runs.analysis.noise import verdicts
 
 T0 = datetime(2024, 5, 1, 2, 0, tzinfo=UTC)
 

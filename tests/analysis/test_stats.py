@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from runs.analysis.stats import (
+from runs.analysis.noise.stats import (
     cdf_from_histogram,
     describe,
     downsample_keep_extremes,

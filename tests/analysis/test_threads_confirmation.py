@@ -8,10 +8,10 @@ import math
 import random
 import statistics
 
-from runs.analysis import verdicts
 from runs.analysis.auto import threads as threads_search
 from runs.analysis.auto.cells import CellFigures
 from runs.analysis.auto.settings import ThreadsAuto
+from runs.analysis.noise import verdicts
 
 
 def cell(values):

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from runs.analysis import stats, verdicts
-from runs.analysis.verdicts import FASTER, INTERVALS, NO_RATIO, REPEATS, SAME, SLOWER, TOO_FEW
+from runs.analysis.noise import stats, verdicts
+from runs.analysis.noise.verdicts import FASTER, INTERVALS, NO_RATIO, REPEATS, SAME, SLOWER, TOO_FEW
 from tests.analysis.recorded import figures, insert, insert_cell
 
 

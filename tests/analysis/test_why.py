@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runs.analysis import why
 from runs.analysis.results import RunFigures
+from runs.analysis.why import panel as why
 
 
 def run(id_, flush, tps, latency_ms, fsyncs, sync_ps=0.0, syncs=0.0, transactions=10_000,

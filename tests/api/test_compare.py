@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from runs.analysis import verdicts
+from runs.analysis.noise import verdicts
 from runs.models import Batch, Plan, Status
 from runs.services import batches
 from tests.helpers import wait_for_batch
@@ -71,7 +71,7 @@ def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batc
         assert row["basis"] == "repeats"
         said, _, power = row["sentence"].partition("3 repeats each)")
         assert said  # the interval with its basis, then for no verdict what it could have seen
-        # (the power is said when the spread allows it: runs/analysis/power.py)
+        # (the power is said when the spread allows it: runs/analysis/noise/power.py)
         assert power == "" or "with 3 repeats at this noise, a difference under " in power
         assert power == "" or row["verdict"] == "no significant difference"
         assert row["base"]["n"] == row["other"]["n"] == 3

@@ -16,7 +16,7 @@ import pytest
 from runs.analysis.auto import rate as rate_search
 from runs.models import Plan, Status, Target
 from runs.services import batches
-from runs.services.results import batch_results
+from runs.services.answers.results import batch_results
 from tests import servers
 from tests.helpers import wait_for_batch
 

@@ -16,8 +16,9 @@ from django.urls import reverse
 
 from runs.errors import InvalidInput
 from runs.models import LaunchedBy, Status, Target
-from runs.services import batches, luascripts
+from runs.services import batches
 from runs.services.nightly import schedules
+from runs.services.scripts import luascripts
 from tests.helpers import wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

@@ -1,4 +1,4 @@
-"""The cancel listener (runs/execution/cancel.py) on this slot's Redis: a cancel heard at
+"""The cancel listener (runs/execution/stream/cancel.py) on this slot's Redis: a cancel heard at
 once, nothing else taken for one, and a listener gone the moment its run is over, not at
 its next tick."""
 
@@ -8,7 +8,12 @@ import threading
 
 import redis
 
-from runs.execution.cancel import LISTEN_TICK_S, CancelListener, cancel_channel, publish_cancel
+from runs.execution.stream.cancel import (
+    LISTEN_TICK_S,
+    CancelListener,
+    cancel_channel,
+    publish_cancel,
+)
 from tests.helpers import wait_until
 
 BATCH = 828282

@@ -72,7 +72,7 @@ def test_a_killed_worker_leaves_no_config_file_and_loses_no_published_sample(
     """The config file holds the target's password: the sweeper removes sysbench's private
     directory of a dead worker. Samples go to the database every few seconds, but every
     sample published live is in the run's recent list: the sweeper stores those too."""
-    from runs.execution import live
+    from runs.execution.stream import live
     from tests.processes import WorkerProcess, test_env
 
     tmpdir = tmp_path / "tmp"

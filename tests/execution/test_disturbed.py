@@ -26,7 +26,7 @@ import pytest
 
 from runs.models import Run, Status
 from runs.services import batches
-from runs.services.results import batch_results
+from runs.services.answers.results import batch_results
 from tests.helpers import wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]

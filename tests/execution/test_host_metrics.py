@@ -26,7 +26,7 @@ from runs.analysis.host_metrics.bottleneck import (
     fsync_figures,
 )
 from runs.columns import HostSummary
-from runs.execution import live
+from runs.execution.stream import live
 from runs.models import Batch, HostMetrics, Run, Status, Target
 from runs.services import batches
 from tests.helpers import wait_for_batch, wait_until

@@ -247,7 +247,7 @@ def test_samples_are_published_live_on_the_runs_channel(celery_worker, make_plan
     import redis
     from django.conf import settings
 
-    from runs.execution import live
+    from runs.execution.stream import live
 
     batch = batches.batch_launch(plan=make_plan(test="oltp_read_only", options=SLOW_RUN))
     run = batch.runs.get()
@@ -281,7 +281,7 @@ def test_an_installation_never_sees_the_live_events_of_another_on_the_same_redis
     from django.db import connection
     from django.utils import timezone
 
-    from runs.execution import live
+    from runs.execution.stream import live
     from runs.models import Sample
 
     settings.BENCHDASH_INSTALLATION = ""
@@ -312,7 +312,7 @@ def test_an_error_answer_is_read_at_the_next_publish_which_goes_out_all_the_same
     import redis
     from django.utils import timezone
 
-    from runs.execution import live
+    from runs.execution.stream import live
 
     run_id = 919191
     client = redis.Redis.from_url(settings.REDIS_URL)
@@ -334,7 +334,7 @@ def test_an_error_answer_is_read_at_the_next_publish_which_goes_out_all_the_same
     publish(1)
     assert received() == [1]  # published after the failed RPUSH: that one is done too
     client.delete(live.recent_key(run_id))
-    with caplog.at_level(logging.WARNING, logger="runs.execution.live"):
+    with caplog.at_level(logging.WARNING, logger="runs.execution.stream.live"):
         publish(2)
     assert received() == [2]
     assert "WRONGTYPE" in caplog.text

@@ -17,8 +17,8 @@ from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 
 from benchdash.celery import app
-from runs.analysis import stats
-from runs.execution import live
+from runs.analysis.noise import stats
+from runs.execution.stream import live
 from runs.models import HostSample, LoadHost, Plan, Run, RunHost, Status, Target
 from runs.services import batches
 from runs.services import plans as plan_checks

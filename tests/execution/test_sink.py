@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from runs.execution.host_metrics import HostRow
-from runs.execution.sample_writes import (
+from runs.execution.stream.sample_writes import (
     STATEMENT_ROWS,
     LiveSample,
     counters_copy,
@@ -21,7 +21,7 @@ from runs.execution.sample_writes import (
     run_write,
     samples_copy,
 )
-from runs.execution.sink import SampleSink
+from runs.execution.stream.sink import SampleSink
 from runs.models import Batch, Run
 from runs.sysbench.parser import OutputParser
 

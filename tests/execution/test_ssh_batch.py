@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from runs.errors import InvalidInput
 from runs.models import Batch, Run, Sample, Status
-from runs.services import batches, luascripts, recovery
+from runs.services import batches, recovery
+from runs.services.scripts import luascripts
 from tests.helpers import global_variable, printed_transactions, wait_for_batch, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]

@@ -9,9 +9,10 @@ import statistics
 
 import pytest
 
-from runs.analysis import verdicts
+from runs.analysis.noise import verdicts
 from runs.models import Status
-from runs.services import batches, relative
+from runs.services import batches
+from runs.services.answers import relative
 from runs.sysbench.suites import microbenchmarks
 from tests.helpers import wait_for_batch
 

@@ -11,7 +11,7 @@ import pytest
 
 from runs.models import PlanTarget, Status, Target
 from runs.services import batches
-from runs.services.results import batch_results
+from runs.services.answers.results import batch_results
 from tests.helpers import global_variable, wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]

@@ -1,11 +1,11 @@
-"""What a process holds of the stored answers (runs/services/held.py): the parts
+"""What a process holds of the stored answers (runs/services/answers/held.py): the parts
 read last, within their bounds, the oldest let go first."""
 
 from __future__ import annotations
 
 import pytest
 
-from runs.services import held
+from runs.services.answers import held
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,11 @@ from django.core.exceptions import PermissionDenied
 
 from runs.errors import InvalidInput
 from runs.models import LuaScript, LuaScriptVersion
-from runs.services.luascripts import luascript_interface, luascript_upload, luascript_versions
+from runs.services.scripts.luascripts import (
+    luascript_interface,
+    luascript_upload,
+    luascript_versions,
+)
 from runs.sysbench import bundles
 
 SCRIPT = "function event() end\n"

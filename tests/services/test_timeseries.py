@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from runs.models import Batch, CounterSample, Run, Sample
-from runs.services import timeseries
+from runs.services.answers import timeseries
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from runs.analysis import why
-from runs.analysis.fsyncs import BINLOG, PROBE, REDO
 from runs.analysis.results import RunFigures
+from runs.analysis.why import panel as why
+from runs.analysis.why.fsyncs import BINLOG, PROBE, REDO
 from runs.models import Status
 from runs.services import batches
 from runs.targets import connection_of

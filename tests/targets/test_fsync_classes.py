@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from runs import targets
-from runs.analysis.fsyncs import DISKSTATS, REDO, HostSync, run_fsyncs
 from runs.analysis.host_metrics import procfs
+from runs.analysis.why.fsyncs import DISKSTATS, REDO, HostSync, run_fsyncs
 from runs.columns import RunCounters
 from runs.sysbench.command import Connection
 from runs.targets.counters import counters_summary

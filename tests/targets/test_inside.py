@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from runs import targets
-from runs.analysis import inside
+from runs.analysis.why import inside
 from runs.sysbench.command import Connection
 from runs.targets.counters import CounterSampler, counters_summary
 from runs.targets.inside import WaitSampler

@@ -2,7 +2,7 @@
 (performance_schema on, no row for its redo log) and a private PostgreSQL (its WAL timer
 off), a short rate-limited single-thread insert run with strace on the server's process,
 and the probe as the worker runs it beside it. The time per redo-log or WAL fsync the
-product takes (runs/analysis/fsyncs.py) comes from the probe and is within 25 % of
+product takes (runs/analysis/why/fsyncs.py) comes from the probe and is within 25 % of
 strace's median fsync of that file.
 
 The claim holds while the machine's run queue stays within its cores: beyond them (this
@@ -20,8 +20,8 @@ from collections.abc import Callable
 import pytest
 
 from runs import targets
-from runs.analysis.fsyncs import BINLOG, PFS, PROBE, REDO, run_fsyncs
 from runs.analysis.host_metrics.sync_probe import SOURCE
+from runs.analysis.why.fsyncs import BINLOG, PFS, PROBE, REDO, run_fsyncs
 from runs.sysbench.command import Connection
 from runs.targets.sync_probe import sync_site
 from tests.servers import PrivateMariaDB, PrivatePostgres

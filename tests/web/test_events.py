@@ -17,7 +17,7 @@ import requests
 from django.db import connection
 from django.utils import timezone
 
-from runs.execution.live import channel, recent_key
+from runs.execution.stream.live import channel, recent_key
 from runs.models import Batch, LoadHost, Plan, Run, Sample, Status
 from runs.services import tokens
 from runs.web.views import batches as batch_views

@@ -18,7 +18,7 @@ import pytest
 
 from runs.analysis.results import RunFigures
 from runs.services import tokens
-from runs.services.results import batch_results
+from runs.services.answers.results import batch_results
 from runs.web.templatetags.benchdash import num, ratio
 from tests.web.test_results_everywhere import offer_recorded_rates, record_budgets, section
 

@@ -1,4 +1,4 @@
-"""A batch's results are built once (runs/services/results.py) and rendered four ways: the
+"""A batch's results are built once (runs/services/answers/results.py) and rendered four ways: the
 results page, the report to share, the API and the compare page. The report shows the
 page's tables (the per-setting peaks, the percentiles, the server counters), and every
 rendering carries the same verdict figures."""
@@ -14,7 +14,7 @@ import pytest
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.summary import summarise
 from runs.services import tokens
-from runs.services.results import batch_results
+from runs.services.answers.results import batch_results
 from runs.sysbench.parser import parse_text
 
 

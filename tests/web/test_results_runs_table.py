@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from runs.analysis.run_facts import errors_by_code
 from runs.models import Batch, Run
-from runs.services import stored_results
+from runs.services.answers import stored_results
 from runs.services.imports.importer import log_import
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sysbench"

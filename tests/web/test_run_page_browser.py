@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from runs.execution.live import recent_key
+from runs.execution.stream.live import recent_key
 from runs.models import Batch, Run, Status
 from runs.services import batches
 from runs.services.imports.importer import log_import

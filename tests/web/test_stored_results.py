@@ -1,4 +1,5 @@
-"""A finished batch's answer is built once and served as stored (runs/services/stored_results.py):
+"""A finished batch's answer is built once and served as stored
+(runs/services/answers/stored_results.py):
 the results page, the API and the report read it with the batch in one query, send an
 ETag and answer 304 to a client that holds it; a live batch's is built on each request.
 (That the worker stores it as a batch ends: tests/api/test_results.py.)"""
@@ -16,7 +17,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from runs.models import Batch, Run, StoredResults, Target
-from runs.services import held, selectors, stored_results, tokens
+from runs.services import selectors, tokens
+from runs.services.answers import held, stored_results
 from tests.web.test_results_pages import page_data
 
 

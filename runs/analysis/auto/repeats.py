@@ -32,7 +32,7 @@ from scipy import stats as scipy_stats
 
 from runs.analysis.auto.cells import CellFigures, half_width_pct
 from runs.analysis.auto.settings import RepeatsAuto
-from runs.analysis.verdicts import CONFIDENCE, FASTER, MIN_REPEATS, SLOWER
+from runs.analysis.noise.verdicts import CONFIDENCE, FASTER, MIN_REPEATS, SLOWER
 
 ALPHA = 1 - CONFIDENCE
 RULE = "Bonferroni over the looks"

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runs.analysis.verdicts import MIN_REPEATS
+from runs.analysis.noise.verdicts import MIN_REPEATS
 from runs.errors import InvalidInput
 
 MAX_THREADS = 100_000

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from runs.analysis import verdicts
 from runs.analysis.auto.cells import CellFigures, Probe, threads_text, usable, within_slo
 from runs.analysis.auto.settings import ThreadsAuto
+from runs.analysis.noise import verdicts
 
 REFINE_TRIES = 2  # thread counts tried between the last two doublings
 CONFIRM = 3  # repeats of the peak and of its neighbours before the search concludes

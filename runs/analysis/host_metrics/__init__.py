@@ -19,5 +19,6 @@ Run.host_summary, and `bottleneck.bottleneck_classify` names what limited the ru
 (Run.bottleneck). Beside the /proc sampler, the sync probe (runs/loadhosts/sync_probe.py)
 times fsyncs on the server host; `sync_probe.probe_summary` sums its samples up into the
 server host's `sync_probe`, which times the classes of fsync the server does not
-(runs/analysis/fsyncs.py). The results read them back per cell (`host_summary.cell_host_metrics`).
+(runs/analysis/why/fsyncs.py). The results read them back per cell
+(`host_summary.cell_host_metrics`).
 """

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
-from runs.analysis.fsyncs import crowded, host_sync, run_fsyncs
-from runs.analysis.verdicts import TIMES
+from runs.analysis.noise.verdicts import TIMES
+from runs.analysis.why.fsyncs import crowded, host_sync, run_fsyncs
 from runs.columns import HostFigures, HostSummary, RunCounters
 
 SATURATED_PCT = 85.0  # busy share of all cores at which a host is the limit
@@ -303,7 +303,7 @@ def fsync_figures(
 ) -> FsyncFigures:
     """A run's fsyncs per transaction (redo log and binary log, and data files where
     counted) and their average time, each class timed by its own source
-    (runs/analysis/fsyncs.py), from `Run.counters` and `Run.host_summary`."""
+    (runs/analysis/why/fsyncs.py), from `Run.counters` and `Run.host_summary`."""
     by_class = run_fsyncs(RunCounters.load(counters), host_sync(summary))
     material = [by_class.get(n) for n in by_class.material()]
     timed = [c for c in material if c.ms is not None]

@@ -4,7 +4,7 @@ entry of `Run.host_summary` keeps the result as `sync_probe`).
 
 Two figures, each the median of the samples taken after the warmup and before sysbench
 ended: `ms` of the syncs after a pause, `streamed_ms` of the syncs at once after them
-(how the two differ, and which a run's fsyncs take: runs/analysis/fsyncs.py). Medians,
+(how the two differ, and which a run's fsyncs take: runs/analysis/why/fsyncs.py). Medians,
 because a sample that met a stall of the machine (another process's burst of writes, a
 journal commit) is seen at a random moment, and a stall of length S is met in proportion
 to S and waited on for half of it, so the probe's mean weighs long stalls more than the

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runs.analysis import stats
 from runs.analysis.nightly.regressions import figure
+from runs.analysis.noise import stats
 from runs.analysis.percent import signed_pct
 from runs.columns import BatchEnvironment, Bottleneck, HostSummary
 

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from runs.analysis import stats
 from runs.analysis.nightly import change_points
+from runs.analysis.noise import stats
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import TARGET, axis_options, series_label, target_on_axis, throughput
 from runs.columns import RunSummary

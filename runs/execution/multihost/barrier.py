@@ -7,7 +7,7 @@ worker takes it. A driver connects to its host and stages sysbench (its private 
 and config file in place), then says it is ready and waits; when every host is ready the
 runner says go to all of them at once, so that the hosts start within milliseconds of
 each other rather than a connection's time apart. Keys live under the run's live channel
-(runs/execution/live.py), so installations sharing a Redis server never meet.
+(runs/execution/stream/live.py), so installations sharing a Redis server never meet.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from runs.execution import live
+from runs.execution.stream import live
 
 # A driver that has not said it is alive for this long is gone with its worker.
 ALIVE_TTL_S = 15

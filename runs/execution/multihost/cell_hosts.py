@@ -23,10 +23,10 @@ from django.conf import settings
 
 from runs.analysis import multihost
 from runs.columns import RunOptions, RunSummary
-from runs.execution.cancel import CancelListener
-from runs.execution.heartbeat import BatchStopped, Pulse, Watch
 from runs.execution.multihost.barrier import CellBarrier
-from runs.execution.sink import SampleSink
+from runs.execution.stream.cancel import CancelListener
+from runs.execution.stream.heartbeat import BatchStopped, Pulse, Watch
+from runs.execution.stream.sink import SampleSink
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, executor_for
 from runs.models import Batch, LoadHost, LoadSplit, Run, RunHost, Status

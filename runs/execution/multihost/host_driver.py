@@ -21,8 +21,8 @@ from django.utils import timezone
 from runs import targets
 from runs.analysis.summary import summarise
 from runs.errors import InvalidInput
-from runs.execution import live
 from runs.execution.multihost.barrier import CellBarrier
+from runs.execution.stream import live
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, StagedStart, SysbenchProcess, executor_for
 from runs.models import HostSample, RunHost, Status

@@ -24,11 +24,11 @@ from django.db import connection
 from django.db.models import Field
 from django.utils import timezone
 
-from runs.execution import live
 from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.run_results import RESULT_FIELDS
-from runs.execution.sample_writes import run_write_records
-from runs.execution.sink import SampleSink
+from runs.execution.stream import live
+from runs.execution.stream.sample_writes import run_write_records
+from runs.execution.stream.sink import SampleSink
 from runs.models import Batch, Run
 
 logger = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ import time
 from django.conf import settings
 from django.utils import timezone
 
-from runs.execution.heartbeat import Pulse, Watch
 from runs.execution.outages.target_wait import POLL_S, show_waiting
+from runs.execution.stream.heartbeat import Pulse, Watch
 from runs.loadhosts import Executor, ExecutorError
 from runs.models import Batch, Run
 

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from runs import targets
-from runs.execution.heartbeat import Pulse, Watch
+from runs.execution.stream.heartbeat import Pulse, Watch
 from runs.models import Batch, Target
 
 POLL_S = 2.0  # how often an unreachable target is tried again

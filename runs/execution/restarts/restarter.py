@@ -20,7 +20,6 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution.heartbeat import BatchStopped
 from runs.execution.restarts import processes
 from runs.execution.restarts.processes import RestartFailed
 from runs.execution.restarts.spec import (
@@ -34,6 +33,7 @@ from runs.execution.restarts.spec import (
     start_arguments,
 )
 from runs.execution.restarts.stages import restart_label, restart_stage
+from runs.execution.stream.heartbeat import BatchStopped
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ShellError
 from runs.models import Batch, Run, Target

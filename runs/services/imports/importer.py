@@ -27,7 +27,8 @@ from runs.columns import RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
-from runs.services import permissions, selectors, stored_results, timeseries
+from runs.services import permissions, selectors
+from runs.services.answers import stored_results, timeseries
 from runs.services.imports.store import ImportStore, log_lines
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
 

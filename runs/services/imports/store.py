@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Aggregate, Avg, Count, FloatField, Max, Min, StdDev
 
-from runs.analysis import stats
+from runs.analysis.noise import stats
 from runs.errors import InvalidInput
 from runs.models import Run, Sample
 from runs.sysbench.commandline import redact_secrets

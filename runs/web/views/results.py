@@ -13,8 +13,9 @@ from django.utils.safestring import mark_safe
 
 from runs.http.responses import conditional, streamed
 from runs.models import Batch
-from runs.services import exports, relative, reports, selectors, stored_results
-from runs.services.compare import MAX_SIDES, sides_compare
+from runs.services import selectors
+from runs.services.answers import exports, relative, reports, stored_results
+from runs.services.answers.compare import MAX_SIDES, sides_compare
 
 
 def _ids(text: str) -> list[int]:
@@ -22,7 +23,8 @@ def _ids(text: str) -> list[int]:
 
 
 def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
-    """The results of a batch (runs/services/stored_results.py: stored once it is finished)."""
+    """The results of a batch (runs/services/answers/stored_results.py: stored once it is
+    finished)."""
     baseline = request.GET.get("baseline")
     batches = stored_results.with_stored(
         selectors.batches_with_plan(), baseline=baseline, part="html"

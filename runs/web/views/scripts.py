@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 
 from runs.errors import InvalidInput
 from runs.models import LuaScript
-from runs.services import luascripts
+from runs.services.scripts import luascripts
 from runs.sysbench.bundles import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES
 from runs.web.forms import (
     ScriptForm,

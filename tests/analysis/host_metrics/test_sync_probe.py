@@ -8,7 +8,13 @@ import math
 
 import pytest
 
-from runs.analysis.fsyncs import (
+from runs.analysis.host_metrics.sync_probe import (
+    SyncSite,
+    median_interval,
+    probe_summary,
+    sample_parse,
+)
+from runs.analysis.why.fsyncs import (
     BINLOG,
     DISKSTATS,
     PROBE,
@@ -17,12 +23,6 @@ from runs.analysis.fsyncs import (
     crowded,
     host_sync,
     run_fsyncs,
-)
-from runs.analysis.host_metrics.sync_probe import (
-    SyncSite,
-    median_interval,
-    probe_summary,
-    sample_parse,
 )
 from runs.columns import RunCounters
 

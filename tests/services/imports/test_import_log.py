@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from runs.analysis import stats
+from runs.analysis.noise import stats
 from runs.errors import InvalidInput
 from runs.models import Batch, Run, Sample, Status, StoredResults, Target
 from runs.services.imports.importer import log_import

@@ -12,10 +12,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from runs.execution import live
 from runs.execution.host_metrics import HostMetricsSampler, HostRow
 from runs.execution.outages.outage_buffer import OutageBuffer
-from runs.execution.sample_writes import (
+from runs.execution.stream import live
+from runs.execution.stream.sample_writes import (
     STATEMENT_ROWS,
     LiveSample,
     counter_records,

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs import targets
-from runs.execution.cancel import CancelListener
-from runs.execution.heartbeat import BatchStopped, Pulse, Watch
 from runs.execution.outages.host_wait import host_unreachable
 from runs.execution.outages.outage_buffer import OutageBuffer
-from runs.execution.sink import SampleSink
+from runs.execution.stream.cancel import CancelListener
+from runs.execution.stream.heartbeat import BatchStopped, Pulse, Watch
+from runs.execution.stream.sink import SampleSink
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, SysbenchProcess
 from runs.models import Batch, Run, Status, Target

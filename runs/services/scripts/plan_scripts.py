@@ -13,7 +13,7 @@ from runs.columns import RunOptions
 from runs.errors import InvalidInput
 from runs.frozen import FrozenScript
 from runs.models import LoadHost, Plan
-from runs.services import luascripts
+from runs.services.scripts import luascripts
 from runs.sysbench.command import has_dataset
 from runs.sysbench.options import ALL_TESTS, OPTIONS, SQL_TESTS
 from runs.sysbench.script_options import ScriptInterface, clean_script_options, is_declared

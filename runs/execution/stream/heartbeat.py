@@ -18,8 +18,8 @@ from django.db import connection
 from django.utils import timezone
 
 from runs.execution.outages.outage_buffer import OutageBuffer
-from runs.execution.sample_writes import BATCH_BEAT
-from runs.execution.sink import SampleSink
+from runs.execution.stream.sample_writes import BATCH_BEAT
+from runs.execution.stream.sink import SampleSink
 from runs.models import Status
 from runs.targets.counters import CounterSampler
 

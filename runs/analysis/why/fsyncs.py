@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runs.analysis.budget import binlog_fsyncs
-from runs.analysis.verdicts import TIMES
+from runs.analysis.noise.verdicts import TIMES
+from runs.analysis.why.budget import binlog_fsyncs
 from runs.columns import RunCounters
 
 REDO, BINLOG, DATA = "redo", "binlog", "data"

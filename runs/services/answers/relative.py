@@ -13,8 +13,8 @@ from runs.analysis.relative import RelativeTable, TableRun
 from runs.analysis.results import RunFigures
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services.exports import csv_lines
-from runs.services.results import ResultsRuns, batch_results_runs
+from runs.services.answers.exports import csv_lines
+from runs.services.answers.results import ResultsRuns, batch_results_runs
 from runs.sysbench.cells import cell_identity, item_index
 from runs.sysbench.values import render_value
 

@@ -1,7 +1,7 @@
 """A batch's results: the one place they are built (runs/analysis/batch_results.py does the
-arithmetic), for the results page, the report (runs/services/reports.py) and the API
+arithmetic), for the results page, the report (runs/services/answers/reports.py) and the API
 (runs/api/results.py) to render. A finished batch's are built once and stored
-(runs/services/stored_results.py)."""
+(runs/services/answers/stored_results.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from runs.analysis.results import RunFigures, Series
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services import timeseries
+from runs.services.answers import timeseries
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,10 @@ from typing import Any
 
 from scipy import special as scipy_special
 
-from runs.analysis import multiplicity, power, stats
+from runs.analysis.noise import multiplicity, power, stats
+from runs.analysis.noise.stats import lag1_autocorrelation
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, RunFigures
-from runs.analysis.stats import lag1_autocorrelation
 
 CONFIDENCE = 0.95
 MIN_REPEATS = 3  # below this Welch's test has almost no power: say so rather than guess

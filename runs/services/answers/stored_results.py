@@ -3,7 +3,7 @@
 A batch that ended does not change, yet its results page, its results in the API and its
 report were built again on every request (116 to 314 ms of server CPU each). When a batch
 ends, its answer for the default view (the first series as the baseline) is built by the
-one builder, runs/services/results.py, and stored as a StoredResults: the results as the
+one builder, runs/services/answers/results.py, and stored as a StoredResults: the results as the
 API and the report read them (BatchResults.to_json) and the part of the results page below
 its header, rendered (rendering the tables and charts' data of a 200-run page alone costs
 more than the 30 ms the whole page may take). Another baseline (?baseline=) is stored the
@@ -50,7 +50,8 @@ from runs.analysis import comparison
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures
 from runs.models import FINISHED_STATUSES, Batch, StoredResults, Target
-from runs.services import held, relative, results, selectors
+from runs.services import selectors
+from runs.services.answers import held, relative, results
 
 logger = logging.getLogger(__name__)
 
@@ -61,10 +62,10 @@ SOURCES = (
     "runs/analysis",
     "runs/columns.py",
     "runs/frozen.py",
-    "runs/services/stored_results.py",
-    "runs/services/results.py",
+    "runs/services/answers/stored_results.py",
+    "runs/services/answers/results.py",
     "runs/services/selectors.py",
-    "runs/services/timeseries.py",
+    "runs/services/answers/timeseries.py",
     "runs/web/templatetags",
     "templates/runs",
 )

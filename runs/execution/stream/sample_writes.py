@@ -17,8 +17,8 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
-from runs.execution import live
 from runs.execution.host_metrics import HostRow
+from runs.execution.stream import live
 from runs.models import (
     SAMPLE_FIGURES,
     Batch,
@@ -268,7 +268,7 @@ def _copy(cursor: CursorWrapper, table: str, names: str, rows: list[tuple[object
 
 def run_store_recent_samples(*, run: Run) -> int:
     """Store the samples a dead worker published but had not stored yet, from the run's
-    recent list in Redis (runs/execution/live.py), their lines added to the raw log and
+    recent list in Redis (runs/execution/stream/live.py), their lines added to the raw log and
     the run saying so; how many were missing."""
     stored = set(run.samples.values_list("seq", flat=True))
     # Read after the run started: a list left by a run of a recreated database, under the

@@ -1,4 +1,4 @@
-"""A batch's report to share: its results (runs/services/results.py) rendered as one HTML
+"""A batch's report to share: its results (runs/services/answers/results.py) rendered as one HTML
 file, readable offline in any browser without benchdash, its charts drawn by Chart.js
 inlined with the data. The same tables and charts as the results page (scaling, rate,
 the batch timeline, the latency CDF and histogram, what the machines did); its links to
@@ -19,7 +19,7 @@ from runs.analysis.batch_results import BatchResults
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services import relative, results, stored_results
+from runs.services.answers import relative, results, stored_results
 from runs.services.links import base_url
 
 # Inlined into the report: nothing is fetched when it is opened. Chart.js as its classic
@@ -38,7 +38,7 @@ def batch_report_html(
     *, batch: Batch, baseline: str | int | None = None, found: BatchResults | None = None
 ) -> str:
     """The report of `found` (the batch's results against `baseline` unless given: as
-    stored once the batch is finished, runs/services/stored_results.py)."""
+    stored once the batch is finished, runs/services/answers/stored_results.py)."""
     found = found or stored_results.batch_stored(batch=batch, baseline=baseline).value
     read = results.batch_results_runs(batch=batch)
     timeline = results.batch_time_charts(

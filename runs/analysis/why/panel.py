@@ -33,11 +33,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runs.analysis import budget, fsyncs, inside
-from runs.analysis.budget import Budget
-from runs.analysis.fsyncs import MATERIAL, ClassFsync, Fsyncs
+from runs.analysis.noise.verdicts import TIMES, magnitude
 from runs.analysis.results import FINISHED_WELL, RunFigures
-from runs.analysis.verdicts import TIMES, magnitude
+from runs.analysis.why import budget, fsyncs, inside
+from runs.analysis.why.budget import Budget
+from runs.analysis.why.fsyncs import MATERIAL, ClassFsync, Fsyncs
 
 EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runs.analysis import batch_results, charts, comparison, inside, results
+from runs.analysis import batch_results, charts, comparison, results
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
+from runs.analysis.why import inside
 from runs.models import Batch, Run
-from runs.services import selectors, stored_results
+from runs.services import selectors
+from runs.services.answers import stored_results
 
 MAX_SIDES = 8
 
@@ -52,7 +54,7 @@ def waits_moved(sides: list[comparison.Side]) -> list[tuple[comparison.Side, lis
 
 def comparison_sides(*, keys: list[str]) -> dict[str, comparison.Side]:
     """The sides by key ("b12", "r345"): a finished batch's figures as stored with its
-    answer (runs/services/stored_results.py), the others read from their runs."""
+    answer (runs/services/answers/stored_results.py), the others read from their runs."""
     batch_ids = [int(k[1:]) for k in keys if k[0] == "b"]
     with_side = stored_results.with_stored(
         selectors.batches_with_plan().filter(pk__in=batch_ids), baseline=None, part="side"

@@ -21,8 +21,8 @@ from types import TracebackType
 import redis
 from django.conf import settings
 
-from runs.execution import live
-from runs.execution.live import installation
+from runs.execution.stream import live
+from runs.execution.stream.live import installation
 
 logger = logging.getLogger(__name__)
 
