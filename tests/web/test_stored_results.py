@@ -326,3 +326,11 @@ def test_an_answers_json_text_has_no_nan_nor_infinity_for_postgresql():
 
     assert json.loads(text) == {"ratio": None, "high": [None, None, 1.5], "label": "NaN x"}
     assert plain == '{"ratio": 2.5, "label": "flush=1"}'
+
+
+def test_the_stored_version_reads_every_source_an_answer_is_made_from():
+    # a source moved without this list (or its ROOT) following it fails every batch's end
+    missing = [s for s in stored_results.SOURCES if not (stored_results.ROOT / s).exists()]
+    assert missing == []
+    assert (stored_results.ROOT / "manage.py").exists()
+    assert len(stored_results.stored_version()) == 16
