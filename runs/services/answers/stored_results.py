@@ -56,7 +56,7 @@ from runs.services.answers import held, relative, results
 logger = logging.getLogger(__name__)
 
 PAGE_TEMPLATE = "runs/_results_stored.html"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # What an answer is made from: a change to any of these makes the stored answers stale.
 SOURCES = (
     "runs/analysis",
