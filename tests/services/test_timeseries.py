@@ -134,7 +134,8 @@ def rows_built(
 def test_the_series_written_as_json_by_postgresql_are_the_rows_built_ones(batch):
     """A batch's runs of 600 one-second samples (as bench/benchdata.py makes them: noise,
     stalls, whole and fractional values, times off the second), with gaps, infinities, NaN,
-    a run of one sample and one without: every series the same, to the bit."""
+    numbers PostgreSQL writes with an exponent, a run of one sample and one without: every
+    series the same, to the bit."""
     noise = random.Random(39)
     runs = []
     for position in range(12):
@@ -145,6 +146,8 @@ def test_the_series_written_as_json_by_postgresql_are_the_rows_built_ones(batch)
     Sample.objects.filter(run=runs[0], seq=7).update(tps=math.inf, qps=float("nan"))
     Sample.objects.filter(run=runs[1]).update(time_s=F("time_s") + 0.37, latency_ms=F("tps") / 7)
     Sample.objects.filter(run=runs[2], seq__gt=1).update(tps=None, qps=None, latency_ms=None)
+    for seq, value in enumerate([1e16, 123456789012345.0, 1e-5, -3.0, 2.5e-308, 1e300], 3):
+        Sample.objects.filter(run=runs[3], seq=seq).update(tps=value, qps=-value)
     runs.append(stored_run(batch, 12, [42.0]))
     runs.append(stored_run(batch, 13, []))
     for run in runs[:4]:

@@ -107,7 +107,7 @@ def _bucketed(
     runs, which a few imported runs of a million samples inflate, and compiling the
     query would then take 150-400 ms for a query that runs in 50.
 
-    Each run comes back as one JSON text of its chart points, made by PostgreSQL: a
+    Each run comes back as a JSON text of its chart points a metric, made by PostgreSQL: a
     bucket's lowest and highest point (charts.bucket_points' rule: [x, value], in x order,
     once when they are the same point), the buckets in order. Python reads 200 texts
     instead of building 4,000 rows of arrays (a results page's timeline: issue 39).
@@ -124,9 +124,14 @@ def _bucketed(
     # Both ends of a bucket, per metric; a bucket without a finite value has none (both
     # extremes are NULL then: the same rows feed them).
     ends = ", ".join(f"({i}, low_{i}), ({i}, high_{i})" for i in range(len(metrics)))
+    # Each number as float8 writes it (the shortest text that reads back as the same
+    # float), with ".0" after a whole one ("12.0", as Python writes a float): every
+    # number of the JSON is then read as a float by json's own parser, in C.
+    number = "CASE WHEN {n}::text ~ '^-?[0-9]+$' THEN {n}::text || '.0' ELSE {n}::text END"
+    point = f"'[' || {number.format(n='x')} || ', ' || {number.format(n='v')} || ']'"
     lines = ", ".join(
-        "COALESCE(json_agg(json_build_array(x, v) ORDER BY bucket, x, v) "
-        f"FILTER (WHERE m = {i} AND x IS NOT NULL), '[]')::text"
+        f"'[' || COALESCE(string_agg({point}, ', ' ORDER BY bucket, x, v) "
+        f"FILTER (WHERE m = {i} AND x IS NOT NULL), '') || ']'"
         for i in range(len(metrics))
     )
     last_x = f"SELECT time_s FROM {table} WHERE run_id = r.id ORDER BY seq DESC LIMIT 1"  # noqa: S608
@@ -143,18 +148,14 @@ def _bucketed(
                     GROUP BY 1
                 ) AS b CROSS JOIN LATERAL (VALUES {ends}) AS e(m, p)
             ) AS points
-            HAVING count(*) > 0
+            HAVING max(bucket) IS NOT NULL  -- a run without a reading has no line at all
         ) AS lines
     """  # noqa: S608 - table and column names are the models', values are parameters
     with connection.cursor() as cursor:
         cursor.execute(sql, {**params, "runs": list(run_ids), "buckets": max(1, buckets)})
         cursor.nextset()  # the SET's result comes first
         rows = cursor.fetchall()
-    # Every value is a float8: one PostgreSQL writes without a fraction ("12") is read as
-    # the float it is, as the arrays were.
     return {
-        run_id: {
-            m: json.loads(text, parse_int=float) for m, text in zip(metrics, texts, strict=True)
-        }
+        run_id: {m: json.loads(text) for m, text in zip(metrics, texts, strict=True)}
         for run_id, *texts in sorted(rows, key=lambda r: r[0])
     }
