@@ -280,7 +280,7 @@ def _run_facts(run: RunFigures, colour: str) -> dict[str, Any]:
         outcome=run.outcome,
         reports=[report] if report else [],
         histogram=[],
-        counters=run.counters,
+        counters=run.server_counters,  # read once a run (the why panel reads them too)
         raw_log=run.error_lines,
     )
     sql, general = report.get("sql") or {}, report.get("general") or {}

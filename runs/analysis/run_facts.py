@@ -116,12 +116,13 @@ def run_facts(
     outcome: str,
     reports: Sequence[Mapping[str, Any]],
     histogram: Sequence[Sequence[float]],
-    counters: Mapping[str, Any] | None,
+    counters: Mapping[str, Any] | RunCounters | None,
     raw_log: str,
     histogram_option: object = "on",
 ) -> RunFacts:
-    """The facts of one run from its stored outcome, reports, histogram and counters;
-    `raw_log` gives the errors by code."""
+    """The facts of one run from its stored outcome, reports, histogram and counters (as
+    stored, or as read already: RunFigures.server_counters); `raw_log` gives the errors by
+    code."""
     final = _final(reports)
     facts = RunFacts(outcome=outcome)
     if final is not None:
@@ -130,7 +131,7 @@ def run_facts(
     facts.histogram = histogram_shares(histogram)
     if not facts.histogram:
         facts.no_histogram = no_histogram_reason(outcome, histogram_option)
-    server_counters = RunCounters.load(counters)
+    server_counters = counters if isinstance(counters, RunCounters) else RunCounters.load(counters)
     facts.per_transaction = _per_transaction(server_counters, final)
     facts.missing_counters = server_counters.missing
     return facts

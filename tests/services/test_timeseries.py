@@ -4,11 +4,15 @@ keeping its trough and its peak where they were, whatever the run's length."""
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 
 import pytest
+from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
+from runs.analysis import charts
 from runs.models import Batch, CounterSample, Run, Sample
 from runs.services.answers import timeseries
 
@@ -90,3 +94,87 @@ def test_a_counter_rate_counts_whole_intervals_only(batch):
     rates = timeseries.counter_series([run.pk], "c", gauge=False, buckets=100)
 
     assert rates == {run.pk: [[1.0, 1000.0], [2.0, 1100.0], [3.0, 900.0]]}
+
+
+def rows_built(
+    table: str,
+    source: str,
+    metrics: Sequence[str],
+    run_ids: list[int],
+    buckets: int,
+    params: dict[str, str],
+) -> timeseries.RunSeries:
+    """The series as they were read before PostgreSQL wrote them as JSON (issue 39): a
+    row of arrays per bucket, made into points by charts.bucket_points."""
+    extremes = ", ".join(
+        f"min(ARRAY[{m}, x]) FILTER (WHERE {m} > '-Infinity' AND {m} < 'Infinity'), "
+        f"max(ARRAY[{m}, x]) FILTER (WHERE {m} > '-Infinity' AND {m} < 'Infinity')"
+        for m in metrics
+    )
+    last_x = f"SELECT time_s FROM {table} WHERE run_id = r.id ORDER BY seq DESC LIMIT 1"  # noqa: S608
+    sql = f"""
+        SELECT r.id, b.* FROM unnest(%(runs)s::bigint[]) AS r(id)
+        CROSS JOIN LATERAL (
+            SELECT width_bucket(source.x, 0, greatest(({last_x}), 0) + 0.001, %(buckets)s),
+                   {extremes}
+            FROM ({source}) AS source GROUP BY 1
+        ) AS b
+    """  # noqa: S608 - the models' names
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {**params, "runs": run_ids, "buckets": buckets})
+        rows = cursor.fetchall()
+    series: timeseries.RunSeries = {}
+    for run_id, _bucket, *ends in sorted(rows, key=lambda r: (r[0], r[1])):
+        lines = series.setdefault(run_id, {m: [] for m in metrics})
+        for i, metric in enumerate(metrics):
+            lines[metric] += charts.bucket_points(ends[2 * i], ends[2 * i + 1])
+    return series
+
+
+def test_the_series_written_as_json_by_postgresql_are_the_rows_built_ones(batch):
+    """A batch's runs of 600 one-second samples (as bench/benchdata.py makes them: noise,
+    stalls, whole and fractional values, times off the second), with gaps, infinities, NaN,
+    numbers PostgreSQL writes with an exponent, a run of one sample and one without: every
+    series the same, to the bit."""
+    noise = random.Random(39)
+    runs = []
+    for position in range(12):
+        tps = [round(noise.uniform(500, 1500), noise.choice([0, 2, 6])) for _ in range(600)]
+        tps[noise.randrange(600)] = 0.0
+        tps[noise.randrange(600)] = None  # type: ignore[call-overload]
+        runs.append(stored_run(batch, position, tps))
+    Sample.objects.filter(run=runs[0], seq=7).update(tps=math.inf, qps=float("nan"))
+    Sample.objects.filter(run=runs[1]).update(time_s=F("time_s") + 0.37, latency_ms=F("tps") / 7)
+    Sample.objects.filter(run=runs[2], seq__gt=1).update(tps=None, qps=None, latency_ms=None)
+    for seq, value in enumerate([1e16, 123456789012345.0, 1e-5, -3.0, 2.5e-308, 1e300], 3):
+        Sample.objects.filter(run=runs[3], seq=seq).update(tps=value, qps=-value)
+    runs.append(stored_run(batch, 12, [42.0]))
+    runs.append(stored_run(batch, 13, []))
+    for run in runs[:4]:
+        CounterSample.objects.bulk_create(
+            CounterSample(run=run, seq=i, time_s=i + noise.choice([0.0, 0.02]),
+                          values={"c": i * 1000 + noise.randrange(900), "g": noise.random()})
+            for i in range(1, 601)
+        )  # fmt: skip
+    ids = [r.pk for r in runs]
+
+    for buckets in (2, 10, 300, 1000):
+        for metrics in (["tps"], list(timeseries.SAMPLE_METRICS)):
+            expected = rows_built(
+                Sample._meta.db_table, timeseries.sample_source(metrics), metrics, ids, buckets, {}
+            )
+            found = timeseries.sample_series(ids, buckets=buckets, metrics=metrics)
+            assert found == expected and list(found) == list(expected)
+            assert all(type(v) is float for lines in found.values() for points in lines.values()
+                       for point in points for v in point)  # fmt: skip
+        for name, gauge in (("c", False), ("g", True)):
+            expected = rows_built(
+                CounterSample._meta.db_table, timeseries.counter_source(gauge=gauge), ["counter"],
+                ids, buckets, {"name": name},
+            )  # fmt: skip
+            found_counter = timeseries.counter_series(ids, name, gauge=gauge, buckets=buckets)
+            assert found_counter == {run_id: lines["counter"] for run_id, lines in expected.items()}
+    assert runs[2].pk in found and found[runs[2].pk]["qps"] == [
+        [1.0, 10 * found[runs[2].pk]["tps"][0][1]]
+    ]
+    assert runs[13].pk not in found

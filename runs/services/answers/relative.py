@@ -12,9 +12,9 @@ from runs.analysis import relative, results
 from runs.analysis.relative import RelativeTable, TableRun
 from runs.analysis.results import RunFigures
 from runs.frozen import FrozenPlan
-from runs.models import Batch, Run
+from runs.models import Batch
 from runs.services.answers.exports import csv_lines
-from runs.services.answers.results import ResultsRuns, batch_results_runs
+from runs.services.answers.results import ResultsRun, ResultsRuns, batch_results_runs
 from runs.sysbench.cells import cell_identity, item_index
 from runs.sysbench.values import render_value
 
@@ -51,7 +51,7 @@ def target_names(plan: FrozenPlan) -> dict[int, str]:
 
 
 def table_run(
-    run: Run, figures: RunFigures, plan: FrozenPlan, names: Mapping[int, str]
+    run: ResultsRun, figures: RunFigures, plan: FrozenPlan, names: Mapping[int, str]
 ) -> TableRun:
     test, family, order = _test_item(run, plan)
     return TableRun(
@@ -59,7 +59,7 @@ def table_run(
     )
 
 
-def _test_item(run: Run, plan: FrozenPlan) -> tuple[str, str, int]:
+def _test_item(run: ResultsRun, plan: FrozenPlan) -> tuple[str, str, int]:
     """The run's item of the plan's tests axis: its label, family and place."""
     if not plan.tests:
         return "", "", 0
@@ -84,7 +84,7 @@ def item_label(item: Mapping[str, Any]) -> str:
     return " ".join([str(item.get("test", "")), *shown])
 
 
-def _server(run: Run, plan: FrozenPlan, names: Mapping[int, str]) -> dict[str, str]:
+def _server(run: ResultsRun, plan: FrozenPlan, names: Mapping[int, str]) -> dict[str, str]:
     server: dict[str, str] = {}
     if plan.targets:
         server["target"] = names.get(run.target_id or 0, str(run.target_id))
