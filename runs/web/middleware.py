@@ -3,8 +3,6 @@ refused in words; bidirectional controls in a page shown, not obeyed."""
 
 from __future__ import annotations
 
-import gzip
-import secrets
 from collections.abc import Callable
 
 from django.http import HttpRequest
@@ -13,6 +11,7 @@ from django.middleware.gzip import GZipMiddleware, re_accepts_gzip
 from django.utils.cache import patch_vary_headers
 
 from runs.bidi import BIDI_CONTROLS, BIDI_CONTROLS_UTF8, bidi_shown
+from runs.http import deflated
 from runs.http.uploads import LogTooLarge
 from runs.web.views.imports import log_refused
 
@@ -31,7 +30,8 @@ class CompressionMiddleware(GZipMiddleware):
     Whole responses are compressed at level 1 (nginx's default) rather than Django's 6: the
     results page of 50 runs (325 kB) in 1.5 ms of CPU instead of 8.4, for 90 kB sent instead
     of 77: level 6 was more than half of what the page cost the server
-    (docs/PERFORMANCE.md). Streams keep Django's compression.
+    (docs/PERFORMANCE.md). A stored part that every response repeats is compressed once
+    (runs/http/deflated.py). Streams keep Django's compression.
     """
 
     def process_response(
@@ -46,14 +46,16 @@ class CompressionMiddleware(GZipMiddleware):
     def whole_compressed(
         self, request: HttpRequest, response: HttpResponseBase
     ) -> HttpResponseBase:
-        """Django's GZipMiddleware for a response that is not streamed, at LEVEL."""
+        """Django's GZipMiddleware for a response that is not streamed, at deflated.LEVEL;
+        of a response made around a part compressed before (deflated.with_deflated), only
+        the rest is compressed now."""
         content = response.content  # type: ignore[attr-defined]
         if len(content) < 200 or response.has_header("Content-Encoding"):
             return response
         patch_vary_headers(response, ("Accept-Encoding",))
         if not re_accepts_gzip.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
             return response
-        compressed = _gzip(content, self.max_random_bytes)
+        compressed = _compressed(response, content, self.max_random_bytes)
         if len(compressed) >= len(content):
             return response
         response.content = compressed  # type: ignore[attr-defined]
@@ -65,20 +67,15 @@ class CompressionMiddleware(GZipMiddleware):
         return response
 
 
-LEVEL = 1
-
-
-def _gzip(content: bytes, max_random_bytes: int) -> bytes:
-    """`content` gzipped with a random file name in its header, of a random length, as
-    Django does against BREACH: the length of a response then says less of its content.
-    The name's characters come from one read of the system's randomness (Django draws each
-    of them alone: up to 100 reads a response)."""
-    packed = gzip.compress(content, compresslevel=LEVEL, mtime=0)
-    header = bytearray(packed[:10])
-    header[3] = gzip.FNAME
-    length = 1 + secrets.randbelow(max_random_bytes)
-    name = secrets.token_hex(-(-length // 2))[:length].encode() + b"\0"
-    return bytes(header) + name + packed[10:]
+def _compressed(response: HttpResponseBase, content: bytes, max_random_bytes: int) -> bytes:
+    parts = deflated.parts_of(response)
+    if parts is not None:
+        head, middle, tail = parts
+        # Only while the body is still what the view made of them: the parts' lengths
+        # are checked, and BidiShownMiddleware forgets them when it changes a body.
+        if len(head) + len(middle.data) + len(tail) == len(content):
+            return deflated.gzipped_around(head, middle, tail, max_random_bytes)
+    return deflated.gzipped(content, max_random_bytes)
 
 
 class UploadLimitMiddleware:
@@ -120,4 +117,5 @@ class BidiShownMiddleware:
         content = body.decode(response.charset)
         if BIDI_CONTROLS.search(content):
             response.content = bidi_shown(content)  # type: ignore[attr-defined]
+            deflated.forget_parts(response)  # not its body now
         return response

@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from runs.execution import locks
 from runs.models import Batch, Run, Status
 
 pytestmark = pytest.mark.django_db
@@ -38,6 +39,21 @@ def test_a_cancelled_batch_counts_its_runs_as_they_ended(client_in, make_batch):
     assert '<span id="batch-counts" class="muted">1 cancelled, 7 skipped</span>' in page
     assert progress["counts_text"] == "1 cancelled, 7 skipped"
     assert 'id="cancel-form"' not in page
+
+
+def test_the_list_says_what_a_queued_batch_waits_for_now(client_in, make_batch):
+    holder = make_batch(status=Status.RUNNING)
+    queued = make_batch(status=Status.QUEUED, waiting_for="target busy with batch 1")
+    ended = make_batch(status=Status.DONE, waiting_for="a quiet host")
+    assert locks.locks_acquire(batch=holder) == ""
+
+    home = client_in.get("/").content.decode()
+
+    row = re.search(rf'<a href="/batches/{queued.pk}/">.*?</tr>', home, re.S)
+    assert row and f"is busy with batch {holder.pk})" in row.group(0)
+    assert "target busy with batch 1" not in home  # the stale reason is read again
+    assert "(a quiet host)" in home  # a batch that is not queued says what it stored
+    assert f'value="b{ended.pk}"' in home
 
 
 def test_progress_and_remaining_time_count_the_running_cell(client_in, make_batch):

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 from django.test import Client
 
 from runs.models import Run, Status
+from runs.services.answers import held
+from runs.web.views import results as results_views
 
 GZIP = {"Accept-Encoding": "gzip, deflate, br"}
 
@@ -108,3 +111,51 @@ def test_a_whole_answer_is_gzipped_with_a_random_name_against_breach(client_in: 
     assert all(p.content[8] == 4 for p in packed)  # XFL 4: the fastest level (CPU over bytes)
     assert len({len(p.content) for p in packed}) > 1
     assert all(p["Content-Length"] == str(len(p.content)) for p in packed)
+
+
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
+
+
+def shown(page: bytes) -> str:
+    """The page without its form token (masked anew for every response)."""
+    return TOKEN.sub('name="csrfmiddlewaretoken" value=""', page.decode())
+
+
+def test_a_stored_results_page_is_sent_around_its_part_compressed_once(
+    client_in: Client, make_batch
+):
+    batch = make_batch(threads=(1, 2), repeats=2, samples=60)
+    url = f"/batches/{batch.pk}/results"
+    plain = client_in.get(url).content  # the answer stored
+    held.forget_all()
+
+    first, second = client_in.get(url, headers=GZIP), client_in.get(url, headers=GZIP)
+
+    assert len(held.etags(results_views.DEFLATED)) == 1  # deflated once, sent twice
+    for packed in (first, second):
+        assert packed["Content-Encoding"] == "gzip"
+        assert shown(gzip.decompress(packed.content)) == shown(plain)
+    assert first.content != second.content  # each header's random name
+
+
+def test_a_stored_page_with_bidi_controls_is_shown_and_compressed_whole(
+    client_in: Client, make_batch, stored_plan
+):
+    stored_plan.name = "plan \u202egnp.exe"
+    stored_plan.save()
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+
+    html = gzip.decompress(client_in.get(f"/batches/{batch.pk}/results", headers=GZIP).content)
+
+    assert "\u202e".encode() not in html and b"plan [U+202E]gnp.exe" in html
+
+
+def test_the_api_results_come_compressed_once_for_every_asker(client_in: Client, make_batch):
+    batch = make_batch(threads=(1, 2), repeats=2, samples=60)
+    url = f"/api/v1/batches/{batch.pk}/results"
+    plain = client_in.get(url).json()
+
+    packed = [client_in.get(url, headers=GZIP) for _ in range(2)]
+
+    assert all(p["Content-Encoding"] == "gzip" for p in packed)
+    assert [json.loads(gzip.decompress(p.content)) for p in packed] == [plain, plain]

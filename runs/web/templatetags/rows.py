@@ -165,37 +165,38 @@ def run_picker(
     )
 
 
-def batch_list_rows(batches: Iterable[Any]) -> SafeString:
-    """templates/runs/home.html's rows: the batches of the list, links and dates made by the
-    view (runs/web/views/batches.py home)."""
+def batch_list_rows(batches: Iterable[Mapping[str, Any]]) -> SafeString:
+    """templates/runs/home.html's rows: the batches of the list as
+    selectors.batch_list_rows() reads them, links and dates made by the view
+    (runs/web/views/batches.py home)."""
     return mark_safe("".join(_batch_list_row(b) for b in batches))  # noqa: S308
 
 
-def _batch_list_row(b: Any) -> str:
+def _batch_list_row(b: Mapping[str, Any]) -> str:
     name = (
-        f'<a href="{_e(b.plan_url)}">{_e(b.plan.name)}</a>'
-        if b.plan
-        else _e(b.label or "imported log")
+        f'<a href="{_e(b["plan_url"])}">{_e(b["plan__name"])}</a>'
+        if b["plan_id"]
+        else _e(b["label"] or "imported log")
     )
-    waiting = f' <span class="muted">({_e(b.waiting_for)})</span>' if b.waiting_for else ""
-    ended = (f" · {_e(b.runs_cancelled)} cancelled" if b.runs_cancelled else "") + (
-        f" · {_e(b.runs_skipped)} skipped" if b.runs_skipped else ""
+    waiting = f' <span class="muted">({_e(b["waiting_for"])})</span>' if b["waiting_for"] else ""
+    ended = (f" · {_e(b['runs_cancelled'])} cancelled" if b["runs_cancelled"] else "") + (
+        f" · {_e(b['runs_skipped'])} skipped" if b["runs_skipped"] else ""
     )
-    user = b.launched_by_user
-    by = _e(b.launched_by) + (f" · {_e(user.get_username())}" if user else "")
+    user = b["launched_by_user__username"]
+    by = _e(b["launched_by"]) + (f" · {_e(user)}" if user is not None else "")
     return (
         "\n    <tr>\n"
-        f'      <td><input type="checkbox" name="s" value="b{_e(b.pk)}" data-side '
-        f'aria-label="compare batch {_e(b.pk)}"></td>\n'
-        f'      <td><a href="{_e(b.detail_url)}">{_e(b.pk)}</a></td>\n'
+        f'      <td><input type="checkbox" name="s" value="b{_e(b["id"])}" data-side '
+        f'aria-label="compare batch {_e(b["id"])}"></td>\n'
+        f'      <td><a href="{_e(b["detail_url"])}">{_e(b["id"])}</a></td>\n'
         f"      <td>{name}</td>\n"
-        f"      <td>{_e(b.target or '—')}</td>\n"
-        f'      <td class="status {_e(b.status)}">{_e(b.status)}{waiting}</td>\n'
-        f'      <td class="num">{_e(b.runs_ran)} / {_e(b.runs_total)}{ended}</td>\n'
-        f"      <td>{_e(b.created_text)}</td>\n"
+        f"      <td>{_e(b['target__name'] or '—')}</td>\n"
+        f'      <td class="status {_e(b["status"])}">{_e(b["status"])}{waiting}</td>\n'
+        f'      <td class="num">{_e(b["runs_ran"])} / {_e(b["runs_total"])}{ended}</td>\n'
+        f"      <td>{_e(b['created_text'])}</td>\n"
         f"      <td>{by}</td>\n"
-        f"      <td>{_e(b.finished_text)}</td>\n"
-        f'      <td><a href="{_e(b.results_url)}">results</a></td>\n'
+        f"      <td>{_e(b['finished_text'])}</td>\n"
+        f'      <td><a href="{_e(b["results_url"])}">results</a></td>\n'
         "    </tr>\n  "
     )
 

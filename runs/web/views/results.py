@@ -3,18 +3,21 @@ view keeps its state in the query string, so its URL can be shared."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
+from runs.http import deflated
 from runs.http.responses import conditional, streamed
 from runs.models import Batch
 from runs.services import selectors
-from runs.services.answers import exports, relative, reports, stored_results
+from runs.services.answers import exports, held, relative, reports, stored_results
 from runs.services.answers.compare import MAX_SIDES, sides_compare
 
 
@@ -36,11 +39,34 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
         selected=_ids(",".join(request.GET.getlist("runs"))),
         counter=request.GET.get("counter", ""),
     )
-    # Rendered from our own template, which escaped what it holds.
-    results_html = mark_safe(page.value)  # noqa: S308
     etag = stored_results.shown_etag(page.etag, batch, *_who(request), baseline)
-    context = {"batch": batch, "results_html": results_html}
-    return conditional(request, etag, lambda: render(request, "runs/batch_results.html", context))
+    if page.etag is None:
+        # Rendered from our own template, which escaped what it holds.
+        context = {"batch": batch, "results_html": mark_safe(page.value)}  # noqa: S308
+        return conditional(request, etag, lambda: render(request, RESULTS_PAGE, context))
+    html, stored_etag = page.value, page.etag
+    return conditional(request, etag, lambda: _around_stored(request, batch, html, stored_etag))
+
+
+RESULTS_PAGE = "runs/batch_results.html"
+
+
+def _around_stored(request: HttpRequest, batch: Batch, html: str, etag: str) -> HttpResponse:
+    """The page around its stored part, which is compressed once a process, not for every
+    response (runs/http/deflated.py): the header and footer are made for this request."""
+    stored = held.value(etag, DEFLATED)
+    if stored is held.MISSING:
+        stored = deflated.deflated(html.encode())
+        held.keep(etag, DEFLATED, stored, len(stored.blocks))
+    marker = f"<!-- the stored results {secrets.token_hex(8)} -->"
+    context = {"batch": batch, "results_html": mark_safe(marker)}  # noqa: S308 - ours
+    head, _, tail = render_to_string(RESULTS_PAGE, context, request).partition(marker)
+    before, after = head.encode(), tail.encode()
+    response = HttpResponse(before + stored.data + after)
+    return deflated.with_deflated(response, before, stored, after)
+
+
+DEFLATED = "html deflated"  # the part's name in held.py
 
 
 def batch_report(request: HttpRequest, batch_id: int) -> HttpResponseBase:
