@@ -72,3 +72,57 @@ asyncio.run(main())
     statuses, pooled, started = done.stdout.strip().rsplit(" ", 2)
     assert statuses == "[200, 200, 200, 200, 200]"
     assert pooled == "1" and started == "1"  # one thread, lent five times
+
+
+def test_a_page_is_answered_in_one_hop_to_its_thread_and_a_stream_closed_once_sent():
+    # request_started, the answer and request_finished were three hops to the request's
+    # thread; a page now takes one, with both signals in that thread, once each.
+    code = """
+import asyncio, threading
+from asgiref.testing import ApplicationCommunicator
+from concurrent.futures import ThreadPoolExecutor
+from django.core import signals
+from benchdash.asgi import application
+
+hops, seen = [], []
+submit = ThreadPoolExecutor.submit
+def counted(self, *args, **kwargs):
+    hops.append(1)
+    return submit(self, *args, **kwargs)
+ThreadPoolExecutor.submit = counted
+for signal in (signals.request_started, signals.request_finished):
+    signal.connect(lambda signal, **kw: seen.append((signal is signals.request_started,
+                   threading.current_thread() is threading.main_thread())), weak=False)
+
+async def get(path):
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+             "query_string": b"", "root_path": "", "headers": [(b"host", b"127.0.0.1")],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
+    talk = ApplicationCommunicator(application, scope)
+    await talk.send_input({"type": "http.request", "body": b""})
+    start = await talk.receive_output(10)
+    body = await talk.receive_output(10)
+    await talk.wait(10)
+    return start["status"], len(body["body"])
+
+async def main():
+    status, size = await get("/accounts/login/")
+    print(status, size > 500, len(hops), seen)
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchdash.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    status, whole, hops, seen = done.stdout.strip().split(" ", 3)
+    assert (status, whole) == ("200", "True")
+    assert hops == "1"
+    assert seen == "[(True, False), (False, False)]"  # started then finished, off the loop
