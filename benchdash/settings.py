@@ -360,7 +360,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "runs.models.Status",
         "PreflightCheckStatusEnum": ["ok", "warning", "failed"],
-        "VerdictEnum": "runs.api.history.VERDICTS",
+        "VerdictEnum": "runs.api.nightly.history.VERDICTS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.api.common import QueryParameters
-from runs.api.history import AnalysisSerializer
+from runs.api.nightly.history import AnalysisSerializer
 from runs.http.responses import streamed
 from runs.models import (
     FINISHED_STATUSES,

@@ -4,23 +4,10 @@ from django.contrib.auth.decorators import login_required
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from runs.api import (
-    alerts,
-    batches,
-    compare,
-    health,
-    history,
-    host_metrics,
-    imports,
-    loadhosts,
-    notes,
-    plans,
-    relative,
-    results,
-    scripts,
-    targets,
-    tokens,
-)
+from runs.api import batches, health, imports, tokens
+from runs.api.answers import compare, host_metrics, relative, results
+from runs.api.nightly import alerts, history, notes
+from runs.api.setup import loadhosts, plans, scripts, targets
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

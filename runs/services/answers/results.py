@@ -1,6 +1,6 @@
 """A batch's results: the one place they are built (runs/analysis/batch_results.py does the
 arithmetic), for the results page, the report (runs/services/answers/reports.py) and the API
-(runs/api/results.py) to render. A finished batch's are built once and stored
+(runs/api/answers/results.py) to render. A finished batch's are built once and stored
 (runs/services/answers/stored_results.py)."""
 
 from __future__ import annotations

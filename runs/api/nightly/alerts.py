@@ -1,6 +1,6 @@
 """Alerts, for scripts: a plan's alerted nights with the re-run's verdict and what changed,
 and the decisions on them (acknowledge, dismiss as noise, accept as the new baseline)
-(runs/services/nightly/alerts.py). Notes and annotations are in runs/api/notes.py."""
+(runs/services/nightly/alerts.py). Notes and annotations are in runs/api/nightly/notes.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.api.notes import AnnotationSerializer
+from runs.api.nightly.notes import AnnotationSerializer
 from runs.models import Alert, Annotation, Plan
 from runs.services import permissions
 from runs.services.nightly import alerts

@@ -18,8 +18,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.analysis.nightly import change_points, regressions
-from runs.api import alerts as alert_api
 from runs.api.common import QueryParameters
+from runs.api.nightly import alerts as alert_api
 from runs.errors import InvalidInput
 from runs.models import LaunchedBy, Plan, Status
 from runs.services.nightly import history
