@@ -118,6 +118,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "runs.web.views.health.health_banner",
+                "runs.web.links.links",
             ],
             # The pages' filters live with the pages (runs/web/), not in runs/templatetags.
             "libraries": {"benchdash": "runs.web.templatetags.benchdash"},
