@@ -23,8 +23,9 @@ the repeats and writes bench/results/overhead.json.
     .venv/bin/python bench/overhead.py --shipped [--repeats 3]
 
 measures the benchmark worker `make start` runs (its queue, its flags, host metrics and
-counters on, as shipped) instead of a worker started here; the environment must name that
-installation's database and Redis (the defaults do).
+counters on, as shipped) instead of a worker started here, and writes
+bench/results/overhead_shipped.json; the environment must name that installation's
+database and Redis (the defaults do).
 
     .venv/bin/python bench/overhead.py --telemetry 30 [--repeats 3]
 
@@ -308,7 +309,7 @@ def main() -> None:
     parser.add_argument("--durations", default="10,30,60")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "overhead.json"))
+    parser.add_argument("--out", help="default: overhead.json, or overhead_shipped.json")
     parser.add_argument(
         "--telemetry", type=int, default=0, help="seconds: measure the host metrics alone"
     )
@@ -326,7 +327,8 @@ def main() -> None:
         return
     with results_database():
         result = measure(args)
-    write_result(args.out, result)
+    default = "overhead_shipped.json" if args.shipped else "overhead.json"
+    write_result(args.out or ROOT / "bench" / "results" / default, result)
     print(markdown(result))
 
 

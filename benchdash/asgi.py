@@ -78,15 +78,17 @@ class Handler(ASGIHandler):
         connection goes back to the pool before the answer is sent, not after). Each hop
         is a future, a thread woken and the event loop woken back; two fewer took 0.4 ms
         of CPU off a request (docs/performance/load.md). A stream is closed once sent,
-        as Django does."""
+        as Django does. Each request sends each signal once (tests/test_asgi.py)."""
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
         set_script_prefix(get_script_prefix(scope))
         request, error_response = self.create_request(scope, body_file)
-        if request is None:
+        if request is None:  # a request Django could not read: its signals as Django sends them
+            await signals.request_started.asend(sender=self.__class__, scope=scope)
             body_file.close()
+            error_response._handler_class = self.__class__
             await self.send_response(error_response, send)
             await sync_to_async(error_response.close)()
             return
@@ -107,7 +109,9 @@ class Handler(ASGIHandler):
             with suppress(RequestAborted, asyncio.CancelledError):
                 await task
         if answer.cancelled():
-            await signals.request_finished.asend(sender=self.__class__)
+            # The client left: its thread may still be at work on the answer. This runs
+            # after it, in the same thread, and ends the request unless the answer did.
+            await sync_to_async(self.ended, thread_sensitive=True)(request)
         elif answer.result().streaming:
             await sync_to_async(answer.result().close)()
         body_file.close()
@@ -125,10 +129,21 @@ class Handler(ASGIHandler):
     def answered(self, request: Any) -> Any:
         """The request's synchronous steps, in its thread: see handle()."""
         signals.request_started.send(sender=self.__class__, scope=request.scope)
+        request.benchdash_stage = "started"
         response = self.get_response(request)
+        response._handler_class = self.__class__  # type: ignore[attr-defined]  # request_finished sender
         if not response.streaming:
             response.close()
+            request.benchdash_stage = "ended"
         return response
+
+    def ended(self, request: Any) -> None:
+        """A request whose client left: request_finished once, if it started and its
+        answer did not send it already (a request still waiting for its turn never
+        started: neither signal)."""
+        if getattr(request, "benchdash_stage", "") == "started":
+            signals.request_finished.send(sender=self.__class__)
+            request.benchdash_stage = "ended"
 
     async def read_body(self, receive: Any) -> Any:
         body = _Body(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")

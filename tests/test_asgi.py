@@ -74,7 +74,7 @@ asyncio.run(main())
     assert pooled == "1" and started == "1"  # one thread, lent five times
 
 
-def test_a_page_is_answered_in_one_hop_to_its_thread_and_a_stream_closed_once_sent():
+def test_a_page_is_answered_in_one_hop_to_its_thread():
     # request_started, the answer and request_finished were three hops to the request's
     # thread; a page now takes one, with both signals in that thread, once each.
     code = """
@@ -126,3 +126,88 @@ asyncio.run(main())
     assert (status, whole) == ("200", "True")
     assert hops == "1"
     assert seen == "[(True, False), (False, False)]"  # started then finished, off the loop
+
+
+def test_a_stream_a_client_that_leaves_and_an_unreadable_request_send_each_signal_once():
+    # What a page's hop leaves to handle(): a stream is closed once sent (its connection
+    # back to the pool then), a client that leaves while its answer is made ends the
+    # request once its thread is done with it, and a request Django cannot read (a
+    # query that is not UTF-8) has both signals, from the handler as the others.
+    code = """
+import asyncio, threading, time
+from asgiref.testing import ApplicationCommunicator
+from django.core import signals
+from django.http import StreamingHttpResponse
+from benchdash.asgi import Handler
+
+seen = []
+for signal, name in ((signals.request_started, "started"), (signals.request_finished, "finished")):
+    signal.connect(lambda name=name, **kw: seen.append((name, kw["sender"].__name__)), weak=False)
+
+class Probe(Handler):
+    def get_response(self, request):
+        if request.path == "/slow":
+            time.sleep(0.5)  # the client leaves meanwhile
+        return StreamingHttpResponse(iter([b"one ", b"two"]))
+
+application = Probe()
+
+def scope_of(path, query=b""):
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+            "query_string": query, "root_path": "", "headers": [(b"host", b"127.0.0.1")],
+            "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
+
+async def streamed():
+    talk = ApplicationCommunicator(application, scope_of("/stream"))
+    await talk.send_input({"type": "http.request", "body": b""})
+    body = b""
+    message = await talk.receive_output(10)
+    while True:
+        message = await talk.receive_output(10)
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    await talk.wait(10)
+    return body
+
+async def left():
+    talk = ApplicationCommunicator(application, scope_of("/slow"))
+    await talk.send_input({"type": "http.request", "body": b""})
+    await asyncio.sleep(0.1)
+    await talk.send_input({"type": "http.disconnect"})
+    await talk.wait(10)
+
+async def unreadable():
+    talk = ApplicationCommunicator(application, scope_of("/x", b"q=\\xff"))  # not UTF-8
+    await talk.send_input({"type": "http.request", "body": b""})
+    start = await talk.receive_output(10)
+    await talk.receive_output(10)
+    await talk.wait(10)
+    return start["status"]
+
+async def main():
+    body = await streamed()
+    print(body.decode(), seen); seen.clear()
+    await left()
+    print(seen); seen.clear()
+    status = await unreadable()
+    print(status, seen)
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchdash.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    stream, client_left, unread = done.stdout.strip().splitlines()
+    both = "[('started', 'Probe'), ('finished', 'Probe')]"
+    assert stream == "one two " + both
+    assert client_left == both
+    assert unread.startswith("400 ") and unread.endswith(both)

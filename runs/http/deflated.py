@@ -54,6 +54,19 @@ def parts_of(response: Any) -> tuple[bytes, Deflated, bytes] | None:
     return getattr(response, "deflated_parts", None)
 
 
+def is_body_of(content: bytes, head: bytes, middle: Deflated, tail: bytes) -> bool:
+    """Whether `content` is head + middle.data + tail (compared in place, not copied)."""
+    size, start = len(content), len(head)
+    if size != start + len(middle.data) + len(tail):
+        return False
+    body = memoryview(content)
+    return (
+        body[:start] == head
+        and body[start : size - len(tail)] == middle.data
+        and (body[size - len(tail) :] == tail)
+    )
+
+
 def forget_parts(response: Any) -> None:
     """For a middleware that changes the body: its parts are not its parts any more."""
     response.deflated_parts = None

@@ -239,7 +239,8 @@ def batch_list_waiting_for(row: dict[str, Any]) -> str:
     (a few at most), the others say what they stored."""
     if row["status"] not in (Status.QUEUED, Status.WAITING):
         return str(row["waiting_for"])
-    return batch_waiting_for(Batch.objects.get(pk=row["id"]))
+    batch = Batch.objects.filter(pk=row["id"]).first()
+    return batch_waiting_for(batch) if batch is not None else ""  # deleted meanwhile
 
 
 def batches_filtered(

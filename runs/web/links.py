@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from django.templatetags.static import static
 from django.urls import get_script_prefix, reverse
@@ -58,4 +59,10 @@ def _pages(prefix: str) -> Found:
 
 @cache
 def _files(prefix: str) -> Found:
-    return Found(lambda name: static(FILES[name]))
+    return Found(_file)
+
+
+def _file(name: str) -> str:
+    if name not in FILES:  # a KeyError would be a blank URL: the template engine eats it
+        raise ImproperlyConfigured(f"no file {name!r} in FILES of runs/web/links.py")
+    return static(FILES[name])

@@ -71,9 +71,9 @@ def _compressed(response: HttpResponseBase, content: bytes, max_random_bytes: in
     parts = deflated.parts_of(response)
     if parts is not None:
         head, middle, tail = parts
-        # Only while the body is still what the view made of them: the parts' lengths
-        # are checked, and BidiShownMiddleware forgets them when it changes a body.
-        if len(head) + len(middle.data) + len(tail) == len(content):
+        # Only while the body is still what the view made of them (BidiShownMiddleware
+        # forgets them when it changes a body; any other change is seen here).
+        if deflated.is_body_of(content, head, middle, tail):
             return deflated.gzipped_around(head, middle, tail, max_random_bytes)
     return deflated.gzipped(content, max_random_bytes)
 

@@ -57,3 +57,14 @@ def test_a_whole_body_is_compressed_with_a_name_of_random_length():
     assert all(s[3] & gzip.FNAME for s in sent)
     names = {s[10 : s.index(b"\0", 10)] for s in sent}
     assert len({len(n) for n in names}) > 1 and all(1 <= len(n) <= 100 for n in names)
+
+
+def test_a_body_is_its_parts_only_byte_for_byte():
+    head, data, tail = b"<header>", b"stored" * 100, b"</html>"
+    middle = deflated.deflated(data)
+
+    assert deflated.is_body_of(head + data + tail, head, middle, tail)
+    same_length = head + data[:-1] + b"X" + tail  # a change that keeps the length
+    assert not deflated.is_body_of(same_length, head, middle, tail)
+    assert not deflated.is_body_of(head + data + tail + b" ", head, middle, tail)
+    assert deflated.is_body_of(data, b"", middle, b"")

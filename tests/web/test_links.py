@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from django.templatetags.static import static
 from django.test import Client
@@ -45,3 +46,8 @@ def test_under_a_script_prefix_the_links_carry_it():
     finally:
         set_script_prefix("/")
     assert links.links(HttpRequest())["links"]["plans"] == "/plans/"
+
+
+def test_a_file_the_header_does_not_know_is_an_error_not_a_blank_link():
+    with pytest.raises(ImproperlyConfigured, match="no file 'chart'"):
+        links.links(HttpRequest())["files"]["chart"]

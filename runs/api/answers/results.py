@@ -188,8 +188,8 @@ class BatchResultsView(APIView):
     ) -> HttpResponseBase:
         """The results; as JSON (what scripts ask for) of a stored answer, the bytes sent
         the first time, held by this process under the etag they were sent with
-        (held.py): the serializer and the renderer made the same 100 kB again for
-        every request of a 200-run batch."""
+        (runs/services/answers/held.py): the serializer and the renderer made the same
+        100 kB again for every request of a 200-run batch."""
         plain = type(request.accepted_renderer) is JSONRenderer
         if etag is None or not plain or request.accepted_media_type != JSONRenderer.media_type:
             return _results(request, batch, stored.value, report)
@@ -202,7 +202,7 @@ class BatchResultsView(APIView):
             response.renderer_context = self.get_renderer_context()  # type: ignore[attr-defined]
             # Compressed once too (runs/http/deflated.py): 1.5 ms of gzip a request.
             body = deflated.deflated(response.rendered_content)
-            held.keep(key, "api", body, len(body.data))
+            held.keep(key, "api", body, len(body.data) + len(body.blocks))
         sent = HttpResponse(body.data, content_type=JSONRenderer.media_type)
         return deflated.with_deflated(sent, b"", body, b"")
 

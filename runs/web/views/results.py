@@ -57,7 +57,7 @@ def _around_stored(request: HttpRequest, batch: Batch, html: str, etag: str) -> 
     stored = held.value(etag, DEFLATED)
     if stored is held.MISSING:
         stored = deflated.deflated(html.encode())
-        held.keep(etag, DEFLATED, stored, len(stored.blocks))
+        held.keep(etag, DEFLATED, stored, len(stored.data) + len(stored.blocks))
     marker = f"<!-- the stored results {secrets.token_hex(8)} -->"
     context = {"batch": batch, "results_html": mark_safe(marker)}  # noqa: S308 - ours
     head, _, tail = render_to_string(RESULTS_PAGE, context, request).partition(marker)
