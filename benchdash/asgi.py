@@ -76,9 +76,10 @@ class Handler(ASGIHandler):
         the request_started signal, the answer (get_response_async) and, for an answer
         that is not streamed, its close() (the request_finished signal: the database
         connection goes back to the pool before the answer is sent, not after). Each hop
-        is a future, a thread woken and the event loop woken back; two fewer took 0.4 ms
-        of CPU off a request (docs/performance/load.md). A stream is closed once sent,
-        as Django does. Each request sends each signal once (tests/test_asgi.py)."""
+        is a future, a thread woken and the event loop woken back: the loop's thread was
+        a sixth of a web worker's CPU under 50 clients (docs/performance/load.md). A stream
+        is closed once sent, as Django does. Each request sends each signal once
+        (tests/test_asgi.py)."""
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
@@ -131,7 +132,8 @@ class Handler(ASGIHandler):
         signals.request_started.send(sender=self.__class__, scope=request.scope)
         request.benchdash_stage = "started"
         response = self.get_response(request)
-        response._handler_class = self.__class__  # type: ignore[attr-defined]  # request_finished sender
+        # The sender of its request_finished, as Django's run_get_response sets it later.
+        response._handler_class = self.__class__  # type: ignore[attr-defined]
         if not response.streaming:
             response.close()
             request.benchdash_stage = "ended"

@@ -60,7 +60,9 @@ def _around_stored(request: HttpRequest, batch: Batch, html: str, etag: str) -> 
         held.keep(etag, DEFLATED, stored, len(stored.data) + len(stored.blocks))
     marker = f"<!-- the stored results {secrets.token_hex(8)} -->"
     context = {"batch": batch, "results_html": mark_safe(marker)}  # noqa: S308 - ours
-    head, _, tail = render_to_string(RESULTS_PAGE, context, request).partition(marker)
+    head, found, tail = render_to_string(RESULTS_PAGE, context, request).partition(marker)
+    if not found:
+        raise ValueError(f"{RESULTS_PAGE} does not show results_html")
     before, after = head.encode(), tail.encode()
     response = HttpResponse(before + stored.data + after)
     return deflated.with_deflated(response, before, stored, after)
