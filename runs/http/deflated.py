@@ -28,19 +28,20 @@ _HEADER = bytes([0x1F, 0x8B, 8, 0x08, 0, 0, 0, 0, 4, 255])
 
 @dataclass(frozen=True)
 class Deflated:
-    """`data` with its deflate blocks (ending on a byte boundary, none of them final) and
-    its CRC-32: what a response needs to send it compressed within other bytes."""
+    """`data` with its deflate blocks (ending on a byte boundary, none of them final):
+    what a response needs to send it compressed within other bytes. (gzip's CRC-32 of the
+    whole is taken over `data` again for each response: 0.2 ms for 330 kB; Python's zlib
+    has no crc32_combine.)"""
 
     data: bytes
     blocks: bytes
-    crc: int
 
 
 def deflated(data: bytes) -> Deflated:
-    return Deflated(data, _blocks(data, zlib.Z_SYNC_FLUSH), zlib.crc32(data))
+    return Deflated(data, _blocks(data, zlib.Z_SYNC_FLUSH))
 
 
-EMPTY = Deflated(b"", b"", 0)
+EMPTY = Deflated(b"", b"")
 
 
 def with_deflated(response: Any, head: bytes, middle: Deflated, tail: bytes) -> Any:
