@@ -4,4 +4,5 @@ neither imports the other:
     responses.py   JSON with <, > and & escaped, long responses streamed, and a finished
                    batch's stored response sent only when the client does not hold it
     uploads.py     uploads refused as soon as they are too large, before they are read
+    deflated.py    a stored part compressed once, sent spliced within each response's gzip
 """
