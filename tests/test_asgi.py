@@ -11,14 +11,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# What the scripts below share: a GET request's ASGI scope, for asgiref's communicator.
+SCOPE_OF = """
+def scope_of(path, query=b""):
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+            "query_string": query, "root_path": "", "headers": [(b"host", b"127.0.0.1")],
+            "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
 
-def test_a_web_worker_starts_with_its_views_imported_and_what_it_loaded_frozen():
-    code = (
-        "import gc, sys, benchdash.asgi; "
-        "print(gc.get_freeze_count(), 'runs.web.views.results' in sys.modules)"
-    )
+"""
+
+
+def in_a_web_worker(code: str) -> str:
+    """What `code` prints, run in a process of its own as a web worker starts."""
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", SCOPE_OF + code],
         cwd=ROOT,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchdash.settings"},
         capture_output=True,
@@ -27,7 +34,16 @@ def test_a_web_worker_starts_with_its_views_imported_and_what_it_loaded_frozen()
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    frozen, views_imported = done.stdout.split()
+    return done.stdout
+
+
+def test_a_web_worker_starts_with_its_views_imported_and_what_it_loaded_frozen():
+    code = (
+        "import gc, sys, benchdash.asgi; "
+        "print(gc.get_freeze_count(), 'runs.web.views.results' in sys.modules)"
+    )
+    printed = in_a_web_worker(code)
+    frozen, views_imported = printed.split()
     assert int(frozen) > 50_000, frozen  # Django, the REST framework, benchdash
     assert views_imported == "True"
 
@@ -41,11 +57,7 @@ from asgiref.testing import ApplicationCommunicator
 from benchdash.asgi import application
 
 async def get(path):
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
-             "query_string": b"", "root_path": "", "headers": [(b"host", b"127.0.0.1")],
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
-    talk = ApplicationCommunicator(application, scope)
+    talk = ApplicationCommunicator(application, scope_of(path))
     await talk.send_input({"type": "http.request", "body": b""})
     start = await talk.receive_output(10)
     await talk.receive_output(10)
@@ -59,17 +71,8 @@ async def main():
 
 asyncio.run(main())
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchdash.settings"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    statuses, pooled, started = done.stdout.strip().rsplit(" ", 2)
+    printed = in_a_web_worker(code)
+    statuses, pooled, started = printed.strip().rsplit(" ", 2)
     assert statuses == "[200, 200, 200, 200, 200]"
     assert pooled == "1" and started == "1"  # one thread, lent five times
 
@@ -95,11 +98,7 @@ for signal in (signals.request_started, signals.request_finished):
                    threading.current_thread() is threading.main_thread())), weak=False)
 
 async def get(path):
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
-             "query_string": b"", "root_path": "", "headers": [(b"host", b"127.0.0.1")],
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
-    talk = ApplicationCommunicator(application, scope)
+    talk = ApplicationCommunicator(application, scope_of(path))
     await talk.send_input({"type": "http.request", "body": b""})
     start = await talk.receive_output(10)
     body = await talk.receive_output(10)
@@ -112,17 +111,8 @@ async def main():
 
 asyncio.run(main())
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchdash.settings"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    status, whole, hops, seen = done.stdout.strip().split(" ", 3)
+    printed = in_a_web_worker(code)
+    status, whole, hops, seen = printed.strip().split(" ", 3)
     assert (status, whole) == ("200", "True")
     assert hops == "1"
     assert seen == "[(True, False), (False, False)]"  # started then finished, off the loop
@@ -151,12 +141,6 @@ class Probe(Handler):
         return StreamingHttpResponse(iter([b"one ", b"two"]))
 
 application = Probe()
-
-def scope_of(path, query=b""):
-    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-            "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
-            "query_string": query, "root_path": "", "headers": [(b"host", b"127.0.0.1")],
-            "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
 
 async def streamed():
     talk = ApplicationCommunicator(application, scope_of("/stream"))
@@ -196,17 +180,8 @@ async def main():
 
 asyncio.run(main())
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchdash.settings"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    stream, client_left, unread = done.stdout.strip().splitlines()
+    printed = in_a_web_worker(code)
+    stream, client_left, unread = printed.strip().splitlines()
     both = "[('started', 'Probe'), ('finished', 'Probe')]"
     assert stream == "one two " + both
     assert client_left == both
