@@ -54,6 +54,10 @@ class ProcFiles:
     def open_count(self) -> int:
         return len(self._fds)
 
+    def holds(self, path: str) -> bool:
+        """Whether the file is kept open for the next reading."""
+        return path in self._fds
+
     def forget_unread(self) -> None:
         """Close the files not read since the last call: threads and processes gone."""
         for path in self._fds.keys() - self._read:

@@ -5,9 +5,10 @@
 import { LineWithErrorBarsController, PointWithErrorBar } from "chartjs-chart-error-bars";
 import annotationPlugin from "chartjs-plugin-annotation";
 import { Chart, axis, cdfChart, histogramChart, lineDataset, num, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
-import "benchdash/batch_results_rate.js";
+import { drawRateCharts } from "benchdash/batch_results_rate.js";
 
 Chart.register(LineWithErrorBarsController, PointWithErrorBar, annotationPlugin);
+drawRateCharts();
 
 /** @typedef {import("chartjs-plugin-annotation").AnnotationOptions} Annotation */
 /** @typedef {{ y: number, yMin: number, yMax: number, n: number }} Whisker a median and its range */

@@ -1,12 +1,18 @@
 // The open-loop charts of a batch's results: achieved rate and p95 against the offered
 // rate (--rate), one line per series and thread count; the dashed diagonal is "achieved =
 // offered". Used by the results page and, inlined, by the shared HTML report.
+//
+// Drawn when the page's script calls it, not on import: an imported module runs before
+// the importer's body, and a chart made before the results page registers its plugins
+// is one the annotation plugin never saw start (its next resize threw in the console).
 import { Chart, axis, decadeTicks, lineDataset, readJson } from "benchdash/charts.js";
 
-const data = readJson("results-rate-data");
-if (data && data.rate && data.rate.length) drawRateCharts(data);
+export function drawRateCharts() {
+  const data = readJson("results-rate-data");
+  if (data && data.rate && data.rate.length) drawRate(data);
+}
 
-function drawRateCharts(data) {
+function drawRate(data) {
   const decades = { callback: decadeTicks, autoSkip: false, maxRotation: 0 }; // 1-2-5 only
 
   function line(canvasId, key, yTitle, withDiagonal) {

@@ -3,7 +3,9 @@
 // timeline, the latency CDF and histogram, and the rate charts (batch_results_rate.js).
 // Everything it draws is in the file (report-data).
 import { Chart, axis, cdfChart, histogramChart, lineDataset, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
-import "benchdash/batch_results_rate.js";
+import { drawRateCharts } from "benchdash/batch_results_rate.js";
+
+drawRateCharts();
 
 const data = readJson("report-data");
 if (data) drawReport(data);

@@ -30,7 +30,6 @@ def test_a_thread_that_comes_is_read_and_one_that_goes_is_dropped():
     pid = os.getpid()
     try:
         first = local_snapshot(pid, files)
-        held = files.open_count
         started, done = threading.Event(), threading.Event()
 
         def server_thread() -> None:
@@ -40,14 +39,17 @@ def test_a_thread_that_comes_is_read_and_one_that_goes_is_dropped():
         thread = threading.Thread(target=server_thread)
         thread.start()
         started.wait(5)
+        # Its own file, not a count: the test process's other threads come and go too.
+        status = f"/proc/{pid}/task/{thread.native_id}/status"
+        assert not files.holds(status)
         local_snapshot(pid, files)
-        assert files.open_count == held + 1  # its status, read from now on
+        assert files.holds(status)  # its status, read from now on
         done.set()
         thread.join()
         before = switches_of_every_thread(pid)
         after_text = local_snapshot(pid, files)
         after = switches_of_every_thread(pid)
-        assert files.open_count == held  # the gone thread's status closed
+        assert not files.holds(status)  # the gone thread's status closed
         # Every thread's switches, summed into the main thread's line.
         assert before <= snapshot_parse(after_text).processes[pid][2] <= after
         assert snapshot_parse(first).processes[pid][2] > 0
