@@ -5,12 +5,12 @@ arithmetic), for the results page, the report (runs/services/answers/reports.py)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
+import orjson
 from django.db import connection
 
 from runs.analysis import batch_results as pure
@@ -267,7 +267,7 @@ def results_runs(batch: Batch) -> list[ResultsRun]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [run_facts.ERROR_LINES_PATTERN, batch.pk])
         (text,) = cursor.fetchone() or (None,)
-    runs = json.loads(text) if text else []
+    runs = orjson.loads(text) if text else []
     for row in runs:
         # the target named on a targets axis (results.run_axes)
         row["target"] = TargetName(row["target"]) if row["target"] is not None else None

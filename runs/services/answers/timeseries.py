@@ -9,10 +9,10 @@ page carries depends on the bucket count, not on the length or number of the run
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from django.db import connection
 
 from runs.models import CounterSample, Sample
@@ -156,6 +156,6 @@ def _bucketed(
         cursor.nextset()  # the SET's result comes first
         rows = cursor.fetchall()
     return {
-        run_id: {m: json.loads(text) for m, text in zip(metrics, texts, strict=True)}
+        run_id: {m: orjson.loads(text) for m, text in zip(metrics, texts, strict=True)}
         for run_id, *texts in sorted(rows, key=lambda r: r[0])
     }
