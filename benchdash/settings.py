@@ -167,6 +167,12 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # Django's database sessions, each read with one written-out SELECT (runs/web/sessions.py).
 SESSION_ENGINE = "runs.web.sessions"
+# Its users read the same way (runs/web/users.py); Django's backend after it keeps the
+# sessions it logged in valid.
+AUTHENTICATION_BACKENDS = [
+    "runs.web.users.UserBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -177,7 +177,9 @@ class BatchResultsView(APIView):
     @extend_schema(parameters=[BaselineQuery], responses={200: BatchResultsSerializer})
     def get(self, request: Request, pk: int) -> HttpResponseBase:
         baseline = _baseline(request)
-        batch = get_object_or_404(_with_stored(baseline, "results"), pk=pk)
+        batch = stored_results.header_with_stored(pk, baseline=baseline, part="results")
+        if batch is None:
+            raise Http404("No batch matches the given query.")
         stored = stored_results.batch_stored_json(batch=batch, baseline=baseline)
         report = request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk]))
         etag = stored_results.shown_etag(stored.etag, batch, "api", report)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
@@ -29,15 +29,17 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     """The results of a batch (runs/services/answers/stored_results.py: stored once it is
     finished)."""
     baseline = request.GET.get("baseline")
-    batches = stored_results.with_stored(
-        selectors.batches_with_plan(), baseline=baseline, part="html"
-    )
-    batch = get_object_or_404(batches, pk=batch_id)
+    selected = _ids(",".join(request.GET.getlist("runs")))
+    counter = request.GET.get("counter", "")
+    if selected or counter:  # a view built for this request, never stored
+        found = selectors.batches_with_plan().filter(pk=batch_id).first()
+    else:
+        found = stored_results.header_with_stored(batch_id, baseline=baseline, part="html")
+    if found is None:
+        raise Http404("No batch matches the given query.")
+    batch = found
     page = stored_results.batch_page(
-        batch=batch,
-        baseline=baseline,
-        selected=_ids(",".join(request.GET.getlist("runs"))),
-        counter=request.GET.get("counter", ""),
+        batch=batch, baseline=baseline, selected=selected, counter=counter
     )
     etag = stored_results.shown_etag(page.etag, batch, *_who(request), baseline)
     if page.etag is None:
