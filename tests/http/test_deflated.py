@@ -66,5 +66,9 @@ def test_a_body_is_its_parts_only_byte_for_byte():
     assert deflated.is_body_of(head + data + tail, head, middle, tail)
     same_length = head + data[:-1] + b"X" + tail  # a change that keeps the length
     assert not deflated.is_body_of(same_length, head, middle, tail)
+    # ... in the head or the tail, or a byte moved from one part to the next
+    assert not deflated.is_body_of(b"X" + head[1:] + data + tail, head, middle, tail)
+    assert not deflated.is_body_of(head + data + tail[:-1] + b"X", head, middle, tail)
+    assert not deflated.is_body_of(head[:-1] + data + tail + b"!", head, middle, tail)
     assert not deflated.is_body_of(head + data + tail + b" ", head, middle, tail)
     assert deflated.is_body_of(data, b"", middle, b"")
