@@ -168,9 +168,7 @@ def series_key(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
     return _KEY_JSON.encode({"settings": dict(settings), "options": dict(options)})
 
 
-# json.dumps's encoder for these arguments, made once (json.dumps makes one a call: half
-# the time of a key)
-_KEY_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_KEY_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # json.dumps's, made once
 
 
 def series_label(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
@@ -359,7 +357,8 @@ def _points(runs: list[RunFigures]) -> list[Point]:
 
 
 def _point(threads: int, runs: list[RunFigures]) -> Point:
-    good = [r for r in sorted(runs, key=lambda r: r.round) if r.status in FINISHED_WELL]
+    ordered = sorted(runs, key=lambda r: r.round)
+    good = [r for r in ordered if r.status in FINISHED_WELL]
     values = tuple(v for r in good if (v := r.throughput) is not None)
     qps = [v for r in good if (v := r.figures.qps) is not None]
     latencies = [v for r in good if (v := r.latency_ms) is not None]
@@ -367,7 +366,7 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
     forced = [r for r in good if r.figures.forced_shutdown]
     return Point(
         threads=threads,
-        run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
+        run_ids=tuple(r.id for r in ordered),
         values=values,
         qps=statistics.median(qps) if qps else None,
         latency_ms=statistics.median(latencies) if latencies else None,

@@ -145,8 +145,10 @@ def geometric_ratio(base: Sequence[float], other: Sequence[float]) -> float | No
     """The ratio of the geometric means, other / base; None without a positive value a side."""
     if not base or not other or min(*base, *other) <= 0:
         return None
+    # lists, not generators: fmean counts a generator's items in Python, a list's by len()
     return math.exp(
-        statistics.fmean(math.log(v) for v in other) - statistics.fmean(math.log(v) for v in base)
+        statistics.fmean([math.log(v) for v in other])
+        - statistics.fmean([math.log(v) for v in base])
     )
 
 
@@ -157,7 +159,7 @@ def geometric_mean(values: Sequence[float]) -> float | None:
         return None
     if min(values) <= 0 or min(values) == max(values):
         return statistics.fmean(values)  # equal values: exactly that value, no rounding
-    return math.exp(statistics.fmean(math.log(v) for v in values))
+    return math.exp(statistics.fmean([math.log(v) for v in values]))  # a list: as above
 
 
 def variance(values: Sequence[float]) -> float:
