@@ -112,8 +112,9 @@ class RunFigures:
     def series_key(self) -> str:
         return series_key(self.settings, self.axis_options)
 
-    @property
+    @cached_property
     def throughput(self) -> float | None:
+        """The headline rate (read once: a batch's results ask each run 80 times)."""
         return self.figures.throughput[0]
 
     @cached_property
@@ -139,7 +140,7 @@ class RunFigures:
     def latency_ms(self) -> float | None:
         return self.figures.latency_pct_ms
 
-    @property
+    @cached_property
     def label(self) -> str:
         if not self.settings and not self.axis_options:
             return f"threads={self.threads}"
@@ -164,11 +165,10 @@ def throughput_unit(runs: Iterable[RunFigures]) -> str:
 
 
 def series_key(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
-    return json.dumps(
-        {"settings": dict(settings), "options": dict(options)},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
+    return _KEY_JSON.encode({"settings": dict(settings), "options": dict(options)})
+
+
+_KEY_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # json.dumps's, made once
 
 
 def series_label(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
@@ -357,7 +357,8 @@ def _points(runs: list[RunFigures]) -> list[Point]:
 
 
 def _point(threads: int, runs: list[RunFigures]) -> Point:
-    good = [r for r in sorted(runs, key=lambda r: r.round) if r.status in FINISHED_WELL]
+    ordered = sorted(runs, key=lambda r: r.round)
+    good = [r for r in ordered if r.status in FINISHED_WELL]
     values = tuple(v for r in good if (v := r.throughput) is not None)
     qps = [v for r in good if (v := r.figures.qps) is not None]
     latencies = [v for r in good if (v := r.latency_ms) is not None]
@@ -365,7 +366,7 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
     forced = [r for r in good if r.figures.forced_shutdown]
     return Point(
         threads=threads,
-        run_ids=tuple(r.id for r in sorted(runs, key=lambda r: r.round)),
+        run_ids=tuple(r.id for r in ordered),
         values=values,
         qps=statistics.median(qps) if qps else None,
         latency_ms=statistics.median(latencies) if latencies else None,

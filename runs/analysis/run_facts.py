@@ -195,6 +195,8 @@ def report_figures(reports: Sequence[Mapping[str, Any]]) -> dict[str, float | No
 
 def errors_by_code(raw_log: str) -> list[ErrorCount]:
     """The FATAL and ALERT lines, counted by server error code (or kind without one)."""
+    if not raw_log:
+        return []  # most runs' error lines: none (a batch's results ask 200 runs)
     counts: Counter[tuple[int | None, str]] = Counter()
     first: dict[tuple[int | None, str], Any] = {}
     last: tuple[int | None, str] | None = None

@@ -1,6 +1,8 @@
 """Statistics: spread, noise, chart helpers."""
 
 import math
+import random
+import statistics
 
 import pytest
 
@@ -12,6 +14,7 @@ from runs.analysis.noise.stats import (
     percentile_from_histogram,
     robust_noise,
     steady_state,
+    variance,
 )
 
 # A real latency histogram: sysbench cpu, 300 events, --histogram --percentile=99,
@@ -122,3 +125,20 @@ def test_cdf_from_histogram():
     assert cdf[3] == (0.155, 208 / 300)
     assert cdf[-1] == (0.336, 1.0)
     assert cdf_from_histogram([]) == []
+
+
+def test_variance_is_statistics_variance_to_the_last_bit():
+    rng = random.Random(39)
+    samples = [
+        [math.log(rng.uniform(100, 20000)) for _ in range(rng.randint(2, 12))] for _ in range(2000)
+    ]
+    samples += [
+        [rng.gauss(0, 1) * 10.0 ** rng.randint(-30, 30) for _ in range(5)] for _ in range(500)
+    ]
+    samples += [[6.5 + rng.gauss(0, 1e-12) for _ in range(4)] for _ in range(500)]
+    samples += [[0.0, -0.0, 5e-324, 1e-310], [2.5, 2.5, 2.5], [1.0, math.inf], [1.0, math.nan]]
+    for values in samples:
+        expected, found = statistics.variance(values), variance(values)
+        assert found.hex() == expected.hex() or (math.isnan(found) and math.isnan(expected))
+    with pytest.raises(statistics.StatisticsError):
+        variance([1.0])

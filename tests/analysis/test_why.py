@@ -4,6 +4,7 @@ of a run of the end-to-end test (MariaDB 10.11, performance_schema timing its da
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -134,6 +135,31 @@ def test_runs_without_counters_give_no_pair():
                       status="done", summary={"tps": 100.0})  # fmt: skip
     assert side("x", [bare]) is None
     assert why.pairs({"a": {1: [bare]}, "b": {1: [bare]}}, {"a": "a", "b": "b"}, "a") == []
+
+
+def test_pairs_are_each_series_cell_explained_against_the_baselines():
+    # the baseline's cells are modelled once for every series: the answers stay those of
+    # side_figures and explain, pair by pair; a cell without fsync counters gives none
+    def cell(flush, threads, fsyncs, *ids):
+        return [replace(run(i, flush, 3000 + 40 * i, 0.3, fsyncs, 0.14e9 * 90, 90), threads=threads)
+                for i in ids]  # fmt: skip
+
+    bare = replace(cell("0", 2, 0.0, 9)[0], counters={"derived": {"transactions": 1.0}})
+    cells = {
+        "base": {1: cell("1", 1, 1.0, 1, 2), 2: cell("1", 2, 1.0, 3, 4)},
+        "two": {1: cell("2", 1, 0.5, 5, 6), 2: cell("2", 2, 0.5, 7, 8)},
+        "zero": {1: cell("0", 1, 0.1, 10, 11), 2: [bare], 4: cell("0", 4, 0.1, 12)},
+    }
+    labels = {"base": "flush=1", "two": "flush=2", "zero": "flush=0"}
+
+    found = why.pairs(cells, labels, "base")
+
+    expected = [
+        why.explain(side(labels["base"], cells["base"][t]), side(labels[k], cells[k][t]), t)
+        for k, t in (("two", 1), ("two", 2), ("zero", 1))
+    ]
+    assert len(found) == 3
+    assert [w.to_dict() for w in found] == [w.to_dict() for w in expected]
 
 
 def probed(id_, flush, tps, latency_ms, fsyncs, probe_ms, runq):

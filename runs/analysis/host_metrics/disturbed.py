@@ -38,12 +38,14 @@ def disturbed_runs(runs: Sequence[RunFigures]) -> list[Disturbed]:
     found = []
     for repeats in cells.values():
         for run in repeats:
+            why = _other_processes(run)
+            if not why:
+                continue  # most runs: no other process took the CPU, no median to take
             others = [float(r.throughput or 0) for r in repeats if r is not run]
             if not others:
                 continue
             median = statistics.median(others)
-            why = _other_processes(run)
-            if why and float(run.throughput or 0) < MARKEDLY * median:
+            if float(run.throughput or 0) < MARKEDLY * median:
                 found.append(Disturbed(run, median, why))
     return found
 

@@ -175,8 +175,9 @@ def welch(base: Sequence[float], other: Sequence[float], *, basis: str = REPEATS
         )
     log_base = [math.log(v) for v in base]
     log_other = [math.log(v) for v in other]
-    # statistics' exact variances, each computed once (a verdict computed six)
-    spread = statistics.variance(log_base), statistics.variance(log_other)
+    # statistics' exact variances (stats.variance: the same bits, faster), each computed
+    # once (a verdict computed six)
+    spread = stats.variance(log_base), stats.variance(log_other)
     if spread == (0, 0):
         return _constant(log_base[0], log_other[0], n_base, n_other, basis)
     difference, low, high, p_value = _welch_logs(log_base, log_other, spread)
@@ -201,7 +202,7 @@ def _welch_logs(
     """The difference of the means (other - base), its CONFIDENCE interval and the
     two-sided p-value of Welch's test: scipy's ttest_ind(other, base, equal_var=False), the
     same arithmetic without its wrapper's checks (2.5 ms a call: a comparison of 20 cells
-    spent 50 ms in it). `variances`: the samples' (statistics.variance)."""
+    spent 50 ms in it). `variances`: the samples' (stats.variance)."""
     n_base, n_other = len(base), len(other)
     difference = statistics.fmean(other) - statistics.fmean(base)
     var_base, var_other = variances[0] / n_base, variances[1] / n_other

@@ -144,10 +144,12 @@ def _run_lines(run: RunFigures, time_us: float) -> dict[str, float | None]:
 
 def per_transaction(counters: RunCounters, names: Sequence[str]) -> float | None:
     """The first of `names` the server counted, per transaction."""
-    name = next((n for n in names if n in counters.deltas), None)
-    if name is None or counters.transactions <= 0:
-        return None
-    return float(counters.deltas[name]) / counters.transactions
+    deltas = counters.deltas
+    for name in names:
+        if name in deltas:
+            transactions = counters.transactions  # a property: read once (7 calls a run)
+            return float(deltas[name]) / transactions if transactions > 0 else None
+    return None
 
 
 def binlog_fsyncs(counters: RunCounters) -> float | None:

@@ -217,13 +217,13 @@ def _positive(value: Any) -> bool:
 def run_fsyncs(counters: RunCounters, host: HostSync | None = None) -> Fsyncs:
     """A run's fsyncs by class, from its counters and its server host's own time per
     fsync (`host_sync`) for the classes the server does not time."""
-    deltas = counters.deltas
+    deltas, transactions = counters.deltas, counters.transactions  # a property: read once
     counts = {REDO: _redo_count(deltas), BINLOG: _binlog_count(counters), DATA: _data_count(deltas)}
     classes = {}
     for name in CLASSES:
         count, per_tx = counts[name], None
-        if count is not None and counters.transactions > 0:
-            per_tx = count / counters.transactions
+        if count is not None and transactions > 0:
+            per_tx = count / transactions
         ms, source = _timed(deltas, name)
         lower = False
         if ms is None and host is not None:

@@ -138,10 +138,15 @@ class Why:
 
 def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
     """A cell's figures; None without a finished run with counters."""
-    good = [r for r in runs if r.status in FINISHED_WELL and r.throughput and r.counters]
-    if not good:
-        return None
-    spent = budget.cell_budget(good, _time_ms)
+    good = _good(runs)
+    return _side(label, good, budget.cell_budget(good, _time_ms)) if good else None
+
+
+def _good(runs: Iterable[RunFigures]) -> list[RunFigures]:
+    return [r for r in runs if r.status in FINISHED_WELL and r.throughput and r.counters]
+
+
+def _side(label: str, good: Sequence[RunFigures], spent: Budget) -> SideFigures:
     timed = [(r.server_counters, fsyncs.host_sync(r.host_summary)) for r in good]
     by_class = fsyncs.cell_fsyncs(timed)
     # Geometric means, as the verdicts': the ratio measured here is the verdict's.
@@ -161,6 +166,17 @@ def side_figures(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
         crowded=next((c for r in good if (c := fsyncs.crowded(r.host_summary))), ""),
         log_writes=fsyncs.cell_log_writes(timed),
     )
+
+
+def _modelled(label: str, runs: Iterable[RunFigures]) -> SideFigures | None:
+    """A cell's figures when it counted fsyncs, else None: without them on both sides the
+    model has nothing to say, so the rest of a side (its fsyncs by class, waits, log
+    writes) is not worth computing. The budget says first whether it counted them."""
+    good = _good(runs)
+    if not good:
+        return None
+    spent = budget.cell_budget(good, _time_ms)
+    return _side(label, good, spent) if spent.fsyncs is not None else None
 
 
 def _mean_latency(by_class: Fsyncs) -> float | None:
@@ -281,13 +297,17 @@ def pairs(
     """The model for each series against the baseline, at each thread count both have."""
     result = []
     baseline = cells.get(baseline_key, {})
+    bases: dict[int, SideFigures | None] = {}  # each of the baseline's cells once
     for key, by_threads in cells.items():
         if key == baseline_key:
             continue
         for threads in sorted(by_threads):
-            base = side_figures(labels[baseline_key], baseline.get(threads, []))
-            other = side_figures(labels[key], by_threads[threads])
-            # Without fsync counters on both sides the model has nothing to say.
-            if base and other and base.fsyncs is not None and other.fsyncs is not None:
+            if threads not in bases:
+                bases[threads] = _modelled(labels[baseline_key], baseline.get(threads, []))
+            base = bases[threads]
+            if base is None:
+                continue
+            other = _modelled(labels[key], by_threads[threads])
+            if other is not None:
                 result.append(explain(base, other, threads))
     return result
