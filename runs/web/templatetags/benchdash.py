@@ -10,7 +10,7 @@ from django import template
 
 from runs.analysis import run_facts
 from runs.columns import RunSummary
-from runs.web.templatetags import rows
+from runs.web.templatetags import json_data, rows
 from runs.web.templatetags.numbers import num
 
 register = template.Library()
@@ -28,6 +28,8 @@ def lookup(mapping: Mapping[Any, Any] | Sequence[Any] | None, key: Any) -> Any:
 
 
 register.filter("num", num)
+# `{{ chart|json_data:"results-data" }}`: json_script's element, encoded by orjson (json_data.py).
+register.filter("json_data", json_data.json_data, is_safe=True)
 
 
 @register.filter
