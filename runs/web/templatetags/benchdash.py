@@ -10,8 +10,8 @@ from django import template
 
 from runs.analysis import run_facts
 from runs.columns import RunSummary
-from runs.web.templatetags import rows
-from runs.web.templatetags.numbers import num
+from runs.web.templatetags import json_data, results_tables, rows
+from runs.web.templatetags.numbers import num, ratio
 
 register = template.Library()
 
@@ -28,6 +28,9 @@ def lookup(mapping: Mapping[Any, Any] | Sequence[Any] | None, key: Any) -> Any:
 
 
 register.filter("num", num)
+register.filter("ratio", ratio)
+# `{{ chart|json_data:"results-data" }}`: json_script's element, encoded by orjson (json_data.py).
+register.filter("json_data", json_data.json_data, is_safe=True)
 
 
 @register.filter
@@ -38,11 +41,6 @@ def pct(value: Any) -> str:
     number = float(value)
     sign = "+" if number > 0 else ("-" if number < 0 else "±")
     return f"{sign}{abs(number):.1f} %"
-
-
-@register.filter
-def ratio(value: Any) -> str:
-    return "" if value is None or value == "" else f"{float(value):.2f}"
 
 
 @register.filter
@@ -79,3 +77,5 @@ register.simple_tag(rows.counters_rows)
 register.simple_tag(rows.variables_rows)
 register.simple_tag(rows.run_picker)
 register.simple_tag(rows.batch_list_rows)
+register.simple_tag(results_tables.report_table_rows)
+register.simple_tag(results_tables.relative_rows)

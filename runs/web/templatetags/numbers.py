@@ -20,3 +20,8 @@ def num(value: Any) -> str:
     if size >= 100:
         return f"{number:,.1f}"
     return f"{number:.2f}"
+
+
+def ratio(value: Any) -> str:
+    """A ratio to the baseline: 1.60; None → ""."""
+    return "" if value is None or value == "" else f"{float(value):.2f}"

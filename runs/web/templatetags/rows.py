@@ -12,6 +12,7 @@ heads and everything around them stay in the templates.
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -210,10 +211,20 @@ def _link(name: str, base: str) -> Callable[[Any], str]:
 
 def _e(value: Any) -> str:
     """As `{{ value }}` writes it: its text, escaped unless already safe (Django's
-    conditional_escape, without its lazy-text wrapper: html.escape is Django's escape)."""
+    conditional_escape, without its lazy-text wrapper: html.escape is Django's escape).
+    Most values are plain text with nothing to escape, or ints: they are let through
+    without html.escape's five replacements (3,800 values a 200-run page)."""
+    kind = type(value)
+    if kind is str:
+        return html.escape(value) if _markup(value) else value
+    if kind is int:  # not bool: its text is "True"; an int's text has no markup
+        return str(value)
     if hasattr(value, "__html__"):
         return str(value.__html__())
     return html.escape(str(value))
+
+
+_markup = re.compile("[&<>\"']").search  # what html.escape replaces
 
 
 def _truncated(value: Any, length: int) -> str:
