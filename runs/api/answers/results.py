@@ -27,7 +27,7 @@ from runs.http import deflated
 from runs.http.responses import conditional
 from runs.models import Batch
 from runs.services import selectors
-from runs.services.answers import held, reports, stored_results
+from runs.services.answers import held, reports, stored_header, stored_results
 
 
 class BaselineQuery(QueryParameters):
@@ -177,7 +177,7 @@ class BatchResultsView(APIView):
     @extend_schema(parameters=[BaselineQuery], responses={200: BatchResultsSerializer})
     def get(self, request: Request, pk: int) -> HttpResponseBase:
         baseline = _baseline(request)
-        batch = stored_results.header_with_stored(pk, baseline=baseline, part="results")
+        batch = stored_header.header_with_stored(pk, baseline=baseline, part="results")
         if batch is None:
             raise Http404("No batch matches the given query.")
         stored = stored_results.batch_stored_json(batch=batch, baseline=baseline)

@@ -3,6 +3,7 @@ batches side by side, the offline report, exports and chart series.
 
     results.py         a batch's results, built once for the page, the report and the API
     stored_results.py  a finished batch's results, stored once and served as stored (ETag)
+    stored_header.py   a batch's header with its stored answer, read in one statement
     held.py            the stored answers a process read last, held decoded in its memory
     relative.py        a batch's relative table: per test (by family) or cell, against the
                        first server, setting value or thread count; for the page, the

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import (
     Case,
     F,
-    Field,
     FilteredRelation,
     JSONField,
     Q,
@@ -50,7 +49,7 @@ from django.template.loader import render_to_string
 from runs.analysis import comparison
 from runs.analysis.batch_results import BatchResults
 from runs.analysis.results import RunFigures
-from runs.models import FINISHED_STATUSES, Batch, Plan, StoredResults, Target
+from runs.models import FINISHED_STATUSES, Batch, StoredResults, Target
 from runs.services import selectors
 from runs.services.answers import held, relative, results
 
@@ -114,75 +113,6 @@ def with_stored(
                                   default=text, output_field=TextField())
                              if in_memory else text},
     )  # fmt: skip
-
-
-# What the pages and the API show of a batch beside its stored answer: its header.
-HEADER_FIELDS = ("id", "plan_id", "target_id", "label", "params", "status", "created_at",
-                 "started_at", "finished_at", "warnings", "error")  # fmt: skip
-
-
-def header_with_stored(pk: int, *, baseline: str | int | None, part: str) -> Batch | None:
-    """The batch `pk` as with_stored reads it, in one written-out statement: its header's
-    fields (HEADER_FIELDS, the rest deferred), its plan's and target's names, and the
-    stored answer's etag and `part`. The ORM spent 2.4 of a stored page's 9 ms of CPU
-    building and compiling its query and making the plan, target and load host of 60
-    fields (docs/performance/load.md); None when there is no such batch."""
-    if part not in PARTS:
-        raise ValueError(f"not a part of an answer: {part}")
-    params: dict[str, Any] = {"pk": pk, "key": stored_key(baseline), "part": part}
-    params.update(version=f"{stored_version()}-", held=held.etags(part))
-    with connection.cursor() as cursor:
-        cursor.execute(_header_sql(), params)
-        row = cursor.fetchone()
-    return _header_of(row, part) if row is not None else None
-
-
-@cache
-def _header_fields() -> list[Field[Any, Any]]:
-    """In the model's order: Model.from_db takes the values of a partial row in it."""
-    return [f for f in Batch._meta.concrete_fields if f.attname in HEADER_FIELDS]
-
-
-@cache
-def _header_sql() -> str:
-    quoted = connection.ops.quote_name
-    batch, plan, target, stored = (m._meta.db_table for m in (Batch, Plan, Target, StoredResults))
-    columns = ", ".join(f"b.{quoted(str(f.column))}" for f in _header_fields())
-    return (
-        f"SELECT {columns}, p.name, t.name, s.etag, "  # noqa: S608 - the models' names
-        "CASE WHEN s.etag = ANY(%(held)s) THEN NULL ELSE s.content ->> %(part)s END "
-        f"FROM {quoted(batch)} b "
-        f"LEFT JOIN {quoted(plan)} p ON p.id = b.plan_id "
-        f"LEFT JOIN {quoted(target)} t ON t.id = b.target_id "
-        f"LEFT JOIN {quoted(stored)} s ON s.batch_id = b.id AND s.key = %(key)s "
-        "AND starts_with(s.etag, %(version)s) "
-        "AND s.computed_at >= COALESCE(b.finished_at, b.created_at) "
-        "WHERE b.id = %(pk)s"
-    )  # as with_stored's `fresh`
-
-
-def _header_of(row: tuple[Any, ...], part: str) -> Batch:
-    fields = _header_fields()
-    count = len(fields)
-    values = [
-        f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
-        for f, v in zip(fields, row[:count], strict=True)
-    ]
-    batch = Batch.from_db(connection.alias, [f.attname for f in fields], values)
-    plan_name, target_name, etag, text = row[count:]
-    batch.__dict__.update({"cached_etag": etag, f"cached_{part}": text})  # as with_stored's
-    if batch.plan_id is not None:
-        batch.plan = _named(Plan, batch.plan_id, plan_name)
-    if batch.target_id is not None:
-        batch.target = _named(Target, batch.target_id, target_name)
-    return batch
-
-
-def _named(model: type[Plan | Target], pk: int, name: str) -> Any:
-    """The plan or target with its id and name, the rest of it deferred."""
-    known = {"id": pk, "name": name}
-    names = [f.attname for f in model._meta.concrete_fields if f.attname in known]
-    return model.from_db(connection.alias, names, [known[n] for n in names])
 
 
 def batch_stored(*, batch: Batch, baseline: str | int | None = None) -> Stored:

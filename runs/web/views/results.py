@@ -17,7 +17,7 @@ from runs.http import deflated
 from runs.http.responses import conditional, streamed
 from runs.models import Batch
 from runs.services import selectors
-from runs.services.answers import exports, held, relative, reports, stored_results
+from runs.services.answers import exports, held, relative, reports, stored_header, stored_results
 from runs.services.answers.compare import MAX_SIDES, sides_compare
 
 
@@ -34,7 +34,7 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     if selected or counter:  # a view built for this request, never stored
         found = selectors.batches_with_plan().filter(pk=batch_id).first()
     else:
-        found = stored_results.header_with_stored(batch_id, baseline=baseline, part="html")
+        found = stored_header.header_with_stored(batch_id, baseline=baseline, part="html")
     if found is None:
         raise Http404("No batch matches the given query.")
     batch = found
