@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "frozen": 0,  # a batch's frozen plan, read from its params
     "columns": 0,  # typed readers of the other JSON columns
     "bidi": 0,  # bidirectional controls in user text, shown instead of obeyed
+    "json_text": 0,  # JSON text by orjson, with the standard library's values
     "sysbench": 1,
     "analysis": 1,
     "targets": 1,

@@ -169,20 +169,17 @@ def timeseries_chart(
 
 
 def timeline_chart(
-    runs: Sequence[RunFigures],
-    series: Mapping[int, Mapping[str, list[list[float]]]],
-    colours: Mapping[int, str],
-    origin: datetime | None,
+    runs: Sequence[RunFigures], points: Mapping[int, Any], colours: Mapping[int, str]
 ) -> list[dict[str, Any]]:
-    """Every run's tps on the batch's time axis (seconds since the batch started); `level`
+    """Every run's tps on the batch's time axis: `points`, a run's chart points on the
+    batch's clock (seconds since the batch started), passed on as they are (the JSON text
+    PostgreSQL made: timeseries.timeline_series); a run without points is left out. `level`
     names the thread count where it changes from the run before (a ramp's levels: the
     chart labels each), "" elsewhere."""
     result = []
     previous = None
     for run in sorted(runs, key=lambda r: r.position):
-        offset = offset_s(run.started_at, origin)
-        points = series.get(run.id, {}).get("tps", [])
-        if offset is None or not points:
+        if run.id not in points:
             continue
         level = threads_text(run.threads) if run.threads != previous else ""
         previous = run.threads
@@ -191,7 +188,7 @@ def timeline_chart(
                 "run": run.id,
                 "label": f"#{run.position + 1} {run.label}",
                 "colour": colours.get(run.id, PALETTE[-1]),
-                "points": [[round(offset + x, 3), y] for x, y in points],
+                "points": points[run.id],
                 "level": level,
             }
         )

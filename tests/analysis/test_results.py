@@ -176,16 +176,16 @@ def test_a_long_cdf_is_thinned_but_ends_at_one():
     assert len(cdf) <= 101 and cdf[-1] == [1000.0, 1.0]
 
 
-def test_the_timeline_places_runs_on_the_batch_clock():
-    runs = [run(1, 1, 10, start=0), run(2, 2, 20, start=30)]
-    series = {1: {"tps": [[1.0, 10.0]]}, 2: {"tps": [[1.0, 20.0], [2.5, 21.0]]}}
-    timeline = charts.timeline_chart(runs, series, {}, T0)
-    assert [line["points"] for line in timeline] == [[[1.0, 10.0]], [[31.0, 20.0], [32.5, 21.0]]]
+def test_the_timeline_lists_the_runs_with_points_in_order_and_labels_their_levels():
+    runs = [run(2, 2, 20, start=30), run(1, 1, 10, start=0), run(4, 2, 20, start=90)]
+    # the points as timeseries.timeline_series gives them: on the batch's clock already
+    points = {1: [[1.0, 10.0]], 2: [[31.0, 20.0], [32.5, 21.0]]}
+    timeline = charts.timeline_chart(runs, points, {1: "#111111"})
+    assert [line["points"] for line in timeline] == [points[1], points[2]]  # run 4: none
+    assert [line["colour"] for line in timeline] == ["#111111", charts.PALETTE[-1]]
     # issue 24: each level of the threads labelled with its count where it changes
     assert [line["level"] for line in timeline] == ["1 thread", "2 threads"]
-    again = charts.timeline_chart(
-        [*runs, run(3, 2, 21, start=60)], {**series, 3: {"tps": [[1.0, 21.0]]}}, {}, T0
-    )
+    again = charts.timeline_chart([*runs, run(3, 2, 21, start=60)], {**points, 3: []}, {})
     assert [line["level"] for line in again] == ["1 thread", "2 threads", ""]
 
 

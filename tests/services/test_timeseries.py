@@ -7,6 +7,7 @@ import math
 import random
 from collections.abc import Sequence
 
+import orjson
 import pytest
 from django.db import connection
 from django.db.models import F
@@ -64,6 +65,25 @@ def test_each_run_gets_its_own_buckets_and_gaps_and_infinities_are_left_out(batc
     assert timeseries.sample_series([], buckets=10) == {}
     with pytest.raises(ValueError, match="not a sample metric"):
         timeseries.sample_series([short.pk], buckets=10, metrics=["raw_log"])
+
+
+def test_the_timeline_is_each_runs_points_shifted_to_the_batchs_clock_to_the_millisecond(batch):
+    first = stored_run(batch, 0, [10.0, 12.5, 11.0])
+    second = stored_run(batch, 1, [20.0, 30.0])
+    empty = stored_run(batch, 2, [])
+    Sample.objects.filter(run=second).update(time_s=F("time_s") + 0.25)
+    offsets = {first.pk: 0.0, second.pk: 31.2345678, empty.pk: 60.0}
+
+    found = timeseries.timeline_series(offsets, buckets=100)
+
+    assert set(found) == {first.pk, second.pk}  # a run without a sample has no line
+    points = {run_id: orjson.loads(orjson.dumps(text)) for run_id, text in found.items()}
+    plain = timeseries.sample_series([first.pk, second.pk], buckets=100, metrics=["tps"])
+    assert points[first.pk] == plain[first.pk]["tps"] == [[1.0, 10.0], [2.0, 12.5], [3.0, 11.0]]
+    assert points[second.pk] == [[32.485, 20.0], [33.485, 30.0]]
+    assert all(round(x + 31.2345678, 3) == shifted for (x, _), (shifted, _) in
+               zip(plain[second.pk]["tps"], points[second.pk], strict=True))  # fmt: skip
+    assert timeseries.timeline_series({}, buckets=10) == {}
 
 
 def test_a_counter_is_a_rate_between_readings_and_a_gauge_is_as_read(batch):

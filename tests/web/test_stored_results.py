@@ -324,9 +324,11 @@ def test_an_answers_json_text_has_no_nan_nor_infinity_for_postgresql():
         {"ratio": float("nan"), "high": [float("inf"), -float("inf"), 1.5], "label": "NaN x"}
     )
     plain = stored_results._json_text({"ratio": 2.5, "label": "flush=1"})
+    wide = stored_results._json_text({"rows": 2**70, "ratio": float("nan")})  # beyond orjson
 
     assert json.loads(text) == {"ratio": None, "high": [None, None, 1.5], "label": "NaN x"}
-    assert plain == '{"ratio": 2.5, "label": "flush=1"}'
+    assert plain == '{"ratio":2.5,"label":"flush=1"}'
+    assert json.loads(wide) == {"rows": 2**70, "ratio": None}
 
 
 def test_the_stored_version_reads_every_source_an_answer_is_made_from():

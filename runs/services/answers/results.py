@@ -91,10 +91,9 @@ def batch_time_charts(
     over time (with the counter asked for)."""
     colours = charts.run_colours(read.figures, read.series)
     chosen = [f for f in read.figures if f.id in found.selected]
-    started = [f.id for f in read.figures if f.started_at is not None]
-    timeline = timeseries.sample_series(
-        started, buckets=charts.timeline_buckets(len(started)), metrics=("tps",)
-    )
+    offsets = {f.id: charts.offset_s(f.started_at, batch.started_at) for f in read.figures}
+    started = {run_id: offset for run_id, offset in offsets.items() if offset is not None}
+    timeline = timeseries.timeline_series(started, buckets=charts.timeline_buckets(len(started)))
     chosen_ids = [f.id for f in chosen]
     lines = timeseries.sample_series(chosen_ids, buckets=charts.SERIES_BUCKETS)
     counters = (
@@ -107,7 +106,7 @@ def batch_time_charts(
         "timeseries": charts.timeseries_chart(
             chosen, lines, colours, warmup_s=warmup_s, counters=counters
         ),
-        "timeline": charts.timeline_chart(read.figures, timeline, colours, batch.started_at),
+        "timeline": charts.timeline_chart(read.figures, timeline, colours),
     }
 
 

@@ -6,28 +6,21 @@ as \\u003C, \\u003E, \\u0026, so no text in the data can close the element or st
 comment). Django's encoder, the standard library's json, took 8 of the 18 ms that
 rendering a 200-run results page cost; orjson writes the same data in a tenth of that.
 
-What the scripts read (JSON.parse) is the same, with these differences in the text: no
-spaces after the separators, text outside ASCII written as itself rather than as \\u
-escapes, floats in their shortest form (1e-05 is 1e-5), and NaN or infinity written as
-null, which JSON.parse reads (json_script wrote NaN, on which it throws). Dates, times and
-what else orjson does not know (Decimal, UUID, lazy text) are written by Django's encoder,
-as json_script writes them (datetimes to the millisecond, UTC as Z). A value orjson refuses
-(an integer wider than 64 bits) is written by json_script itself.
+What the scripts read (JSON.parse) is the same; the text differs as runs/json_text.py
+says (NaN and infinity are null, which JSON.parse reads: json_script wrote NaN, on which
+it throws). A value orjson refuses (an integer wider than 64 bits) is written by
+json_script itself.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.html import conditional_escape, json_script
 from django.utils.safestring import SafeString, mark_safe
 
-# Dates go to Django's encoder, not orjson's, for json_script's millisecond text; keys that
-# are numbers, booleans or None become text as json.dumps makes them.
-OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
-_django_default = DjangoJSONEncoder().default
+from runs import json_text
+
 # json_script's escapes (django.utils.html._json_script_escapes), applied to the bytes.
 ESCAPES = ((b"<", b"\\u003C"), (b">", b"\\u003E"), (b"&", b"\\u0026"))
 
@@ -35,8 +28,8 @@ ESCAPES = ((b"<", b"\\u003C"), (b">", b"\\u003E"), (b"&", b"\\u0026"))
 def json_data(value: Any, element_id: str | None = None) -> SafeString:
     """`value` as JSON in a script element of id `element_id` (none when it is empty)."""
     try:
-        text = _escaped(orjson.dumps(value, default=_django_default, option=OPTIONS))
-    except orjson.JSONEncodeError:
+        text = _escaped(json_text.dumps(value))
+    except json_text.EncodeError:
         return json_script(value, element_id)
     if element_id:
         return mark_safe(  # noqa: S308  (the id escaped, the JSON's markup characters too)
