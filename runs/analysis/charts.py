@@ -172,8 +172,8 @@ def timeline_chart(
     runs: Sequence[RunFigures], points: Mapping[int, Any], colours: Mapping[int, str]
 ) -> list[dict[str, Any]]:
     """Every run's tps on the batch's time axis: `points`, a run's chart points on the
-    batch's clock (seconds since the batch started), passed on as they are (the JSON text
-    PostgreSQL made: timeseries.timeline_series); a run without points is left out. `level`
+    batch's clock (seconds since the batch started), passed on as they are (JSON text
+    PostgreSQL made: timeseries.timeline_series); a run with none is left out. `level`
     names the thread count where it changes from the run before (a ramp's levels: the
     chart labels each), "" elsewhere."""
     result = []

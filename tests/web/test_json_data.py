@@ -10,11 +10,14 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cached_property
 
 from django.template import Context, Template
 from django.utils.html import json_script
 from django.utils.translation import gettext_lazy
 
+from runs import json_text
+from runs.json_text import JSONText
 from runs.web.templatetags.json_data import json_data
 
 ELEMENT = re.compile(r'<script id="data" type="application/json">(.*)</script>', re.S)
@@ -76,3 +79,28 @@ def test_in_a_template_with_and_without_an_id() -> None:
     context = {"v": [1, "x"], "name": 'a&"b'}
     assert ours.render(Context(context)) == djangos.render(Context(context)).replace(", ", ",")
     assert ours.render(Context(context)).startswith('<script id="a&amp;&quot;b" type=')
+
+
+@dataclass(frozen=True)
+class Line:
+    name: str
+    points: list[list[float]]
+
+    @cached_property
+    def peak(self) -> float:
+        return max(y for _, y in self.points)
+
+
+def test_json_text_made_elsewhere_goes_in_as_it_is_and_a_dataclass_as_its_fields() -> None:
+    line = Line("flush=1", [[1.0, 5.0]])
+    assert line.peak == 5.0  # cached on the instance: not one of its fields
+    made = JSONText("[[31.5, 20.0], [32.5, 21.0]]")
+    value = {"line": line, "timeline": [{"run": 7, "points": made}]}
+    expected = {"line": {"name": "flush=1", "points": [[1.0, 5.0]]},
+                "timeline": [{"run": 7, "points": [[31.5, 20.0], [32.5, 21.0]]}]}  # fmt: skip
+    assert data_of(json_data(value, "data")) == expected
+    # What orjson refuses (an integer wider than 64 bits) beside them: the same values,
+    # written the standard library's way.
+    wide = {**value, "rows": 2**70}
+    assert data_of(json_data(wide, "data")) == {**expected, "rows": 2**70}
+    assert json.loads(json_text.dumps(value)) == expected

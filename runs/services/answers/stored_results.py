@@ -24,12 +24,11 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import (
     Case,
@@ -61,6 +60,7 @@ ROOT = Path(__file__).resolve().parents[3]
 # What an answer is made from: a change to any of these makes the stored answers stale.
 SOURCES = (
     "runs/analysis",
+    "runs/json_text.py",
     "runs/columns.py",
     "runs/frozen.py",
     "runs/services/answers/stored_results.py",
@@ -316,18 +316,9 @@ class _Built:
 
 def _json_text(data: Any) -> str:
     """Its JSON text, of JSON types only, NaN and infinities (a ratio to nothing) null, as
-    PostgreSQL takes them (runs/json_text.py; a dataclass as its fields)."""
+    PostgreSQL takes them (runs/json_text.py)."""
     try:
         return json_text.dumps(data).decode()
-    except json_text.EncodeError:  # an integer wider than 64 bits: the standard library's
-        text = json.dumps(data, cls=_Encoder)
+    except json_text.EncodeError:  # what orjson refuses, the standard library's way
+        text = json.dumps(data, cls=json_text.Encoder)
         return json.dumps(json.loads(text, parse_constant=lambda _: None))
-
-
-class _Encoder(DjangoJSONEncoder):
-    """Django's, and a dataclass as its fields."""
-
-    def default(self, o: Any) -> Any:
-        if is_dataclass(o) and not isinstance(o, type):
-            return {f.name: getattr(o, f.name) for f in fields(o)}
-        return super().default(o)

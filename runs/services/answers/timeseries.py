@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from django.db import connection
 
+from runs.json_text import JSONText
 from runs.models import CounterSample, Sample
 
 # run id -> metric -> points [x, y] in x order
@@ -32,18 +33,20 @@ def sample_series(
 
 def timeline_series(
     offsets: Mapping[int, float], *, buckets: int, metric: str = "tps"
-) -> dict[int, orjson.Fragment]:
+) -> dict[int, JSONText]:
     """Each run's `metric` on the batch's clock: its x plus the run's offset (`offsets`:
-    run id -> seconds from the batch's start to the run's), to the millisecond, as the JSON
-    text of its chart points. The text goes to the page as PostgreSQL made it
-    (orjson.Fragment: the pages' json_data writes it unread): the 8,000 points of a 200-run
-    batch's timeline, read into floats, shifted and written again, were a quarter of the
-    CPU of its results page's first view."""
+    run id -> seconds from the batch's start to the run's), rounded to the millisecond by
+    PostgreSQL (half away from zero, where Python's round() gives an exact half to the even
+    side: a point in a thousand 1 ms apart), as the JSON text of its chart points; a run
+    without a finite point has none. The text goes to the page as PostgreSQL made it
+    (JSONText: runs/json_text.py writes it unread): the 8,000 points of a 200-run batch's
+    timeline, read into floats, shifted and written again, were a quarter of the CPU of
+    its results page's first view."""
     texts = _bucketed_texts(
         Sample._meta.db_table, sample_source([metric]), [metric], list(offsets), buckets, {},
         shifts=list(offsets.values()),
     )  # fmt: skip
-    return {run_id: orjson.Fragment(text) for run_id, text in texts}
+    return {run_id: JSONText(text) for run_id, text in texts if text != "[]"}
 
 
 def sample_source(metrics: Sequence[str]) -> str:
@@ -161,7 +164,7 @@ def _bucketed_texts(
     ends = ", ".join(f"({i}, low_{i}), ({i}, high_{i})" for i in range(len(metrics)))
     # Each number as float8 writes it (the shortest text that reads back as the same
     # float), with ".0" after a whole one ("12.0", as Python writes a float): every
-    # number of the JSON is then read as a float by json's own parser, in C.
+    # number of the JSON is then read as a float by orjson's parser.
     number = "CASE WHEN {n}::text ~ '^-?[0-9]+$' THEN {n}::text || '.0' ELSE {n}::text END"
     x = "x" if shifts is None else "round((x + r.shift)::numeric, 3)::float8"
     point = f"'[' || {number.format(n=x)} || ', ' || {number.format(n='v')} || ']'"

@@ -9,7 +9,7 @@ rendering a 200-run results page cost; orjson writes the same data in a tenth of
 What the scripts read (JSON.parse) is the same; the text differs as runs/json_text.py
 says (NaN and infinity are null, which JSON.parse reads: json_script wrote NaN, on which
 it throws). A value orjson refuses (an integer wider than 64 bits) is written by
-json_script itself.
+json_script itself, with the same values.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def json_data(value: Any, element_id: str | None = None) -> SafeString:
     """`value` as JSON in a script element of id `element_id` (none when it is empty)."""
     try:
         text = _escaped(json_text.dumps(value))
-    except json_text.EncodeError:
-        return json_script(value, element_id)
+    except json_text.EncodeError:  # what orjson refuses, the standard library's way
+        return json_script(value, element_id, encoder=json_text.Encoder)
     if element_id:
         return mark_safe(  # noqa: S308  (the id escaped, the JSON's markup characters too)
             f'<script id="{conditional_escape(element_id)}" type="application/json">{text}</script>'
