@@ -168,7 +168,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # Django's database sessions, each read with one written-out SELECT (runs/web/sessions.py).
 SESSION_ENGINE = "runs.web.sessions"
 # Its users read the same way (runs/web/users.py); Django's backend after it keeps the
-# sessions it logged in valid.
+# sessions it logged in valid. Two backends: a login() in code names its backend, and a
+# backend added here must come first (the first refuses a password for all of them).
 AUTHENTICATION_BACKENDS = [
     "runs.web.users.UserBackend",
     "django.contrib.auth.backends.ModelBackend",

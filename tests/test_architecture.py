@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "columns": 0,  # typed readers of the other JSON columns
     "bidi": 0,  # bidirectional controls in user text, shown instead of obeyed
     "json_text": 0,  # JSON text by orjson, with the standard library's values
+    "db_rows": 0,  # model instances from rows read with a written-out SELECT
     "sysbench": 1,
     "analysis": 1,
     "targets": 1,

@@ -18,6 +18,8 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connections, router
 
+from runs.db_rows import model_from_row
+
 
 class UserBackend(ModelBackend):
     def authenticate(
@@ -26,6 +28,15 @@ class UserBackend(ModelBackend):
         """ModelBackend's; a refusal ends the login (PermissionDenied: Django's backend
         after this one is not asked, and the login fails as it would have)."""
         user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            raise PermissionDenied
+        return user
+
+    async def aauthenticate(
+        self, request: Any, username: Any = None, password: Any = None, **kwargs: Any
+    ) -> Any:
+        """authenticate(), for an asynchronous login."""
+        user = await super().aauthenticate(request, username=username, password=password, **kwargs)
         if user is None:
             raise PermissionDenied
         return user
@@ -43,12 +54,7 @@ class UserBackend(ModelBackend):
             row = cursor.fetchone()
         if row is None:
             return None
-        fields = model._meta.concrete_fields
-        values = [
-            f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
-            for f, v in zip(fields, row, strict=True)
-        ]
-        user = model.from_db(connection.alias, [f.attname for f in fields], values)
+        user = model_from_row(model, model._meta.concrete_fields, row, connection)
         return user if self.user_can_authenticate(user) else None
 
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from runs.models import Batch, Run, StoredResults, Target
 from runs.services import selectors, tokens
-from runs.services.answers import held, stored_results
+from runs.services.answers import held, stored_header, stored_results
 from tests.web.test_results_pages import page_data
 
 
@@ -337,3 +337,35 @@ def test_the_stored_version_reads_every_source_an_answer_is_made_from():
     assert missing == []
     assert (stored_results.ROOT / "manage.py").exists()
     assert len(stored_results.stored_version()) == 16
+
+
+def test_the_header_read_finds_what_with_stored_finds(make_batch):
+    # stored_header.py writes with_stored's freshness out in SQL: the two must agree.
+    batch = make_batch(threads=(1, 2), repeats=1, samples=10)
+    held.forget_all()
+
+    def both(part: str = "html", baseline: Any = None) -> list[tuple[Any, Any]]:
+        header = stored_header.header_with_stored(batch.pk, baseline=baseline, part=part)
+        found = stored_results.with_stored(
+            Batch.objects.filter(pk=batch.pk), baseline=baseline, part=part
+        ).get()
+        assert header is not None
+        return [(b.__dict__["cached_etag"], b.__dict__[f"cached_{part}"]) for b in (header, found)]
+
+    assert both() == [(None, None)] * 2  # nothing stored yet
+    stored_results.batch_results_store(batch=batch)
+    fresh, _ = both()
+    assert both() == [fresh] * 2 and fresh[0] and fresh[1]
+    assert both("results", baseline=1) == [(None, None)] * 2  # another view: not stored
+    held.keep(fresh[0], "html", "held", 4)  # held by the process: its text not sent
+    assert both() == [(fresh[0], None)] * 2
+    # the batch ended again after its answer was stored: stale
+    Batch.objects.filter(pk=batch.pk).update(finished_at=timezone.now() + timedelta(seconds=5))
+    assert both() == [(None, None)] * 2
+    # made by other code: stale too
+    Batch.objects.filter(pk=batch.pk).update(finished_at=timezone.now() - timedelta(hours=1))
+    assert both()[0][0] == fresh[0]
+    StoredResults.objects.filter(batch=batch).update(etag="0123456789abcdef-old")
+    assert both() == [(None, None)] * 2
+    assert stored_header.header_with_stored(batch.pk + 1000, baseline=None, part="html") is None
+    held.forget_all()

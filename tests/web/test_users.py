@@ -4,7 +4,8 @@ sessions logged in by Django's backend still valid, a refused password checked o
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from asgiref.sync import async_to_sync
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, aauthenticate
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.hashers import MD5PasswordHasher
 from django.contrib.sessions.backends.db import SessionStore
@@ -68,3 +69,14 @@ def test_a_refused_password_is_checked_once_not_once_a_backend(client, django_us
     assert CountingHasher.checked == 1
     assert client.login(username="ana", password="ana-pass-123")
     assert CountingHasher.checked == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_asynchronous_login_is_refused_with_one_check_too(django_user_model, settings):
+    settings.PASSWORD_HASHERS = ["tests.web.test_users.CountingHasher"]
+    django_user_model.objects.create_user("ana", password="ana-pass-123")
+    CountingHasher.checked = 0
+    assert async_to_sync(aauthenticate)(None, username="ana", password="wrong") is None
+    assert CountingHasher.checked == 1
+    user = async_to_sync(aauthenticate)(None, username="ana", password="ana-pass-123")
+    assert user is not None and user.backend == "runs.web.users.UserBackend"

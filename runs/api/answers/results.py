@@ -179,7 +179,7 @@ class BatchResultsView(APIView):
         baseline = _baseline(request)
         batch = stored_header.header_with_stored(pk, baseline=baseline, part="results")
         if batch is None:
-            raise Http404("No batch matches the given query.")
+            raise Http404("No Batch matches the given query.")
         stored = stored_results.batch_stored_json(batch=batch, baseline=baseline)
         report = request.build_absolute_uri(reverse("api-batch-report", args=[batch.pk]))
         etag = stored_results.shown_etag(stored.etag, batch, "api", report)

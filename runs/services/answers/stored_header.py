@@ -18,6 +18,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Field
 
+from runs.db_rows import model_from_row
 from runs.models import Batch, Plan, StoredResults, Target
 from runs.services.answers import held
 from runs.services.answers.stored_results import PARTS, stored_key, stored_version
@@ -69,11 +70,7 @@ def _header_sql() -> str:
 def _header_of(row: tuple[Any, ...], part: str) -> Batch:
     fields = _header_fields()
     count = len(fields)
-    values = [
-        f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
-        for f, v in zip(fields, row[:count], strict=True)
-    ]
-    batch = Batch.from_db(connection.alias, [f.attname for f in fields], values)
+    batch = model_from_row(Batch, fields, row[:count], connection)
     plan_name, target_name, etag, text = row[count:]
     batch.__dict__.update({"cached_etag": etag, f"cached_{part}": text})  # as with_stored's
     if batch.plan_id is not None:

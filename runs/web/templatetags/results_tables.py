@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from runs.analysis.relative import Family, RelativeTable, Row, TableCell
 from runs.web.templatetags.numbers import num, ratio
-from runs.web.templatetags.rows import _e as escaped
+from runs.web.templatetags.rows import escaped
 
 SAME = "no significant difference"
 GROUP_START = ' class="group-start"'

@@ -36,7 +36,7 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     else:
         found = stored_header.header_with_stored(batch_id, baseline=baseline, part="html")
     if found is None:
-        raise Http404("No batch matches the given query.")
+        raise Http404("No Batch matches the given query.")
     batch = found
     page = stored_results.batch_page(
         batch=batch, baseline=baseline, selected=selected, counter=counter
