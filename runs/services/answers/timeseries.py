@@ -28,7 +28,8 @@ def sample_series(
     run_ids: Sequence[int], *, buckets: int, metrics: Sequence[str] = SAMPLE_METRICS
 ) -> RunSeries:
     """Each run's samples of `metrics` over its time, `buckets` buckets a run: one query."""
-    return _bucketed(Sample._meta.db_table, sample_source(metrics), metrics, run_ids, buckets, {})
+    rows = _bucketed(Sample._meta.db_table, sample_source(metrics), metrics, run_ids, buckets, {})
+    return _points(rows, metrics)
 
 
 def timeline_series(
@@ -42,7 +43,7 @@ def timeline_series(
     (JSONText: runs/json_text.py writes it unread): the 8,000 points of a 200-run batch's
     timeline, read into floats, shifted and written again, were a quarter of the CPU of
     its results page's first view."""
-    texts = _bucketed_texts(
+    texts = _bucketed(
         Sample._meta.db_table, sample_source([metric]), [metric], list(offsets), buckets, {},
         shifts=list(offsets.values()),
     )  # fmt: skip
@@ -65,11 +66,11 @@ def counter_series(
 ) -> dict[int, list[list[float]]]:
     """A server counter of each run: per second between readings (cumulative counters) or
     as read (gauges), bucketed like the samples: one query."""
-    found = _bucketed(
+    rows = _bucketed(
         CounterSample._meta.db_table, counter_source(gauge=gauge), ["counter"], run_ids,
         buckets, {"name": name},
     )  # fmt: skip
-    return {run_id: lines["counter"] for run_id, lines in found.items()}
+    return {run_id: orjson.loads(text) for run_id, text in rows}
 
 
 def counter_source(*, gauge: bool) -> str:
@@ -109,6 +110,14 @@ def _typical_gap(table: str) -> str:
     )
 
 
+def _points(rows: list[tuple[Any, ...]], metrics: Sequence[str]) -> RunSeries:
+    """_bucketed's texts read: run id -> metric -> its points."""
+    return {
+        run_id: {m: orjson.loads(text) for m, text in zip(metrics, texts, strict=True)}
+        for run_id, *texts in rows
+    }
+
+
 def _bucketed(
     table: str,
     source: str,
@@ -116,7 +125,9 @@ def _bucketed(
     run_ids: Sequence[int],
     buckets: int,
     params: dict[str, Any],
-) -> RunSeries:
+    *,
+    shifts: Sequence[float] | None = None,
+) -> list[tuple[Any, ...]]:
     """`source` gives the (x, *metrics) rows of run `r.id`; each run's x from 0 to its
     last reading (found through the (run, seq) index) is cut into `buckets` buckets.
 
@@ -128,28 +139,11 @@ def _bucketed(
 
     Each run comes back as a JSON text of its chart points a metric, made by PostgreSQL: a
     bucket's lowest and highest point (charts.bucket_points' rule: [x, value], in x order,
-    once when they are the same point), the buckets in order. Python reads 200 texts
-    instead of building 4,000 rows of arrays (a results page's timeline: issue 39).
+    once when they are the same point), the buckets in order: rows of the run's id and
+    its texts, in run order. Python reads 200 texts instead of building 4,000 rows of
+    arrays, or passes them on unread (timeline_series); with `shifts`, each run's x plus
+    its shift, to the millisecond.
     """
-    rows = _bucketed_texts(table, source, metrics, run_ids, buckets, params)
-    return {
-        run_id: {m: orjson.loads(text) for m, text in zip(metrics, texts, strict=True)}
-        for run_id, *texts in rows
-    }
-
-
-def _bucketed_texts(
-    table: str,
-    source: str,
-    metrics: Sequence[str],
-    run_ids: Sequence[int],
-    buckets: int,
-    params: dict[str, Any],
-    *,
-    shifts: Sequence[float] | None = None,
-) -> list[tuple[Any, ...]]:
-    """_bucketed's rows, in run order: each run's id and its JSON texts a metric; with
-    `shifts`, each run's x plus its shift, to the millisecond."""
     if not run_ids:
         return []
     # Finite values only (NULL, NaN and infinity compare false): JSON has no infinity.
