@@ -7,7 +7,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from runs.errors import InvalidInput
 from runs.targets.postgres_privileges import MissingPrivilege
@@ -183,6 +183,21 @@ class ServerTarget(Protocol):
         """The file on the server's machine that holds its process id; "" when the
         server does not say (the host metrics then go without the database's own CPU)."""
         ...
+
+
+@runtime_checkable
+class ReadsLater(Protocol):
+    """A target whose counter reading can be one statement, sent while the worker is awake
+    and read at its next wake: the worker never sleeps on the server for it
+    (runs/targets/counters.py)."""
+
+    def reads_later(self) -> bool: ...
+
+    def send_reading(self) -> None: ...
+
+    def reading_ready(self) -> bool: ...
+
+    def receive_reading(self) -> dict[str, float]: ...
 
 
 def check_database_name(database: str, engine: str) -> None:

@@ -1,10 +1,12 @@
 """The server's status counters, sampled while sysbench runs.
 
 Throughput alone does not say why it moves; the server's own counters do (rows read per
-query, log fsyncs per transaction, spin waits...). A sampler thread with a connection of
-its own reads them every report interval from the moment sysbench starts until it ends:
-when the worker, woken by an interval line, nudges it (one wake-up a second for the whole
-worker, not two), or on its own when no line comes. Each reading's time_s counts from
+query, log fsyncs per transaction, spin waits...). A sampler with a connection of its own
+reads them every report interval from the moment sysbench starts until it ends: when an
+interval line wakes the worker anyway (one wake-up a second for the whole worker), or a
+quarter of an interval late when no line comes. Where a reading is one statement the
+worker itself sends it and reads the answer at its next wake; otherwise the sampler's
+thread reads, nudged by the worker (`CounterSampler`). Each reading's time_s counts from
 sysbench's start, like the samples of the interval lines, so the two series line up.
 The sampler only reads: the runner takes its new readings with `take()` and stores them
 in bulk with the run's samples (runs/execution/stream/sink.py). When sysbench is done, the run
@@ -33,6 +35,7 @@ from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Target
 from runs.sysbench.command import Connection
 from runs.sysbench.options import is_sql_test
+from runs.targets.base import ReadsLater
 from runs.targets.inside import WaitSampler
 
 logger = logging.getLogger(__name__)
@@ -45,15 +48,26 @@ _QUERY_COUNTERS = ("Com_select", "Com_insert", "Com_update", "Com_delete")
 
 Reading = tuple[float, dict[str, float]]
 SETTLE_S, SETTLE_EVERY_S = 2.0, 0.1  # the closing reading's wait for the sessions to end
+LATE = 1.25  # intervals after the last reading: a reading of its own, when no line came
 
 
 class CounterSampler:
     """A thread that reads the target's counters every `interval_s` until stopped, then
     once more, so the last reading follows sysbench's last transaction.
 
-    A reading is taken when the worker nudges the sampler (an interval line came, half an
-    interval or more after the last reading), or on its own a quarter of an interval
-    late when none came: a stalled benchmark is still sampled."""
+    A reading is taken when the worker is awake for an interval line (`awake`), half an
+    interval or more after the last reading, or a quarter of an interval late when none
+    came: a stalled benchmark is still sampled.
+
+    Where a reading is one statement (ReadsLater: MySQL and MariaDB without InnoDB
+    monitor figures or performance_schema timers), the thread hands its connection to the
+    worker after the first reading and sleeps until the end: the worker sends the
+    statement while it is awake for a line and reads the answer at its next wake, so no
+    thread wakes for it and nobody waits on the server (the thread's two wake-ups were
+    most of a reading's cost); with no line, the worker wakes for the reading when it is
+    due (`due_at`). The thread takes the connection back for the closing reading. Other
+    readings (PostgreSQL's, several statements) are taken by the thread, nudged by the
+    worker."""
 
     def __init__(
         self, *, run_id: int, connection: Connection, interval_s: float, engine: str = ""
@@ -70,6 +84,10 @@ class CounterSampler:
         self._taken = 0
         self._stop = threading.Event()
         self._nudged = threading.Event()
+        self._handed: ReadsLater | None = None  # the connection, while the worker reads
+        self._sent_at: float | None = None  # when the reading on its way was sent
+        self._last = 0.0  # when the last reading was taken or sent
+        self._due = 0.0  # when the worker reads, should no line wake it first
         self._started = self._stopped_at = time.monotonic()
         self._thread = threading.Thread(
             target=self._loop, name=f"counters-run-{run_id}", daemon=True
@@ -80,10 +98,40 @@ class CounterSampler:
         self._thread.start()
         return self
 
-    def nudge(self) -> None:
-        """The worker is awake for an interval line: a reading due about now is taken at
-        once, instead of waking the worker's process again for it a moment later."""
-        self._nudged.set()
+    def awake(self, *, line: bool) -> None:
+        """The worker is awake, for an interval line (`line`) or at the end of a wait: a
+        reading due about now is taken at once, instead of waking the worker's process
+        again for it a moment later."""
+        if self._handed is not None:
+            self._read_handed(self._handed, line)
+        elif line:
+            self._nudged.set()
+
+    def due_at(self) -> float | None:
+        """When the worker must wake for a reading should no line wake it first
+        (time.monotonic()); None while the thread reads on its own."""
+        return None if self._handed is None else self._due
+
+    def _read_handed(self, db: ReadsLater, line: bool) -> None:
+        """In the worker's thread: the answer to the reading sent at its last wake, if it
+        has come, and the next reading sent when it is due. A failure ends the readings,
+        never the benchmark."""
+        now = time.monotonic()
+        try:
+            if self._sent_at is not None:
+                if not db.reading_ready():  # not answered yet: at the next wake
+                    self._due = max(self._due, now + self.interval_s)
+                    return
+                self._add(db.receive_reading(), self._sent_at)
+                self._sent_at = None
+            if now - self._last >= self.interval_s * (0.5 if line else LATE):
+                db.send_reading()
+                self._sent_at = self._last = now
+                self._due = now + LATE * self.interval_s
+        except Exception as e:  # a reading lost must never fail the benchmark
+            self._handed, self._sent_at = None, None
+            self.error = e.message if isinstance(e, targets.TargetError) else f"internal error: {e}"
+            logger.warning("run %s: counters no longer sampled: %s", self.run_id, self.error)
 
     def stop(self) -> list[Reading]:
         self._stopped_at = time.monotonic()
@@ -102,7 +150,7 @@ class CounterSampler:
                 self._inside_readable(db)
                 self._sample_until_stopped(db)
         except targets.TargetError as e:
-            self.error = e.message
+            self.error = self.error or e.message  # the worker's, when it failed first
             logger.warning("run %s: counters not sampled: %s", self.run_id, e.message)
         except Exception as e:  # a reading lost must never fail the benchmark
             self.error = f"internal error: {e}"
@@ -111,6 +159,9 @@ class CounterSampler:
     def _sample_until_stopped(self, db: targets.ServerTarget) -> None:
         self._read(db)
         self._inside_at(db, "first")
+        if isinstance(db, ReadsLater) and db.reads_later():
+            self._hand_over(db)
+            self._read(db, settled_counters(db, self.readings), self._stopped_at)
         while not self._stop.is_set():
             self._wait_for_next()
             if self._stop.is_set():  # the closing reading, timed when sysbench ended
@@ -134,12 +185,24 @@ class CounterSampler:
         except targets.TargetError as e:
             self.inside["readable"] = {"readable": False, "reason": e.message, "fix": ""}
 
+    def _hand_over(self, db: ReadsLater) -> None:
+        """The worker reads until the run ends (`awake`); then the thread takes the
+        connection back, with the answer to a reading still on its way."""
+        self._last = time.monotonic()
+        self._due = self._last + LATE * self.interval_s
+        self._handed = db
+        self._stop.wait()
+        self._handed = None
+        if self._sent_at is not None:
+            self._add(db.receive_reading(), self._sent_at)
+            self._sent_at = None
+
     def _wait_for_next(self) -> None:
         """Until the next reading is due: a nudge half an interval or more after the last
         reading, the stop, or a quarter of an interval past due without a nudge."""
         last = time.monotonic()
         while not self._stop.is_set():
-            left = last + 1.25 * self.interval_s - time.monotonic()
+            left = last + LATE * self.interval_s - time.monotonic()
             if not self._nudged.wait(max(0.0, left)):
                 return  # no line came: read on our own
             self._nudged.clear()
@@ -150,8 +213,11 @@ class CounterSampler:
         self, db: targets.ServerTarget, values: dict[str, float] | None = None, at: float = 0.0
     ) -> None:
         values = values if values is not None else db.status_counters()
-        time_s = round((at or time.monotonic()) - self._started, 3)
-        self.readings.append((time_s, values))  # list.append is atomic: no lock needed
+        self._add(values, at or time.monotonic())
+
+    def _add(self, values: dict[str, float], at: float) -> None:
+        # list.append is atomic: no lock needed
+        self.readings.append((round(at - self._started, 3), values))
 
     def take(self) -> list[tuple[int, float, dict[str, float]]]:
         """The readings since the last call, numbered from 1: (seq, time_s, values)."""

@@ -3,6 +3,7 @@ status counters."""
 
 from __future__ import annotations
 
+import select
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -30,6 +31,7 @@ from runs.targets.base import (
     marker_row,
     sbtest_names,
 )
+from runs.targets.mysql_errors import mysql_errors
 from runs.targets.mysql_settings import MYSQL_SETTINGS
 from runs.targets.postgres_privileges import MissingPrivilege
 
@@ -253,6 +255,32 @@ class MySQLTarget:
         values.update(self._sync_binlog_reading())
         return values
 
+    def reads_later(self) -> bool:
+        """Whether a reading is one statement (no InnoDB monitor to read, as on MariaDB
+        10.6 and later, and no performance_schema timers), which the worker can send when
+        it is awake and read at its next wake (send_reading, receive_reading)."""
+        return not self._innodb_status and not self.fsync_timing().readable
+
+    def send_reading(self) -> None:
+        """A reading's statement sent, its answer left on the connection."""
+        with mysql_errors(self.connection):
+            self._db.send_query(_STATUS_COUNTERS)
+
+    def reading_ready(self) -> bool:
+        """Whether the answer to the reading sent has come: a look, never a wait."""
+        poller = select.poll()
+        poller.register(self._db.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+
+    def receive_reading(self) -> dict[str, float]:
+        """The reading sent: what status_counters reads, when one statement is all of it."""
+        with mysql_errors(self.connection):
+            self._db.read_query_result()
+            rows = self._db.store_result().fetch_row(0)
+        values = {str(name): float(value) for name, value in rows}
+        values.update(self._sync_binlog_reading())
+        return values
+
     def fsync_timing(self) -> FsyncTiming:
         """Whether performance_schema's file timers can be read, and when not, why: off
         (a restart with performance_schema=ON) or not granted (error 1142: the GRANT)."""
@@ -336,43 +364,14 @@ class MySQLTarget:
         return {SYNC_BINLOG: self._sync_binlog}
 
     def _query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        with _mysql_errors(self.connection):
+        with mysql_errors(self.connection):
             cursor = self._db.cursor()
             cursor.execute(sql, params)
             return list(cursor.fetchall())
 
     def _execute(self, sql: str, params: list[Any]) -> None:
-        with _mysql_errors(self.connection):
+        with mysql_errors(self.connection):
             self._db.cursor().execute(sql, params)
-
-
-@contextmanager
-def _mysql_errors(connection: Connection) -> Iterator[None]:
-    where = connection.socket or f"{connection.host}:{connection.port}"
-    try:
-        yield
-    except MySQLdb.OperationalError as e:
-        code, text = (*e.args, "")[:2] if e.args else (0, str(e))
-        raise TargetError(
-            f"{where}: error {code}: {text}", _hint(int(code or 0)), int(code or 0)
-        ) from None
-    except MySQLdb.Error as e:
-        code = e.args[0] if e.args and isinstance(e.args[0], int) else 0
-        raise TargetError(f"{where}: {e}", code=code) from None
-
-
-def _hint(code: int) -> str:
-    return {
-        1045: "check the target's user and password",
-        1044: "grant the account access to the database",
-        1049: "create the database on the server, or fix the target's database name",
-        1227: "the account needs SUPER or SYSTEM_VARIABLES_ADMIN to change server settings",
-        1040: "raise max_connections on the server",
-        2002: "check the host, port or socket, and that the server is running",
-        2003: "check the host and port, and that the server is running and reachable",
-        2005: "check the host name",
-        2013: "the server closed the connection; check its error log",
-    }.get(code, "")
 
 
 @contextmanager
@@ -392,7 +391,7 @@ def connect_mysql(connection: Connection, *, timeout: int = 10) -> Iterator[MySQ
     else:
         kwargs["host"] = connection.host
         kwargs["port"] = connection.port or 3306
-    with _mysql_errors(connection):
+    with mysql_errors(connection):
         db = MySQLdb.connect(**kwargs)
     try:
         yield MySQLTarget(db, connection)

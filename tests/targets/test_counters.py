@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import time
 
 import pytest
@@ -77,28 +79,71 @@ def test_flushing_the_log_at_each_commit_costs_more_fsyncs_per_transaction(
     assert per_trx["1"] > 0.5  # about one per commit
 
 
-def test_the_sampler_reads_when_nudged_and_on_its_own_when_no_line_comes(target):
-    """The worker nudges the sampler when an interval line wakes it; a nudge sooner than
-    half an interval after a reading waits, and without nudges it reads a quarter of an
-    interval late, on its own."""
+def test_the_worker_sends_each_reading_when_a_line_wakes_it_and_reads_it_at_its_next_wake(target):
+    """MariaDB 10.11's reading is one statement: after the thread's first reading the
+    worker takes them, sending the statement when a line wakes it (half an interval or more
+    after the last) and reading the answer at its next wake, timed when it was sent; with
+    no line it wakes for one a quarter of an interval late (due_at); the thread takes the
+    connection back for the closing reading."""
     sampler = CounterSampler(run_id=0, connection=connection_of(target), interval_s=2.0)
     sampler.start()
-    wait_until(lambda: len(sampler.readings) == 1, 30, "the first reading")  # at start
+    wait_until(lambda: sampler.due_at() is not None, 30, "the connection handed to the worker")
+    assert len(sampler.readings) == 1  # the thread's first
+    first_due = sampler.due_at()
 
-    sampler.nudge()  # too soon: nothing
+    sampler.awake(line=True)  # too soon: nothing sent
     time.sleep(1.2)
-    assert len(sampler.readings) == 1
-    sampler.nudge()
-    wait_until(lambda: len(sampler.readings) == 2, 1, "the nudged reading")
-    wait_until(lambda: len(sampler.readings) == 3, 10, "a reading of its own")  # no nudge
+    sampler.awake(line=False)  # no line, not due: nothing sent
+    assert sampler.due_at() == first_due
+    sampler.awake(line=True)  # sent
+    assert len(sampler.readings) == 1  # its answer is read at the next wake
+    time.sleep(0.3)
+    sampler.awake(line=False)
+    assert len(sampler.readings) == 2
+    due = sampler.due_at()
+    assert due is not None
+    time.sleep(max(0.0, due - time.monotonic()))  # the worker's wait for a line times out
+    sampler.awake(line=False)  # sent
+    time.sleep(0.3)
+    sampler.awake(line=False)
     readings = sampler.stop()
 
     times = [t for t, _ in readings]
-    assert len(times) == 4  # and the closing one
-    assert 1.2 <= times[1] - times[0] < 2.5  # the nudge, before it was due on its own
-    assert times[2] - times[1] >= 2.5  # a quarter of an interval late
+    assert len(times) == 4  # and the closing one, by the thread
+    assert 1.2 <= times[1] - times[0] < 1.6  # the line's, timed when it was sent
+    assert 2.5 <= times[2] - times[1] < 3.0  # a quarter of an interval late
+    assert times[3] >= times[2] + 0.3
     assert sampler.error == ""
     assert all("Com_select" in values for _, values in readings)
+    assert readings[1][1]["Com_select"] <= readings[2][1]["Com_select"]
+
+
+def test_a_reading_the_server_has_not_answered_waits_for_a_later_wake(target, mariadb_server):
+    """A reading sent to a server that cannot answer yet (stopped with SIGSTOP: the
+    private server of these tests) is looked at again at the worker's next wake, never
+    waited for; meanwhile no other is sent, and the worker's next look is an interval away,
+    not at once (a worker spinning on a slow server)."""
+    sampler = CounterSampler(run_id=0, connection=connection_of(target), interval_s=1.0)
+    sampler.start()
+    wait_until(lambda: sampler.due_at() is not None, 30, "the connection handed to the worker")
+    time.sleep(0.6)
+    pid = int((mariadb_server.dir / "mariadb.pid").read_text())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        sampler.awake(line=True)  # sent
+        time.sleep(0.6)
+        sampler.awake(line=True)  # due again, but the last one is not answered
+        assert len(sampler.readings) == 1
+        due = sampler.due_at()
+        assert due is not None and due - time.monotonic() > 0.8
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(0.3)
+    sampler.awake(line=False)
+    assert len(sampler.readings) == 2
+    readings = sampler.stop()
+    assert len(readings) == 3 and sampler.error == ""  # one answer a statement: in step
+    assert readings[1][0] - readings[0][0] < 1.0  # timed when it was sent
 
 
 def test_a_single_thread_insert_under_flush_1_and_sync_binlog_1_fsyncs_twice(

@@ -4,6 +4,7 @@ the sweeper after a crash; and a matrix batch end to end with sysbench's pgsql d
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +18,8 @@ from runs.execution.preflight import limits
 from runs.models import Batch, CounterSample, Status, Target
 from runs.services import batches
 from runs.services import plans as checks
-from runs.targets.counters import settled_counters
-from tests.helpers import wait_for_batch
+from runs.targets.counters import CounterSampler, settled_counters
+from tests.helpers import wait_for_batch, wait_until
 from tests.servers import PrivatePostgres
 
 pytestmark = pytest.mark.timeout(400)
@@ -318,3 +319,29 @@ def test_the_closing_reading_counts_a_session_that_just_ended(postgres_server, p
     assert after["backends_total"] == before["backends_total"]
     # the ended session's 50, none left for later
     assert after["db_xact_commit"] - before["db_xact_commit"] >= 50
+
+
+def test_the_sampler_thread_reads_when_nudged_and_on_its_own_when_no_line_comes(pg_target):
+    """PostgreSQL's reading is several statements, read by the sampler's own thread: a line that
+    wakes the worker nudges it (a nudge sooner than half an interval after a reading
+    waits), and without one it reads a quarter of an interval late, on its own."""
+    sampler = CounterSampler(
+        run_id=0, connection=targets.connection_of(pg_target), interval_s=2.0
+    ).start()
+    wait_until(lambda: len(sampler.readings) == 1, 30, "the first reading")  # at start
+
+    sampler.awake(line=True)  # too soon: nothing
+    time.sleep(1.2)
+    assert len(sampler.readings) == 1
+    assert sampler.due_at() is None  # the thread reads: the worker never wakes for it
+    sampler.awake(line=True)
+    wait_until(lambda: len(sampler.readings) == 2, 1, "the nudged reading")
+    wait_until(lambda: len(sampler.readings) == 3, 10, "a reading of its own")  # no line
+    readings = sampler.stop()
+
+    times = [t for t, _ in readings]
+    assert len(times) == 4  # and the closing one
+    assert 1.2 <= times[1] - times[0] < 2.5  # the nudge, before it was due on its own
+    assert times[2] - times[1] >= 2.5  # a quarter of an interval late
+    assert sampler.error == ""
+    assert all("db_xact_commit" in values for _, values in readings)

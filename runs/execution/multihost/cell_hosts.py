@@ -171,7 +171,7 @@ def _sum_hosts(
     failures: list[str] = []
     stop: BatchStopped | None = None
     while len(ended) < len(parts):
-        for index, payload in barrier.receive(pulse.wait_s(watch)):
+        for index, payload in barrier.receive(pulse.wait_s(watch, sampler, ride=True)):
             name = parts[index].load_host.name
             for line in payload.get("lines", []):
                 sink.add_line(f"[{name}] {line}")
@@ -184,8 +184,9 @@ def _sum_hosts(
                 if payload["status"] == Status.FAILED and not failures and stop is None:
                     failures.append(_failure(parts[index]))
                     barrier.stop()  # the others are stopped
-        if sink.publish() and sampler is not None:
-            sampler.nudge()  # the counters now, while the worker is awake anyway
+        published = sink.publish()
+        if sampler is not None:  # the counters now, while the worker is awake anyway
+            sampler.awake(line=published > 0)
         tick_stop = pulse.tick(watch, sink, sampler)
         if tick_stop is not None and stop is None:
             stop = tick_stop

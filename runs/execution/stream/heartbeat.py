@@ -26,6 +26,8 @@ from runs.targets.counters import CounterSampler
 # Set when the worker is asked to stop (SIGTERM on a deploy): the running benchmark is
 # stopped and the batch handed back to the queue, to go on when a worker is back.
 WORKER_STOPPING = threading.Event()
+# How late a running benchmark's heartbeat may be, waiting for a line to wake the worker.
+RIDE_S = 1.0
 
 
 class BatchStopped(Exception):
@@ -109,9 +111,16 @@ class Pulse:
         self.period_s = settings.BENCHDASH_HEARTBEAT_SECONDS
         self._next_beat = 0.0  # the first tick beats
 
-    def wait_s(self, watch: Watch) -> float:
-        """How long the worker may block on sysbench's output before something is due."""
-        due = self._next_beat
+    def wait_s(
+        self, watch: Watch, sampler: CounterSampler | None = None, *, ride: bool = False
+    ) -> float:
+        """How long the worker may block on sysbench's output before something is due: the
+        run's time limit, the counters' reading the worker takes (CounterSampler.due_at),
+        the heartbeat. With `ride` (a running benchmark), the heartbeat waits up to RIDE_S
+        for the next interval line, which wakes the worker anyway: a wake-up fewer a beat."""
+        due = self._next_beat + (RIDE_S if ride else 0.0)
+        if sampler is not None and (reading := sampler.due_at()) is not None:
+            due = min(due, reading)
         if watch.deadline is not None:
             due = min(due, watch.deadline)
         return max(0.0, due - time.monotonic())

@@ -193,13 +193,14 @@ def follow_run(
     stop: BatchStopped | None = None
     with CancelListener(run.batch_id, on_cancel=process.kill) as listener:
         watch = Watch(run.batch_id, run.expected_duration_s, listener.heard)
-        while (lines := process.read(pulse.wait_s(watch))) is not None:
+        while (lines := process.read(pulse.wait_s(watch, sampler, ride=True))) is not None:
             for line in lines:
                 sink.add_line(line)
                 for event in parser.feed(line):
                     sink.add(event)
-            if sink.publish() and sampler is not None:
-                sampler.nudge()  # the counters now, while the worker is awake anyway
+            published = sink.publish()
+            if sampler is not None:  # the counters now, while the worker is awake anyway
+                sampler.awake(line=published > 0)
             stop = pulse.tick(watch, sink, sampler)
             if stop is not None:
                 process.kill()
