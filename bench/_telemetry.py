@@ -55,7 +55,7 @@ def _loop_pids(sshd_pid: int) -> tuple[int, int]:
 
 def _sample(streams: list[Any], seconds: int) -> tuple[float, float, int]:
     """Take, parse and encode every second as the sink does: (CPU s, wall s, rows)."""
-    from runs.analysis.host_metrics.procfs import host_values, snapshot_parse
+    from runs.analysis.host_metrics.procfs import host_values
 
     cpu0, wall0 = time.process_time(), time.monotonic()
     rows = 0
@@ -63,8 +63,7 @@ def _sample(streams: list[Any], seconds: int) -> tuple[float, float, int]:
     while time.monotonic() - wall0 < seconds:
         time.sleep(1.0)
         for i, stream in enumerate(streams):
-            for _, text in stream.take():
-                snapshot = snapshot_parse(text)
+            for _, snapshot in stream.take():
                 if i in last and (values := host_values(last[i], snapshot)) is not None:
                     json.dumps(values)  # as the heartbeat statement and the live event
                     rows += 1

@@ -28,7 +28,7 @@ from runs.analysis.host_metrics.bottleneck import (
     fsync_figures,
 )
 from runs.analysis.host_metrics.host_summary import HostSeries, host_summary, seconds_missing
-from runs.analysis.host_metrics.procfs import ProcSnapshot, busy_pct, host_values, snapshot_parse
+from runs.analysis.host_metrics.procfs import ProcSnapshot, busy_pct, host_values
 from runs.columns import Bottleneck, RunSummary
 from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.sync_probe import ProbeOnHost, ServerFacts, probe_open, server_facts
@@ -83,8 +83,7 @@ class Watched:
         """The intervals the new snapshots close: (time_s, values). `every`: see
         ProcStream.take."""
         new = []
-        for arrived, text in self.stream.take(every):
-            snapshot = snapshot_parse(text)
+        for arrived, snapshot in self.stream.take(every):
             if self.last is not None:
                 values = host_values(self.last, snapshot, clk_tck=self.stream.clk_tck)
                 if values is not None:

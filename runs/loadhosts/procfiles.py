@@ -1,5 +1,5 @@
 """This machine's /proc files for the host metrics, read with as few system calls as the
-kernel allows, in the text format of the remote loop (runs/loadhosts/procstream.py).
+kernel allows, into the snapshot the remote loop's text gives (runs/loadhosts/procstream.py).
 
 Each file is opened once and read again from its start each second: one pread, where a
 glob, an open, a read and a close a file cost the worker about 1 ms a second for a
@@ -13,6 +13,8 @@ from __future__ import annotations
 import mmap
 import os
 import time
+
+from runs.analysis.host_metrics.procfs import ProcSnapshot, file_parse, process_parse
 
 SYSTEM_FILES = ("/proc/uptime", "/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev")
 # Descriptors held open at most: a server of thousands of threads (one a connection) has
@@ -95,43 +97,36 @@ def read_once(path: str) -> bytes:
         return b""  # a process or device gone between listing and reading
 
 
-def local_snapshot(pid: int | None, files: ProcFiles) -> str:
-    """This machine's files, in the format the remote loop prints. /proc/uptime is the
-    boot-time clock, read here without a system call."""
-    parts = [f"==> /proc/uptime <==\n{time.clock_gettime(time.CLOCK_BOOTTIME):.2f}\n"]
-    parts += [f"==> {p} <==\n{files.read(p).decode('ascii', 'replace')}" for p in SYSTEM_FILES[1:]]
+def local_snapshot(pid: int | None, files: ProcFiles) -> ProcSnapshot:
+    """This machine's files read straight into a snapshot: what the remote loop's text
+    gives once parsed (procfs.snapshot_parse), without writing that text and parsing it
+    again. /proc/uptime is the boot-time clock, read here without a system call."""
+    snapshot = ProcSnapshot(uptime_s=round(time.clock_gettime(time.CLOCK_BOOTTIME), 2))
+    for path in SYSTEM_FILES[1:]:
+        file_parse(snapshot, path, files.read(path).decode("ascii", "replace"))
     if pid is not None:
-        parts += _process_lines(pid, files)
+        _processes(snapshot, pid, files)
     files.forget_unread()
-    return "\n".join(parts)
+    return snapshot
 
 
-def _process_lines(pid: int, files: ProcFiles) -> list[str]:
+def _processes(snapshot: ProcSnapshot, pid: int, files: ProcFiles) -> None:
     """The server's process and its children (PostgreSQL's backends): each one's stat,
-    and its threads' context switches, summed here and written as its main thread's (the
-    parser sums a process's lines: the figures are the same, in two lines a process
-    instead of two a thread). The children are its main thread's: a server forks from
-    there (PostgreSQL's postmaster has no other thread), and reading each thread's list
-    cost a read a thread a second for MariaDB's, which fork nothing."""
+    and its threads' context switches, summed. The children are its main thread's: a
+    server forks from there (PostgreSQL's postmaster has no other thread), and reading
+    each thread's list cost a read a thread a second for MariaDB's, which fork nothing."""
     children = files.read(f"/proc/{pid}/task/{pid}/children").split()
-    lines = []
     threads: dict[str, tuple[int, list[str]]] = {}
     for p in [str(pid), *(child.decode() for child in children)]:
         stat = files.read(f"/proc/{p}/stat").strip()
         if not stat:
             continue  # ended since it was listed
-        lines.append(f"/proc/{p}/stat:{stat.decode('utf-8', 'replace')}")
         voluntary = involuntary = 0
         for status in _thread_statuses(p, files, threads):
             v, nv = _ctxt_counts(status)
             voluntary, involuntary = voluntary + v, involuntary + nv
-        main = f"/proc/{p}/task/{p}/status"
-        lines += [
-            f"{main}:voluntary_ctxt_switches:\t{voluntary}",
-            f"{main}:nonvoluntary_ctxt_switches:\t{involuntary}",
-        ]
+        process_parse(snapshot, int(p), stat.decode("utf-8", "replace"), (voluntary, involuntary))
     files.threads = threads
-    return lines
 
 
 def _thread_statuses(

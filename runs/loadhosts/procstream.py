@@ -1,11 +1,13 @@
-"""A machine's /proc files once a second, as text snapshots, for the host metrics.
+"""A machine's /proc files once a second, as snapshots (procfs.ProcSnapshot), for the
+host metrics.
 
 Agentless: on an SSH host, one shell loop started once per cell over one pinned
 connection prints the lines of the files that are read, each second (an awk, a sleep and,
 for the database processes, a cat), each snapshot ended by a marker line, two seconds a
 write after the first two; the worker takes them when it is awake for sysbench's lines.
-On the worker's own machine the worker reads the same files each second and writes the
-same text. The text's format and its parsing are runs/analysis/host_metrics/procfs.py's.
+The text's format and its parsing are runs/analysis/host_metrics/procfs.py's. On the
+worker's own machine the worker reads the same files each second straight into a snapshot
+(runs/loadhosts/procfiles.py): the same figures, without a text to write and parse.
 
 The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
 postmaster.pid): the process it names and its children (PostgreSQL's backends), each
@@ -22,6 +24,7 @@ from typing import ClassVar
 
 import paramiko
 
+from runs.analysis.host_metrics.procfs import ProcSnapshot, snapshot_parse
 from runs.loadhosts import ssh
 from runs.loadhosts.procfiles import ProcFiles, local_pid, local_snapshot
 from runs.loadhosts.remote_scripts import remote_command
@@ -120,7 +123,7 @@ done
 
 @dataclass
 class ProcStream:
-    """Snapshots as they came: (monotonic time of arrival, text). No thread of its own:
+    """Snapshots as they came: (monotonic time of arrival, snapshot). No thread of its own:
     the worker collects them when it is awake anyway (`take`, at each batch of sysbench's
     lines), which costs it less than a thread waking every second."""
 
@@ -131,14 +134,14 @@ class ProcStream:
     stopped: str = ""  # why the snapshots stopped before the stream was closed
     # The seconds it may hold, not handed over yet, when it is closed: late, not lost.
     unwritten_s: ClassVar[float] = 1.0
-    _snapshots: list[tuple[float, str]] = field(default_factory=list)
+    _snapshots: list[tuple[float, ProcSnapshot]] = field(default_factory=list)
     _taken: int = 0
 
-    def take(self, every: bool = False) -> list[tuple[float, str]]:
+    def take(self, every: bool = False) -> list[tuple[float, ProcSnapshot]]:
         """The snapshots that came since the last call: after the first two, only once
         SECONDS_PER_WRITE have come (an SSH host's come so; this machine's are read each
-        second and handed over so, to be parsed one after the other while the code is
-        warm); `every`: all there are (before sysbench starts, after it ends)."""
+        second and handed over so, to be turned into figures one after the other while
+        the code is warm); `every`: all there are (before sysbench starts, after it ends)."""
         self.poll()
         count = len(self._snapshots)
         if not every and self._taken >= 2 and count - self._taken < SECONDS_PER_WRITE:
@@ -230,7 +233,7 @@ class SSHProcStream(ProcStream):
 
     def _consume(self, data: bytes, now: float) -> None:
         """Cut what came at the markers: the bytes, not lines, so a second's snapshot
-        is decoded once, whole. The loop's header lines come before the first."""
+        is decoded once, whole, and parsed. The loop's header lines come before the first."""
         self._pending += data
         if MARKER_LINE not in self._pending:
             return
@@ -242,12 +245,12 @@ class SSHProcStream(ProcStream):
                 line, _, text = text.partition("\n")
                 self._header(line)
             if text.strip():
-                complete.append(text)
+                complete.append(snapshot_parse(text))
         if len(complete) == 1:  # the usual: one second, just come
             self._snapshots.append((now, complete[0]))
         elif complete:
-            last = _uptime(complete[-1])
-            self._snapshots += [(now - (last - _uptime(text)), text) for text in complete]
+            last = complete[-1].uptime_s
+            self._snapshots += [(now - (last - s.uptime_s), s) for s in complete]
 
     def _header(self, line: str) -> None:
         name, _, value = line.partition(" ")
@@ -263,12 +266,3 @@ class SSHProcStream(ProcStream):
         transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
-
-
-def _uptime(text: str) -> float:
-    """The host's uptime in a snapshot: the line after its /proc/uptime header."""
-    _, _, rest = text.partition("==> /proc/uptime <==\n")
-    try:
-        return float(rest.split(maxsplit=1)[0])
-    except (IndexError, ValueError):
-        return 0.0

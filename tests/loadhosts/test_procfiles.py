@@ -10,7 +10,6 @@ import os
 import threading
 from pathlib import Path
 
-from runs.analysis.host_metrics.procfs import snapshot_parse
 from runs.loadhosts import procfiles
 from runs.loadhosts.procfiles import ProcFiles, local_snapshot
 
@@ -47,12 +46,12 @@ def test_a_thread_that_comes_is_read_and_one_that_goes_is_dropped():
         done.set()
         thread.join()
         before = switches_of_every_thread(pid)
-        after_text = local_snapshot(pid, files)
+        after_snapshot = local_snapshot(pid, files)
         after = switches_of_every_thread(pid)
         assert not files.holds(status)  # the gone thread's status closed
         # Every thread's switches, summed into the main thread's line.
-        assert before <= snapshot_parse(after_text).processes[pid][2] <= after
-        assert snapshot_parse(first).processes[pid][2] > 0
+        assert before <= after_snapshot.processes[pid][2] <= after
+        assert first.processes[pid][2] > 0
     finally:
         files.close()
     assert files.open_count == 0
@@ -99,7 +98,7 @@ def test_the_postmaster_is_read_with_its_backends(postgres_server):
     with postgres_server.connect() as one, postgres_server.connect() as two:
         backends = {int(c.execute("SELECT pg_backend_pid()").fetchone()[0]) for c in (one, two)}
         try:
-            processes = snapshot_parse(local_snapshot(pid, files)).processes
+            processes = local_snapshot(pid, files).processes
         finally:
             files.close()
     assert pid in processes and backends <= set(processes)

@@ -76,6 +76,26 @@ def snapshot_parse(text: str) -> ProcSnapshot:
     return snapshot
 
 
+def file_parse(snapshot: ProcSnapshot, path: str, text: str) -> None:
+    """One of the machine's files (/proc/stat, /proc/meminfo, /proc/diskstats,
+    /proc/net/dev) into `snapshot`, as snapshot_parse reads its section: for a reader of
+    the files themselves (this machine's, runs/loadhosts/procfiles.py), with no text to
+    write and parse again."""
+    reader = _READERS[path]
+    for line in text.splitlines():
+        if line and not line.isspace():
+            reader(snapshot, line)
+
+
+def process_parse(snapshot: ProcSnapshot, pid: int, stat: str, switches: tuple[int, int]) -> None:
+    """A server process into `snapshot`: its /proc/<pid>/stat line and its threads'
+    voluntary and involuntary context switches, summed."""
+    _process_line(snapshot, pid, "stat", stat)
+    counts = snapshot.processes[pid]
+    counts[2] += switches[0]
+    counts[3] += switches[1]
+
+
 def _uptime(snapshot: ProcSnapshot, line: str) -> None:
     snapshot.uptime_s = float(line.split()[0])
 

@@ -136,3 +136,29 @@ def test_a_kernel_before_5_5_has_no_flush_figures():
     figures = procfs._disk(before.disks["vda"], after.disks["vda"], 1.0)
     assert figures is not None and figures["w_iops"] == 100.0
     assert "flush_s" not in figures and "flush_ms" not in figures
+
+
+def sections(text: str) -> dict[str, str]:
+    """A captured snapshot's machine files, each as its own text (`==> path <==` sections)."""
+    files: dict[str, str] = {}
+    for part in text.split("==> ")[1:]:
+        header, _, body = part.partition(" <==\n")
+        files[header] = body.split("\n/proc/")[0]  # the process lines follow the last file
+    return files
+
+
+def test_the_files_read_one_by_one_give_the_snapshot_their_text_gives():
+    """This machine's reader parses each file as it reads it (file_parse, process_parse):
+    the same counters as the text the remote loop writes, parsed whole."""
+    for name in ("mariadb-1", "postgres-2", "remote-1"):
+        text = (PROC / f"{name}.txt").read_text()
+        whole = procfs.snapshot_parse(text)
+        by_file = procfs.ProcSnapshot(uptime_s=whole.uptime_s)
+        for path, body in sections(text).items():
+            if path != "/proc/uptime":
+                procfs.file_parse(by_file, path, body)
+        for pid, (utime, stime, voluntary, involuntary) in whole.processes.items():
+            stat = f"{pid} (server) S " + " ".join(["0"] * 10) + f" {utime} {stime} 0 0"
+            procfs.process_parse(by_file, pid, stat, (voluntary, involuntary))
+        assert by_file == whole, name
+        assert whole.cpus and whole.meminfo_kb and whole.disks and whole.nets, name
