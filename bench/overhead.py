@@ -132,6 +132,8 @@ def one_batch(plan: Any, worker_pid: int) -> dict[str, Any]:
         "worker_cpu_ticks_s": round(own1 - own0, 3),
         "sysbench_cpu_s": round(children1 - children0, 3),
         "samples": run.samples.count(),
+        # sysbench's own interval lines: a sample fewer than lines would be one lost
+        "interval_lines": run.raw_log.count("] thds:"),
         "load_before": load_before,
         "load_after": load(),
     }
