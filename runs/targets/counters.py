@@ -100,8 +100,9 @@ class CounterSampler:
 
     def awake(self, *, line: bool) -> None:
         """The worker is awake, for an interval line (`line`) or at the end of a wait: a
-        reading due about now is taken at once, instead of waking the worker's process
-        again for it a moment later."""
+        reading due about now is taken at once (sent now and its answer read at the next
+        wake, where the worker reads), instead of waking the worker's process again for
+        it a moment later."""
         if self._handed is not None:
             self._read_handed(self._handed, line)
         elif line:
@@ -159,7 +160,9 @@ class CounterSampler:
     def _sample_until_stopped(self, db: targets.ServerTarget) -> None:
         self._read(db)
         self._inside_at(db, "first")
-        if isinstance(db, ReadsLater) and db.reads_later():
+        # Stopped already (sysbench ended while the thread connected): no closing reading,
+        # which could be timed before the first, as in the loop below.
+        if isinstance(db, ReadsLater) and db.reads_later() and not self._stop.is_set():
             self._hand_over(db)
             self._read(db, settled_counters(db, self.readings), self._stopped_at)
         while not self._stop.is_set():

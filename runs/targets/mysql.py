@@ -267,7 +267,8 @@ class MySQLTarget:
             self._db.send_query(_STATUS_COUNTERS)
 
     def reading_ready(self) -> bool:
-        """Whether the answer to the reading sent has come: a look, never a wait."""
+        """Whether the answer to the reading sent has begun to come (a kilobyte or two, in
+        one write of the server's): a look, never a wait."""
         poller = select.poll()
         poller.register(self._db.fileno(), select.POLLIN)
         return bool(poller.poll(0))

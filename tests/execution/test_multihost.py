@@ -119,6 +119,12 @@ def test_a_cell_from_two_load_hosts_sums_them_and_takes_its_percentile_from_thei
         assert own.count() == 2
         assert sample.tps == pytest.approx(sum(h.tps or 0.0 for h in own))
     assert run.samples.count() >= 3
+    # The server's counters: the closing reading after both hosts ended, 4 s after the go
+    # (later on the sampler's clock, which starts before the hosts are staged), and the
+    # run's counter summary made of every reading stored.
+    readings = list(run.counter_samples.order_by("seq"))
+    assert readings[-1].time_s >= plan.options["time"]
+    assert run.counters["readings"] == len(readings) >= 4
 
     started = run.summary["load_hosts"]
     assert started["load_hosts"] == 2

@@ -110,7 +110,7 @@ def test_the_worker_sends_each_reading_when_a_line_wakes_it_and_reads_it_at_its_
 
     times = [t for t, _ in readings]
     assert len(times) == 4  # and the closing one, by the thread
-    assert 1.2 <= times[1] - times[0] < 1.6  # the line's, timed when it was sent
+    assert 1.2 <= times[1] - times[0] < 2.2  # the line's, timed when it was sent
     assert 2.5 <= times[2] - times[1] < 3.0  # a quarter of an interval late
     assert times[3] >= times[2] + 0.3
     assert sampler.error == ""
@@ -138,12 +138,18 @@ def test_a_reading_the_server_has_not_answered_waits_for_a_later_wake(target, ma
         assert due is not None and due - time.monotonic() > 0.8
     finally:
         os.kill(pid, signal.SIGCONT)
-    time.sleep(0.3)
-    sampler.awake(line=False)
-    assert len(sampler.readings) == 2
+
+    # Answered once the server goes on: read at a wake of the worker's after that.
+    def answered() -> bool:
+        sampler.awake(line=False)
+        return len(sampler.readings) == 2
+
+    wait_until(answered, 10, "the answer")
     readings = sampler.stop()
-    assert len(readings) == 3 and sampler.error == ""  # one answer a statement: in step
-    assert readings[1][0] - readings[0][0] < 1.0  # timed when it was sent
+    # In step: each statement's answer read before the next (a later one may have gone
+    # out at the last look, and the closing reading follows it).
+    assert len(readings) >= 3 and sampler.error == ""
+    assert readings[1][0] - readings[0][0] < 1.3  # timed when it was sent, not read (1.5)
 
 
 def test_a_single_thread_insert_under_flush_1_and_sync_binlog_1_fsyncs_twice(

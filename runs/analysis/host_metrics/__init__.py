@@ -12,8 +12,9 @@ and what limited the run. Pure: no Django, no I/O.
                        interval and its own cost; where the server's log is (SyncSite)
 
 The path of a reading: the sampler on each host prints its /proc files on sysbench's
-clock (runs/loadhosts/procstream.py); runs/execution/host_metrics.py parses each snapshot
-(`procfs.snapshot_parse`) and stores the rates between two (`procfs.host_values`) as a
+clock, parsed as they come (`procfs.snapshot_parse`; this machine's are read straight
+into a snapshot: runs/loadhosts/procstream.py, procfiles.py); runs/execution/host_metrics.py
+stores the rates between two (`procfs.host_values`) as a
 HostMetrics row; at the run's end `host_summary.host_summary` sums the rows up into
 Run.host_summary, and `bottleneck.bottleneck_classify` names what limited the run
 (Run.bottleneck). Beside the /proc sampler, the sync probe (runs/loadhosts/sync_probe.py)

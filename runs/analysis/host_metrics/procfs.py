@@ -1,11 +1,13 @@
 """What a machine did between two readings of its /proc files: the host metrics' rates.
 
-Pure: no Django, no I/O. A snapshot is text in one format for every host, the one the
-remote sampler's shell loop prints (runs/loadhosts/procstream.py) and the local reader
-imitates: `head`'s sections (`==> /proc/stat <==` then the file) for the machine's files,
-then `grep -H` lines (`/proc/<pid>/stat:...`, `/proc/<pid>/task/<tid>/status:voluntary_
-ctxt_switches:\t12`) for the database server's processes. `snapshot_parse` reads one;
-`host_values` turns two into the figures of a HostMetrics row (runs/models.py).
+Pure: no Django, no I/O. A snapshot comes as text in one format, the one the remote
+sampler's shell loop prints (runs/loadhosts/procstream.py): `head`'s sections (`==>
+/proc/stat <==` then the file) for the machine's files, then `grep -H` lines
+(`/proc/<pid>/stat:...`, `/proc/<pid>/task/<tid>/status:voluntary_ctxt_switches:\t12`)
+for the database server's processes. `snapshot_parse` reads one; the local reader
+(runs/loadhosts/procfiles.py) fills a snapshot from the files themselves with the same
+section readers (`file_parse`, `process_parse`); `host_values` turns two snapshots into
+the figures of a HostMetrics row (runs/models.py).
 
 Counters are differenced: a counter that went backwards below 2**32 wrapped (32-bit
 kernels keep some in an unsigned long); above, the device or process is new and is left

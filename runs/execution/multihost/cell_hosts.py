@@ -130,6 +130,9 @@ def follow_hosts(
         with CancelListener(run.batch_id, on_cancel=barrier.stop) as listener:
             watch = Watch(run.batch_id, run.expected_duration_s, listener.heard)
             stop, failures = _sum_hosts(parts, barrier, sink, sampler, pulse, watch)
+    # Every host has ended: the closing reading now, before the run's summary is made of
+    # the readings (with the answer still on its way, should the worker have sent one).
+    sink.add_counters(counters.sampler_stop(sampler))
     barrier.forget()
     for part in parts:
         part.refresh_from_db()

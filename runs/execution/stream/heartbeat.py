@@ -2,8 +2,10 @@
 
 The worker blocks on sysbench's output until a line comes or the next thing is due
 (`Pulse`): the heartbeat (every BENCHDASH_HEARTBEAT_SECONDS), which also tells whether a
-user cancelled the batch and stores what the run's sink holds, or the run's time limit.
-Nothing wakes it up in between: a quiet benchmark costs a quiet worker. `Watch` says when
+user cancelled the batch and stores what the run's sink holds, the run's time limit, or a
+counter reading the worker takes itself when no line came (runs/targets/counters.py).
+Nothing else wakes it up in between: a quiet benchmark costs a quiet worker; a running
+one's heartbeat waits up to RIDE_S for the line that wakes the worker anyway. `Watch` says when
 a running benchmark must stop and why (`BatchStopped`): a user cancelled its batch, it
 overran its expected duration, or its worker is stopping.
 """
