@@ -52,8 +52,8 @@ LATE = 1.25  # intervals after the last reading: a reading of its own, when no l
 
 
 class CounterSampler:
-    """A thread that reads the target's counters every `interval_s` until stopped, then
-    once more, so the last reading follows sysbench's last transaction.
+    """The target's counters read every `interval_s` until stopped, then once more, so the
+    last reading follows sysbench's last transaction; a thread of its own connects.
 
     A reading is taken when the worker is awake for an interval line (`awake`), half an
     interval or more after the last reading, or a quarter of an interval late when none
