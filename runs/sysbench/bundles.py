@@ -7,7 +7,9 @@ with ./?.lua).
 An archive is read in memory and refused, as a whole, when it holds a link, a device, an
 absolute path, a `..` step, more than MAX_FILES members or more than MAX_TOTAL_BYTES once
 unpacked (each member's size is read from its header before anything is inflated, and
-the inflated bytes are counted again while reading). Only `*.lua` files are kept; other
+the inflated bytes are counted again while reading). A damaged archive (a size or an offset
+that lies, a bad CRC, a file cut short) is refused naming the damage, never raised
+further. Only `*.lua` files are kept; other
 files (a README, a licence) are listed as skipped. One top directory shared by every
 member (`sysbench-tpcc-master/`) is taken off; Lua files deeper than that are refused,
 since a bundle is staged flat.
@@ -19,9 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import lzma
 import re
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -126,16 +130,32 @@ _REQUIRE = re.compile(r"""require\s*\(?\s*["']([A-Za-z0-9_-]+)["']""")
 
 # --- archives ---------------------------------------------------------------------------
 
+# What reading a damaged archive raises besides zipfile's and tarfile's own errors:
+# inflating garbage (zlib, lzma; bz2 and gzip raise OSError), reading past the end of the
+# data (EOFError), a header's field out of range (ValueError).
+_DAMAGE = (
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    zlib.error,
+    lzma.LZMAError,
+    OSError,
+    EOFError,
+    ValueError,
+)
+ZIP_MAGIC = b"PK\x03\x04"  # a zip's first local header: a zip cut short still starts so
+
 
 def _members(data: bytes) -> Iterator[tuple[str, str]]:
     """(path, text) of each regular file, after every member passed the checks."""
-    if zipfile.is_zipfile(io.BytesIO(data)):
+    if data.startswith(ZIP_MAGIC) or zipfile.is_zipfile(io.BytesIO(data)):
         yield from _zip_members(data)
         return
     try:
         archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")  # noqa: SIM115 (closed below)
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise InvalidInput("archive", f"not a tar.gz, tar or zip archive ({e})") from None
+    except _DAMAGE as e:
+        raise InvalidInput(
+            "archive", f"not a tar.gz, tar or zip archive ({_one_line(e)})"
+        ) from None
     with archive:
         yield from _tar_members(archive)
 
@@ -150,13 +170,22 @@ def _tar_members(archive: tarfile.TarFile) -> Iterator[tuple[str, str]]:
             _counted(infos)
             _check_member(info)
             _check_total(sum(i.size for i in infos if i.isfile()))
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise InvalidInput("archive", f"the archive is damaged ({e})") from None
+    except _DAMAGE as e:
+        raise InvalidInput("archive", f"the archive is damaged ({_one_line(e)})") from None
     for info in infos:
         if info.isfile():
-            stream = archive.extractfile(info)
-            assert stream is not None  # a regular file always has one
-            yield info.name.removeprefix("./"), _text(info.name, stream.read(MAX_FILE_BYTES + 1))
+            yield info.name.removeprefix("./"), _text(info.name, _tar_read(archive, info))
+
+
+def _tar_read(archive: tarfile.TarFile, info: tarfile.TarInfo) -> bytes:
+    try:
+        stream = archive.extractfile(info)
+        assert stream is not None  # a regular file always has one
+        return stream.read(MAX_FILE_BYTES + 1)
+    except _DAMAGE as e:
+        raise InvalidInput(
+            "archive", f"the archive is damaged at {info.name} ({_one_line(e)})"
+        ) from None
 
 
 def _check_member(info: tarfile.TarInfo) -> None:
@@ -169,8 +198,11 @@ def _check_member(info: tarfile.TarInfo) -> None:
 def _zip_members(data: bytes) -> Iterator[tuple[str, str]]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, OSError) as e:
-        raise InvalidInput("archive", f"the zip archive is damaged ({e})") from None
+    except _DAMAGE as e:
+        raise InvalidInput(
+            "archive",
+            f"the zip archive is cut short or damaged: its directory is unreadable ({e})",
+        ) from None
     with archive:
         infos = _counted(archive.infolist())
         for info in infos:
@@ -180,8 +212,26 @@ def _zip_members(data: bytes) -> Iterator[tuple[str, str]]:
         _check_total(sum(info.file_size for info in infos))
         for info in infos:
             if not info.is_dir():
-                with archive.open(info) as stream:  # reads at most what the header says
-                    yield info.filename, _text(info.filename, stream.read(MAX_FILE_BYTES + 1))
+                yield info.filename, _text(info.filename, _zip_read(archive, info))
+
+
+def _zip_read(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The member's bytes, at most what its header says; its CRC is checked at its end."""
+    try:
+        with archive.open(info) as stream:
+            return stream.read(MAX_FILE_BYTES + 1)
+    except NotImplementedError:
+        raise InvalidInput(
+            "archive", f"{info.filename} is compressed in a way benchdash cannot read: use deflate"
+        ) from None
+    except RuntimeError:  # zipfile's word for a member that needs a password
+        raise InvalidInput(
+            "archive", f"{info.filename} is encrypted: upload it without a password"
+        ) from None
+    except _DAMAGE as e:
+        raise InvalidInput(
+            "archive", f"the zip archive is damaged at {info.filename} ({e})"
+        ) from None
 
 
 def _counted(infos: list[tarfile.TarInfo] | list[zipfile.ZipInfo]) -> list:
@@ -196,6 +246,11 @@ def _check_path(path: str) -> None:
         raise InvalidInput("archive", f"{path} is an absolute path: refused")
     if ".." in parts:
         raise InvalidInput("archive", f"{path} climbs out of the archive with '..': refused")
+
+
+def _one_line(error: BaseException) -> str:
+    """tarfile lists what each method said on lines of their own."""
+    return " ".join(str(error).split())
 
 
 def _check_total(total: int) -> None:

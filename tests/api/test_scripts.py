@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import Permission
 
 from runs.models import LoadHost, LuaScript
+from tests.sysbench.test_bundles import lying_zip
 
 TPCC_LIKE = Path(__file__).parent.parent / "fixtures" / "lua" / "tpcc_like"
 
@@ -72,6 +73,18 @@ def test_a_hostile_archive_is_a_400_naming_the_archive(api, author):
     assert answer.status_code == 400
     assert answer.json()["field"] == "archive"
     assert "climbs out" in answer.json()["message"]
+    assert not LuaScript.objects.exists()
+
+
+def test_a_zip_whose_size_headers_lie_is_a_400_naming_the_damage(api, author):
+    answer = api.post(
+        "/api/v1/scripts",
+        json={"name": "liar", "archive": base64.b64encode(lying_zip()).decode()},
+    )
+
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == "archive"
+    assert "the zip archive is damaged at a.lua (Bad CRC-32" in answer.json()["message"]
     assert not LuaScript.objects.exists()
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import io
+import struct
 import tarfile
 import zipfile
 from pathlib import Path
@@ -33,9 +35,13 @@ def tar_gz(members: list[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
     return out.getvalue()
 
 
-def zipped(members: list[tuple[str, bytes]], link: str | None = None) -> bytes:
+def zipped(
+    members: list[tuple[str, bytes]],
+    link: str | None = None,
+    compression: int = zipfile.ZIP_DEFLATED,
+) -> bytes:
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(out, "w", compression=compression) as archive:
         for name, data in members:
             archive.writestr(name, data)
         if link is not None:
@@ -167,3 +173,73 @@ def test_bad_files_are_refused_naming_the_field(files, entry, field, words):
         bundles.bundle_from_files(files, entry)
 
     assert refused.value.field == field
+
+
+# --- damaged archives: built whole, then their bytes patched ------------------------------
+
+ONE_LUA = [("a.lua", b"function event() end\n" * 50)]
+
+
+def patched(data: bytes, *patches: tuple[int, str, int]) -> bytes:
+    """`data` with each (offset, struct format, value) written over it."""
+    out = bytearray(data)
+    for offset, fmt, value in patches:
+        struct.pack_into(fmt, out, offset, value)
+    return bytes(out)
+
+
+def central(data: bytes) -> int:
+    """Where the zip's central directory (the headers zipfile reads) starts."""
+    return data.rfind(b"PK\x01\x02")
+
+
+def lying_zip(compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """A zip whose size headers, local and central, say 5 bytes for a file of 1050."""
+    data = zipped(ONE_LUA, compression=compression)
+    return patched(data, (22, "<I", 5), (central(data) + 24, "<I", 5))
+
+
+def tar_with_size(size: int) -> bytes:
+    """A tar.gz of one member whose header says `size`, its checksum made right again."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as archive:
+        info = tarfile.TarInfo("a.lua")
+        info.size = len(ONE_LUA[0][1])
+        archive.addfile(info, io.BytesIO(ONE_LUA[0][1]))
+    header = bytearray(out.getvalue())
+    header[124:136] = b"%011o\0" % size
+    header[148:156] = b" " * 8
+    header[148:156] = b"%06o\0 " % sum(header[:512])
+    return gzip.compress(bytes(header))
+
+
+ZIP = zipped(ONE_LUA)
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (lying_zip(), r"damaged at a\.lua \(Bad CRC-32"),
+        (lying_zip(zipfile.ZIP_STORED), r"damaged at a\.lua \(Bad CRC-32"),
+        (patched(ZIP, (central(ZIP) + 16, "<I", 1234)), r"damaged at a\.lua \(Bad CRC-32"),
+        (patched(ZIP, (26, "<H", 2)), r"damaged at a\.lua \(File name in directory"),
+        (patched(ZIP, (28, "<H", 30)), r"damaged at a\.lua \(Error -3 while decompressing"),
+        (patched(ZIP, (central(ZIP) + 42, "<I", 10**6)), r"damaged at a\.lua \(Truncated"),
+        (patched(ZIP, (central(ZIP) + 8, "<H", 1)), r"a\.lua is encrypted"),
+        (patched(ZIP, (central(ZIP) + 10, "<H", 99)), r"a\.lua is compressed in a way"),
+        (ZIP[: len(ZIP) // 2], "zip archive is cut short or damaged"),
+        (tar_with_size(500_000), r"archive is damaged \(unexpected end of data\)"),
+        (tar_gz(the_bundle_as_members())[:300], r"archive is damaged \(Compressed file ended"),
+    ],
+    ids=[
+        "zip-sizes-lie", "stored-zip-sizes-lie", "zip-bad-crc", "zip-local-name-length-lies",
+        "zip-local-extra-length-lies", "zip-offset-past-the-end", "zip-encrypted",
+        "zip-unknown-method", "zip-cut-short", "tar-size-lies", "tar-gz-cut-short",
+    ],
+)  # fmt: skip
+def test_a_damaged_archive_is_refused_naming_the_damage(data, words):
+    with pytest.raises(InvalidInput, match=words) as refused:
+        bundles.bundle_from_archive(data)
+
+    assert refused.value.field == "archive"
+    assert "\n" not in refused.value.message

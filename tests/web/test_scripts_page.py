@@ -14,6 +14,7 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from runs.models import LuaScript, Plan
+from tests.sysbench.test_bundles import lying_zip
 from tests.web.test_setup_pages import plan_post
 
 TPCC_LIKE = Path(__file__).parent.parent / "fixtures" / "lua" / "tpcc_like"
@@ -54,6 +55,16 @@ def test_an_archive_with_a_link_is_refused_on_the_page(client_in, author):
 
     assert response.status_code == 200
     assert "x.lua is a link" in response.content.decode()
+    assert not LuaScript.objects.exists()
+
+
+def test_a_zip_whose_size_headers_lie_is_refused_on_the_page(client_in, author):
+    upload = SimpleUploadedFile("liar.zip", lying_zip())
+
+    response = client_in.post("/scripts/", {"name": "liar", "archive": upload})
+
+    assert response.status_code == 200
+    assert "the zip archive is damaged at a.lua (Bad CRC-32" in response.content.decode()
     assert not LuaScript.objects.exists()
 
 
