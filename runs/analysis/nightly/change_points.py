@@ -4,8 +4,11 @@ E-divisive with a t-test merge (Apache Otava's `compute_change_points`, the algo
 MongoDB's performance CI as Otava publishes it) splits the series where its two sides differ
 most and keeps a split only when it is significant (p < MAX_PVALUE) and at least
 MIN_MAGNITUDE large. Each step is given with its size in percent of the level before it,
-the 95 % interval of that size (Student's t on the two segments either side, the test the
-merge applies), and its direction for people: slower or faster, whatever the metric.
+the 95 % interval of that size, and its direction for people: slower or faster, whatever
+the metric. The levels are the segments' geometric means (the house's one estimator) and
+the interval is Student's t (pooled, as the merge's test) on the logarithms of the nights,
+exponentiated: a ratio's interval, so a throughput or a latency never falls by more than
+100 % (on a linear scale a noisy level with a deep drop read "-114 % to -84 %").
 
 Otava is installed without its dependencies (its command line pulls cloud and chat
 clients); the one module used here needs numpy and scipy only, so it is imported here and
@@ -40,8 +43,8 @@ class Step:
     """A change point: the figure moved from `before` to `after` at night `index`."""
 
     index: int  # position in the series given of the first night after the step
-    before: float  # mean of the nights since the previous step
-    after: float  # mean of the nights until the next step
+    before: float  # geometric mean of the nights since the previous step
+    after: float  # geometric mean of the nights until the next step
     change_pct: float  # (after - before) / before, in percent
     low_pct: float  # the 95 % interval of change_pct
     high_pct: float
@@ -83,17 +86,25 @@ def find_steps(values: Sequence[float | None], *, higher_is_better: bool) -> lis
 def _step(
     index: int, left: list[float], right: list[float], pvalue: float, higher_is_better: bool
 ) -> Step:
-    before, after = statistics.fmean(left), statistics.fmean(right)
-    low, high = _interval(left, right)
-    scale = 100 / before if before else 0.0
+    if min(left) <= 0 or min(right) <= 0:
+        # A night of 0 has no logarithm: the arithmetic means and their interval, whose low
+        # end is bounded by what a figure that cannot go below 0 can do (-100 %).
+        before, after = statistics.fmean(left), statistics.fmean(right)
+        scale = 1 / before if before else 0.0
+        low, high = ((end * scale) for end in _interval(left, right))
+        low = max(low, -1.0)
+    else:
+        logs = [math.log(v) for v in left], [math.log(v) for v in right]
+        before, after = (math.exp(statistics.fmean(side)) for side in logs)
+        low, high = (math.expm1(end) for end in _interval(*logs))
     worse = after < before if higher_is_better else after > before
     return Step(
         index=index,
         before=before,
         after=after,
-        change_pct=(after - before) * scale,
-        low_pct=low * scale,
-        high_pct=high * scale,
+        change_pct=(after / before - 1) * 100 if before else 0.0,
+        low_pct=low * 100,
+        high_pct=high * 100,
         direction=SLOWER if worse else FASTER,
         pvalue=pvalue,
     )

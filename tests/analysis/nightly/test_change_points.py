@@ -103,3 +103,27 @@ def test_a_step_up_from_a_level_of_zero_has_no_relative_size_and_is_not_reported
     steps = find_steps([0.0] * 30 + [0.01] * 30 + [0.5] * 30, higher_is_better=False)
     assert [s.index for s in steps] == [60]
     assert steps[0].before > 0 and steps[0].change_pct > 0
+
+
+def test_a_deep_drop_among_noisy_nights_never_falls_more_than_100_percent():
+    # issue 56: a step's interval read "-114 % to -84 %"; on the nights' logarithms it is
+    # a ratio's interval, and a throughput cannot fall by more than all of it.
+    rng = np.random.default_rng(1)
+    noisy = [float(1000 * (1 + 0.15 * rng.standard_normal())) for _ in range(20)]
+    series = [*noisy, *(float(80 * (1 + 0.2 * rng.standard_normal())) for _ in range(2))]
+
+    (found,) = find_steps(series, higher_is_better=True)
+
+    assert found.index == 20 and found.direction == SLOWER
+    assert -100 < found.low_pct < found.change_pct < found.high_pct < 0
+    assert found.low_pct <= -92 <= found.high_pct  # the true size, 80 against 1,000
+    assert found.change_pct == pytest.approx((found.after / found.before - 1) * 100)
+
+
+def test_a_night_of_zero_keeps_the_interval_above_minus_100_percent():
+    series = [1000.0, 700.0, 1300.0, 900.0, 1100.0, 800.0, 1200.0, 1000.0] * 3 + [0.0, 40.0]
+
+    steps = find_steps(series, higher_is_better=True)
+
+    assert [s.index for s in steps] == [24]
+    assert -100 <= steps[0].low_pct < steps[0].change_pct < steps[0].high_pct < 0
