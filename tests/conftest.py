@@ -51,6 +51,7 @@ TIER_OF_FILE = {
     "tests/execution/test_cancel.py": "database",
     "tests/loadhosts/test_reading.py": "servers",
     "tests/loadhosts/test_server_shell.py": "servers",
+    "tests/execution/test_restart_options_file.py": "servers",
     "tests/services/test_luascripts.py": "servers",
     "tests/web/test_scripts_page.py": "servers",
     "tests/web/test_setup_pages.py::test_only_permitted_users_upload_lua_scripts": "servers",

@@ -57,8 +57,17 @@ class ServerShell(Protocol):
 
     def size(self, path: str) -> int | None: ...
 
-    def write_whole(self, path: str, text: str | None) -> None:
-        """Write `path` whole (a temporary file renamed over it), or remove it (None)."""
+    def write_whole(
+        self,
+        path: str,
+        text: str | None,
+        *,
+        mode: int = 0o644,
+        owner: tuple[int, int] | None = None,
+    ) -> None:
+        """Write `path` whole (a temporary file renamed over it), or remove it (None). The
+        temporary file has `mode` and `owner` (uid, gid) before the text is written in it:
+        a file only its owner reads is never readable by another, not for a moment."""
         ...
 
     def start(
@@ -141,15 +150,27 @@ class LocalShell:
         except OSError:
             return None
 
-    def write_whole(self, path: str, text: str | None) -> None:
+    def write_whole(
+        self,
+        path: str,
+        text: str | None,
+        *,
+        mode: int = 0o644,
+        owner: tuple[int, int] | None = None,
+    ) -> None:
         target = Path(path)
         try:
             if text is None:
                 target.unlink(missing_ok=True)
                 return
             temporary = target.with_name(f".{target.name}.benchdash")
-            temporary.write_text(text)
-            temporary.chmod(0o644)
+            temporary.unlink(missing_ok=True)  # one left by a crash: made anew with `mode`
+            made = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+            with os.fdopen(made, "w") as f:
+                os.fchmod(made, mode)  # what the umask took away
+                if owner is not None:
+                    os.fchown(made, *owner)
+                f.write(text)
             os.replace(temporary, target)
         except OSError as e:
             raise ShellError(f"cannot write {path} on {self.where}: {e.strerror}") from None

@@ -200,7 +200,14 @@ class SSHShell:
         except (FileNotFoundError, ShellError):
             return None
 
-    def write_whole(self, path: str, text: str | None) -> None:
+    def write_whole(
+        self,
+        path: str,
+        text: str | None,
+        *,
+        mode: int = 0o644,
+        owner: tuple[int, int] | None = None,
+    ) -> None:
         with self._sftp(f"write {path}") as sftp:
             if text is None:
                 with contextlib.suppress(FileNotFoundError):
@@ -209,6 +216,9 @@ class SSHShell:
             folder, name = os.path.split(path)
             temporary = posixpath.join(folder, f".{name}.benchdash")
             with sftp.open(temporary, "wb") as f:
+                # Its mode and owner before its text: it is made empty, with the server's umask.
+                f.chmod(mode)
+                if owner is not None:
+                    f.chown(*owner)
                 f.write(text.encode())
-            sftp.chmod(temporary, 0o644)
             sftp.posix_rename(temporary, path)

@@ -12,7 +12,6 @@ from runs.execution.restarts.spec import (
     restart_options,
     restart_spec,
     same_value,
-    start_arguments,
 )
 
 INSTALL = {"label": "15", "basedir": "/usr/lib/postgresql/15", "datadir": "/srv/pg15"}
@@ -83,12 +82,11 @@ def test_a_snippet_holds_option_lines_only():
         config_options("postgresql", "include_if_exists = 'x.conf'")
 
 
-def test_options_become_start_arguments_or_the_include():
+def test_options_become_the_include():
+    # A managed instance's options file: tests/execution/test_restart_credentials.py
     options = restart_options("postgresql", config_text="wal_buffers = 16MB", settings={})
-    assert start_arguments("postgresql", options) == ["-c", "wal_buffers=16MB"]
     assert "wal_buffers = '16MB'" in include_text("postgresql", options)
     mysql = restart_options("mariadb", config_text="", settings={"innodb_flush_method": "fsync"})
-    assert start_arguments("mariadb", mysql) == ["--innodb_flush_method=fsync"]
     assert "[mysqld]\ninnodb_flush_method = fsync" in include_text("mariadb", mysql)
 
 

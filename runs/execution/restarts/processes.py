@@ -7,7 +7,13 @@ log read from where a restart began; the server's own error line picked from a l
 
 from __future__ import annotations
 
-from runs.execution.restarts.spec import Install, RestartSpec
+from runs.execution.restarts.spec import (
+    Install,
+    Options,
+    RestartSpec,
+    options_file,
+    options_file_text,
+)
 from runs.loadhosts import ServerShell, ShellError, server_shell
 from runs.models import Target
 
@@ -51,20 +57,25 @@ def server_launch(
     *,
     port: int | None,
     socket: str,
-    options: list[str],
+    options: Options,
 ) -> tuple[int, str]:
     """Start the install's server in a session of its own (it outlives the worker and the
     connection), as the owner of its data directory when the shell's user is root: its
-    process id and the binary that runs."""
+    process id and the binary that runs. `options` reach it in a file of that owner's
+    (0600), written before and removed when there are none (the original put back)."""
     binary = server_binary(shell, engine, install)
     owner = shell.owner(install.datadir)
     if owner is None:
         raise RestartFailed(f"no data directory {install.datadir} on {shell.where}")
     root = shell.uid() == 0
-    argv = server_argv(
-        engine, install, binary, port=port, socket=socket, options=options, as_root=root
-    )
     as_owner = owner if root and owner[0] != 0 else None
+    path = options_file(engine, install)
+    text = options_file_text(engine, install, options) if options.pairs else None
+    shell.write_whole(path, text, mode=0o600, owner=as_owner)
+    argv = server_argv(
+        engine, install, binary, port=port, socket=socket, options_file=path if text else "",
+        as_root=root,
+    )  # fmt: skip
     log = f"{install.datadir}/{LOG_NAME}"
     return shell.start(argv, cwd=install.datadir, log=log, owner=as_owner), binary
 
@@ -76,21 +87,25 @@ def server_argv(
     *,
     port: int | None,
     socket: str,
-    options: list[str],
+    options_file: str,
     as_root: bool,
 ) -> list[str]:
     """The start command: the install's config (or none), its data, the target's port;
-    `as_root`: root starts it, and the data directory is root's (MariaDB must be told)."""
+    `options_file`: the config benchdash wrote, which includes the install's; `as_root`:
+    root starts it, and the data directory is root's (MariaDB must be told). Nothing of a
+    plan's: what a command line says, every account of the machine reads."""
     log = f"{install.datadir}/{LOG_NAME}"
+    config = options_file or install.config
     if engine == "postgresql":
         argv = [binary, "-D", install.datadir]
-        if install.config:
-            argv += ["-c", f"config_file={install.config}"]
+        if config:
+            argv += ["-c", f"config_file={config}"]
         argv += ["-c", "logging_collector=off"]  # its log: this start's output
         if port:
             argv += ["-p", str(port)]
-        return argv + options
-    argv = [binary, f"--defaults-file={install.config}" if install.config else "--no-defaults"]
+        return argv
+    # MariaDB reads --no-defaults and --defaults-file only as its first option.
+    argv = [binary, f"--defaults-file={config}" if config else "--no-defaults"]
     if as_root:
         argv.append("--user=root")
     argv += [f"--basedir={install.basedir}", f"--datadir={install.datadir}", f"--log-error={log}"]
@@ -98,7 +113,7 @@ def server_argv(
         argv.append(f"--port={port}")
     if socket:
         argv.append(f"--socket={socket}")
-    return argv + options
+    return argv
 
 
 def server_log(shell: ServerShell, install: Install) -> str:

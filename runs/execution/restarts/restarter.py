@@ -30,7 +30,6 @@ from runs.execution.restarts.spec import (
     restart_names,
     restart_options,
     restart_spec,
-    start_arguments,
 )
 from runs.execution.restarts.stages import restart_label, restart_stage
 from runs.execution.stream.heartbeat import BatchStopped
@@ -217,9 +216,12 @@ class Restarts:
     def _restart(self, want: dict[str, Any], reason: str, position: int) -> str:
         assert self.spec is not None and self.target is not None
         config_text = self.configs.get(want["config"], "")
-        options = restart_options(
-            self.target.engine, config_text=config_text, settings=want["settings"]
-        )
+        try:  # checked again: a plan saved before a check was added may hold what it refuses
+            options = restart_options(
+                self.target.engine, config_text=config_text, settings=want["settings"]
+            )
+        except InvalidInput as e:
+            return f"this cell's config or settings: {e}"
         label = restart_label(want)
         started = timezone.now()
         self._set_state(running=want)  # from now on, a crash leaves it to be put back
@@ -258,7 +260,7 @@ class Restarts:
                     install,
                     port=self.target.port,
                     socket=self.target.socket,
-                    options=start_arguments(self.target.engine, options),
+                    options=options,
                 )
                 self._set_state(pid=pid, basedir=install.basedir, binary=binary)
                 version = self._wait(timeout, pid=pid, install=install)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runs.errors import InvalidInput
+from runs.execution.restarts import credentials
 
 DEFAULT_TIMEOUT_S = 120
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
@@ -35,6 +36,12 @@ NEVER = frozenset(
 NEVER_ENDS = ("_dir", "_file", "_path", "_command", "_directory", "_directories", "_files")
 NEVER_PARTS = ("librar", "plugin", "ssl", "home")
 SECRET_WORDS = ("password", "passwd", "secret", "token")
+OPTIONS_NAME = "benchdash-options"  # .cnf / .conf, in a managed instance's data directory
+MAX_SNIPPET_BYTES = 16 * 1024
+# Each option of a restart is read back from the server after it: a long list is a
+# pasted config, not a question.
+MAX_SNIPPET_OPTIONS = 200
+NO_SECRETS = f"a restart sets {credentials.WHY}"
 
 
 @dataclass(frozen=True)
@@ -187,63 +194,106 @@ def option_name(engine: str, name: str, field_name: str) -> str:
 
 
 def option_value(name: str, value: object, field_name: str) -> str:
+    """A value checked: one word. The error never says the value (it may be a secret
+    typed in the wrong place)."""
     text = str(value).strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]
     if not VALUE.fullmatch(text):
-        raise InvalidInput(
-            field_name, f"{name}={value!r}: a value is one word (letters, digits, _.,:+-)"
-        )
+        raise InvalidInput(field_name, f"{name}: a value is one word (letters, digits, _.,:+-)")
     return text
 
 
 def restart_settings_check(
     engine: str, axes: Mapping[str, Iterable[object]]
 ) -> dict[str, list[str]]:
-    """Restart-only settings axes of an opted-in target: names and values checked."""
-    return {
-        option_name(engine, name, "server_settings"): [
-            option_value(name, v, "server_settings") for v in values
+    """Restart-only settings axes of an opted-in target: names and values checked, none
+    a credential."""
+    checked: dict[str, list[str]] = {}
+    for name, values in axes.items():
+        listed = list(values)
+        for value in listed:
+            if why := credentials.secret_line(str(name), str(value)):
+                raise InvalidInput("server_settings", f"{NO_SECRETS}: {why}")
+        checked[option_name(engine, name, "server_settings")] = [
+            option_value(name, v, "server_settings") for v in listed
         ]
-        for name, values in axes.items()
-    }
+    return checked
 
 
 def config_options(engine: str, text: str, label: str = "") -> list[tuple[str, str]]:
-    """A config snippet's option lines, checked: no includes, no sections but the
-    server's, no option that names files; InvalidInput names the line."""
+    """A config snippet's option lines, checked: 16 kB and 200 options at most, no
+    includes, no sections but the server's, no option that names files, no credential;
+    InvalidInput names the line, never a value."""
     where = f"configs {label}".strip()
+    size = len(str(text).encode())
+    if size > MAX_SNIPPET_BYTES:
+        raise InvalidInput(
+            where, f"{size:,} bytes: a snippet holds {MAX_SNIPPET_BYTES // 1024} kB at most"
+        )
     pairs: list[tuple[str, str]] = []
     for number, raw in enumerate(str(text).splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("!"):
-            raise InvalidInput(where, f"line {number}: {line}: a snippet holds option lines only")
-        if line.startswith("["):
-            section = line.strip("[]").strip().lower()
-            if engine == "postgresql" or section not in MYSQL_SECTIONS:
-                raise InvalidInput(where, f"line {number}: {line}: no section but the server's")
-            continue
-        name, eq, value = line.partition("=")
-        if not eq and engine == "postgresql":
-            raise InvalidInput(where, f"line {number}: write name = value")
-        name = option_name(engine, name, where)
-        pairs.append((name, option_value(name, value, where) if eq else "ON"))
+        pair = _config_line(engine, raw.strip(), f"line {number}", where)
+        if pair is not None:
+            pairs.append(pair)
+        if len(pairs) > MAX_SNIPPET_OPTIONS:
+            raise InvalidInput(
+                where, f"line {number}: a snippet sets {MAX_SNIPPET_OPTIONS} options at most"
+            )
     return pairs
+
+
+def _config_line(engine: str, line: str, at: str, where: str) -> tuple[str, str] | None:
+    """One line of a snippet: its option, or None for a comment, a blank or the server's
+    section."""
+    if not line or line[0] in "#;":
+        return None
+    if line.startswith("!"):
+        raise InvalidInput(where, f"{at}: a snippet holds option lines only, no !include")
+    if line.startswith("["):
+        section = line.strip("[]").strip().lower()
+        if engine == "postgresql" or section not in MYSQL_SECTIONS:
+            raise InvalidInput(where, f"{at}: no section but the server's ([mysqld])")
+        return None
+    name, eq, value = line.partition("=")
+    if why := credentials.secret_line(name, value):
+        raise InvalidInput(where, f"config snippets hold {credentials.WHY}: {at}: {why}")
+    if not eq and engine == "postgresql":
+        raise InvalidInput(where, f"{at}: write name = value")
+    if not NAME.fullmatch(name.strip().lower().replace("-", "_")):
+        raise InvalidInput(where, f"{at}: not a setting's name: write name = value")
+    name = option_name(engine, name, where)
+    return name, option_value(f"{at}: {name}", value, where) if eq else "ON"
 
 
 def restart_options(engine: str, *, config_text: str, settings: Mapping[str, str]) -> Options:
     pairs = config_options(engine, config_text) if config_text else []
-    pairs += [(option_name(engine, n, "server_settings"), v) for n, v in sorted(settings.items())]
+    checked = restart_settings_check(engine, {n: [v] for n, v in sorted(settings.items())})
+    pairs += [(name, values[0]) for name, values in checked.items()]
     return Options(tuple(pairs))
 
 
-def start_arguments(engine: str, options: Options) -> list[str]:
-    """A managed instance's command-line options: they win over its config file."""
+def options_file(engine: str, install: Install) -> str:
+    """Where a managed instance's restart options are written: beside its data, readable
+    by its owner only, never on its command line (which every account sees in ps)."""
+    suffix = "conf" if engine == "postgresql" else "cnf"
+    return f"{install.datadir.rstrip('/')}/{OPTIONS_NAME}.{suffix}"
+
+
+def options_file_text(engine: str, install: Install, options: Options) -> str:
+    """The config a managed instance starts with (its only one: MariaDB reads
+    --defaults-extra-file only beside the default files, never beside --defaults-file):
+    the install's own config included first, then the options, which win over it."""
+    head = "# written by benchdash for a benchmark; removed when the original is put back\n"
     if engine == "postgresql":
-        return [arg for name, value in options.pairs for arg in ("-c", f"{name}={value}")]
-    return [f"--{name}={value}" for name, value in options.pairs]
+        # postgres -c config_file=<this>: the data directory's postgresql.conf unless the
+        # install names another; postgresql.auto.conf (ALTER SYSTEM) is read after both.
+        base = install.config or f"{install.datadir.rstrip('/')}/postgresql.conf"
+        quoted = base.replace("\\", "\\\\").replace("'", "''")
+        lines = "".join(f"{name} = '{value}'\n" for name, value in options.pairs)
+        return f"{head}include '{quoted}'\n{lines}"
+    include = f"!include {install.config}\n" if install.config else ""
+    return head + include + "[mysqld]\n" + "".join(f"{n} = {v}\n" for n, v in options.pairs)
 
 
 def include_text(engine: str, options: Options) -> str:

@@ -1,0 +1,72 @@
+"""What a restart's options never hold: a credential. A config snippet or a restart-only
+setting is a setting shown on the plan, kept in the batch and written where the server
+reads it; a password, a key or a token in it would be shown, kept and written too. A name
+is refused by its words (`report_password`, `wsrep_sst_auth`, `*_key`), a value that reads
+as `user:password`; the refusal names the option, never its value. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A name's words (split at "_") that say it holds a credential, wherever they stand.
+SECRET_WORDS = frozenset(
+    {
+        "password", "passwords", "passwd", "pwd", "pass", "passphrase", "secret", "secrets",
+        "token", "tokens", "credential", "credentials", "auth", "conninfo", "keyring",
+        "keyfile", "filekey", "apikey", "privkey", "private",
+    }
+)  # fmt: skip
+# Within a word: `mypassword`, `db_root_passwd2`.
+SECRET_PARTS = ("password", "passwd", "secret", "token", "credential")
+# A name that ends in the word "key" names a key (`ssl_key`, `file_key_management_
+# encryption_key`); "key" elsewhere is MyISAM's key cache (`key_buffer_size`) or a key's
+# id or age (`innodb_default_encryption_key_id`), settings like any other.
+KEY_WORDS = ("key", "keys")
+# Settings whose names read as a credential's and that hold none (a number, a switch, a
+# hash's name): every one of MariaDB 10.11's and PostgreSQL 15's option lists that the
+# words above catch, but for those that do hold one (report_password, wsrep_sst_auth,
+# ssl_key, krb_server_keyfile, primary_conninfo, ssl_passphrase_command); and MySQL's
+# ngram_token_size.
+NOT_SECRETS = frozenset(
+    {
+        "max_seeks_for_key", "innodb_ft_min_token_size", "innodb_ft_max_token_size",
+        "ngram_token_size", "innodb_force_primary_key", "password_encryption",
+        "default_password_lifetime", "disconnect_on_expired_password", "max_password_errors",
+        "old_passwords", "secure_auth", "show_slave_auth_info", "strict_password_validation",
+    }
+)  # fmt: skip
+# `root:hunter2` (MariaDB's wsrep_sst_auth), not a time zone's offset `+01:00` nor `12:30`.
+USER_PASSWORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:.+")
+NAME_SHOWN = re.compile(r"[A-Za-z0-9_.-]{0,64}")
+WHY = "settings, never secrets"
+
+
+def secret_name(name: str) -> bool:
+    """Whether a setting's name (lower case, MySQL's dashes as underscores) says it holds
+    a credential."""
+    text = name.strip().lower().replace("-", "_")
+    if text in NOT_SECRETS:
+        return False
+    words = [word for word in re.split(r"[^a-z0-9]+", text) if word]
+    return (
+        any(word in SECRET_WORDS for word in words)
+        or any(part in text for part in SECRET_PARTS)
+        or bool(words and words[-1] in KEY_WORDS)
+    )
+
+
+def secret_value(value: str) -> bool:
+    """Whether a value reads as a credential: `user:password`."""
+    return bool(USER_PASSWORD.fullmatch(value.strip().strip("'\"")))
+
+
+def secret_line(name: str, value: str) -> str:
+    """Why an option is refused, said without its value; "" when it holds no credential."""
+    # Its name's first word only: "password hunter2" (no "=") says no more than "password".
+    shown = NAME_SHOWN.match(name.strip())[0] or "…"  # type: ignore[index]
+    if secret_name(name):
+        return f"{shown} = …: its name says it holds a credential"
+    if secret_value(value):
+        return f"{shown} = …: its value reads as user:password"
+    return ""
