@@ -211,15 +211,16 @@ def _cell(text: str) -> str:
 # would make a heading, a list or a quote of the line.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 _LINE_START = re.compile(r"^([#+\-=>])")
-# Bidirectional controls would reverse the text a reader sees (a "gnp.exe" that reads exe.png).
+# Bidirectional controls would reverse the text a reader sees (a "gnp.exe" that reads
+# exe.png): the same characters as runs/bidi.py, which this package may not import.
 _BIDI_CONTROLS = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def markdown_escape(text: str) -> str:
-    """User text as inline Markdown text: punctuation escaped, one line, bidi controls shown."""
-    one_line = str(text).replace("\r", " ").replace("\n", " ")
-    escaped = _LINE_START.sub(r"\\\1", _MARKDOWN_SPECIAL.sub(r"\\\1", one_line))
-    return _bidi_shown(escaped)
+    """User text as inline Markdown text: punctuation escaped, one line, bidi controls shown
+    (before the escaping, so that the brackets of "[U+202E]" are text too)."""
+    one_line = bidi_shown(str(text)).replace("\r", " ").replace("\n", " ")
+    return _LINE_START.sub(r"\\\1", _MARKDOWN_SPECIAL.sub(r"\\\1", one_line))
 
 
 def markdown_fence(text: str) -> list[str]:
@@ -227,8 +228,10 @@ def markdown_fence(text: str) -> list[str]:
     backticks in it."""
     longest = max((len(run) for run in re.findall("`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return [fence, _bidi_shown(text), fence]
+    return [fence, bidi_shown(text), fence]
 
 
-def _bidi_shown(text: str) -> str:
-    return _BIDI_CONTROLS.sub(lambda m: f"U+{ord(m.group()):04X}", text)
+def bidi_shown(text: str) -> str:
+    """`text` with each bidirectional control replaced by its name, "[U+202E]", as the
+    pages, the mails and the chat messages show it."""
+    return _BIDI_CONTROLS.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)

@@ -35,11 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     client = Client(args.url, args.token)
     try:
         return int(args.run(client, args))
-    except ApiError as e:
-        print(f"benchdash: {e}", file=sys.stderr)
-        return USAGE_ERROR
-    except TimeoutError as e:
-        print(f"benchdash: {e}", file=sys.stderr)
+    except (ApiError, TimeoutError) as e:  # the API's words may quote what users typed
+        print(f"benchdash: {answer.bidi_shown(str(e))}", file=sys.stderr)
         return USAGE_ERROR
 
 
@@ -107,7 +104,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _health(client: Client, args: argparse.Namespace) -> int:
     report = client.get("/health", answers=(503,))
-    print(json.dumps(report, indent=2) if args.format == "json" else _health_text(report))
+    if args.format == "json":  # JSON writes a control character as an escape: \u202e
+        print(json.dumps(report, indent=2))
+    else:
+        print(answer.bidi_shown(_health_text(report)))
     return 0 if report["healthy"] else 1
 
 

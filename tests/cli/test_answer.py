@@ -4,6 +4,7 @@ gives them (the fields of GET /batches/{id} and /batches/{id}/results)."""
 from __future__ import annotations
 
 import json
+import re
 
 from benchdash_cli.answer import (
     FAILED,
@@ -136,6 +137,19 @@ def test_a_label_with_markdown_stays_text_and_an_error_stays_in_its_fence():
     for outside in (before, after):  # the label and the summary: text, not links
         assert "](https://evil.example/)" not in outside.replace("\\](", "")
         assert "*[" not in outside
+
+
+def test_bidi_controls_are_shown_by_name_in_the_text_and_in_the_fence():
+    error = "target \u202elqs.ym is away"
+    answer = judge(batch("failed", error=error), None, url=URL)
+    answer.batch["label"] = "night \u202egnp.exe\u202c(https://evil.example/)"
+
+    text = as_markdown(answer)
+
+    assert not re.search("[\u200e\u200f\u202a-\u202e\u2066-\u2069]", text)
+    # Escaped in the text: the name's brackets make no link with what follows.
+    assert "night \\[U+202E\\]gnp.exe\\[U+202C\\](https://evil.example/)" in text
+    assert "\ntarget [U+202E]lqs.ym is away\n" in text  # the fence shows it as typed
 
 
 STEP = {

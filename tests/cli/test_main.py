@@ -5,6 +5,7 @@ a plan launched with --wait runs on a real worker."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,28 @@ def test_without_a_token_or_with_a_wrong_one_it_says_so_and_exits_3(benchdash, f
     assert "not-a-token" not in wrong.stdout + wrong.stderr
     assert unknown.returncode == 3 and "HTTP 404" in unknown.stderr
     assert bad.returncode == 3 and "invalid int value" in bad.stderr
+
+
+BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_bidi_controls_that_users_typed_are_printed_by_name(benchdash, flush_plan):
+    flush_plan.name = "flush \u202egnp.exe"
+    flush_plan.save()
+    queued = stored.bare_batch(flush_plan)  # the health report names its plan
+    failed = stored.bare_batch(
+        flush_plan, status="failed", label="night \u2066x\u2069", error="\u202elqs.ym is away"
+    )
+
+    health = benchdash("health")
+    answer = benchdash("wait", str(failed.pk))
+
+    assert f"batch {queued.pk} (flush [U+202E]gnp.exe) queued: " in health.stdout, health.stdout
+    assert answer.returncode == 2, answer.stderr
+    assert "night \\[U+2066\\]x\\[U+2069\\] · batch" in answer.stdout
+    assert "\n[U+202E]lqs.ym is away\n" in answer.stdout
+    printed = health.stdout + health.stderr + answer.stdout + answer.stderr
+    assert not BIDI.search(printed)
 
 
 @pytest.mark.slow

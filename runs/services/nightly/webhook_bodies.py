@@ -102,7 +102,8 @@ def slack_body(payload: dict[str, Any]) -> dict[str, Any]:
         blocks.append(_slack_section(text))
     links = " · ".join(f"<{url}|{_slack_escape(name)}>" for name, url in _links(payload))
     blocks.append(_slack_section(links))
-    return {"text": payload["text"], "blocks": blocks}
+    # The fallback is what a notification's preview shows: mrkdwn, like a section.
+    return {"text": _slack_escape(payload["text"]), "blocks": blocks}
 
 
 def _slack_section(text: str) -> dict[str, Any]:

@@ -5,9 +5,11 @@ attachment), and posted to a real HTTP server on loopback by the nightly check."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
+from django.core import mail
 from django.utils import timezone
 
 from runs.models import LoadHost, Plan, Status
@@ -28,6 +30,9 @@ BASE = "https://bench.example.com"
 STEP_TEXT = (
     "tps stepped slower: 10,050 to 8,210 (\u221218 %, 95 % interval \u221219 % to \u221217 %)"
 )
+
+RLO = "\u202e"  # right-to-left override: "gnp.exe" would read "exe.png"
+BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f]")
 
 
 def news(status="done", flagged=None, error=""):
@@ -108,6 +113,14 @@ def test_slack_gets_a_fallback_text_and_mrkdwn_sections():
         "text": f"<{BASE}/batches/41/results|Results> \u00b7 <{BASE}/batches/41/|Batch 41> "
         f"\u00b7 <{BASE}/plans/3/history|History>",
     }
+
+
+def test_slacks_fallback_text_is_escaped_as_its_sections_are():
+    payload = {**news(), "text": f"<!channel> *{RLO}gnp.exe*: 1 of 2 cells slower"}
+
+    fallback = slack_body(payload)["text"]
+
+    assert fallback == "&lt;!channel&gt; \u200b*[U+202E]gnp.exe\u200b*: 1 of 2 cells slower"
 
 
 def test_slack_sections_stay_within_slacks_limit_and_cells_are_capped():
@@ -282,3 +295,40 @@ def test_bidi_controls_are_shown_in_chat_messages():
         texts = _texts(body)
         assert not any("\u202e" in text for text in texts)
         assert any("[U+202E]gnp.exe" in text for text in texts)
+
+
+@pytest.mark.parametrize("kind", [SLACK, TEAMS])
+def test_a_plan_named_with_bidi_controls_is_told_with_them_shown_in_chat_and_mail(
+    db, receiver, kind
+):
+    local = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
+    plan = Plan.objects.create(
+        name=f"nightly {RLO}gnp.exe",
+        load_host=local,
+        test="cpu",
+        threads=[1],
+        notify_webhook=f"{receiver.url}#{kind}",
+        notify_emails="dba@example.com",
+    )
+    fired = schedules.batch_record_unlaunched(
+        plan=plan,
+        status=Status.FAILED,
+        error=f"not launched: target {RLO}lqs.ym\u2066 is away\u2069",
+        fired_at=timezone.now(),
+    )
+
+    nightly_check.batch_analyse(batch=fired)
+
+    (sent,) = receiver.received
+    texts = _texts(sent["body"])
+    assert not [text for text in texts if BIDI.search(text)]
+    told = "\n".join(texts)
+    headline = f"nightly [U+202E]gnp.exe: nightly batch {fired.pk} failed"
+    assert headline in told
+    assert "[U+202E]lqs.ym[U+2066] is away[U+2069]" in told
+    if kind == SLACK:  # the preview a notification shows
+        assert sent["body"]["text"] == headline
+    (message,) = mail.outbox
+    assert message.subject == f"[benchdash] {headline}"
+    assert "[U+202E]lqs.ym[U+2066] is away[U+2069]" in message.body
+    assert not BIDI.search(message.subject + message.body)
