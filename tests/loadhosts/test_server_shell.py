@@ -64,6 +64,22 @@ def test_a_file_is_written_whole_read_from_an_offset_and_removed(shell, tmp_path
     assert not tmp_path.joinpath("99-benchdash.cnf").exists()
 
 
+def test_a_private_file_is_its_owners_alone_even_over_a_stale_temporary(shell, tmp_path: Path):
+    options = tmp_path / "benchdash-options.cnf"
+    stale = tmp_path / ".benchdash-options.cnf.benchdash"  # a crash's, readable by all
+    stale.write_text("old")
+    stale.chmod(0o666)
+    owner = (65534, 65534) if os.getuid() == 0 else None  # nobody, when root may give it
+
+    shell.write_whole(str(options), "[mysqld]\nkey_buffer_size = 8M\n", mode=0o600, owner=owner)
+
+    stat = options.stat()
+    assert stat.st_mode & 0o777 == 0o600
+    assert (stat.st_uid, stat.st_gid) == (owner or (os.getuid(), os.getgid()))
+    assert options.read_text() == "[mysqld]\nkey_buffer_size = 8M\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["benchdash-options.cnf"]
+
+
 def test_paths_are_tested_and_the_first_program_found(shell, tmp_path: Path):
     script = tmp_path / "not-executable"
     script.write_text("#!/bin/sh\n")
