@@ -28,7 +28,8 @@ def _key_from_file(name: str, make: Callable[[], str]) -> str:
     key survives restarts so that encrypted secrets stay readable."""
     path = VAR_DIR / name
     if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        # 0700: the keys, the logs and the demo's password are the service's alone.
+        VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(make())
@@ -261,8 +262,12 @@ BENCHDASH_TARGET_TIMEOUT = int(env("BENCHDASH_TARGET_TIMEOUT", "10"))
 # to measure, not a tmpfs.
 BENCHDASH_WORK_DIR = env("BENCHDASH_WORK_DIR", str(VAR_DIR / "work"))
 # Custom Lua scripts (uploading them needs runs.upload_luascript) may run on the local load
-# host, in a private directory with none of the worker's environment; off: SSH hosts only.
-BENCHDASH_LOCAL_SCRIPTS = env_bool("BENCHDASH_LOCAL_SCRIPTS", True)
+# host; off: SSH hosts only. A service that runs as root loads and runs them as the account
+# BENCHDASH_SCRIPT_ACCOUNT (scripts/bootstrap makes it), which reads no key: on by default.
+# One that is not root cannot switch accounts, and the script would run as the service's own
+# user: off by default, and then uploaded scripts are not even loaded (docs/scripts.md).
+BENCHDASH_LOCAL_SCRIPTS = env_bool("BENCHDASH_LOCAL_SCRIPTS", os.geteuid() == 0)
+BENCHDASH_SCRIPT_ACCOUNT = env("BENCHDASH_SCRIPT_ACCOUNT", "benchdash-script")
 # Sample the server's status counters while sysbench runs (one extra connection).
 BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
 # Seconds between two looks at a PostgreSQL target's waits in progress (a second extra

@@ -14,12 +14,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from runs.loadhosts.executor import CONFIG_DIR_PREFIX, CommandFactory, ExecutorError, lines_of
+from runs.loadhosts.script_account import ScriptAccount, end_group, script_account
 from runs.loadhosts.script_probe import script_env, write_files
 from runs.loadhosts.tuning import tuning_facts, tuning_text
 from runs.sysbench.command import SysbenchCommand
@@ -37,9 +37,11 @@ class LocalProcess:
         workdir: Path,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
+        account: ScriptAccount | None = None,
     ) -> None:
         self.command = command
         self.stderr_lines: list[str] = []
+        self._account = account or ScriptAccount()
         self._workdir = workdir  # the private directory of the config file, removed at the end
         self._popen = subprocess.Popen(
             command.argv,
@@ -51,6 +53,7 @@ class LocalProcess:
             # a SIGKILLed worker so the sweeper can find and kill it by its group id.
             start_new_session=True,
             env=env or {**os.environ, "LC_ALL": "C"},
+            **self._account.popen_options(),
         )
         self.pgid = self._popen.pid
         self.config_dir = str(workdir)
@@ -61,6 +64,10 @@ class LocalProcess:
         for fd in self._buffers:
             os.set_blocking(fd, False)
             self._selector.register(fd, selectors.EVENT_READ)
+        # A script's background child may hold the pipes open: sysbench's exit ends its group.
+        self._exit_fd = os.pidfd_open(self.pgid) if self._account.separate else -1
+        if self._exit_fd >= 0:
+            self._selector.register(self._exit_fd, selectors.EVENT_READ)
 
     def read(self, timeout: float) -> list[str] | None:
         """Wait up to `timeout` s for output (blocked on the pipes, not polling); the
@@ -71,6 +78,10 @@ class LocalProcess:
         lines: list[str] = []
         for key, _ in self._selector.select(timeout=max(0.0, timeout)):
             fd = int(key.fd)
+            if fd == self._exit_fd:
+                self._selector.unregister(fd)
+                end_group(self.pgid)  # not reaped yet: the group id is still its own
+                continue
             from_stderr = fd == self._stderr_fd
             chunk = os.read(fd, 65536)
             if not chunk:
@@ -98,9 +109,13 @@ class LocalProcess:
 
     def wait(self) -> int:
         try:
+            if self._account.separate:
+                self._account.end(self._popen)
             return self._popen.wait()
         finally:
             self._selector.close()
+            if self._exit_fd >= 0:
+                os.close(self._exit_fd)
             shutil.rmtree(self._workdir, ignore_errors=True)
 
 
@@ -114,6 +129,7 @@ class StagedLocal:
         workdir: Path,
         cwd: str | None,
         env: dict[str, str] | None = None,
+        account: ScriptAccount | None = None,
     ) -> None:
         self.host_name = host_name
         self.command = command
@@ -121,10 +137,11 @@ class StagedLocal:
         self._workdir = workdir
         self._cwd = cwd
         self._env = env
+        self._account = account
 
     def go(self) -> LocalProcess:
         try:
-            return LocalProcess(self.command, self._workdir, self._cwd, self._env)
+            return LocalProcess(self.command, self._workdir, self._cwd, self._env, self._account)
         except FileNotFoundError:
             self.abandon()
             raise ExecutorError(
@@ -167,9 +184,12 @@ class LocalExecutor:
     ) -> StagedLocal:
         """sysbench's private directory with its config file, ready for `go()`. A custom
         script's files go beside it, and sysbench then runs with none of the worker's
-        environment (script_probe.script_env): its siblings are found by `require`."""
+        environment (script_probe.script_env): its siblings are found by `require`; as
+        the scripts' account where the service is root (script_account.py), which owns
+        the directory and reads the config file (the password of its own run)."""
         _raise_open_files_limit()
-        workdir = Path(tempfile.mkdtemp(prefix=CONFIG_DIR_PREFIX))  # created 0700
+        account = script_account() if files else ScriptAccount()
+        workdir = account.directory(CONFIG_DIR_PREFIX)  # created 0700
         config_path = workdir / "sysbench.cfg"
         command = make_command(str(config_path))
         fd = os.open(config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -179,10 +199,14 @@ class LocalExecutor:
             return StagedLocal(self.host_name, command, workdir, cwd)
         try:
             write_files(workdir, files)
+            account.hand_over(workdir)
         except (OSError, ExecutorError):
             shutil.rmtree(workdir, ignore_errors=True)
             raise
-        return StagedLocal(self.host_name, command, workdir, cwd, script_env(str(workdir)))
+        if account.separate:
+            cwd = None  # a workspace is under var/, closed to the account: its own directory
+        env = script_env(str(workdir))
+        return StagedLocal(self.host_name, command, workdir, cwd, env, account)
 
     def workspace(self, name: str) -> str:
         """A working directory that outlives one sysbench process: fileio's test files live
