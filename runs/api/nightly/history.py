@@ -65,10 +65,15 @@ class StepSerializer(serializers.Serializer[Any]):
     batch = serializers.IntegerField(
         allow_null=True, help_text="The scheduled batch of the first night after the step."
     )
-    before = serializers.FloatField(help_text="Mean of the nights since the previous step.")
-    after = serializers.FloatField(help_text="Mean of the nights until the next step.")
+    before = serializers.FloatField(
+        help_text="Geometric mean of the nights since the previous step."
+    )
+    after = serializers.FloatField(help_text="Geometric mean of the nights until the next step.")
     change_pct = serializers.FloatField(help_text="(after - before) / before, in percent.")
-    low_pct = serializers.FloatField(help_text="The 95 % interval of change_pct: low end.")
+    low_pct = serializers.FloatField(
+        help_text="The 95 % interval of change_pct: low end (on the nights' logarithms: "
+        "never below -100)."
+    )
     high_pct = serializers.FloatField(help_text="The 95 % interval of change_pct: high end.")
     direction = serializers.ChoiceField(choices=[change_points.SLOWER, change_points.FASTER])
     pvalue = serializers.FloatField(help_text="Student's t-test of the two sides.")
@@ -146,9 +151,10 @@ class HistoryQuerySerializer(QueryParameters):
     )
     launched = serializers.ChoiceField(
         choices=list(history.LAUNCHED),
-        default="schedule",
-        help_text="Which batches: the scheduled ones (the default), every launch (`all`), "
-        "those launched by hand (`hand`: the page, the API or the command), or one way.",
+        default="all",
+        help_text="Which batches: every launch (`all`, the default, as the history page), "
+        "the scheduled ones (`schedule`), those launched by hand (`hand`: the page, the API "
+        "or the command), or one way (`ui`, `api`, `cli`).",
     )
 
 
@@ -278,7 +284,7 @@ def _links(
     """The URLs of the pages of older and newer nights, None where there is none."""
     page = past.page
     url = request.build_absolute_uri(request.path) + f"?nights={nights}"
-    url += f"&launched={launched}" if launched != "schedule" else ""
+    url += f"&launched={launched}" if launched != "all" else ""
     return {
         "next": f"{url}&before={page.older}" if page and page.older is not None else None,
         "previous": (

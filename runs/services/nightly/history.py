@@ -282,7 +282,7 @@ def _night_row(night: Night, rows: Sequence[CellRow]) -> dict[str, Any]:
 
 
 def plan_history(
-    *, plan: Plan, nights: int = 60, before: int | None = None, launched: str = "schedule"
+    *, plan: Plan, nights: int = 60, before: int | None = None, launched: str = "all"
 ) -> PlanHistory:
     """A page of `nights` batches of a plan launched as `launched` says (a key of
     LAUNCHED), the last ones or those before the batch `before`, with every cell's figures

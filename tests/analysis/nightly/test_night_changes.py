@@ -7,7 +7,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from runs.analysis.nightly.night_changes import RunTelemetry, night_changes, night_facts
+from runs.analysis.nightly.night_changes import (
+    DATABASE_CPU,
+    RunTelemetry,
+    night_changes,
+    night_facts,
+)
 
 ENVIRONMENT: dict[str, Any] = {
     "server": {
@@ -131,3 +136,16 @@ def test_a_small_telemetry_move_is_not_a_change():
 
 def test_without_baseline_nights_nothing_is_compared():
     assert night_changes(nights(1)[0], []) == []
+
+
+def test_the_database_cpu_per_transaction_is_named_once():
+    # issue 56: the CLI's Markdown said "server server CPU µs per transaction".
+    doubled = host("server", 40.0, 1.0, 9.0, 300.0)  # the baseline nights' 150 µs, twice
+    run = RunTelemetry(label="threads=1", host_summary={"hosts": [doubled]}, bottleneck={})
+    flagged = night_facts(ENVIRONMENT, [run])
+
+    (change,) = night_changes(flagged, nights(7))
+
+    assert change["name"] == DATABASE_CPU == "database CPU \u00b5s per transaction"
+    assert change["text"] == f"{DATABASE_CPU}: 150.0 \u2192 300.0 (+100 %)"
+    assert not any("server server" in name for name in flagged.telemetry)
