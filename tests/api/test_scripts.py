@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 import tarfile
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.utils import timezone
 
 from runs.models import LoadHost, LuaScript
+from runs.services import tokens
+from tests.api.conftest import Api
 from tests.sysbench.test_bundles import lying_zip
 
 TPCC_LIKE = Path(__file__).parent.parent / "fixtures" / "lua" / "tpcc_like"
@@ -56,6 +61,43 @@ def test_a_bundle_is_uploaded_listed_described_and_versioned(api, author):
     versions = api.get(f"/api/v1/scripts/{body['id']}/versions").json()
     assert [v["version"] for v in versions] == [2, 1]
     assert versions[0]["digests"] == versions[1]["digests"]  # the same files twice
+
+
+def uploader(live_server, django_user_model, name: str) -> Api:
+    """A teammate who may upload scripts and new versions of others' (runs.change_luascript)."""
+    user = django_user_model.objects.create_user(name, password=f"{name}-pass-1")
+    for codename in ("upload_luascript", "change_luascript"):
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    return Api(live_server.url, tokens.token_create(user=user, name="t", expires_in=None)[1])
+
+
+def test_each_version_lists_who_uploaded_it_and_when_in_upload_order(
+    api, author, live_server, django_user_model
+):
+    ada = uploader(live_server, django_user_model, "ada")
+    spans = []
+    for n, client in enumerate([api, ada, api], start=1):
+        before = timezone.now()
+        stored = client.post("/api/v1/scripts", json={"name": "mine", "content": f"x = {n}\n"})
+        spans.append((before, timezone.now()))
+        assert stored.status_code == 201, stored.text
+        assert stored.json()["version"] == n
+
+    versions = api.get(f"/api/v1/scripts/{stored.json()['id']}/versions").json()
+    browser = Api(live_server.url)
+    browser.login("owner", "owner-pass-1")
+    page = browser.get("/scripts/").text
+
+    assert [(v["version"], v["uploaded_by"]) for v in versions] == [
+        (3, "owner"), (2, "ada"), (1, "owner"),
+    ]  # fmt: skip
+    listed = re.findall(r'<li value="(\d)">v\d · (\w+) · <time datetime="([^"]+)">', page)
+    assert [(int(n), who) for n, who, _ in listed] == [(3, "owner"), (2, "ada"), (1, "owner")]
+    for version, (_, _, shown) in zip(versions, listed, strict=True):
+        before, after = spans[version["version"] - 1]
+        uploaded = datetime.fromisoformat(version["created_at"])
+        assert before <= uploaded <= after  # its own upload's time, not the next one's
+        assert datetime.fromisoformat(shown) == uploaded
 
 
 def test_a_hostile_archive_is_a_400_naming_the_archive(api, author):

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import io
 import tarfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, Permission
 from django.core.exceptions import PermissionDenied
+from django.utils import timezone
 
 from runs.errors import InvalidInput
 from runs.models import LuaScript, LuaScriptVersion
@@ -85,7 +87,7 @@ def test_a_second_upload_under_a_name_is_its_next_version_the_first_kept(db, aut
     assert second.pk == first.pk and second.version == 2
     assert second.entry == "tpcc_like.lua" and len(second.files) == 3
     assert second.digests == bundles.digests_of(bundle_files())
-    kept = LuaScriptVersion.objects.get(script=second)
+    kept = LuaScriptVersion.objects.get(script=second, version=1)
     assert (kept.version, kept.content, kept.entry, kept.files) == (1, SCRIPT, "", {})
     assert [v["version"] for v in luascript_versions(script=second)] == [2, 1]
 
@@ -103,6 +105,56 @@ def test_only_the_owner_or_staff_upload_a_new_version(db, author, django_user_mo
     other.save()
     assert luascript_upload(user=other, name="mine", content="-- staff\n").version == 2
     assert LuaScript.objects.get(name="mine").uploaded_by == author  # still the owner
+
+
+def test_each_upload_records_its_uploader_and_time_at_once(db, author, django_user_model):
+    staff = django_user_model.objects.create_user("staff", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="upload_luascript"))
+    staff = django_user_model.objects.get(pk=staff.pk)
+    spans = []
+    for n, user in enumerate([author, staff, author], start=1):
+        before = timezone.now()
+        script = luascript_upload(user=user, name="mine", content=f"x = {n}\n")
+        spans.append((before, timezone.now()))
+
+    rows = LuaScriptVersion.objects.filter(script=script).order_by("version")
+    assert [(v.version, v.uploaded_by, v.content) for v in rows] == [
+        (1, author, "x = 1\n"), (2, staff, "x = 2\n"), (3, author, "x = 3\n"),
+    ]  # fmt: skip
+    for row, (before, after) in zip(rows, spans, strict=True):
+        assert before <= row.created_at <= after
+    assert script.uploaded_by == author  # the owner stays who uploaded the first
+
+
+def test_a_script_stored_before_versions_kept_their_uploader_is_listed_as_uploaded(db, author):
+    """Before, a version's row was written when the next upload replaced it, with that
+    upload's time and the owner's name, and the current version had no row: the list reads
+    each version's time from the row before it, and the next upload sets the rows right."""
+    first, second, third = (timezone.now() - timedelta(days=d) for d in (3, 2, 1))
+    script = luascript_upload(user=author, name="old", content="x = 3\n")
+    LuaScript.objects.filter(pk=script.pk).update(version=3, created_at=first)
+    LuaScriptVersion.objects.filter(script=script).delete()
+    for version, replaced_at in ((1, second), (2, third)):
+        row = LuaScriptVersion.objects.create(
+            script=script, version=version, content=f"x = {version}\n", uploaded_by=author
+        )
+        LuaScriptVersion.objects.filter(pk=row.pk).update(created_at=replaced_at)
+    script = LuaScript.objects.get(pk=script.pk)
+
+    versions = luascript_versions(script=script)
+    listed = [(v["version"], v["uploaded_by"], v["created_at"]) for v in versions]
+    before = timezone.now()
+    luascript_upload(user=author, name="old", content="x = 4\n")
+
+    assert listed == [(3, None, third), (2, None, second), (1, "author", first)]
+    again = luascript_versions(script=LuaScript.objects.get(pk=script.pk))
+    assert [(v["version"], v["uploaded_by"]) for v in again] == [
+        (4, "author"), (3, None), (2, None), (1, "author"),
+    ]  # fmt: skip
+    assert [v["created_at"] for v in again[1:]] == [third, second, first]
+    assert again[0]["created_at"] >= before
+    kept = LuaScriptVersion.objects.get(script=script, version=3)
+    assert kept.content == "x = 3\n"
 
 
 def test_a_bundle_uploaded_as_an_archive_is_the_same_bundle(db, author):

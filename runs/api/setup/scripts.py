@@ -90,11 +90,15 @@ class ScriptUploadSerializer(JSONBody[Any]):
 
 
 class ScriptVersionSerializer(serializers.Serializer[Any]):
-    version = serializers.IntegerField()
+    version = serializers.IntegerField(help_text="Counts uploads, from 1.")
     entry = serializers.CharField()
     digests = serializers.DictField(child=serializers.CharField())
-    created_at = serializers.DateTimeField()
-    uploaded_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField(help_text="When this version was uploaded.")
+    uploaded_by = serializers.CharField(
+        allow_null=True,
+        help_text="Who uploaded this version; null when the account is gone, or for a "
+        "version after the first uploaded before benchdash recorded it.",
+    )
 
 
 class ScriptList(generics.ListAPIView[LuaScript]):
@@ -132,13 +136,14 @@ class ScriptDetail(APIView):
 
 
 class ScriptVersions(APIView):
-    """Every version of a script, the current one first."""
+    """Every version of a script in upload order, the current (newest) one first, each
+    with who uploaded it and when."""
 
     @extend_schema(
         operation_id="scripts_versions", responses={200: ScriptVersionSerializer(many=True)}
     )
     def get(self, request: Request, pk: int) -> Response:
-        script = get_object_or_404(LuaScript, pk=pk)
+        script = get_object_or_404(luascripts.luascripts_listed(), pk=pk)
         versions = luascripts.luascript_versions(script=script)
         return Response(ScriptVersionSerializer(versions, many=True).data)
 

@@ -1,9 +1,10 @@
 """Custom sysbench Lua scripts and bundles: arbitrary code, so only permitted users may
 upload one. A script is one file, or a bundle (several files, or a tar.gz or zip archive,
 with one entry script: runs/sysbench/bundles.py). Uploading under a name that exists makes
-a new version of that script, the old one kept (LuaScriptVersion), and is for the
-script's owner (who uploaded its first version), staff, or a member of a group with
-runs.change_luascript. A batch freezes the version that ran (runs/frozen.py).
+a new version of that script, the old one kept, and is for the script's owner (who
+uploaded its first version), staff, or a member of a group with runs.change_luascript.
+Every upload writes its own LuaScriptVersion row at once (the current version too), with
+its uploader and its time. A batch freezes the version that ran (runs/frozen.py).
 
 What a script offers (its options and commands) is asked of sysbench when it is uploaded
 (a script sysbench cannot load is refused) and when a plan is checked or launched
@@ -20,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Prefetch, QuerySet
 
 from runs.errors import ExecutorError, InvalidInput
 from runs.frozen import FrozenScript
@@ -60,7 +62,7 @@ def luascript_upload(
             script = LuaScript(name=name, version=1)
         else:
             require_may_version(user, script)
-            _keep_version(script)
+            _keep_unrecorded(script)
             script.version += 1
         script.content = bundle.content
         script.files = bundle.files
@@ -70,6 +72,7 @@ def luascript_upload(
         if script.pk is None:
             script.uploaded_by = uploader  # the owner: who uploaded the first version
         script.save()
+        _record_version(script, uploader)
     del interface  # asked only to refuse a script sysbench cannot load
     return script
 
@@ -92,14 +95,22 @@ def require_may_version(user: AnyUser, script: LuaScript) -> None:
         )
 
 
+def luascripts_listed() -> QuerySet[LuaScript]:
+    """The scripts with their owners and their versions' uploaders, for the list and
+    luascript_versions, in a fixed number of queries."""
+    versions = LuaScriptVersion.objects.select_related("uploaded_by")
+    return LuaScript.objects.select_related("uploaded_by").prefetch_related(
+        Prefetch("versions", queryset=versions)
+    )
+
+
 def luascript_versions(*, script: LuaScript) -> list[dict[str, object]]:
-    """Every version of a script, the newest (the current one) first."""
-    current = _version_dict(script.version, script.entry, script.digests, script.created_at)
-    older = [
-        _version_dict(v.version, v.entry, v.digests, v.created_at, v.uploaded_by)
-        for v in script.versions.select_related("uploaded_by").order_by("-version")
-    ]
-    return [current, *older]
+    """Every version of a script, in upload order from the newest (the current one) to
+    the first, each with who uploaded it and when."""
+    rows = sorted(script.versions.all(), key=lambda v: v.version, reverse=True)
+    if not rows or rows[0].version != script.version:
+        rows = _as_uploaded(script, rows)
+    return [_version_dict(v) for v in rows]
 
 
 def luascript_interface(*, script: LuaScript | FrozenScript) -> ScriptInterface:
@@ -176,7 +187,7 @@ def _interface(files: tuple[tuple[str, str], ...], entry: str) -> ScriptInterfac
     return parse_probe(lines)
 
 
-def _keep_version(script: LuaScript) -> None:
+def _record_version(script: LuaScript, uploader: User | None) -> None:
     LuaScriptVersion.objects.create(
         script=script,
         version=script.version,
@@ -184,15 +195,52 @@ def _keep_version(script: LuaScript) -> None:
         files=script.files,
         entry=script.entry,
         digests=script.digests,
-        uploaded_by=script.uploaded_by,
+        uploaded_by=uploader,
     )
 
 
-def _version_dict(version, entry, digests, created_at, uploaded_by=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _keep_unrecorded(script: LuaScript) -> None:
+    """A script stored before each upload wrote its own row: its rows set right (see
+    _as_uploaded) and its current version kept, before the next upload is recorded."""
+    rows = list(script.versions.order_by("-version"))
+    if rows and rows[0].version == script.version:
+        return
+    for row in _as_uploaded(script, rows):
+        uploaded_at = row.created_at
+        if row.pk is None:
+            row.save()  # auto_now_add stamps it now: its upload time is written below
+        LuaScriptVersion.objects.filter(pk=row.pk).update(
+            created_at=uploaded_at, uploaded_by=row.uploaded_by
+        )
+
+
+def _as_uploaded(script: LuaScript, rows: list[LuaScriptVersion]) -> list[LuaScriptVersion]:
+    """The versions of a script stored before each upload wrote its own row, newest first,
+    with their upload times. Then a version's row was written when the next upload replaced
+    it, with that upload's time and the owner's name: so a version's upload time is on the
+    row of the version before it (the first's is the script's), and who uploaded a version
+    after the first is not known. `rows` (newest first) are changed in place."""
+    current = LuaScriptVersion(
+        script=script,
+        version=script.version,
+        content=script.content,
+        files=script.files,
+        entry=script.entry,
+        digests=script.digests,
+    )
+    versions = [current, *rows]
+    times = [row.created_at for row in rows] + [script.created_at]
+    for version, uploaded_at in zip(versions, times, strict=True):
+        version.created_at = uploaded_at
+        version.uploaded_by = script.uploaded_by if version.version == 1 else None
+    return versions
+
+
+def _version_dict(version: LuaScriptVersion) -> dict[str, object]:
     return {
-        "version": version,
-        "entry": entry or ONE_FILE,
-        "digests": dict(digests or {}),
-        "created_at": created_at,
-        "uploaded_by": uploaded_by.username if uploaded_by else None,
+        "version": version.version,
+        "entry": version.entry or ONE_FILE,
+        "digests": dict(version.digests or {}),
+        "created_at": version.created_at,
+        "uploaded_by": version.uploaded_by.username if version.uploaded_by else None,
     }

@@ -1,5 +1,6 @@
-"""The page of custom Lua scripts and bundles: the list with each script's version, files
-and options, and the upload (one script, a bundle's files, or an archive)."""
+"""The page of custom Lua scripts and bundles: the list with each script's version, files,
+options and versions (who uploaded each, and when), and the upload (one script, a bundle's
+files, or an archive)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def scripts_list(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, f"Script {script.name} stored, version {script.version}.")
                 return redirect("scripts")
-    scripts = LuaScript.objects.select_related("uploaded_by")
+    scripts = luascripts.luascripts_listed()
     return render(
         request,
         "runs/scripts.html",
@@ -74,4 +75,5 @@ def _row(script: LuaScript) -> dict[str, Any]:
         "options": options,
         "commands": sorted(commands),
         "problem": problem,
+        "versions": luascripts.luascript_versions(script=script),
     }
