@@ -39,7 +39,19 @@ class BatchSerializer(serializers.ModelSerializer[Batch]):
         slug_field="username", read_only=True, allow_null=True
     )
     runs_total = serializers.IntegerField(read_only=True)
-    runs_done = serializers.IntegerField(read_only=True, help_text="Runs that ended, any way.")
+    runs_done = serializers.IntegerField(
+        source="runs_ran",
+        read_only=True,
+        help_text="Runs that ran (done, failed or interrupted); not the cancelled or skipped "
+        "ones, which runs_cancelled and runs_skipped count.",
+    )
+    runs_cancelled = serializers.IntegerField(
+        read_only=True, help_text="Runs cancelled while they ran or waited."
+    )
+    runs_skipped = serializers.IntegerField(
+        read_only=True,
+        help_text="Runs never started: the batch ended before them (cancelled, failed).",
+    )
     waiting_for = serializers.SerializerMethodField(
         help_text="What the batch waits for, as of this answer: the batch holding its "
         "server or load host, a quiet host, a target away; empty when nothing."
@@ -57,6 +69,8 @@ class BatchSerializer(serializers.ModelSerializer[Batch]):
             "launched_by",
             "launched_by_user",
             "runs_done",
+            "runs_cancelled",
+            "runs_skipped",
             "runs_total",
             "created_at",
             "started_at",

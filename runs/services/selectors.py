@@ -176,9 +176,9 @@ LIST_DEFERRED = (
 
 
 def batches_counted() -> QuerySet[Batch]:
-    """Batches with runs_total, runs_done (runs that ended, any way), and of those the
-    runs that ran (done, failed, interrupted), were cancelled, or skipped: a cancelled batch
-    of 8 runs is "1 cancelled, 7 skipped", not "8 / 8 done".
+    """Batches with runs_total, and the runs that ran (done, failed, interrupted), were
+    cancelled, or skipped: a batch cancelled in its first run is "0 / 8 · 1 cancelled ·
+    7 skipped", not "8 / 8 done" (the API's runs_done is runs_ran).
 
     The counts are subqueries, not a GROUP BY over every batch: PostgreSQL evaluates them
     after the ORDER BY ... LIMIT of a page, for the page's batches only, so that a list of
@@ -188,13 +188,12 @@ def batches_counted() -> QuerySet[Batch]:
 
 @cache
 def _batches_counted() -> QuerySet[Batch]:
-    """Built once a process (never evaluated itself: each caller gets a copy): the five
-    subqueries took 2.5 ms to build for every batch list."""
+    """Built once a process (never evaluated itself: each caller gets a copy): its
+    subqueries (five then) took 2.5 ms to build for every batch list."""
     return (
         Batch.objects.select_related("plan", "target", "load_host", "launched_by_user")
         .annotate(
             runs_total=_runs_count(),
-            runs_done=_runs_count(status__in=FINISHED_STATUSES),
             runs_ran=_runs_count(status__in=RAN_STATUSES),
             runs_cancelled=_runs_count(status=Status.CANCELLED),
             runs_skipped=_runs_count(status=Status.SKIPPED),

@@ -99,6 +99,23 @@ def test_a_batch_shows_its_progress_and_its_runs(api, running_run):
     assert runs[0]["verified_settings"] == {"sync_binlog": "1"}
 
 
+def test_a_batch_cancelled_in_its_first_run_has_run_none_of_its_eight(api, plan, make_batch):
+    # issue 56: runs_done counted cancelled and skipped runs, and such a batch read 8/8.
+    batch = make_batch(plan, status="cancelled")
+    Run.objects.bulk_create(
+        Run(batch=batch, position=i, round=0, cell_key=str(i), threads=1,
+            status="cancelled" if i == 0 else "skipped")
+        for i in range(8)
+    )  # fmt: skip
+
+    detail = api.get(f"/api/v1/batches/{batch.pk}").json()
+    (listed,) = api.get(f"/api/v1/batches?plan={plan.pk}").json()["results"]
+
+    for told in (detail, listed):
+        counts = [told[k] for k in ("runs_done", "runs_cancelled", "runs_skipped", "runs_total")]
+        assert counts == [0, 1, 7, 8]
+
+
 def test_a_run_shows_its_summary_settings_and_environment(api, running_run):
     done = running_run.batch.runs.get(position=0)
 
