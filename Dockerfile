@@ -33,7 +33,7 @@ COPY . .
 RUN BENCHDASH_SECRET_KEY=collectstatic BENCHDASH_ENCRYPTION_KEYS=unused \
     python manage.py collectstatic --noinput \
     && useradd --system --home-dir /var/lib/benchdash benchdash \
-    && install -d -o benchdash -g benchdash /var/lib/benchdash
+    && install -d -m 700 -o benchdash -g benchdash /var/lib/benchdash
 USER benchdash
 EXPOSE 8000
 CMD ["python", "-m", "benchdash.serve", "--host", "0.0.0.0", "--port", "8000"]

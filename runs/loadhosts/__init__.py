@@ -3,7 +3,8 @@ SSH load hosts (runs/loadhosts/local.py, remote.py, and the shell scripts it run
 remote_scripts.py), the SSH layer with its pinned host keys (ssh.py, hostkeys.py), the
 database server's machine as a target's restarts use it, the worker's own or its server
 host over SSH (server_shell.py, server_ssh.py), what a custom Lua script offers, asked of
-sysbench (script_probe.py), what a host is (facts.py) and how it is tuned (tuning.py: CPU
+sysbench (script_probe.py), the account uploaded code runs as on this machine and what it
+leaves (script_account.py), what a host is (facts.py) and how it is tuned (tuning.py: CPU
 governor, network cards and their interrupts), its /proc files streamed once a second for
 the host metrics (procstream.py; the worker's own machine's read with few system calls,
 procfiles.py), and the sync probe that times fsyncs on the file system of a server's log

@@ -23,7 +23,7 @@ from runs.errors import ExecutorError
 from runs.loadhosts import script_probe
 from runs.loadhosts.local import LocalExecutor
 from runs.loadhosts.script_probe import probe_script
-from runs.sysbench.command import Connection, build_command
+from runs.sysbench.command import Connection, SysbenchCommand, build_command
 
 pytestmark = [
     pytest.mark.skipif(
@@ -83,7 +83,7 @@ def secrets_and_places(marker: str) -> Iterator[dict[str, list[Path]]]:
     reads = [var / "encryption_key", var / "secret_key", open_in_var, CHECKOUT_FILE]
     assert all(path.read_text() for path in reads)
     writes = [Path(settings.BASE_DIR) / f"{marker}-written", var / f"{marker}-written"]
-    writes.append(Path("/tmp") / f"{marker}-written")  # noqa: S108 - where any account writes
+    writes.append(Path("/tmp") / f"{marker}-written")
     yield {"reads": reads, "writes": writes}
     for path in (open_in_var, *writes):
         path.unlink(missing_ok=True)
@@ -166,7 +166,7 @@ def test_a_local_run_reads_its_own_password_and_nothing_else_and_leaves_nothing(
         password=mariadb_server.password,
     )
 
-    def make(config_path: str):  # type: ignore[no-untyped-def]
+    def make(config_path: str) -> SysbenchCommand:
         return build_command(
             test="oltp_read_only",
             phase="run",
@@ -176,7 +176,9 @@ def test_a_local_run_reads_its_own_password_and_nothing_else_and_leaves_nothing(
             script_path=os.path.join(os.path.dirname(config_path), "hostile.lua"),
         )
 
-    process = LocalExecutor().start(make, files={"hostile.lua": hostile(marker, secrets_and_places)})
+    process = LocalExecutor().start(
+        make, files={"hostile.lua": hostile(marker, secrets_and_places)}
+    )
     workdir = Path(process.config_dir)
     account = pwd.getpwnam(settings.BENCHDASH_SCRIPT_ACCOUNT)
     assert (workdir.stat().st_uid, workdir.stat().st_mode & 0o777) == (account.pw_uid, 0o700)
@@ -194,9 +196,7 @@ def test_a_local_run_reads_its_own_password_and_nothing_else_and_leaves_nothing(
     assert not workdir.exists()
 
 
-def test_a_probe_that_never_ends_is_cut_at_the_limit_with_its_whole_group(
-    marker, monkeypatch
-):
+def test_a_probe_that_never_ends_is_cut_at_the_limit_with_its_whole_group(marker, monkeypatch):
     monkeypatch.setattr(script_probe, "PROBE_TIMEOUT_S", 2)
     script = (
         f'os.execute("MARK={marker} sleep 300 &")\n'
