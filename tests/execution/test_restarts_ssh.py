@@ -94,12 +94,15 @@ def test_a_managed_server_on_its_server_host_is_restarted_verified_and_put_back_
     assert stages == [("restart", True), ("restart", True), ("restore", True)], batch.stages
     assert global_variable(remote_managed, LOG_BUFFER) == original
     assert batch.servers[str(target.pk)]["running"] is None
-    # Every start went through the server host: the start script, with the binary and
-    # each value as a quoted word of its own.
+    # Every start went through the server host: the start script, with the binary as a
+    # quoted word; the values never on its command line (every account there reads it in
+    # ps): in the 0600 file written over SFTP, named by the two restarts, not the restore.
     commands = sent.read_text()
     assert commands.count('setsid "$@" </dev/null') == 3, commands
-    assert "--innodb_log_buffer_size=8M" in commands
-    assert "--innodb_log_buffer_size=32M" in commands
+    assert "innodb_log_buffer_size" not in commands and "sftp-server" in commands
+    options = remote_managed.datadir / "benchdash-options.cnf"
+    assert commands.count(f"--defaults-file={options}") == 2, commands
+    assert not options.exists()  # removed when the original was put back
     assert "kill -s" in commands  # stopped there too
     log = remote_managed.datadir / "benchdash-server.log"  # the original's, put back
     assert "ready for connections" in log.read_text()
