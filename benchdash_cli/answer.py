@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 NOT_SLOWER, SLOWER, FAILED, INCONCLUSIVE = "not slower", "slower", "failed", "inconclusive"
-EXIT_CODES = {NOT_SLOWER: 0, SLOWER: 1, FAILED: 2, INCONCLUSIVE: 2}
+COULD_NOT_TELL = "could not tell"  # the command could not do its work: main.py says when
+EXIT_CODES = {NOT_SLOWER: 0, SLOWER: 1, FAILED: 2, INCONCLUSIVE: 2, COULD_NOT_TELL: 3}
 
 JUDGED = ("faster", "slower", "no significant difference")
 NIGHT_JUDGED = ("within noise", "improvement", "one night off")
@@ -43,6 +44,10 @@ class Answer:
     night_cells: list[dict[str, Any]] = field(default_factory=list)
     # the night's alert: id, status, verdict (the confirmation's), changes, url
     alert: dict[str, Any] | None = None
+    # why the command could not tell (an API error, the server unreachable, a bad
+    # argument, --timeout); empty when it answered
+    reason: str = ""
+    timed_out: bool = False  # --timeout was reached: `batch` is its state then
 
     @property
     def exit_code(self) -> int:
@@ -71,6 +76,22 @@ def judge(
     summary = list(results.get("summary") or [])
     said = _answer(verdicts, nightly)
     return Answer(said, told, verdicts, summary, nightly, _night_cells(cells, said), _alert(alert))
+
+
+# A batch's state when the command gave up waiting on it: what it ran so far.
+PROGRESS_KEYS = ("runs_done", "runs_cancelled", "runs_skipped", "runs_total")
+
+
+def could_not_tell(
+    reason: str, *, batch: dict[str, Any] | None = None, url: str = "", timed_out: bool = False
+) -> Answer:
+    """The answer when the command could not tell (exit 3), with the batch's state so far
+    when it had one: a script parsing the answer gets a document on every exit code."""
+    told: dict[str, Any] = {}
+    if batch:
+        keys = ("id", "plan", "label", "status", "error", *PROGRESS_KEYS)
+        told = {**{k: batch.get(k) for k in keys}, "url": url}
+    return Answer(COULD_NOT_TELL, told, reason=reason, timed_out=timed_out)
 
 
 POINT_KEYS = ("metric", "name", "text", "change_pct", "low_pct", "high_pct", "batch", "new")

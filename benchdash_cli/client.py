@@ -29,22 +29,33 @@ class Client:
         health endpoint's 503)."""
         return self._request("GET", path, answers)
 
-    def post(self, path: str) -> Any:
-        return self._request("POST", path)
+    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """POST, with `body` as JSON when given."""
+        return self._request("POST", path, body=body)
 
     def page_url(self, path: str) -> str:
         """A link for people: the server's page at `path`."""
         return self.url + path
 
-    def _request(self, method: str, path: str, answers: tuple[int, ...] = ()) -> Any:
+    def _request(
+        self,
+        method: str,
+        path: str,
+        answers: tuple[int, ...] = (),
+        body: dict[str, Any] | None = None,
+    ) -> Any:
+        headers = {
+            "Authorization": f"Token {self._token}",
+            "Accept": "application/json",
+            "User-Agent": "benchdash-cli",
+        }
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         request = urllib.request.Request(  # noqa: S310 (the user's own server, http or https)
             self.url + API + path,
             method=method,
-            headers={
-                "Authorization": f"Token {self._token}",
-                "Accept": "application/json",
-                "User-Agent": "benchdash-cli",
-            },
+            headers=headers,
+            data=None if body is None else json.dumps(body).encode(),
         )
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310

@@ -4,7 +4,9 @@
 Exit codes: 0 not slower, 1 slower, 2 failed or inconclusive (answer.py says the rule);
 3 when the command itself could not do its work (the server unreachable, an API error, a
 bad argument, the wait timed out). `health`: 0 healthy, 1 something is gone or
-unreachable, 3 the server could not be asked.
+unreachable, 3 the server could not be asked. With `--format json` every exit code comes
+with a JSON document on stdout (at 3: `answer` "could not tell", its `reason`, and at the
+timeout `timed_out` and the batch's state then); the words for people go to stderr.
 """
 
 from __future__ import annotations
@@ -25,27 +27,62 @@ USAGE_ERROR = 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(given)
+    except _BadArgument as e:  # before --format is read: looked for in the words given
+        return _could_not_tell(_format_asked(given), str(e), prefix="")
     if not args.url or not args.token:
-        print(
-            "benchdash: give --url and --token, or BENCHDASH_URL and BENCHDASH_TOKEN",
-            file=sys.stderr,
-        )
-        return USAGE_ERROR
+        reason = "give --url and --token, or BENCHDASH_URL and BENCHDASH_TOKEN"
+        return _could_not_tell(args.format, reason)
     client = Client(args.url, args.token)
     try:
         return int(args.run(client, args))
-    except (ApiError, TimeoutError) as e:  # the API's words may quote what users typed
-        print(f"benchdash: {answer.bidi_shown(str(e))}", file=sys.stderr)
-        return USAGE_ERROR
+    except GaveUp as e:
+        url = client.page_url(f"/batches/{e.batch['id']}/")
+        return _could_not_tell(args.format, str(e), batch=e.batch, url=url, timed_out=True)
+    except (ApiError, TimeoutError) as e:
+        return _could_not_tell(args.format, str(e))
+
+
+def _could_not_tell(form: str, reason: str, *, prefix: str = "benchdash: ", **state: Any) -> int:
+    """Exit 3, said on stderr, and on stdout as a JSON answer when JSON was asked for."""
+    # the API's words may quote what users typed
+    print(f"{prefix}{answer.bidi_shown(reason)}", file=sys.stderr)
+    if form == "json":
+        print(answer.as_json(answer.could_not_tell(reason, **state)))
+    return USAGE_ERROR
+
+
+def _format_asked(words: Sequence[str]) -> str:
+    """`--format`'s value among the words of a command line argparse refused."""
+    for n, word in enumerate(words):
+        if word.startswith("--format="):
+            return word.partition("=")[2]
+        if word == "--format" and n + 1 < len(words):
+            return words[n + 1]
+    return "md"
+
+
+class GaveUp(TimeoutError):
+    """--timeout reached: the batch as it stood then (cancelled, or left running)."""
+
+    def __init__(self, message: str, batch: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.batch = batch
+
+
+class _BadArgument(Exception):
+    """A command line argparse refused, in its words (its usage already on stderr)."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on a bad argument; 2 is an answer here (failed or inconclusive)."""
+    """argparse exits 2 on a bad argument; 2 is an answer here (failed or inconclusive):
+    main() says it and exits 3."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+        raise _BadArgument(f"{self.prog}: error: {message}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -135,10 +172,17 @@ def _health_text(report: dict[str, Any]) -> str:
 
 
 def _launch(client: Client, args: argparse.Namespace) -> int:
-    batch = client.post(f"/plans/{args.plan}/launch")
+    # Recorded as launched by the command: the plan's history filters "from the command".
+    batch = client.post(f"/plans/{args.plan}/launch", {"launched_by": "cli"})
     if not args.wait:
         link = client.page_url(f"/batches/{batch['id']}/")
-        print(f"batch {batch['id']} launched: {link}")
+        told = {k: batch.get(k) for k in ("id", "plan", "label", "status", "launched_by")}
+        launched = {"answer": "launched", "exit_code": 0, "batch": {**told, "url": link}}
+        print(
+            json.dumps(launched, indent=2)
+            if args.format == "json"
+            else f"batch {batch['id']} launched: {link}"
+        )
         return 0
     return _answer(client, args, batch["id"])
 
@@ -171,22 +215,24 @@ def _finished(
         if batch["status"] in FINISHED and not _check_pending(batch):
             return batch
         if time.monotonic() > deadline:
-            raise TimeoutError(_given_up(client, batch, args))
+            raise _given_up(client, batch, args)
         time.sleep(args.poll)
 
 
-def _given_up(client: Client, batch: dict[str, Any], args: argparse.Namespace) -> str:
-    """What the timeout did to the batch, in words: cancelled, or left running."""
+def _given_up(client: Client, batch: dict[str, Any], args: argparse.Namespace) -> GaveUp:
+    """What the timeout did to the batch, in words (cancelled, or left running), with the
+    batch as it stood then."""
     head = f"batch {batch['id']} still {batch['status']} after {args.timeout:g} s"
     if batch["status"] in FINISHED:  # ended, its nightly check not stored yet
-        return f"{head}: its nightly check was not stored yet"
+        return GaveUp(f"{head}: its nightly check was not stored yet", batch)
     if args.leave_running:
-        return f"{head}; left running (--leave-running): it holds its worker until it ends"
+        said = f"{head}; left running (--leave-running): it holds its worker until it ends"
+        return GaveUp(said, batch)
     try:
-        client.post(f"/batches/{batch['id']}/cancel")
+        cancelled: dict[str, Any] = client.post(f"/batches/{batch['id']}/cancel")
     except ApiError as e:
-        return f"{head}; it could not be cancelled ({e}) and is still running"
-    return f"{head}; cancelled, so that it does not hold the worker"
+        return GaveUp(f"{head}; it could not be cancelled ({e}) and is still running", batch)
+    return GaveUp(f"{head}; cancelled, so that it does not hold the worker", cancelled)
 
 
 def _night_alert(

@@ -274,3 +274,18 @@ def test_a_ramp_holds_its_last_level_longer_and_the_hold_is_checked(api, plan_fi
         assert answer.status_code == 400, (change, answer.text)
         assert answer.json()["field"].startswith("auto.hold"), answer.json()
         assert words in answer.json()["message"], answer.json()
+
+
+def test_a_launch_says_whether_the_command_made_it_and_claims_nothing_else(api, plan_fields):
+    # issue 56: the `benchdash` command's launches were recorded as the API's.
+    plan = api.post("/api/v1/plans", json=plan_fields).json()
+    launch = f"/api/v1/plans/{plan['id']}/launch"
+
+    by_api = api.post(launch).json()
+    by_cli = api.post(launch, json={"launched_by": "cli"}).json()
+    claimed = api.post(launch, json={"launched_by": "schedule"})
+
+    assert (by_api["launched_by"], by_cli["launched_by"]) == ("api", "cli")
+    assert Batch.objects.get(pk=by_cli["id"]).launched_by == "cli"
+    assert claimed.status_code == 400 and claimed.json()["field"] == "launched_by"
+    assert Batch.objects.filter(plan_id=plan["id"]).count() == 2

@@ -16,6 +16,7 @@ from runs.models import Alert, LoadHost, Plan
 from tests import stored
 from tests.api.test_alerts import QUIET, nights
 from tests.api.test_history import confirmed
+from tests.web.test_history_launches import chart_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -187,3 +188,66 @@ def test_an_alerted_night_tells_its_steps_what_changed_and_the_confirmation(benc
     shown = benchdash("wait", str(slow.pk)).stdout
     assert "| Cell | Change point (size, 95 % interval) |" in shown
     assert "stepped slower" in shown and "Confirmation: confirmed" in shown
+
+
+def test_a_launch_from_the_command_is_from_the_command_and_its_timeout_answers_json(
+    benchdash, client, owner, local_host
+):
+    # issue 56: the command's launches were recorded as `api`, so the history's "from the
+    # command" never matched; and at --timeout `--format json` printed nothing on stdout.
+    plan = Plan.objects.create(
+        name="primes", created_by=owner, target=None, load_host=local_host, test="cpu",
+        options={"time": 0, "events": 200, "report-interval": 0}, threads=[1],
+    )  # fmt: skip
+
+    launched = benchdash("--format", "json", "launch", str(plan.pk))
+
+    assert launched.returncode == 0, launched.stderr
+    told = json.loads(launched.stdout)
+    batch = plan.batches.get()
+    assert told["batch"]["id"] == batch.pk and batch.launched_by == "cli"
+    assert told["batch"]["launched_by"] == "cli" and told["exit_code"] == 0
+    client.force_login(owner)
+    page = client.get(f"/plans/{plan.pk}/history?launched=cli").content.decode()
+    assert [n["batch"] for n in chart_of(page)["nights"]] == [batch.pk]
+    assert '<option value="cli" selected>from the command</option>' in page
+    api = client.get(f"/api/v1/plans/{plan.pk}/history?launched=cli").json()["nights"]
+    assert [(n["batch"], n["launched_by"]) for n in api] == [(batch.pk, "cli")]
+
+    # No worker runs it: at the timeout it is cancelled, and the JSON says its state then.
+    timed = benchdash("--format", "json", "--timeout", "0", "--poll", "0.1", "wait", str(batch.pk))
+
+    assert timed.returncode == 3, timed.stderr
+    body = json.loads(timed.stdout)
+    assert (body["answer"], body["exit_code"], body["timed_out"]) == ("could not tell", 3, True)
+    assert f"batch {batch.pk} still queued after 0 s; cancelled" in body["reason"]
+    assert body["batch"]["id"] == batch.pk and body["batch"]["status"] == "cancelled"
+    assert body["batch"]["runs_total"] == 1 and body["batch"]["runs_skipped"] == 1
+    assert body["batch"]["url"].endswith(f"/batches/{batch.pk}/")
+    assert "cancelled, so that it does not hold the worker" in timed.stderr
+
+
+def test_every_exit_code_comes_with_a_json_answer_when_asked(benchdash, flush_plan):
+    failed = stored.bare_batch(flush_plan, status="failed", error="refused")
+    done = stored.finished_batch(flush_plan, (1,), 4, 10, None)
+
+    answers = {
+        "not slower": benchdash("--format", "json", "wait", str(done.pk)),
+        "slower": benchdash("--format", "json", "--baseline", "1", "wait", str(done.pk)),
+        "failed": benchdash("--format", "json", "wait", str(failed.pk)),
+        "no token": benchdash("--format", "json", "wait", str(done.pk), token=None),
+        "wrong token": benchdash("--format=json", "wait", str(done.pk), token="not-a-token"),
+        "no such batch": benchdash("--format", "json", "wait", "999999"),
+        "bad argument": benchdash("--format", "json", "wait", "seven"),
+    }
+
+    codes = {name: (done.returncode, json.loads(done.stdout)) for name, done in answers.items()}
+    assert {name: code for name, (code, _) in codes.items()} == {
+        "not slower": 0, "slower": 1, "failed": 2, "no token": 3, "wrong token": 3,
+        "no such batch": 3, "bad argument": 3,
+    }  # fmt: skip
+    for name, (code, body) in codes.items():
+        assert body["exit_code"] == code, name
+    assert codes["wrong token"][1]["reason"].endswith("HTTP 401 Invalid token.")
+    assert "invalid int value" in codes["bad argument"][1]["reason"]
+    assert codes["no such batch"][1]["timed_out"] is False

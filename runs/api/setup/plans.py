@@ -283,6 +283,13 @@ class LaunchSerializer(serializers.Serializer[Any]):
         help_text="Of the interleaved order, for this launch: the same seed replays the same "
         "order. Omitted: the plan's seed, else a new one (recorded on the batch).",
     )
+    launched_by = serializers.ChoiceField(
+        choices=[LaunchedBy.API, LaunchedBy.CLI],
+        default=LaunchedBy.API,
+        help_text="How the batch is recorded as launched: `cli` by the `benchdash` command "
+        "(the history's `cli`, from the command), else `api`. A schedule, a page or a "
+        "confirmation cannot be claimed.",
+    )
 
 
 class PlanLaunch(APIView):
@@ -301,7 +308,7 @@ class PlanLaunch(APIView):
         try:
             batch = batches.batch_launch(
                 plan=plan,
-                launched_by=LaunchedBy.API,
+                launched_by=given.validated_data["launched_by"],
                 user=request_user(request),
                 seed=given.validated_data.get("seed"),
             )
