@@ -114,8 +114,9 @@ class LocalProcess:
             return self._popen.wait()
         finally:
             self._selector.close()
-            if self._exit_fd >= 0:
+            if self._exit_fd >= 0:  # once: wait() may be called again
                 os.close(self._exit_fd)
+                self._exit_fd = -1
             shutil.rmtree(self._workdir, ignore_errors=True)
 
 
