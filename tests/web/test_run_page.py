@@ -133,3 +133,40 @@ def test_the_server_hosts_sync_probe_is_on_the_run_page_or_why_not(client_in):
     run.save(update_fields=["host_summary"])
     page = client_in.get(f"/runs/{run.pk}/").content.decode()
     assert "No sync probe on db-1: no python3 on db-1" in page
+
+
+@pytest.mark.django_db
+def test_the_run_page_shows_its_environment_as_the_results_page_and_the_api(
+    client_in, make_batch
+):
+    # issue 56: the run page showed no server variables, governor or NIC, though the results
+    # page and the API did (and docs/api.md said the run's page showed them).
+    batch = make_batch(threads=(1,), repeats=1, samples=3)
+    facts = {"cpu_governor": "performance (all 2 CPUs)",
+             "network": "eth0 up 10000 Mb/s driver ixgbe, 8 queues"}  # fmt: skip
+    batch.environment = {
+        **batch.environment,
+        "load_host": {**batch.environment["load_host"], **facts},
+        "server_host": {"host": "db-1", "kernel": "Linux 6.1.0-26-amd64", **facts},
+    }
+    batch.save(update_fields=["environment"])
+    run = batch.runs.get(settings__innodb_flush_log_at_trx_commit="2")
+    run.environment = {"server": {"variables": {"innodb_flush_log_at_trx_commit": "2"}}}
+    run.save(update_fields=["environment"])
+
+    response = client_in.get(f"/runs/{run.pk}/")
+    page = response.content.decode()
+    detail = client_in.get(f"/api/v1/runs/{run.pk}").json()["environment"]
+
+    section = page[page.index('<section id="run-environment">') :]
+    assert "Server 10.11.6-MariaDB-log" in section
+    for value in (*facts.values(), "Linux 6.1.0-26-amd64"):
+        assert value in section, value
+    assert detail["load_host"]["cpu_governor"] == facts["cpu_governor"]
+    # the server variables as this run saw them, the one its settings changed marked
+    assert (
+        '<tr class="differs"><td class="mono">innodb_flush_log_at_trx_commit</td>'
+        '<td class="mono">2</td></tr>'
+    ) in section
+    assert detail["server"]["variables"]["innodb_flush_log_at_trx_commit"] == "2"
+    assert '<tr class=""><td class="mono">version</td><td class="mono">10.11</td></tr>' in section

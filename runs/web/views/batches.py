@@ -209,6 +209,7 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
             "batch": run.batch,
             "progress": selectors.batch_progress(run.batch),
             "server_changes": _server_changes(run),
+            "environment": _environment(run),
             "facts": selectors.run_facts_of(run),
             "log": log,
             "log_lines": [text for _, text in log.lines],
@@ -239,6 +240,20 @@ def _server_changes(run: Run) -> list[tuple[str, str, str]]:
     before = BatchEnvironment.load(run.batch.environment).server_variables
     changed = selectors.run_changed_variables(run)
     return [(name, str(before.get(name, "")), value) for name, value in sorted(changed.items())]
+
+
+def _environment(run: Run) -> dict[str, Any]:
+    """What the run ran in, as the results page's panel says it: the server variables as
+    this run saw them (those its settings changed marked), the load host's and the
+    database host's facts (kernel, CPU governor, network cards...)."""
+    recorded = BatchEnvironment.load(selectors.run_environment(run))
+    return {
+        "version": recorded.server_version,
+        "variables": sorted(recorded.server_variables.items()),
+        "changed": set(selectors.run_changed_variables(run)),
+        "load_host": recorded.load_host,
+        "server_host": recorded.server_host,
+    }
 
 
 async def run_events(request: HttpRequest, run_id: int) -> HttpResponseBase:
