@@ -1,6 +1,7 @@
 """benchdash settings: everything comes from the environment, with defaults that work
 on a developer machine (Postgres and Redis on 127.0.0.1)."""
 
+import json
 import os
 import secrets
 from collections.abc import Callable
@@ -268,6 +269,16 @@ BENCHDASH_WORK_DIR = env("BENCHDASH_WORK_DIR", str(VAR_DIR / "work"))
 # user: off by default, and then uploaded scripts are not even loaded (docs/scripts.md).
 BENCHDASH_LOCAL_SCRIPTS = env_bool("BENCHDASH_LOCAL_SCRIPTS", os.geteuid() == 0)
 BENCHDASH_SCRIPT_ACCOUNT = env("BENCHDASH_SCRIPT_ACCOUNT", "benchdash-script")
+# Restarts (docs/servers.md): what benchdash may run and write on a database server's
+# machine, the operator's choice, never a user's. A target restarted as a service names one
+# of these commands (a JSON object: name -> argv template, placeholders such as {unit}
+# filled with one word each, e.g. {"systemd": ["/usr/bin/systemctl", "restart",
+# "{unit}"]}); none by default. Its include is a file inside one of the include folders
+# (comma-separated); none by default. A managed instance's directories must be inside
+# the install roots (comma-separated) when there are some; empty: any absolute path.
+BENCHDASH_RESTART_COMMANDS = json.loads(env("BENCHDASH_RESTART_COMMANDS") or "{}")
+BENCHDASH_RESTART_INCLUDE_DIRS = env("BENCHDASH_RESTART_INCLUDE_DIRS").split(",")
+BENCHDASH_RESTART_INSTALL_ROOTS = env("BENCHDASH_RESTART_INSTALL_ROOTS").split(",")
 # Sample the server's status counters while sysbench runs (one extra connection).
 BENCHDASH_COUNTERS = env_bool("BENCHDASH_COUNTERS", True)
 # Seconds between two looks at a PostgreSQL target's waits in progress (a second extra

@@ -3,7 +3,9 @@ encrypted field (a target's password, a load host's private key) is left out of 
 admin form and page, whatever the model. Targets, load hosts and plans are checked and
 stored by the same services as through the API and the pages (runs/services/definitions.py): a
 value the API refuses is refused here, naming the field, and a target or load host that
-now points elsewhere loses its stored password or key."""
+now points elsewhere loses its stored password or key. A target's restart mode, restart
+config and server host are set by who may manage restarts (runs/services/permissions.py),
+here as everywhere."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from django.http import HttpRequest
 from runs import models
 from runs.errors import InvalidInput
 from runs.secrets import EncryptedTextField
-from runs.services import definitions
+from runs.services import definitions, permissions
 from runs.services.answers import stored_results
 
 
@@ -60,6 +62,24 @@ def checked_form(check: Callable[[Any, dict[str, Any]], object]) -> type[forms.M
 class TargetAdmin(NoSecrets):
     form = checked_form(lambda target, _: definitions.target_check(target=target))
     list_display = ["name", "engine", "address", "database", "user", "created_by"]
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False,
+                 **kwargs: Any) -> Any:  # fmt: skip
+        """The form of `request`'s user: the restart fields refused on their field unless
+        the user may manage restarts."""
+        form = super().get_form(request, obj, change, **kwargs)
+        user = request.user
+
+        class ByUser(form):  # type: ignore[valid-type,misc]
+            def _post_clean(self) -> None:
+                super()._post_clean()
+                if not self.errors:
+                    try:
+                        permissions.require_restarts(user, self.instance)
+                    except permissions.NotAllowed as e:
+                        self.add_error(e.field if e.field in self.fields else None, e.message)
+
+        return ByUser
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         definitions.target_save(target=obj)

@@ -78,7 +78,8 @@ class Target(models.Model):
         null=True,
         blank=True,
         related_name="+",
-        help_text="An SSH host on the database server itself, to read its cores, disks, OS.",
+        help_text="An SSH host on the database server itself, to read its cores, disks, OS, "
+        "and where its restarts run. Setting or changing it needs runs.manage_restarts.",
     )
     restart_mode = models.CharField(
         max_length=8,
@@ -86,14 +87,18 @@ class Target(models.Model):
         default=RestartMode.NEVER,
         blank=True,
         help_text="Whether benchdash may restart this server, and how: only a target that "
-        "opted in gets restart-only settings, config files or versions as axes.",
+        "opted in gets restart-only settings, config files or versions as axes. Setting or "
+        "changing it needs runs.manage_restarts (staff have it).",
     )
     restart_config = models.JSONField(
         default=dict,
         blank=True,
         help_text="How it is restarted. managed: "
         '{"installs": [{"label": "10.11", "basedir": ..., "datadir": ..., "config": ...}]}; '
-        'service: {"command": [...], "include": "/etc/mysql/conf.d/99-benchdash.cnf"}.',
+        'service: {"command": "systemd", "values": {"unit": "mariadb"}, '
+        '"include": "/etc/mysql/conf.d/99-benchdash.cnf"}: a command the operator allowed '
+        "(BENCHDASH_RESTART_COMMANDS), its placeholders' values one word each, the include "
+        "inside an operator's folder. Setting or changing it needs runs.manage_restarts.",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -108,6 +113,8 @@ class Target(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # Opting a server into restarts runs commands on its machine: an operator's act.
+        permissions = [("manage_restarts", "May opt servers into restarts by benchdash")]
         constraints = [
             models.CheckConstraint(
                 condition=~Q(host="") | ~Q(socket=""), name="target_host_or_socket"

@@ -19,6 +19,10 @@ notes and tags. Deciding a plan's alerts (acknowledge, dismiss, accept as the ne
 and annotating its history need the right to change the plan.
 
 A row without an owner (made before owners existed) is staff's and the groups' only.
+
+Opting a server into restarts (a target's restart mode, restart config and server host)
+runs commands on the database server's machine: setting or changing those is for staff
+and the users and groups granted `runs.manage_restarts`, whoever owns the target.
 """
 
 from __future__ import annotations
@@ -32,6 +36,13 @@ from runs.models import Batch, LoadHost, Plan, Target
 
 Owned = Target | LoadHost | Plan
 AnyUser = AbstractBaseUser | AnonymousUser
+RESTARTS = "runs.manage_restarts"
+RESTART_FIELDS = ("restart_mode", "restart_config", "server_host")
+WHO_RESTARTS = (
+    f"only staff or a user or group granted the permission {RESTARTS} may opt a server "
+    "into restarts by benchdash or change how it is restarted (restart mode, restart "
+    "config, server host): a restart runs commands on the server's machine"
+)
 
 
 class NotAllowed(PermissionDenied):
@@ -60,6 +71,23 @@ def may_use(user: AnyUser, obj: Target | LoadHost) -> bool:
 
 def may_launch(user: AnyUser, plan: Plan) -> bool:
     return may(user, "change", plan) and all(may_use(user, used) for used in _used_by(plan))
+
+
+def may_manage_restarts(user: AnyUser) -> bool:
+    member = _member(user)
+    return member is not None and (member.is_staff or member.has_perm(RESTARTS))
+
+
+def restart_fields_changed(target: Target) -> list[str]:
+    """Which of RESTART_FIELDS `target` sets otherwise than stored (a new target: than a
+    target that never restarts)."""
+    stored = Target.objects.filter(pk=target.pk).first() if target.pk else None
+    before = stored or Target()
+    return [
+        name
+        for name in RESTART_FIELDS
+        if getattr(before, _attname(name)) != getattr(target, _attname(name))
+    ]
 
 
 def may_cancel(user: AnyUser, batch: Batch) -> bool:
@@ -118,6 +146,14 @@ def require_attach(user: AnyUser, target: Target) -> None:
         )
 
 
+def require_restarts(user: AnyUser, target: Target) -> None:
+    """`target`'s restart mode, config and server host as stored, unless `user` may
+    manage restarts: a value left as it is needs nothing."""
+    changed = restart_fields_changed(target)
+    if changed and not may_manage_restarts(user):
+        raise NotAllowed(f"{changed[0]}: {WHO_RESTARTS}", field=changed[0])
+
+
 def require_launch(user: AnyUser, plan: Plan) -> None:
     if not may(user, "change", plan):
         raise NotAllowed(
@@ -155,6 +191,10 @@ def _member(user: AnyUser) -> User | None:
 
 def _owns(user: User, obj: Owned) -> bool:
     return obj.created_by_id is not None and obj.created_by_id == user.pk
+
+
+def _attname(name: str) -> str:
+    return "server_host_id" if name == "server_host" else name
 
 
 def _used_by(plan: Plan) -> list[Target | LoadHost]:

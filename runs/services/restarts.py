@@ -19,12 +19,12 @@ from runs import targets
 from runs.errors import InvalidInput
 from runs.execution import servers
 from runs.execution.restarts.leftovers import changed_targets, servers_changed, servers_put_back
+from runs.execution.restarts.operator import target_restart_spec
 from runs.execution.restarts.spec import (
     LABEL,
     config_options,
     restart_names,
     restart_settings_check,
-    restart_spec,
 )
 from runs.models import ACTIVE_STATUSES, FINISHED_STATUSES, Batch, Plan, Target
 from runs.sysbench import matrix
@@ -39,8 +39,9 @@ AFTER_RESTART = ("warm", "cold")
 
 
 def target_restart_check(*, target: Target, on_results_server: bool) -> None:
-    """A target's restart opt-in, checked: InvalidInput naming restart_config."""
-    restart_spec(target.engine, target.restart_mode, target.restart_config)
+    """A target's restart opt-in, checked against what the operator allowed:
+    InvalidInput naming restart_config. (Who may opt it in: permissions.require_restarts.)"""
+    target_restart_spec(target)
     if target.restart_mode and on_results_server:
         raise InvalidInput(
             "restart_mode", "this server holds benchdash's own results: it is never restarted"
@@ -138,7 +139,7 @@ def _target_restarts(
 
 
 def _installs_check(target: Target, installs: Sequence[str]) -> None:
-    spec = restart_spec(target.engine, target.restart_mode, target.restart_config)
+    spec = target_restart_spec(target)
     if spec is None or spec.mode != "managed":
         raise InvalidInput("installs", "installs are a managed instance's: a service has one")
     known = [install.label for install in spec.installs]

@@ -11,6 +11,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from runs.models import LoadHost, Target
+from runs.services.permissions import RESTART_FIELDS
 
 KEEP = "Leave empty to keep the stored one"
 TARGET_MOVES = "host, port, socket, engine or user"
@@ -25,7 +26,10 @@ def _moved_text(fields: str) -> str:
 
 class TargetForm(forms.ModelForm[Target]):
     """The password is not a model field here: the instance keeps the stored one, and the
-    view passes what was typed (or "" to remove it) to the service."""
+    view passes what was typed (or "" to remove it) to the service. For a user who may not
+    manage restarts (`may_restart` False), the restart mode, config and server host are
+    shown disabled and kept as stored; a value sent all the same is the view's to refuse
+    (runs/services/permissions.py, require_restarts)."""
 
     password = forms.CharField(
         required=False,
@@ -52,8 +56,12 @@ class TargetForm(forms.ModelForm[Target]):
             "restart_config",
         ]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, may_restart: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.may_restart = may_restart
+        if not may_restart:
+            for name in RESTART_FIELDS:
+                self.fields[name].widget.attrs["disabled"] = True
         self.order_fields([*self.Meta.fields[:7], "password", "clear_password"])
         self.fields["server_host"].queryset = LoadHost.objects.filter(  # type: ignore[attr-defined]
             kind=LoadHost.Kind.SSH
@@ -65,6 +73,14 @@ class TargetForm(forms.ModelForm[Target]):
     def new_password(self) -> str | None:
         """What to store: None keeps the stored password, "" removes it."""
         return _new_secret(self, "password", "clear_password")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not self.may_restart:  # a browser sends no disabled field: it stays as stored
+            for name in RESTART_FIELDS:
+                if self.add_prefix(name) not in self.data:
+                    data[name] = getattr(self.instance, name)
+        return data
 
 
 class LoadHostForm(forms.ModelForm[LoadHost]):

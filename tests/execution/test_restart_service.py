@@ -1,7 +1,9 @@
-"""A target restarted as a service: a restart command (an argv list, run without a shell)
-and the one include benchdash owns, on a private mariadbd whose "service manager" is a
-script of the test. The include holds the config of each restart, exactly what it held
-before is put back at the end, and no other config file is touched."""
+"""A target restarted as a service: a restart command the operator allowed (the test
+settings' `test-service`, an argv run without a shell, its placeholder the server's
+folder) and the one include benchdash owns, inside the operator's include folder, on a
+private mariadbd whose "service manager" is a script of the test. The include holds the
+config of each restart, exactly what it held before is put back at the end, and no other
+config file is touched."""
 
 from __future__ import annotations
 
@@ -87,7 +89,7 @@ def service_target(server: PrivateMariaDB, include: Path, **config: object) -> T
         name=f"service-{server.port}", engine="mariadb", host=server.host,
         port=server.port, database="sbtest", user=server.user, password=server.password,
         restart_mode="service",
-        restart_config={"command": ["/bin/sh", str(server.dir / "restart-mariadb")],
+        restart_config={"command": "test-service", "values": {"server": server.dir.name},
                         "include": str(include), "timeout_s": 60, **config},
     )  # fmt: skip
 

@@ -5,16 +5,29 @@ from __future__ import annotations
 import pytest
 
 from runs.errors import InvalidInput
+from runs.execution.restarts.allowed import Allowed
 from runs.execution.restarts.processes import error_line, first_error
 from runs.execution.restarts.spec import (
     config_options,
     include_text,
     restart_options,
-    restart_spec,
     same_value,
+)
+from runs.execution.restarts.spec import (
+    restart_spec as spec_of,
 )
 
 INSTALL = {"label": "15", "basedir": "/usr/lib/postgresql/15", "datadir": "/srv/pg15"}
+# What an operator allowed (BENCHDASH_RESTART_*): tests/execution/test_restart_allowed.py.
+ALLOWED = Allowed(
+    commands={"systemd": ("/bin/systemctl", "restart", "{unit}"),
+              "pg_cluster": ("/usr/bin/pg_ctlcluster", "{version}", "{cluster}", "restart")},
+    include_dirs=("/etc/my.cnf.d", "/etc/postgresql"),
+)  # fmt: skip
+
+
+def restart_spec(engine: str, mode: str, config: object):
+    return spec_of(engine, mode, config, allowed=ALLOWED)
 
 
 def test_a_managed_config_lists_installs_each_with_its_own_data_directory():
@@ -27,14 +40,14 @@ def test_a_managed_config_lists_installs_each_with_its_own_data_directory():
         restart_spec("postgresql", "managed", {"installs": [{**INSTALL, "datadir": "../x"}]})
 
 
-def test_a_service_has_an_argv_and_an_include_of_its_own_and_no_secrets():
+def test_a_service_names_an_allowed_command_and_an_include_of_its_own_and_no_secrets():
     spec = restart_spec(
         "mariadb",
         "service",
-        {"command": ["/bin/systemctl", "restart", "mariadb"], "include": "/etc/my.cnf.d/99-b.cnf"},
+        {"command": "systemd", "values": {"unit": "mariadb"}, "include": "/etc/my.cnf.d/99-b.cnf"},
     )
-    assert spec is not None and spec.command[0] == "/bin/systemctl"
-    with pytest.raises(InvalidInput, match="a list"):
+    assert spec is not None and spec.command == ("/bin/systemctl", "restart", "mariadb")
+    with pytest.raises(InvalidInput, match="not one of the restart commands"):
         restart_spec("mariadb", "service", {"command": "systemctl restart mariadb"})
     with pytest.raises(InvalidInput, match="no secrets"):
         restart_spec(
@@ -47,7 +60,7 @@ def test_a_service_has_an_argv_and_an_include_of_its_own_and_no_secrets():
 
 
 def test_a_service_may_name_its_error_log_by_an_absolute_path():
-    service = {"command": ["/usr/bin/pg_ctlcluster", "15", "main", "restart"],
+    service = {"command": "pg_cluster", "values": {"version": "15", "cluster": "main"},
                "include": "/etc/postgresql/15/main/conf.d/99-benchdash.conf"}  # fmt: skip
     spec = restart_spec("postgresql", "service", service)
     assert spec is not None and spec.log == ""

@@ -169,11 +169,12 @@ def test_preflight_rehearses_the_restart_path_on_the_server_host_changing_nothin
     assert status == "ok", message
     assert f"write {include} and run /bin/sh" in message
     assert f"a failed start's error read from {remote_managed.error_log}" in message
-    service.restart_config["include"] = "/no-such-folder/99-benchdash.cnf"
+    missing_folder = remote_managed.dir / "no-such-folder" / "99-benchdash.cnf"
+    service.restart_config["include"] = str(missing_folder)
     service.save()
     status, message = restart_check(plan_preflight(plan=plan), service.name)
     assert status == "failed"
-    assert "/no-such-folder/99-benchdash.cnf cannot be written on server host db-host" in message
+    assert f"{missing_folder} cannot be written on server host db-host" in message
 
     commands = sent.read_text()
     assert "for p do" in commands  # the binary looked for there

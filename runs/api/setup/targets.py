@@ -1,4 +1,5 @@
-"""Targets: list, create, read, update, delete. The password is write-only."""
+"""Targets: list, create, read, update, delete. The password is write-only; the restart
+mode, restart config and server host are set or changed by who may manage restarts."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from runs.api.common import OWNED, SECRET_STYLE, JSONModelBody, assign, request_
 from runs.models import (
     Target,
 )
-from runs.services import definitions
+from runs.services import definitions, permissions
 
 
 class TargetSerializer(JSONModelBody[Target]):
@@ -60,6 +61,7 @@ class TargetList(generics.ListCreateAPIView[Target]):
 
     def perform_create(self, serializer: BaseSerializer[Target]) -> None:
         target = Target(**serializer.validated_data, created_by=request_user(self.request))
+        permissions.require_restarts(self.request.user, target)
         serializer.instance = definitions.target_save(target=target)
 
 
@@ -72,4 +74,5 @@ class TargetDetail(generics.RetrieveUpdateDestroyAPIView[Target]):
         values = dict(serializer.validated_data)
         password = values.pop("password", None)
         target = assign(serializer.instance, values)
+        permissions.require_restarts(self.request.user, target)
         definitions.target_save(target=target, password=password)

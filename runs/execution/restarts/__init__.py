@@ -4,6 +4,12 @@ stops itself, or a service with a restart command and an include benchdash owns)
 
     spec.py        the target's restart config and a restart's options, checked (pure):
                    no path, include or secret ever reaches a server's config or argv
+    allowed.py     what the operator allowed (pure): restart commands as argv templates
+                   whose placeholders a target fills with one word each, include folders,
+                   install roots; a target's command, include and installs checked by them
+    operator.py    the operator's settings read (BENCHDASH_RESTART_*), a target's restart
+                   config checked against them, a service's include read and written only
+                   inside the operator's folders, links resolved on the server's machine
     processes.py   the server processes on the database server's machine: a managed
                    instance stopped and started, a service's error log read from where a
                    restart began, the server's own error line

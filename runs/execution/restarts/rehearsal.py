@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from runs import targets
+from runs.errors import InvalidInput
 from runs.execution.preflight.report import FAILED, OK, WARNING, PreflightReport
 from runs.execution.restarts import processes
+from runs.execution.restarts.operator import include_problem, target_restart_spec
 from runs.execution.restarts.processes import RestartFailed
 from runs.execution.restarts.restarter import _restart_names
-from runs.execution.restarts.spec import Install, RestartSpec, restart_names, restart_spec
+from runs.execution.restarts.spec import Install, RestartSpec, restart_names
 from runs.loadhosts import ServerShell, ShellError
 from runs.models import Target
 
@@ -45,7 +47,11 @@ def check_restarts(
     if refused := processes.shell_refused(target):
         report.add(target.name, CHECK, FAILED, refused)
         return
-    spec = restart_spec(target.engine, target.restart_mode, target.restart_config)
+    try:  # the operator's settings of now: a command or folder may have been taken back
+        spec = target_restart_spec(target)
+    except InvalidInput as e:
+        report.add(target.name, CHECK, FAILED, f"the target's restart config: {e}")
+        return
     assert spec is not None
     shell = processes.target_shell(target)
     try:
@@ -87,7 +93,9 @@ def path_problems(shell: ServerShell, engine: str, spec: RestartSpec) -> list[st
     if not shell.test(spec.command[0], "x"):
         problems.append(f"{spec.command[0]} is not an executable program on {where}")
     folder = spec.include.rsplit("/", 1)[0] or "/"
-    if not shell.test(folder, "w") or (
+    if outside := include_problem(shell, spec):
+        problems.append(outside)
+    elif not shell.test(folder, "w") or (
         shell.test(spec.include, "e") and not shell.test(spec.include, "w")
     ):
         problems.append(f"{spec.include} cannot be written on {where}")

@@ -21,6 +21,7 @@ from django.utils import timezone
 from runs import targets
 from runs.errors import InvalidInput
 from runs.execution.restarts import processes
+from runs.execution.restarts.operator import include_read, include_write, target_restart_spec
 from runs.execution.restarts.processes import RestartFailed
 from runs.execution.restarts.spec import (
     Install,
@@ -29,7 +30,6 @@ from runs.execution.restarts.spec import (
     mismatches,
     restart_names,
     restart_options,
-    restart_spec,
 )
 from runs.execution.restarts.stages import restart_label, restart_stage
 from runs.execution.stream.heartbeat import BatchStopped
@@ -76,11 +76,7 @@ class Restarts:
         target = self.target
         self.broken = ""  # a restart config stored before its checks: no restart with it
         try:
-            self.spec = (
-                restart_spec(target.engine, target.restart_mode, target.restart_config)
-                if target is not None
-                else None
-            )
+            self.spec = target_restart_spec(target) if target is not None else None
         except InvalidInput as e:
             self.spec, self.broken = None, f"the target's restart config: {e}"
         if self.spec is not None and target is not None:
@@ -197,7 +193,7 @@ class Restarts:
             original["install"] = install.label
             basedir, binary = install.basedir, self._binary(install)
         else:
-            original["include"] = self.shell.read(self.spec.include)
+            original["include"] = include_read(self.shell, self.spec)
         # A service's own error log, asked while it runs: a start that fails says why there.
         error_log = (self.spec.log or facts.error_log) if self.spec.mode == "service" else ""
         self._set_state(mode=self.spec.mode, original=original, running=None,
@@ -265,7 +261,7 @@ class Restarts:
                 self._set_state(pid=pid, basedir=install.basedir, binary=binary)
                 version = self._wait(timeout, pid=pid, install=install)
             else:
-                self.shell.write_whole(self.spec.include, include_text(self.target.engine, options))
+                include_write(self.shell, self.spec, include_text(self.target.engine, options))
                 version = self._service_restart(timeout)
             self._set_state(version=version)
             return version
@@ -336,7 +332,7 @@ class Restarts:
         tick, self.tick = self.tick, self._beat_only(self.tick)
         try:
             if self.spec is not None and self.spec.mode == "service":
-                self.shell.write_whole(self.spec.include, original.get("include"))
+                include_write(self.shell, self.spec, original.get("include"))
                 self._show_and(lambda: self._service_restart(self.spec.timeout_s))  # type: ignore[union-attr]
             else:
                 self._start(original.get("install", ""), Options(), "putting the original back")

@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 
 from runs.errors import InvalidInput
 from runs.execution.restarts import credentials
+from runs.execution.restarts.allowed import (
+    Allowed,
+    include_checked,
+    install_path_checked,
+    service_argv,
+)
 
 DEFAULT_TIMEOUT_S = 120
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
@@ -58,8 +64,9 @@ class Install:
 class RestartSpec:
     mode: str  # "managed" or "service"
     installs: tuple[Install, ...] = ()
-    command: tuple[str, ...] = ()  # service: the restart command, an argv list
+    command: tuple[str, ...] = ()  # service: the operator's restart command, its argv
     include: str = ""  # service: the one file benchdash writes
+    include_dirs: tuple[str, ...] = ()  # service: the operator's folders it must be in
     log: str = ""  # service: its error log, when the server does not say where it is
     timeout_s: int = DEFAULT_TIMEOUT_S
 
@@ -84,9 +91,12 @@ class Options:
         return dict(self.pairs)
 
 
-def restart_spec(engine: str, mode: str, config: object) -> RestartSpec | None:
-    """The restart config of a target checked (InvalidInput naming restart_config); None
-    for a target that never restarts (and then the config must be empty)."""
+def restart_spec(
+    engine: str, mode: str, config: object, *, allowed: Allowed
+) -> RestartSpec | None:
+    """The restart config of a target checked against what the operator `allowed`
+    (InvalidInput naming restart_config); None for a target that never restarts (and then
+    the config must be empty)."""
     if not mode:
         if config:
             raise InvalidInput("restart_config", "give a restart mode, or leave this empty")
@@ -99,22 +109,20 @@ def restart_spec(engine: str, mode: str, config: object) -> RestartSpec | None:
         raise InvalidInput("restart_config", "timeout_s must be 5 to 3600 seconds")
     if mode == "managed":
         _only(config, {"installs", "timeout_s"})
-        return RestartSpec(mode, installs=_installs(config.get("installs")), timeout_s=timeout)
+        installs = _installs(config.get("installs"))
+        for install in installs:
+            for what in ("basedir", "datadir", "config"):
+                if path := getattr(install, what):
+                    install_path_checked(allowed, path, f"install {install.label}: {what}")
+        return RestartSpec(mode, installs=installs, timeout_s=timeout)
     if mode == "service":
-        _only(config, {"command", "include", "log", "timeout_s"})
-        command = config.get("command")
-        if not isinstance(command, list) or not command:
-            raise InvalidInput(
-                "restart_config", "command must be a list: the program, its arguments"
-            )
-        argv = tuple(_text(x, "command") for x in command)
-        _path(argv[0], "command")
-        include = _path(config.get("include"), "include")
+        _only(config, {"command", "values", "include", "log", "timeout_s"})
+        argv = service_argv(allowed, config.get("command"), config.get("values"))
         suffix = ".conf" if engine == "postgresql" else ".cnf"
-        if not include.endswith(suffix):
-            raise InvalidInput("restart_config", f"the include must be a {suffix} file of its own")
+        include = include_checked(allowed, config.get("include"), suffix)
         log = _path(config["log"], "log") if config.get("log") else ""
-        return RestartSpec(mode, command=argv, include=include, log=log, timeout_s=timeout)
+        return RestartSpec(mode, command=argv, include=include, log=log, timeout_s=timeout,
+                           include_dirs=allowed.include_dirs)  # fmt: skip
     raise InvalidInput("restart_mode", f"{mode!r} is not managed or service")
 
 

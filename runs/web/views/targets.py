@@ -17,6 +17,12 @@ from runs.web.forms import (
 )
 from runs.web.views.common import request_user, show_model_errors, show_protected, show_refusal
 
+# Said beside the restart fields a user may not set: who may, and how to become one.
+WHO_RESTARTS = (
+    "The server host, restart mode and restart config are set by staff, or by a user or "
+    "group granted the permission runs.manage_restarts, only: a restart runs commands on "
+    "the server's machine. Ask one of them (an administrator grants it in the admin)."
+)
 TARGET_MOVED = (
     "The stored password was removed: the target points to another server or account now. "
     "Give its password again."
@@ -32,14 +38,18 @@ def target_edit(request: HttpRequest, target_id: int | None = None) -> HttpRespo
     if target.pk:
         permissions.require(request.user, "change", target)
     had_password = bool(target.password)
-    form = TargetForm(request.POST or None, instance=target)
+    may_restart = permissions.may_manage_restarts(request.user)
+    form = TargetForm(request.POST or None, instance=target, may_restart=may_restart)
     if request.method == "POST" and form.is_valid():
         given = form.new_password()
         try:
             saved = form.save(commit=False)
             if saved.pk is None:
                 saved.created_by = request_user(request)
+            permissions.require_restarts(request.user, saved)
             saved = definitions.target_save(target=saved, password=given)
+        except permissions.NotAllowed as e:
+            form.add_error(e.field if e.field in form.fields else None, e.message)
         except InvalidInput as e:
             show_refusal(form, e)
         except DjangoValidationError as e:
@@ -49,7 +59,11 @@ def target_edit(request: HttpRequest, target_id: int | None = None) -> HttpRespo
             if had_password and given is None and not saved.password:
                 messages.warning(request, TARGET_MOVED)
             return redirect("target_detail", target_id=saved.pk)
-    return render(request, "runs/target_form.html", {"form": form, "target": target})
+    return render(
+        request,
+        "runs/target_form.html",
+        {"form": form, "target": target, "who_restarts": None if may_restart else WHO_RESTARTS},
+    )
 
 
 def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
