@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "frozen": 0,  # a batch's frozen plan, read from its params
     "columns": 0,  # typed readers of the other JSON columns
     "bidi": 0,  # bidirectional controls in user text, shown instead of obeyed
+    "credentials": 0,  # settings that hold a credential, by name and value
     "json_text": 0,  # JSON text by orjson, with the standard library's values
     "db_rows": 0,  # model instances from rows read with a written-out SELECT
     "sysbench": 1,
@@ -51,7 +52,7 @@ LAYERS: dict[str, int] = {
 }
 PURE = {"sysbench", "analysis"}
 # Bottom modules that import nothing of runs, no Django and no I/O: pure code may use them.
-PURE_BOTTOM = {"errors", "frozen", "columns", "bidi"}
+PURE_BOTTOM = {"errors", "frozen", "columns", "bidi", "credentials"}
 # Within the middle layer, the pure packages stand below the I/O boundaries.
 SIDEWAYS_FORBIDDEN = {
     ("targets", "loadhosts"),

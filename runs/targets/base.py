@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from runs.credentials import variables_shown
 from runs.errors import InvalidInput
 from runs.targets.postgres_privileges import MissingPrivilege
 
@@ -56,9 +57,16 @@ class SettingNotApplied(TargetError):
 
 @dataclass(frozen=True)
 class ServerInfo:
+    """A server's version and variables, recorded with the batch: a credential's value
+    hidden (MariaDB shows report_password as set; PostgreSQL primary_conninfo to a
+    superuser)."""
+
     version: str
     variables: dict[str, str]
     details: dict[str, Any] = field(default_factory=dict)  # recorded with the batch, as is
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "variables", variables_shown(self.variables))
 
     @property
     def log_bin(self) -> bool:
@@ -110,6 +118,9 @@ class Applied:
 
     verified: dict[str, str]
     variables: dict[str, str]
+
+    def __post_init__(self) -> None:  # compared with server_info()'s: hidden alike
+        object.__setattr__(self, "variables", variables_shown(self.variables))
 
 
 @dataclass(frozen=True)

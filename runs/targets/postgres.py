@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from runs.credentials import variables_shown
 from runs.sysbench.command import Connection
 from runs.targets import inside
 from runs.targets.base import (
@@ -82,9 +83,11 @@ class PostgresTarget:
         rows = self._settings()
         variables = settings_shown(rows)
         pg_settings = {
-            str(name): {"setting": setting, "unit": unit, "source": source}
+            # a credential's value never kept (primary_conninfo's password): as ServerInfo's
+            str(name): {"setting": variables_shown({name: setting})[name], "unit": unit,
+                        "source": source}
             for name, setting, unit, source, _ in rows
-        }
+        }  # fmt: skip
         # hidden from both, and what decides whether ALTER SYSTEM and reserved slots are ours
         variables.setdefault("is_superuser", str(self._scalar("SHOW is_superuser")))
         return ServerInfo(

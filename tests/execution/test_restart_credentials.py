@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from runs.credentials import HIDDEN, secret_name, secret_value, variables_shown
 from runs.errors import InvalidInput
-from runs.execution.restarts.credentials import secret_name, secret_value
 from runs.execution.restarts.processes import server_argv
 from runs.execution.restarts.spec import (
     MAX_SNIPPET_OPTIONS,
@@ -64,6 +64,9 @@ def test_a_name_that_says_it_holds_a_credential_is_one(name):
         "innodb_ft_min_token_size",
         "innodb_ft_max_token_size",
         "innodb_force_primary_key",
+        "have_rtree_keys",
+        "max_index_keys",
+        "pre_auth_delay",
         "password_encryption",
         "strict_password_validation",
         "authentication_timeout",
@@ -80,6 +83,15 @@ def test_a_value_that_reads_as_user_and_password_is_one_a_time_or_an_offset_is_n
     assert secret_value("root:hunter2") and secret_value("'sst_user:x'")
     for value in ("+01:00", "12:30", "O_DIRECT", "32M", "scram-sha-256", "ON"):
         assert not secret_value(value), value
+
+
+def test_a_servers_variables_are_kept_with_a_credentials_value_hidden():
+    variables = {"report_password": SECRET, "wsrep_sst_auth": "", "key_buffer_size": "8388608"}
+    assert variables_shown(variables) == {
+        "report_password": HIDDEN,
+        "wsrep_sst_auth": "",  # none set: nothing to hide
+        "key_buffer_size": "8388608",
+    }
 
 
 @pytest.mark.parametrize(

@@ -345,3 +345,23 @@ def test_the_sampler_thread_reads_when_nudged_and_on_its_own_when_no_line_comes(
     assert times[2] - times[1] >= 2.5  # a quarter of an interval late
     assert sampler.error == ""
     assert all("db_xact_commit" in values for _, values in readings)
+
+
+def test_a_credential_the_server_shows_is_kept_hidden_with_the_batch(
+    postgres_server, pg_target, clean_auto_conf
+):
+    secret = "Hunter2-pg"
+    with postgres_server.connect() as db:  # a standby's conninfo, as a superuser reads it
+        db.execute(f"ALTER SYSTEM SET primary_conninfo = 'host=10.0.0.9 password={secret}'")
+        db.execute("SELECT pg_reload_conf()")
+    wait_until(lambda: secret in show(postgres_server, "primary_conninfo"), 30, "the reload")
+
+    with targets.connect(targets.connection_of(pg_target)) as db:
+        info = db.server_info()
+
+    assert info.variables["primary_conninfo"] == "********"
+    assert info.details["pg_settings"]["primary_conninfo"]["setting"] == "********"
+    assert secret not in repr(info)
+    # settings whose names only look like a credential's are kept as they are
+    assert info.variables["password_encryption"] == "scram-sha-256"
+    assert info.variables["shared_buffers"] == show(postgres_server, "shared_buffers")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runs.errors import InvalidInput
-from runs.execution.restarts import credentials
+from runs import credentials
 from runs.execution.restarts.allowed import (
     Allowed,
     include_checked,

@@ -1,8 +1,10 @@
-"""What a restart's options never hold: a credential. A config snippet or a restart-only
-setting is a setting shown on the plan, kept in the batch and written where the server
-reads it; a password, a key or a token in it would be shown, kept and written too. A name
-is refused by its words (`report_password`, `wsrep_sst_auth`, `*_key`), a value that reads
-as `user:password`; the refusal names the option, never its value. Pure.
+"""Settings that hold a credential, told by their names and values. A restart's options
+(a config snippet, a restart-only setting) are shown on the plan, kept in the batch and
+written where the server reads it: one whose name says it holds a credential
+(`report_password`, `wsrep_sst_auth`, `*_key`) or whose value reads as `user:password` is
+refused, named without its value (runs/execution/restarts/spec.py). A server's own
+variables recorded with a batch keep such a setting's name, never its value
+(runs/targets). Pure: no Django, imported by every layer.
 """
 
 from __future__ import annotations
@@ -24,16 +26,18 @@ SECRET_PARTS = ("password", "passwd", "secret", "token", "credential")
 # id or age (`innodb_default_encryption_key_id`), settings like any other.
 KEY_WORDS = ("key", "keys")
 # Settings whose names read as a credential's and that hold none (a number, a switch, a
-# hash's name): every one of MariaDB 10.11's and PostgreSQL 15's option lists that the
-# words above catch, but for those that do hold one (report_password, wsrep_sst_auth,
-# ssl_key, krb_server_keyfile, primary_conninfo, ssl_passphrase_command); and MySQL's
-# ngram_token_size.
+# hash's name): all those the words above catch among MariaDB 10.11's variables and
+# options and PostgreSQL 15's pg_settings, but for those that do hold one or name where
+# one is (report_password, wsrep_sst_auth, ssl_key, krb_server_keyfile, primary_conninfo,
+# ssl_passphrase_command); and MySQL's ngram_token_size.
 NOT_SECRETS = frozenset(
     {
         "max_seeks_for_key", "innodb_ft_min_token_size", "innodb_ft_max_token_size",
-        "ngram_token_size", "innodb_force_primary_key", "password_encryption",
-        "default_password_lifetime", "disconnect_on_expired_password", "max_password_errors",
-        "old_passwords", "secure_auth", "show_slave_auth_info", "strict_password_validation",
+        "ngram_token_size", "innodb_force_primary_key", "have_rtree_keys", "max_index_keys",
+        "password_encryption", "default_password_lifetime", "disconnect_on_expired_password",
+        "max_password_errors", "old_passwords", "secure_auth", "show_slave_auth_info",
+        "strict_password_validation", "pre_auth_delay", "post_auth_delay",
+        "ssl_passphrase_command_supports_reload",
     }
 )  # fmt: skip
 # `root:hunter2` (MariaDB's wsrep_sst_auth), not a time zone's offset `+01:00` nor `12:30`.
@@ -70,3 +74,14 @@ def secret_line(name: str, value: str) -> str:
     if secret_value(value):
         return f"{shown} = …: its value reads as user:password"
     return ""
+
+
+HIDDEN = "********"  # as MariaDB shows wsrep_sst_auth
+
+
+def variables_shown(variables: dict[str, str]) -> dict[str, str]:
+    """A server's variables as a batch keeps them: a credential's value hidden (a server
+    shows report_password, and primary_conninfo to a superuser, as they are set)."""
+    return {
+        name: HIDDEN if secret_name(name) and value else value for name, value in variables.items()
+    }
