@@ -193,7 +193,8 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 class RunDetailSerializer(RunSerializer):
     environment = serializers.SerializerMethodField(
         help_text="Where the run ran: its batch's environment, with the server variables as "
-        "they were once this run's settings were applied."
+        "they were once this run's settings were applied. A variable that holds a credential "
+        "(report_password, primary_conninfo) keeps its name, its value shown as ********."
     )
     changed_variables = serializers.SerializerMethodField(
         help_text="The server variables this run saw differ from its batch's snapshot."

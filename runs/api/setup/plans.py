@@ -82,7 +82,10 @@ class PlanSerializer(JSONModelBody[Plan]):
     server_settings = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField(max_length=256), min_length=1),
         required=False,
-        help_text='Server settings axes, e.g. {"innodb_flush_log_at_trx_commit": ["1", "2"]}.',
+        help_text='Server settings axes, e.g. {"innodb_flush_log_at_trx_commit": ["1", "2"]}. '
+        "Settings, never secrets: a restart-only setting whose name says it holds a credential "
+        "(report_password, wsrep_sst_auth, *_key) or whose value reads as user:password is "
+        "refused, named without its value.",
     )
     tests = serializers.ListField(
         child=serializers.DictField(child=serializers.JSONField()),

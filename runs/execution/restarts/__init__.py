@@ -3,7 +3,9 @@ target that opted in (`Target.restart_mode`: a managed instance benchdash starts
 stops itself, or a service with a restart command and an include benchdash owns).
 
     spec.py        the target's restart config and a restart's options, checked (pure):
-                   no path, include or secret ever reaches a server's config or argv
+                   no path, include or credential (runs/credentials.py) ever reaches a
+                   server's config; a managed instance's options file, which includes
+                   its install's config
     allowed.py     what the operator allowed (pure): restart commands as argv templates
                    whose placeholders a target fills with one word each, include folders,
                    install roots; a target's command, include and installs checked by them
@@ -11,8 +13,9 @@ stops itself, or a service with a restart command and an include benchdash owns)
                    config checked against them, a service's include read and written only
                    inside the operator's folders, links resolved on the server's machine
     processes.py   the server processes on the database server's machine: a managed
-                   instance stopped and started, a service's error log read from where a
-                   restart began, the server's own error line
+                   instance stopped and started, its options in that file (0600, its
+                   owner's), never on its command line; a service's error log read from
+                   where a restart began, the server's own error line
     restarter.py   a batch's restarts before its cells, verified, rolled back when a
                    config does not start, the original put back at the end (and by the
                    sweeper after a crash, from Batch.servers)
