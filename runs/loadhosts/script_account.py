@@ -26,15 +26,18 @@ import signal
 import stat
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from runs.errors import ExecutorError
 
 _SCRIPTS_DIR = "benchdash-scripts"  # the private directories' parent, in the temp directory
 # Where every account may write: what the scripts' account leaves there is removed.
 _SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - swept, never written
+_GONE_WITHIN_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class ScriptAccount:
             pass  # reaped already: its group id may be another's now, not signalled
         else:
             end_group(popen.pid)
+            # Until they are gone: a member's own children are orphaned only then.
+            _kill_until_gone(lambda: [p.pid for p in _processes() if p.pgrp == popen.pid])
         self.sweep()
 
     def sweep(self) -> None:
@@ -87,8 +92,9 @@ class ScriptAccount:
         removed: nothing of a script outlives it (the account runs nothing else)."""
         if self.uid is None:
             return  # the service's own user: its other processes and files are not ours
-        for pid in _orphans_of(self.uid):
-            _signal(pid, signal.SIGKILL)
+        uid = self.uid
+        # A killed orphan's children are orphans in turn: looked for until none is left.
+        _kill_until_gone(lambda: [p.pid for p in _processes() if p.uid == uid and p.ppid == 1])
         for directory in dict.fromkeys((tempfile.gettempdir(), *_SHARED_TMP)):
             _remove_owned(Path(directory), self.uid)
 
@@ -156,27 +162,43 @@ def _scripts_root() -> Path:
     return root
 
 
-def _orphans_of(uid: int) -> list[int]:
-    """The account's processes whose parent is gone (adopted by PID 1): a script's
-    children that left their group. A running script is the child of a service."""
-    found = []
+class _Process(NamedTuple):
+    pid: int
+    uid: int
+    ppid: int
+    pgrp: int
+
+
+def _processes() -> Iterator[_Process]:
+    """The machine's live processes (zombies have exited: not counted). An orphan is
+    adopted by PID 1: a running script is always the child of a service or of a script."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            fields = dict(
-                line.split(":", 1) for line in Path(entry.path, "status").read_text().splitlines()
+            text = Path(entry.path, "status").read_text()
+            fields = dict(line.split(":", 1) for line in text.splitlines())
+            if fields["State"].split()[0] in ("Z", "X"):
+                continue
+            yield _Process(
+                int(entry.name),
+                int(fields["Uid"].split()[0]),
+                int(fields["PPid"]),
+                int(fields["NSpgid"].split()[0]),
             )
-        except (OSError, ValueError):
+        except (OSError, ValueError, KeyError):
             continue  # gone meanwhile
-        if int(fields["Uid"].split()[0]) == uid and int(fields["PPid"]) == 1:
-            found.append(int(entry.name))
-    return found
 
 
-def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
+def _kill_until_gone(find: Callable[[], list[int]]) -> None:
+    """SIGKILL to what `find` finds, again until it finds nothing (a killed process takes
+    a moment to exit, longer on a loaded machine), for at most _GONE_WITHIN_S."""
+    deadline = time.monotonic() + _GONE_WITHIN_S
+    while (found := find()) and time.monotonic() < deadline:
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.02)
 
 
 def _remove_owned(directory: Path, uid: int) -> None:

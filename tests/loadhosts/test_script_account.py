@@ -49,10 +49,20 @@ for _, path in ipairs({WRITES}) do
   if f then f:write(marker); f:close(); print("benchdash-wrote: " .. path)
   else print("benchdash-refused: " .. path) end
 end
--- A child holding sysbench's stdout, one leaving for a session of its own, and one whose
--- pid is printed: none may outlive the script.
+-- A child holding sysbench's stdout, one leaving for a session of its own, one there
+-- with children of its own (orphaned in turn when it goes), and one whose pid is printed:
+-- none may outlive the script.
 os.execute("MARK=" .. marker .. " sleep 300 &")
-os.execute("MARK=" .. marker .. " setsid sleep 300 >/dev/null 2>&1 &")
+local mark, quiet = "MARK=" .. marker, " >/dev/null 2>&1 &"
+os.execute(mark .. " setsid sh -c 'echo $$ >alone.pid; exec sleep 300'" .. quiet)
+os.execute(mark .. " setsid sh -c 'sleep 300 & echo $$ >chain.pid; sleep 300'" .. quiet)
+-- Once they wrote their pid they left the group: the script ends only then.
+for _, name in ipairs({"alone.pid", "chain.pid"}) do
+  for _ = 1, 600 do
+    local f = io.open(name) if f then f:close() print("benchdash-left-group: " .. name) break end
+    os.execute("sleep 0.05")
+  end
+end
 local child = io.popen("MARK=" .. marker .. " sleep 300 >/dev/null 2>&1 & echo $!")
 print("benchdash-child: " .. child:read("*l"))
 child:close()
@@ -138,6 +148,7 @@ def assert_it_found_and_left_nothing(
         assert f"benchdash-refused: {path}" in lines
     for path in places["writes"]:  # and what it wrote in /tmp is gone with it
         assert not path.exists(), path
+    assert "benchdash-left-group: alone.pid" in lines and "benchdash-left-group: chain.pid" in lines
     child = next(line.split(": ")[1] for line in lines if line.startswith("benchdash-child:"))
     assert int(child) > 0
     assert none_left(marker) == []
