@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from runs.errors import InvalidInput
 from runs import credentials
+from runs.errors import InvalidInput
 from runs.execution.restarts.allowed import (
     Allowed,
     include_checked,
