@@ -3,7 +3,8 @@ its command line (which every account of the machine reads in ps): a private mar
 a private PostgreSQL started by the restart path (processes.server_launch) with a config
 snippet's options, each option taken, the install's own config still read, the process's
 command line without them, the file 0600 and its server's; the original started again
-without the file. And a batch with a snippet puts the original back and leaves no file."""
+without the file; the install's own credential (report_password) hidden in the variables
+a batch keeps. And a batch with a snippet puts the original back and leaves no file."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from runs import targets
+from runs.credentials import HIDDEN
 from runs.execution.restarts.processes import server_launch, server_stop
 from runs.execution.restarts.spec import Install, Options, restart_options
 from runs.loadhosts import server_shell
-from runs.models import Status
+from runs.models import Status, Target
 from runs.services import batches
 from tests.execution.test_restarts import make_plan, managed_instance, managed_target
 from tests.execution.test_restarts_postgres import own_instance, show
@@ -26,6 +29,7 @@ from tests.servers import PrivateMariaDB, PrivatePostgres
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
+REPORT_PASSWORD = "Repl1ca-report-pw"
 SNIPPET = "[mysqld]\n# a comment\ninnodb_flush_method = fsync\nkey_buffer_size = 9M\n"
 
 
@@ -66,6 +70,8 @@ def test_a_managed_mariadbs_options_are_in_a_file_only_its_owner_reads(managed):
     )
     assert global_variable(managed, "innodb_flush_method") == "O_DIRECT"  # 10.11's default
     managed.stop_server()  # the original, as a restart stops it
+    with (managed.dir / "my.cnf").open("a") as config:  # the owner's own credential
+        config.write(f"report_password = {REPORT_PASSWORD}\n")
 
     pid, _ = server_launch(shell, "mariadb", install, port=managed.port,
                            socket=managed.socket, options=options)  # fmt: skip
@@ -86,6 +92,20 @@ def test_a_managed_mariadbs_options_are_in_a_file_only_its_owner_reads(managed):
         assert stat.st_mode & 0o777 == 0o600
         # its owner: the data directory's, who runs the server
         assert stat.st_uid == managed.datadir.stat().st_uid == os.stat(f"/proc/{pid}").st_uid
+        # The install's credential is the server's, never what a batch keeps of it.
+        assert global_variable(managed, "report_password") == REPORT_PASSWORD
+        target = Target(
+            engine="mariadb",
+            host=managed.host,
+            port=managed.port,
+            database="sbtest",
+            user=managed.user,
+            password=managed.password,
+        )
+        with targets.connect(targets.connection_of(target)) as db:
+            info = db.server_info()
+        assert info.variables["report_password"] == HIDDEN
+        assert REPORT_PASSWORD not in repr(info)
     finally:
         server_stop(shell, pid, "mariadb", 60)
 
