@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -99,12 +100,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _tier_holds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pure or database test starts no process (its tier would be a lie); the others
-    get this slot's Redis, started at the first of them."""
-    if request.node.get_closest_marker("servers") or request.node.get_closest_marker("browser"):
+    get this slot's Redis, started at the first of them. A test on the database leaves
+    nobody connected to it."""
+    heavy = request.node.get_closest_marker("servers") or request.node.get_closest_marker("browser")
+    if heavy or request.node.get_closest_marker("database"):
         isolation.start_redis()
+    if "django_db_setup" in request.fixturenames:
+        request.getfixturevalue("_nobody_left_on_the_database")
+        blocker = request.getfixturevalue("django_db_blocker")
+        request.addfinalizer(lambda: _no_connection_left_by_the_test(blocker))
+    if heavy:
         return
-    if request.node.get_closest_marker("database"):
-        isolation.start_redis()
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError(
@@ -113,6 +119,38 @@ def _tier_holds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
         )
 
     monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+@pytest.fixture(scope="session")
+def _nobody_left_on_the_database(django_db_setup: None) -> Iterator[None]:
+    """Torn down just before the test database is dropped: a connection still open to it
+    then (a thread or a process a test left) would make the drop fail; it is named."""
+    yield
+    from django.db import connection, connections
+
+    connections.close_all()
+    name = str(connection.settings_dict["NAME"])
+    for holder in isolation.connected_to(connection.settings_dict, name):
+        warnings.warn(pytest.PytestWarning(f"{name} in use at its drop: {holder}"), stacklevel=1)
+
+
+def _no_connection_left_by_the_test(blocker: Any) -> None:
+    """After a test and its fixtures, nobody but this thread is on the test database: a
+    connection a test leaves open (a thread, a process) is named at the test that left it,
+    not found at the end of the run when the database cannot be dropped."""
+    from django.db import connection
+
+    with blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_backend_pid(), count(*) FILTER (WHERE pid <> pg_backend_pid())"
+            " FROM pg_stat_activity WHERE datname = current_database()"
+        )
+        mine, others = cursor.fetchone()
+    if others:
+        name = str(connection.settings_dict["NAME"])
+        for holder in isolation.connected_to(connection.settings_dict, name, besides=mine):
+            left = pytest.PytestWarning(f"the test left {name} in use: {holder}")
+            warnings.warn(left, stacklevel=1)
 
 
 def pytest_configure(config: pytest.Config) -> None:

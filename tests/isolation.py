@@ -132,3 +132,72 @@ def drop_databases_of_gone_runs(connection_settings: Mapping[str, object], name:
 
 def _run_alive(pid: int) -> bool:
     return servers._pid_alive(pid) and "pytest" in servers._cmdline(pid)
+
+
+def connected_to(
+    connection_settings: Mapping[str, object], database: str, besides: int = 0
+) -> list[str]:
+    """Who is connected to `database` besides the caller's connections (this one and the
+    backend `besides`), one line each:
+    the process that holds the socket (this pytest process with its live threads, or
+    another program) and the last statement it ran. A connection left here makes the
+    run's teardown fail to drop the database ("being accessed by other users")."""
+    import psycopg
+
+    with psycopg.connect(
+        host=str(connection_settings["HOST"]),
+        port=str(connection_settings["PORT"]),
+        user=str(connection_settings["USER"]),
+        password=str(connection_settings["PASSWORD"] or ""),
+        dbname="postgres",
+        autocommit=True,
+        connect_timeout=10,
+    ) as db:
+        rows = db.execute(
+            "SELECT pid, client_port, state, backend_start, left(query, 200)"
+            " FROM pg_stat_activity WHERE datname = %s AND pid NOT IN (pg_backend_pid(), %s)",
+            (database, besides),
+        ).fetchall()
+    return [
+        f"backend {pid} ({state}, since {started:%H:%M:%S}) for {_port_owner(port)}: {query!r}"
+        for pid, port, state, started, query in rows
+    ]
+
+
+def _port_owner(port: int | None) -> str:
+    """The local process whose TCP socket has source port `port` (read from /proc)."""
+    if port is None or port < 0:
+        return "a Unix socket"
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{fields[9]}]")
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        if any(_link(fd) in inodes for fd in _entries(fd_dir)):
+            return _describe_process(int(fd_dir.parent.name))
+    return f"port {port}, no process of this machine found"
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []  # gone, or not ours to read
+
+
+def _link(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""  # closed meanwhile (the listing's own descriptor)
+
+
+def _describe_process(pid: int) -> str:
+    if pid != os.getpid():
+        return f"process {pid}: {servers._cmdline(pid)[:200]}"
+    import threading
+
+    names = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    return f"this pytest process {pid}, its threads now: {', '.join(names) or 'none'}"

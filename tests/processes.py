@@ -126,9 +126,14 @@ class AsgiServer:
             stderr=subprocess.STDOUT,
             preexec_fn=_child_setup(),
         )
+        self._log_path = log
         wait_until(self._answers, timeout=30, what=f"uvicorn on port {self.port}")
 
     def _answers(self) -> bool:
+        code = self.process.poll()
+        if code is not None:  # no use waiting for a server that is gone: say why
+            tail = self._log_path.read_text(errors="replace")[-2000:]
+            raise AssertionError(f"uvicorn exited with {code} before answering: {tail}")
         with socket.socket() as s:
             return s.connect_ex(("127.0.0.1", self.port)) == 0
 

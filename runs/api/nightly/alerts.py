@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from runs.api.nightly.notes import AnnotationSerializer
 from runs.models import Alert, Annotation, Plan
 from runs.services import permissions
-from runs.services.nightly import alerts
+from runs.services.nightly import alerts, confirming
 
 STATUSES = [*Alert.State.values, alerts.UNCONFIRMED]
 
@@ -55,6 +55,15 @@ class AlertSerializer(serializers.ModelSerializer[Alert]):
     )
     night_created_at = serializers.DateTimeField(source="batch.created_at", read_only=True)
     confirmation_status = serializers.SerializerMethodField()
+    confirmation_due = serializers.SerializerMethodField(
+        help_text="When the re-run's answer is due: the night's end plus the runs it plans "
+        "(3 a flagged cell, each its duration and an allowance); later when a marginal step "
+        "made it add repeats. Null once the alert is judged."
+    )
+    waiting_for = serializers.SerializerMethodField(
+        help_text="What the re-run waits for now: the batch or worker it is queued behind, "
+        "its runs done, why a repeat was added. Empty once the alert is judged."
+    )
     cells = AlertCellSerializer(many=True, read_only=True)
     changes = ChangeSerializer(many=True, read_only=True)
     decided_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
@@ -70,6 +79,8 @@ class AlertSerializer(serializers.ModelSerializer[Alert]):
             "night_created_at",
             "confirmation",
             "confirmation_status",
+            "confirmation_due",
+            "waiting_for",
             "state",
             "status",
             "verdict",
@@ -87,6 +98,16 @@ class AlertSerializer(serializers.ModelSerializer[Alert]):
 
     def get_confirmation_status(self, alert: Alert) -> str | None:
         return alert.confirmation.status if alert.confirmation else None
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_confirmation_due(self, alert: Alert) -> str | None:
+        if alert.state != Alert.State.CONFIRMING or alert.verdict:
+            return None
+        due = confirming.confirmation_due(alert=alert)
+        return serializers.DateTimeField().to_representation(due)
+
+    def get_waiting_for(self, alert: Alert) -> str:
+        return confirming.confirmation_waiting(alert=alert)
 
 
 class AlertCountsSerializer(serializers.Serializer[Any]):

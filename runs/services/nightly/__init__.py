@@ -11,6 +11,7 @@ arithmetic is runs/analysis/nightly/'s; the pages are the plan's history and sch
     history.py         the history of a plan's nights, a page at a time, with each cell's
                        steps and verdicts
     alerts.py          a night alerted: confirmed by a re-run or noise, then decided
+    confirming.py      a re-run under way: when its answer is due, what it waits for now
     notifications.py   news of a night by email and webhook
     webhooks.py        posting to a plan's webhook, to public addresses only
     webhook_bodies.py  the news as plain JSON, a Slack message or a Teams Adaptive Card
