@@ -4,7 +4,7 @@
 // the latency CDFs. The data comes with the page (json_script); the state is in the URL.
 import { LineWithErrorBarsController, PointWithErrorBar } from "chartjs-chart-error-bars";
 import annotationPlugin from "chartjs-plugin-annotation";
-import { Chart, axis, cdfChart, histogramChart, lineDataset, num, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
+import { Chart, axis, cdfChart, histogramChart, num, overTimeChart, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
 import { drawRateCharts } from "benchdash/batch_results_rate.js";
 
 Chart.register(LineWithErrorBarsController, PointWithErrorBar, annotationPlugin);
@@ -80,33 +80,12 @@ function drawResults(data) {
 
   // --- runs over time -------------------------------------------------------------------------
   const series = data.timeseries || [];
-  const warmup = series.length ? series[0].warmup_s : 0;
-  /** @type {Record<string, Annotation>} */
-  const warmupBox = warmup > 0 ? { warmup: {
-    type: "box", xMin: 0, xMax: warmup, backgroundColor: "rgba(154,103,0,.10)", borderWidth: 0,
-    label: { display: true, content: "warmup", position: { x: "center", y: "start" }, color: "#9a6700", font: { size: 11 } },
-  } } : {};
-  function overTime(canvasId, key, yTitle, withCounter) {
-    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(canvasId));
-    if (!canvas) return;
-    const datasets = series.map((r) => lineDataset(r.label, r.colour, r[key], { yAxisID: "y" }));
-    const scales = {
-      x: axis("seconds", { type: "linear", beginAtZero: true }),
-      y: axis(yTitle, { beginAtZero: true }),
-    };
-    if (withCounter && data.counter) {
-      series.forEach((r) => datasets.push(lineDataset(r.label + " · " + data.counter, r.colour, r.counter,
-        { yAxisID: "y1", borderDash: [5, 4], borderWidth: 1.2 })));
-      scales.y1 = axis(data.counter + " /s", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } });
-    }
-    new Chart(canvas, {
-      type: "line", data: { datasets: datasets },
-      options: { scales: scales, interaction: { mode: "nearest", intersect: false, axis: "x" },
-                 plugins: { annotation: { annotations: warmupBox } } },
-    });
-  }
-  overTime("timeseries-chart", "tps", data.unit, true);
-  overTime("timeseries-latency-chart", "latency", "ms", false);
+  const overTime = (/** @type {string} */ id, key, yTitle, counter) => {
+    const canvas = /** @type {HTMLCanvasElement} */ (document.getElementById(id));
+    if (canvas) overTimeChart(canvas, series, key, yTitle, counter);
+  };
+  overTime("timeseries-chart", "tps", data.unit, data.counter);
+  overTime("timeseries-latency-chart", "latency", "ms", null);
 
   // --- the batch timeline ----------------------------------------------------------------------
   const timeline = /** @type {HTMLCanvasElement} */ (document.getElementById("timeline-chart"));

@@ -130,6 +130,33 @@ export function timelineChart(canvas, runs, unit) {
   });
 }
 
+// Chosen runs over time (`series`: [{label, colour, warmup_s, tps, latency, counter}]),
+// `key` each one's points; the warmup shaded where the page registered the annotation
+// plugin (the report has none: its charts go without the shading), and a server counter
+// on a second axis when `counter` names one.
+export function overTimeChart(canvas, series, key, yTitle, counter) {
+  const warmup = series.length ? series[0].warmup_s : 0;
+  const warmupBox = warmup > 0 ? { warmup: {
+    type: "box", xMin: 0, xMax: warmup, backgroundColor: "rgba(154,103,0,.10)", borderWidth: 0,
+    label: { display: true, content: "warmup", position: { x: "center", y: "start" }, color: "#9a6700", font: { size: 11 } },
+  } } : {};
+  const datasets = series.map((r) => lineDataset(r.label, r.colour, r[key], { yAxisID: "y" }));
+  const scales = {
+    x: axis("seconds", { type: "linear", beginAtZero: true }),
+    y: axis(yTitle, { beginAtZero: true }),
+  };
+  if (counter) {
+    series.forEach((r) => datasets.push(lineDataset(r.label + " · " + counter, r.colour, r.counter,
+      { yAxisID: "y1", borderDash: [5, 4], borderWidth: 1.2 })));
+    scales.y1 = axis(counter + " /s", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } });
+  }
+  return new Chart(canvas, {
+    type: "line", data: { datasets: datasets },
+    options: { scales: scales, interaction: { mode: "nearest", intersect: false, axis: "x" },
+               plugins: /** @type {any} */ ({ annotation: { annotations: warmupBox } }) },
+  });
+}
+
 // The latency CDF of runs (`lines`: [{label, colour, points: [[ms, share]]}]), log ms.
 export function cdfChart(canvas, lines) {
   return new Chart(canvas, {

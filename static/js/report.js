@@ -1,8 +1,9 @@
 // The shared report's charts: throughput (the geometric mean of the repeats of each cell)
-// and the plan's latency percentile (the median of the repeats) against threads, the batch
-// timeline, the latency CDF and histogram, and the rate charts (batch_results_rate.js).
-// Everything it draws is in the file (report-data).
-import { Chart, axis, cdfChart, histogramChart, lineDataset, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
+// and the plan's latency percentile (the median of the repeats) against threads, the runs
+// over time (throughput and latency each second, as the results page draws them for its
+// default choice of runs), the batch timeline, the latency CDF and histogram, and the rate
+// charts (batch_results_rate.js). Everything it draws is in the file (report-data).
+import { Chart, axis, cdfChart, histogramChart, lineDataset, overTimeChart, readJson, threadsAxis, timelineChart } from "benchdash/charts.js";
 import { drawRateCharts } from "benchdash/batch_results_rate.js";
 
 drawRateCharts();
@@ -31,6 +32,9 @@ function drawReport(data) {
   scaling("report-latency-chart", "p95", `${data.latency_label || "p95"} (ms)`);
 
   const canvas = (id) => /** @type {HTMLCanvasElement} */ (document.getElementById(id));
+  const series = data.timeseries || [];
+  if (canvas("timeseries-chart")) overTimeChart(canvas("timeseries-chart"), series, "tps", data.unit, null);
+  if (canvas("timeseries-latency-chart")) overTimeChart(canvas("timeseries-latency-chart"), series, "latency", "ms", null);
   if (canvas("timeline-chart")) timelineChart(canvas("timeline-chart"), data.timeline || [], data.unit);
   if (canvas("cdf-chart")) cdfChart(canvas("cdf-chart"), data.cdf || []);
   if (canvas("histogram-chart")) histogramChart(canvas("histogram-chart"), data.histogram || []);

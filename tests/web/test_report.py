@@ -105,9 +105,10 @@ def test_the_results_page_answers_and_its_report_reads_offline(
     offline.on("pageerror", lambda e: b.errors.append(str(e)))
     offline.goto(report.as_uri())
     offline.wait_for_load_state("load")
-    # Every chart of the results page that is not about a choice made on it.
+    # Every chart of the results page, the runs over time as it shows them by default too.
     for canvas in ("report-scaling-chart", "report-latency-chart", "rate-achieved-chart",
-                   "rate-p95-chart", "timeline-chart", "cdf-chart", "histogram-chart"):  # fmt: skip
+                   "rate-p95-chart", "timeseries-chart", "timeseries-latency-chart",
+                   "timeline-chart", "cdf-chart", "histogram-chart"):  # fmt: skip
         assert chart_points(offline, canvas) > 0, canvas
     # The table of the runs is shown whole, nothing behind a scroll bar.
     clipped = offline.evaluate(

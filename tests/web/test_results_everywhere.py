@@ -43,6 +43,24 @@ def test_the_report_shows_the_peaks_percentiles_and_counters_the_page_shows(clie
     assert counters in report
 
 
+def test_the_report_draws_the_runs_over_time_the_page_draws(client_in, make_batch):
+    # issue 56: the report left out the results page's two per-second charts.
+    batch = make_batch(threads=(1, 2), repeats=3, samples=20)
+
+    page = client_in.get(f"/batches/{batch.pk}/results")
+    report = client_in.get(f"/batches/{batch.pk}/report.html").content.decode()
+
+    for canvas in ('<canvas id="timeseries-chart"', '<canvas id="timeseries-latency-chart"'):
+        assert canvas in page.content.decode() and canvas in report
+    start = report.index('<script id="report-data" type="application/json">')
+    data = json.loads(report[report.index(">", start) + 1 : report.index("</script>", start)])
+    shown = page.context["chart"]["timeseries"]
+    assert [line["label"] for line in data["timeseries"]] == [line["label"] for line in shown]
+    assert len(data["timeseries"]) == 2  # each series' first repeat at its peak
+    for line in data["timeseries"]:
+        assert len(line["tps"]) == len(line["latency"]) == 20 and line["warmup_s"] == 5
+
+
 def test_the_page_the_report_and_the_api_render_the_same_results(client_in, make_batch, user):
     batch = make_batch(threads=(1, 2), repeats=3, samples=5)
     token = tokens.token_create(user=user, name="tests", expires_in=None)[1]

@@ -1,7 +1,8 @@
 """A batch's report to share: its results (runs/services/answers/results.py) rendered as one HTML
 file, readable offline in any browser without benchdash, its charts drawn by Chart.js
 inlined with the data. The same tables and charts as the results page (scaling, rate,
-the batch timeline, the latency CDF and histogram, what the machines did); its links to
+the runs over time as the page shows them by default, the batch timeline, the latency CDF
+and histogram, what the machines did); its links to
 run pages and logs are absolute (runs/services/links.py), its tables shown whole."""
 
 from __future__ import annotations
@@ -41,21 +42,22 @@ def batch_report_html(
     stored once the batch is finished, runs/services/answers/stored_results.py)."""
     found = found or stored_results.batch_stored(batch=batch, baseline=baseline).value
     read = results.batch_results_runs(batch=batch)
-    timeline = results.batch_time_charts(
+    time_charts = results.batch_time_charts(
         batch=batch, read=read, found=found, counter="", gauge=False
-    )["timeline"]
+    )
     context = {
         "batch": batch,
         "results": found,
         "relative": relative.batch_relative(batch=batch),
         "environment": _environment(batch),
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
-        # Every chart of the results page that is not about a choice made on it.
+        # Every chart of the results page, the runs over time as it shows them by default.
         "data": {
             "unit": found.unit,
             "series": found.scaling_chart,
             "rate": found.rate_chart,
-            "timeline": timeline,
+            "timeseries": time_charts["timeseries"],
+            "timeline": time_charts["timeline"],
             "cdf": found.cdf,
             "histogram": found.histogram,
             "latency_label": found.latency_label,
