@@ -18,7 +18,8 @@ Pure: no Django, no I/O, nothing of runs but each other and runs/errors.py.
     bundles.py         Lua bundles: files or a tar.gz/zip archive read, hostile ones refused
     statements.py      how many prepared statements a test holds on the server
     parser.py          the streaming parser of sysbench's output
-    intervals.py       how its interval lines read, in 1.0 and 0.5
+    intervals.py       how its interval lines read, in 1.0 (C and Lua) and 0.5
+    report_hooks.py    the CSV and JSON interval reports of a script's report hook
     output.py          what it printed, parsed: samples, queue samples, reports, outcome
     errors.py          its error lines as a stable kind, the server's code and a hint
     commandline.py     command lines copied into old logs, read and their passwords masked

@@ -1,10 +1,12 @@
 """How sysbench's interval lines read, in 1.0 (SQL tests, cpu/threads/mutex, fileio,
-memory, the `--rate` queue line) and 0.5. Pure."""
+memory, the `--rate` queue line; the SQL line as the C report and as Lua's
+`sysbench.report_default` print it) and 0.5. Pure."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 from runs.sysbench.output import IntervalSample
 
@@ -43,10 +45,25 @@ INTERVAL = re.compile(rf"^\[\s*({NUMBER})s\s*\]\s*(.*)$")
 CHECKPOINT = "Checkpoint report:"
 QUEUE = whole_line(r"queue length: (\d+), concurrency: (\d+)")
 _LATENCY_LABEL = rf"\(ms,\s*(?P<pct>{NUMBER})%\): (?P<lat>{NUMBER})"
-_SQL_10 = whole_line(
-    rf"thds: (?P<threads>\d+) tps: (?P<tps>{NUMBER}) qps: (?P<qps>{NUMBER}) "
-    rf"\(r/w/o:\s*(?P<reads>{NUMBER})/(?P<writes>{NUMBER})/(?P<other>{NUMBER})\) "
-    rf"lat\s*{_LATENCY_LABEL} err/s: (?P<err>{NUMBER}) reconn/s: (?P<reconn>{NUMBER})"
+# The C report (`err/s: 0.00`) and the Lua one, sysbench.report_default and the scripts
+# that print their own (sysbench-tpcc): `err/s 0.00`, no colon, spacing of their own. So
+# each label's colon is optional, and fields part at any run of blanks (or a comma).
+_FIELD = r",?\s+"
+_SQL_10 = re.compile(
+    "^"
+    + _FIELD.join(
+        (
+            r"thds:?\s*(?P<threads>\d+)",
+            rf"tps:?\s*(?P<tps>{NUMBER})",
+            rf"qps:?\s*(?P<qps>{NUMBER})",
+            rf"\(r/w/o:?\s*(?P<reads>{NUMBER})\s*/\s*(?P<writes>{NUMBER})\s*/\s*"
+            rf"(?P<other>{NUMBER})\s*\)",
+            rf"lat\s*\(ms,\s*(?P<pct>{NUMBER})\s*%\s*\):?\s*(?P<lat>{NUMBER})",
+            rf"err/s:?\s*(?P<err>{NUMBER})",
+            rf"reconn/s:?\s*(?P<reconn>{NUMBER})",
+        )
+    )
+    + "$"
 )
 _EPS_10 = whole_line(rf"thds: (?P<threads>\d+) eps: (?P<eps>{NUMBER}) lat\s*{_LATENCY_LABEL}")
 _FILEIO_10 = whole_line(
@@ -83,13 +100,18 @@ def interval_sample(time_s: float, rest: str, threads: int) -> IntervalSample | 
     for pattern, extras in _SAMPLE_FORMATS:
         m = pattern.match(rest)
         if m:
-            return _sample(time_s, m.groupdict(), threads, extras)
+            return sample_of(time_s, m.groupdict(), threads, extras)
     return None
 
 
-def _sample(
-    time_s: float, g: dict[str, str | None], threads: int, extras: tuple[tuple[str, str], ...]
+def sample_of(
+    time_s: float,
+    g: Mapping[str, str | None],
+    threads: int,
+    extras: tuple[tuple[str, str], ...] = (),
 ) -> IntervalSample | None:
+    """The sample of a line's figures by group name (report_hooks.py's too). None when a
+    figure is not finite."""
     # The hot path of a log import and of the worker: one pass over the figures.
     figures = {name: float(text) for name, text in g.items() if text is not None}
     if not math.isfinite(sum(figures.values())):
@@ -110,26 +132,3 @@ def _sample(
         eps=get("eps"),
         extra={key: get(group, 0.0) for group, key in extras},
     )
-
-
-# A script's own intermediate report (sysbench.hooks.report_intermediate): the form
-# sysbench.report_csv prints, which sysbench-tpcc uses, one interval a line:
-# time,threads,tps,qps,reads,writes,other,latency (ms, at --percentile),errors,reconnects.
-# Whole-line and ten fields exactly, so that no other line is taken for one.
-CSV_REPORT = re.compile(
-    rf"^(?P<time>\d+),(?P<threads>\d+),(?P<tps>{NUMBER}),(?P<qps>{NUMBER}),"
-    rf"(?P<reads>{NUMBER}),(?P<writes>{NUMBER}),(?P<other>{NUMBER}),(?P<lat>{NUMBER}),"
-    rf"(?P<err>{NUMBER}),(?P<reconn>{NUMBER})$"
-)
-
-
-def csv_sample(line: str, percentile: float | None) -> IntervalSample | None:
-    """The sample of a report_csv line; None for any other line. The line does not say
-    its latency percentile: it is sysbench's --percentile, when known."""
-    m = CSV_REPORT.match(line)
-    if m is None:
-        return None
-    g = {k: v for k, v in m.groupdict().items() if k != "time"}
-    if percentile is not None:
-        g["pct"] = str(percentile)
-    return _sample(float(m["time"]), g, 0, ())

@@ -20,12 +20,12 @@ from runs.sysbench.intervals import (
     INTERVAL,
     NUMBER,
     QUEUE,
-    csv_sample,
     finite,
     interval_sample,
     number,
 )
 from runs.sysbench.output import Event, IntervalSample, ParseResult, QueueSample, Report
+from runs.sysbench.report_hooks import DEFAULT_PERCENTILE, JSON_BRACKETS, JsonObject, csv_sample
 
 __all__ = [
     "Event",
@@ -216,10 +216,13 @@ class OutputParser:
     reported once: sysbench repeats it for every thread.
     """
 
-    def __init__(self, *, keep_samples: bool = True) -> None:
+    def __init__(self, *, keep_samples: bool = True, percentile: float | None = None) -> None:
         # A log import stores the samples as they come back from feed(): kept here too,
         # a million of them would fill the memory.
         self._keep_samples = keep_samples
+        # The run's --percentile, when the caller knows it: a report hook's line says none.
+        self._percentile = percentile
+        self._json: JsonObject | None = None  # a report_json object, until it closes
         self._version: str | None = None
         self._header: dict[str, Any] = {}
         self._samples: list[IntervalSample] = []
@@ -248,6 +251,9 @@ class OutputParser:
 
     def finish(self, exit_code: int | None) -> ParseResult:
         self._flush_error([])
+        if self._json is not None:  # an object cut short
+            self._unrecognised += len(self._json.lines)
+            self._json = None
         for report in self._reports:
             _derive_legacy_queries(report)
             _derive_legacy_fileio(report)
@@ -304,9 +310,11 @@ class OutputParser:
     # -- interval lines --
 
     def _interval_line(self, stripped: str, events: list[Event]) -> bool:
+        if self._json is not None or stripped.startswith("{"):
+            return self._json_line(stripped, events)
         m = INTERVAL.match(stripped)
         if m is None:
-            return self._csv_line(stripped, events)
+            return self._csv_line(stripped, events) or stripped in JSON_BRACKETS
         time_s, rest = number(m[1]), m[2]
         if rest == CHECKPOINT:
             self._start_report(time_s)
@@ -322,20 +330,48 @@ class OutputParser:
         if sample is None:
             return False
         self._note_percentile(sample.latency_pct)
-        if self._keep_samples:
-            self._samples.append(sample)
-        events.append(sample)
+        self._keep(sample, events)
         return True
 
-    def _csv_line(self, stripped: str, events: list[Event]) -> bool:
-        # A script's report hook printing sysbench.report_csv lines (intervals.py).
-        sample = csv_sample(stripped, self._header.get("percentile"))
-        if sample is None:
-            return False
+    def _keep(self, sample: IntervalSample, events: list[Event]) -> None:
         if self._keep_samples:
             self._samples.append(sample)
         events.append(sample)
+
+    def _csv_line(self, stripped: str, events: list[Event]) -> bool:
+        # A script's report hook printing sysbench.report_csv lines (report_hooks.py).
+        sample = csv_sample(stripped, self._hook_percentile())
+        if sample is None:
+            return False
+        self._keep(sample, events)
         return True
+
+    def _json_line(self, stripped: str, events: list[Event]) -> bool:
+        # One line of a sysbench.report_json object: the sample comes with its last line.
+        gathering = self._json or JsonObject()
+        if not gathering.add(stripped):
+            self._json = gathering
+            return True
+        self._json = None
+        sample = gathering.sample(self._hook_percentile())
+        if sample is None:
+            self._unrecognised += len(gathering.lines) - 1  # the last one: by the caller
+            return False
+        self._keep(sample, events)
+        return True
+
+    def _hook_percentile(self) -> float:
+        """What a report hook's latency is at: the run's --percentile as the caller, the
+        log's interval lines or its command line say it, else sysbench's default."""
+        if self._percentile is not None:
+            return self._percentile
+        if "percentile" in self._header:
+            return float(self._header["percentile"])
+        given = (self._header.get("command") or {}).get("options", {}).get("percentile")
+        try:
+            return float(given) if given is not None else DEFAULT_PERCENTILE
+        except ValueError:
+            return DEFAULT_PERCENTILE
 
     def _note_percentile(self, percentile: float | None) -> None:
         if percentile is not None:

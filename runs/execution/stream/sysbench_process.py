@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs import targets
+from runs.columns import RunOptions
 from runs.execution.outages.host_wait import host_unreachable
 from runs.execution.outages.outage_buffer import OutageBuffer
 from runs.execution.stream.cancel import CancelListener
@@ -189,7 +190,7 @@ def follow_run(
     pulse: Pulse,
 ) -> Followed:
     """Each batch of lines parsed and published at once; stored with the heartbeat."""
-    parser = OutputParser()
+    parser = OutputParser(percentile=_percentile(run))
     stop: BatchStopped | None = None
     with CancelListener(run.batch_id, on_cancel=process.kill) as listener:
         watch = Watch(run.batch_id, run.expected_duration_s, listener.heard)
@@ -209,6 +210,12 @@ def follow_run(
     exit_code = process.wait()
     sink.add_counters(counters.sampler_stop(sampler))
     return Followed(parser.finish(exit_code), stop)
+
+
+def _percentile(run: Run) -> float | None:
+    # A script's report hook prints its latency without saying at which percentile.
+    given = RunOptions.load(run.options).values.get("percentile")
+    return float(given) if isinstance(given, (int, float)) else None
 
 
 def follow_stage(
