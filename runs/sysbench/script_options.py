@@ -24,9 +24,14 @@ from runs.sysbench.values import CLEANERS
 COMMAND_MARK = "benchdash-command: "
 # sysbench's own commands; a script may add others, which benchdash does not run.
 KNOWN_COMMANDS = ("prepare", "run", "cleanup", "check", "prewarm")
-# A script's string options reach argv (through sh -c on an SSH host, each quoted): a
-# plain word, no spaces, no shell characters.
-TEXT_PATTERN = r"[A-Za-z0-9_.,:/+=-]{0,200}"
+# A script's string options reach sysbench's argv as one word each, never through a
+# shell's parsing (on an SSH host as a shlex-quoted argument of a constant script). So a
+# value may hold what its SQL needs (`COLLATE latin1_bin`, `ENGINE=InnoDB ROW_FORMAT=...`,
+# `PARTITION BY HASH(id)`), though no line break, tab, nor a shell's special character:
+# a value is checked as its text, wherever it goes.
+TEXT_PATTERN = r"[A-Za-z0-9_.,:/+=@%()' -]{0,200}"
+TEXT_EXPECTED = "letters, digits, spaces and _ . , : / + = @ % ( ) ' -, up to 200"
+_QUOTES = ('"', "'")
 _OPTION_LINE = re.compile(
     r"^\s+--(?P<name>[A-Za-z0-9_-]{1,64})(?P<kind>=N|\[=on\|off\]|=STRING|=SIZE|=\[LIST,\.\.\.\]"
     r"|=FILENAME)?\s+(?P<help>.*?)(?:\s*\[(?P<default>[^\[\]]*)\])?$"
@@ -106,7 +111,7 @@ def _spec(m: re.Match[str]) -> OptionSpec:
         minimum=-INT_MAX if kind in (Kind.INT, Kind.FLOAT) else None,
         maximum=INT_MAX if kind in (Kind.INT, Kind.FLOAT) else None,
         pattern=TEXT_PATTERN if kind is Kind.TEXT else "",
-        expected="letters, digits and _ . , : / + = - (no spaces), up to 200",
+        expected=TEXT_EXPECTED,
     )
 
 
@@ -127,7 +132,7 @@ def spec_from_json(data: object) -> OptionSpec:
         minimum=-INT_MAX if number else None,
         maximum=INT_MAX if number else None,
         pattern=TEXT_PATTERN if kind is Kind.TEXT else "",
-        expected="letters, digits and _ . , : / + = - (no spaces), up to 200",
+        expected=TEXT_EXPECTED,
     )
 
 
@@ -150,10 +155,19 @@ def clean_script_options(
                 f"the script has no option {show_value(name)}; its options: {known}",
             )
         try:
-            cleaned[spec.name] = CLEANERS[spec.kind](spec, value)
+            cleaned[spec.name] = CLEANERS[spec.kind](spec, unquoted(value))
         except InvalidInput as e:
             raise InvalidInput(f"script_options.{spec.name}", e.message) from None
     return {name: cleaned[name] for name in interface.options if name in cleaned}
+
+
+def unquoted(value: object) -> object:
+    """A value without the one pair of quotes around it that a shell would take off: a
+    script's help writes `--mysql_table_options="COLLATE latin1_bin"`, and the value is
+    what is inside."""
+    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] in _QUOTES:
+        return value[1:-1]
+    return value
 
 
 def is_declared(interface: ScriptInterface, name: str) -> bool:

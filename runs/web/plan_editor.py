@@ -20,6 +20,7 @@ from runs.analysis.auto.settings import Auto
 from runs.errors import InvalidInput
 from runs.sysbench.matrix import Cell, prepare_points
 from runs.sysbench.options import OPTIONS, Kind, OptionSpec
+from runs.sysbench.script_options import unquoted
 
 THREAD_PRESETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 EXTRA_ROWS = 3  # empty rows of other settings and option axes the editor offers
@@ -128,7 +129,9 @@ def matrix_from_form(data: FormData) -> Matrix:
 
 def parse_script_options(text: str) -> dict[str, object]:
     """A custom script's own options as the editor takes them, one `name=value` a line
-    (checked against what the script declares when the plan is saved)."""
+    (checked against what the script declares when the plan is saved). The value is all
+    after the first `=`, spaces and `=` inside it kept, as `--name="a value"` would pass
+    it: `mysql_table_options="COLLATE latin1_bin"`."""
     values: dict[str, object] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -139,7 +142,7 @@ def parse_script_options(text: str) -> dict[str, object]:
             raise InvalidInput("script_options", f"line {number}: write name=value, e.g. scale=10")
         if name in values:
             raise InvalidInput("script_options", f"line {number}: {name} is given twice")
-        values[name] = int(raw) if raw.lstrip("-").isdigit() else raw
+        values[name] = int(raw) if raw.lstrip("-").isdigit() else unquoted(raw)
     return values
 
 

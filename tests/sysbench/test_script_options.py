@@ -151,3 +151,52 @@ def test_a_line_that_only_looks_like_csv_is_not_a_sample():
     result = parse_text("1,2,3\n10,2,88.93,0.00,0.00,0.00,0.00,0.03,0.00\n1,2,a,b,c,d,e,f,g,h\n")
 
     assert result.samples == []
+
+
+def help_interface() -> ScriptInterface:
+    # sysbench 1.0.20's `help` of the bundle that prints its own report
+    # (tests/fixtures/lua/tpcc_print/): its options, no command marks.
+    return parse_probe((FIXTURES.parent / "lua" / "help_tpcc_print.txt").read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    ("given", "passed"),
+    [
+        ('"COLLATE latin1_bin"', "COLLATE latin1_bin"),  # as the script's help writes it
+        ("'COLLATE latin1_bin'", "COLLATE latin1_bin"),
+        ("COLLATE latin1_bin", "COLLATE latin1_bin"),
+        ("ENGINE=InnoDB ROW_FORMAT=COMPRESSED", "ENGINE=InnoDB ROW_FORMAT=COMPRESSED"),
+        ("PARTITION BY HASH(w_id) PARTITIONS 4", "PARTITION BY HASH(w_id) PARTITIONS 4"),
+        ("COMMENT='a b'", "COMMENT='a b'"),
+    ],
+)
+def test_a_text_value_with_spaces_or_equals_reaches_argv_as_one_argument(given, passed):
+    built = build_script_command(
+        test="oltp_read_write",
+        phase="run",
+        options={"threads": 1, "time": 1},
+        connection=CONNECTION,
+        config_path="./sysbench.cfg",
+        script=ScriptCommand(
+            path="./tpcc_print.lua",
+            interface=help_interface(),
+            values={"mysql_table_options": given},
+        ),
+    )
+
+    assert built.argv[-2:] == [f"--mysql_table_options={passed}", "run"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["COLLATE x; DROP TABLE t", "$(id)", "`id`", "a\nb", "a\tb", 'say "x"', "a|b", "a & b"],
+)
+def test_a_text_value_with_a_shell_character_or_a_line_break_is_still_refused(value):
+    with pytest.raises(InvalidInput, match="not allowed") as refused:
+        clean_script_options(help_interface(), {"mysql_table_options": value})
+
+    assert refused.value.field == "script_options.mysql_table_options"
+
+
+def test_a_quoted_number_is_a_number():
+    assert clean_script_options(help_interface(), {"scale": '"3"'}) == {"scale": 3}

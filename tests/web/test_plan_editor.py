@@ -8,7 +8,14 @@ import pytest
 from runs.analysis.auto.settings import auto_from_dict
 from runs.errors import InvalidInput
 from runs.sysbench.matrix import Axes, ServerAxes, expand, restart_points
-from runs.web.plan_editor import duration_text, estimate, form_values, matrix_from_form
+from runs.web.plan_editor import (
+    duration_text,
+    estimate,
+    form_values,
+    matrix_from_form,
+    parse_script_options,
+    script_options_text,
+)
 
 
 class Post(dict):
@@ -165,3 +172,12 @@ def test_the_estimate_counts_the_runs_the_auto_modes_may_add():
     # the start, then 3 doublings up to 800 or 7 halvings down to 1 (the longer way), the
     # bisection's 4 tries, both ends of the bracket confirmed (2 more tries each)
     assert rate.most_runs == (1 + 7 + 4) * 1 + 2 * 2
+
+
+def test_script_options_pass_as_written_spaces_and_equals_kept_and_quotes_taken_off():
+    text = 'mysql_table_options="COLLATE latin1_bin"\n--note=a=b c\nscale=10\n'
+
+    values = parse_script_options(text)
+
+    assert values == {"mysql_table_options": "COLLATE latin1_bin", "note": "a=b c", "scale": 10}
+    assert parse_script_options(script_options_text(values)) == values
