@@ -43,7 +43,7 @@ def plan_fields(offline_target, local_host):
         ),
     ],
 )
-def test_a_credential_in_a_snippet_or_a_restart_setting_is_refused_and_never_said(
+def test_a_credential_in_a_restart_setting_is_a_400_that_never_says_it(
     api, plan_fields, settings, words
 ):
     answer = api.post("/api/v1/plans", json={**plan_fields, "server_settings": settings})
