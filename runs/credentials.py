@@ -10,6 +10,8 @@ variables recorded with a batch keep such a setting's name, never its value
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 # A name's words (split at "_") that say it holds a credential, wherever they stand.
 SECRET_WORDS = frozenset(
@@ -85,3 +87,30 @@ def variables_shown(variables: dict[str, str]) -> dict[str, str]:
     return {
         name: HIDDEN if secret_name(name) and value else value for name, value in variables.items()
     }
+
+
+def settings_hidden(axes: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as stored before the rule (a plan's axes, a run's settings): a credential's
+    value hidden, its name and the axis's shape kept."""
+    return {name: _hidden(name, value) for name, value in axes.items()}
+
+
+def _hidden(name: str, value: Any) -> Any:
+    if isinstance(value, list):
+        return [_hidden(name, item) for item in value]
+    if secret_name(name) or (isinstance(value, str) and secret_value(value)):
+        return HIDDEN
+    return value
+
+
+def snippet_hidden(text: str) -> str:
+    """A config snippet as stored before the rule: each line holding a credential is
+    `name = ********`; every other line as it was."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        name, eq, value = line.partition("=")
+        if eq and not line.lstrip().startswith(("#", ";", "[", "!")) and secret_line(name, value):
+            ending = "\n" if line.endswith("\n") else ""
+            line = f"{name.strip()} = {HIDDEN}{ending}"
+        lines.append(line)
+    return "".join(lines)
