@@ -152,6 +152,15 @@ def require_restarts(user: AnyUser, target: Target) -> None:
     changed = restart_fields_changed(target)
     if changed and not may_manage_restarts(user):
         raise NotAllowed(f"{changed[0]}: {WHO_RESTARTS}", field=changed[0])
+    # The server host's key logs in there: an operator names only a host they may use.
+    host = target.server_host
+    if "server_host" in changed and host is not None and not may_use(user, host):
+        raise NotAllowed(
+            f"server_host: you may not use the load host {host}: only its owner "
+            f"({_owner(host)}), staff, or a member of a group with the permission "
+            f"{_permission('change', host)} may",
+            field="server_host",
+        )
 
 
 def require_launch(user: AnyUser, plan: Plan) -> None:

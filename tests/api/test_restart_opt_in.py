@@ -140,3 +140,21 @@ def test_the_schema_says_who_may_set_the_restart_fields(api):
     fields = schema["components"]["schemas"]["Target"]["properties"]
     for name in ("restart_mode", "restart_config", "server_host"):
         assert "runs.manage_restarts" in fields[name]["description"], name
+
+
+def test_an_operator_names_as_server_host_only_a_load_host_they_may_use(
+    live_server, restarter, server_host, admin_user
+):
+    """The server host's key logs in there: holding runs.manage_restarts is not leave to
+    use a colleague's SSH host (its owner, staff or runs.change_loadhost may)."""
+    them: Api = api_of(live_server, restarter)
+    answer = them.post("/api/v1/targets", json={**TARGET, "server_host": server_host.pk})
+    assert answer.status_code == 403, answer.text
+    assert answer.json()["message"].startswith("server_host: you may not use the load host")
+    assert not Target.objects.exists()
+
+    staff = api_of(live_server, admin_user).post(
+        "/api/v1/targets", json={**TARGET, "server_host": server_host.pk}
+    )
+    assert staff.status_code == 201, staff.text
+    assert staff.json()["server_host"] == server_host.pk
