@@ -16,6 +16,8 @@ from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Status
 from runs.sysbench.cells import REBUILD, cell_identity, item_index, rebuild_part
 from runs.sysbench.command import dataset_key
+from runs.sysbench.script_command import ScriptCommand, script_dataset_key
+from runs.sysbench.script_options import ScriptInterface
 
 
 @dataclass
@@ -65,8 +67,21 @@ def pending_groups(batch: Batch) -> list[Group]:
 
 def run_dataset(plan: FrozenPlan, run: Run, test: str) -> tuple[str, ...]:
     """The data set a run needs, as the matrix keyed it: a tests axis's item that
-    rebuilds its own has a key of its own (runs/sysbench/cells.py rebuild_part)."""
+    rebuilds its own has a key of its own (runs/sysbench/cells.py rebuild_part); a custom
+    script's is named by the script and its options."""
     key = dataset_key(test, run.sysbench_options)
+    script = plan.script
+    if key and script is not None and script.interface is not None:
+        # A custom script's stages run its own prepare and cleanup, on tables of its own.
+        return script_dataset_key(
+            test=test,
+            options=run.sysbench_options,
+            script=ScriptCommand(
+                path=script.entry_name,
+                interface=ScriptInterface.from_json(script.interface),
+                values=script.options,
+            ),
+        )
     if not key or not plan.tests or plan.dataset_policy == "fresh":
         return key
     identity = cell_identity(run.cell_key)

@@ -63,15 +63,7 @@ def build_script_command(
     cleaned = clean_run_options(test, options) if phase == "run" else clean_options(test, options)
     if connection is not None:
         check_engine_options(connection.engine, cleaned)
-    mine = clean_script_options(script.interface, script.values)
-    general: dict[str, OptionValue] = {}
-    for name, value in cleaned.items():
-        if is_declared(script.interface, name):
-            mine.setdefault(name.replace("-", "_"), value)
-        elif OPTIONS[name].tests in _GENERAL:
-            general[name] = value
-        else:
-            raise InvalidInput(name, f"not an option of this script: it declares no {name}")
+    general, mine = _split(cleaned, script)
     if phase != "run":
         general = {k: v for k, v in general.items() if k == "threads" and phase == "prepare"}
     argv = [
@@ -82,3 +74,32 @@ def build_script_command(
         phase,
     ]
     return SysbenchCommand(argv=argv, config_text=config_text(test, connection))
+
+
+def script_dataset_key(
+    *, test: str, options: Mapping[str, object], script: ScriptCommand
+) -> tuple[str, ...]:
+    """What a custom script's own prepare makes, named by the script: its entry and the
+    values of its own options (the plan's, and sysbench's that it declares, `tables`
+    say), which its prepare and cleanup take. Not an oltp data set: the script's tables
+    are its own. Threads and time do not shape it."""
+    _, mine = _split(clean_options(validate_test(test), options), script)
+    name = script.path.replace("\\", "/").rsplit("/", 1)[-1]
+    return (name, *(f"{key}={render_value(value)}" for key, value in sorted(mine.items())))
+
+
+def _split(
+    cleaned: Mapping[str, OptionValue], script: ScriptCommand
+) -> tuple[dict[str, OptionValue], dict[str, OptionValue]]:
+    """sysbench's own options (threads, time, the reports, the driver's), and the
+    script's: its values, with sysbench's options it declares (`tables`)."""
+    mine = clean_script_options(script.interface, script.values)
+    general: dict[str, OptionValue] = {}
+    for name, value in cleaned.items():
+        if is_declared(script.interface, name):
+            mine.setdefault(name.replace("-", "_"), value)
+        elif OPTIONS[name].tests in _GENERAL:
+            general[name] = value
+        else:
+            raise InvalidInput(name, f"not an option of this script: it declares no {name}")
+    return general, mine

@@ -11,7 +11,7 @@ from runs.errors import InvalidInput
 from runs.sysbench.command import Connection
 from runs.sysbench.options import Kind
 from runs.sysbench.parser import parse_text
-from runs.sysbench.script_command import ScriptCommand, build_script_command
+from runs.sysbench.script_command import ScriptCommand, build_script_command, script_dataset_key
 from runs.sysbench.script_options import ScriptInterface, clean_script_options, parse_probe
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sysbench"
@@ -200,3 +200,17 @@ def test_a_text_value_with_a_shell_character_or_a_line_break_is_still_refused(va
 
 def test_a_quoted_number_is_a_number():
     assert clean_script_options(help_interface(), {"scale": '"3"'}) == {"scale": 3}
+
+
+def test_a_scripts_data_set_is_named_by_the_script_and_the_options_its_prepare_takes():
+    script = ScriptCommand(
+        path="/tmp/x/tpcc_like.lua",
+        interface=interface("tpcc_like"),
+        values={"scale": 2, "trx_level": "RR"},
+    )
+
+    key = script_dataset_key(
+        test="oltp_read_write", options={"threads": 8, "time": 60, "tables": 3}, script=script
+    )
+
+    assert key == ("tpcc_like.lua", "scale=2", "tables=3", "trx_level=RR")
