@@ -175,6 +175,9 @@ def _finish(
     threads = _threads(result, store.max_threads)
     if store.max_threads == 0 and store.samples:
         store.set_threads(threads)
+    percentile = result.final.latency.get("percentile") if result.final else None
+    if percentile is not None and store.samples:
+        store.set_percentile(percentile)
     test = _test_name(given_test, result)
     params = _params(result, test, threads, label, target)
     summary = summary_of(

@@ -5,6 +5,7 @@ lines, the raw log joined in the database at the end.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from datetime import datetime
@@ -115,6 +116,18 @@ class ImportStore:
         """Samples of lines that print no thread count (fileio, memory) before the log
         said how many threads it ran get the run's."""
         Sample.objects.filter(run=self.run, threads=0).update(threads=threads)
+
+    def set_percentile(self, percentile: float) -> None:
+        """Samples with a latency take the percentile the log's final report says: a
+        report hook's lines (CSV, JSON) do not say theirs, and were read before the report
+        came (an interval line says its own, the same)."""
+        Sample.objects.filter(run=self.run, latency_ms__isnull=False).exclude(
+            latency_pct=percentile
+        ).update(latency_pct=percentile)
+        self.first = [
+            s if s.latency_ms is None else dataclasses.replace(s, latency_pct=percentile)
+            for s in self.first
+        ]
 
     def interval_tps(self, warmup_s: float) -> stats.Spread | None:
         """The spread of the stored samples' tps after the warmup, computed where they are."""

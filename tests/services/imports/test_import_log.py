@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -321,3 +322,25 @@ def test_a_log_of_a_custom_script_with_a_report_hook_is_imported_with_its_csv_sa
     assert (first["writes"], first["other"], first["latency_ms"]) == (1806.65, 1806.65, 6.91)
     assert parsed["summary"]["transactions"] == 2945
     assert parsed["unrecognised_lines"] == 0
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["hook_report_default", "hook_report_csv", "hook_report_json"],
+)
+def test_a_log_of_a_script_reporting_through_a_lua_hook_is_imported_with_its_samples(target, name):
+    """Logs of sysbench 1.0.20 running a script with --percentile=99 whose
+    report_intermediate hook is Lua's report_default (`err/s` without the colon; the line
+    says its percentile), report_csv or report_json (they do not: the final report, read
+    after them, says it)."""
+    text = (FIXTURES / f"{name}.txt").read_text()
+    intervals = len(re.findall(r'^(?:\[ \d+s \] thds|\d+,\d+,|    "time":)', text, re.M))
+    assert intervals >= 2
+
+    parsed = dry_run(name)
+
+    assert parsed["status"] == "done" and parsed["unrecognised_lines"] == 0
+    assert parsed["sample_count"] == intervals
+    assert {s["latency_pct"] for s in parsed["first_samples"]} == {99.0}
+    assert parsed["params"]["percentile"] == 99.0
+    assert all(s["tps"] > 0 for s in parsed["first_samples"])
