@@ -2,9 +2,10 @@
 `sysbench.report_default` (no colon after `err/s`), `report_csv` and `report_json`, and the
 no-colon form with a script's own spacing.
 
-The hook_report_*.txt fixtures were captured from sysbench 1.0.20 running a one-file
-script whose event is a CPU loop and whose report_intermediate hook calls
-sysbench[--hook] (`--time=3 --threads=1 --report-interval=1 --percentile=99`).
+The hook_report_*.txt fixtures were captured from sysbench 1.0.20 running
+tests/fixtures/lua/report_hook.lua, whose event is a CPU loop and whose report_intermediate
+hook calls sysbench[--hook]: `sysbench report_hook.lua --hook=report_csv --time=3
+--threads=1 --report-interval=1 --percentile=99 run`.
 """
 
 from __future__ import annotations
