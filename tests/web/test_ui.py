@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from django.db import connections
 from django.utils import timezone
 from playwright.sync_api import Page, Route, expect, sync_playwright
 
@@ -69,7 +70,13 @@ def browser(asgi_server, monkeypatch) -> Iterator[Browser]:
             lambda m: b.errors.append(f"{page.url}: {m.text}") if m.type == "error" else None,
         )
         page.on("pageerror", lambda e: b.errors.append(f"{page.url}: {e}"))
-        yield b
+        try:
+            yield b
+        finally:
+            # While Playwright's loop runs, Django keeps this thread's connections apart (a
+            # context's, not the thread's): closed here, or nothing closes the test's own
+            # and the run cannot drop its database at the end.
+            connections.close_all()
         context.close()
         chromium.close()
 
