@@ -385,6 +385,8 @@ SPECTACULAR_SETTINGS = {
         "StatusEnum": "runs.models.Status",
         "PreflightCheckStatusEnum": ["ok", "warning", "failed"],
         "VerdictEnum": "runs.api.nightly.history.VERDICTS",
+        "LaunchedByEnum": "runs.models.LaunchedBy",
+        "LaunchClaimEnum": ["api", "cli"],  # what a launch may say of itself
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
