@@ -136,9 +136,7 @@ def test_the_server_hosts_sync_probe_is_on_the_run_page_or_why_not(client_in):
 
 
 @pytest.mark.django_db
-def test_the_run_page_shows_its_environment_as_the_results_page_and_the_api(
-    client_in, make_batch
-):
+def test_the_run_page_shows_its_environment_as_the_results_page_and_the_api(client_in, make_batch):
     # issue 56: the run page showed no server variables, governor or NIC, though the results
     # page and the API did (and docs/api.md said the run's page showed them).
     batch = make_batch(threads=(1,), repeats=1, samples=3)

@@ -91,9 +91,7 @@ class Options:
         return dict(self.pairs)
 
 
-def restart_spec(
-    engine: str, mode: str, config: object, *, allowed: Allowed
-) -> RestartSpec | None:
+def restart_spec(engine: str, mode: str, config: object, *, allowed: Allowed) -> RestartSpec | None:
     """The restart config of a target checked against what the operator `allowed`
     (InvalidInput naming restart_config); None for a target that never restarts (and then
     the config must be empty)."""
