@@ -8,6 +8,7 @@ from __future__ import annotations
 import mmap
 import os
 import threading
+import time
 from pathlib import Path
 
 from runs.loadhosts import procfiles
@@ -22,6 +23,13 @@ def switches_of_every_thread(pid: int) -> int:
             if line.startswith("voluntary_ctxt_switches:"):
                 total += int(line.split()[1])
     return total
+
+
+def wait_until_gone(path: str, within_s: float = 5.0) -> None:
+    deadline = time.monotonic() + within_s
+    while os.path.exists(path):
+        assert time.monotonic() < deadline, f"{path} still there after {within_s} s"
+        time.sleep(0.01)
 
 
 def test_a_thread_that_comes_is_read_and_one_that_goes_is_dropped():
@@ -45,6 +53,9 @@ def test_a_thread_that_comes_is_read_and_one_that_goes_is_dropped():
         assert files.holds(status)  # its status, read from now on
         done.set()
         thread.join()
+        # join() returns when Python's thread state is released, a moment before the
+        # kernel reaps the task: the gone thread is the one whose directory is gone.
+        wait_until_gone(f"/proc/{pid}/task/{thread.native_id}")
         before = switches_of_every_thread(pid)
         after_snapshot = local_snapshot(pid, files)
         after = switches_of_every_thread(pid)
