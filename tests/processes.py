@@ -127,7 +127,9 @@ class AsgiServer:
             preexec_fn=_child_setup(),
         )
         self._log_path = log
-        wait_until(self._answers, timeout=30, what=f"uvicorn on port {self.port}")
+        # A bound, not a timing: with two suites side by side on 2 cores, importing Django
+        # and the application took over 30 s; a server that dies is told at once anyway.
+        wait_until(self._answers, timeout=120, what=f"uvicorn on port {self.port}")
 
     def _answers(self) -> bool:
         code = self.process.poll()
