@@ -154,7 +154,7 @@ def measure(
             "options": {"time": args.time, "report-interval": 1, "tables": 1,
                         "table-size": 1000, "rate": 20},
             "repeats": args.repeats, "order_policy": "interleaved", "dataset_policy": "shared",
-            "server_axes": {"after_restart": "cold"},
+            "servers": {"after_restart": "cold"},
         }  # fmt: skip
         restart = Plan.objects.create(
             name=f"bench restart axis {name} {os.getpid()}",

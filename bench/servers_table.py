@@ -91,7 +91,7 @@ def pg_versions() -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         ]
         target = {"engine": "postgresql", "host": pg15.host, "port": pg15.port,
                   "user": pg15.user, "password": "", "installs": installs}  # fmt: skip
-        yield target, {"server_axes": {"installs": ["15", "17"]}}
+        yield target, {"servers": {"installs": ["15", "17"]}}
     finally:
         for server in started:
             server.stop()  # pg_ctl stop: whichever postmaster runs on its data directory
@@ -155,7 +155,7 @@ def compare(name: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 restart_config={"installs": server["installs"], "timeout_s": 120},
             )  # fmt: skip
             host = LoadHost.objects.get_or_create(name="local", defaults={"kind": "local"})[0]
-            axes.setdefault("server_axes", {}).update({"after_restart": "warm", "warm_s": 5})
+            axes.setdefault("servers", {}).update({"after_restart": "warm", "warm_s": 5})
             plan = Plan.objects.create(
                 name=f"bench servers table {name} {os.getpid()}", target=target,
                 load_host=host, test=SUITE[0]["test"], tests=SUITE, threads=[args.threads],

@@ -69,7 +69,7 @@ def main() -> None:
     parser.add_argument("--time", type=int, default=3)
     args = parser.parse_args()
     django.setup()
-    from runs.models import LoadHost, Plan, PlanTarget, Target
+    from runs.models import LoadHost, Plan, PlanServer, Target
 
     servers = [PrivateMariaDB().start(), PrivateMariaDB(log_bin=False).start()]
     worker = None
@@ -101,7 +101,7 @@ def main() -> None:
                                                  target=target, **fields))  # fmt: skip
             both = Plan.objects.create(name=f"bench both {os.getpid()}", target=targets[0],
                                        **fields)  # fmt: skip
-            PlanTarget.objects.create(plan=both, target=targets[1], position=1)
+            PlanServer.objects.create(plan=both, target=targets[1], position=1)
             plans.append(both)
             figures = {
                 "one server a": batch_of(plans[0]),

@@ -98,13 +98,15 @@ class FrozenPlan:
     cleanup: bool = True
     seed: int | None = None
     target: dict[str, Any] | None = None  # Target.describe(): everything but the password
-    # The targets axis: each target's describe() with its "id", the first the baseline;
-    # empty when the plan has one target.
+    # The servers axis's targets: each target's describe() with its "id", the first the
+    # baseline; empty when the plan has one target.
     targets: list[dict[str, Any]] = field(default_factory=list)
     # The tests axis: [{"test", "options", "family"}]; empty when the plan has one test.
     tests: list[dict[str, Any]] = field(default_factory=list)
-    # Installs, configs (with their text) and the warm or cold start after a restart.
-    server_axes: dict[str, Any] = field(default_factory=dict)
+    # The servers axis beyond its targets: installs, configs (with their text), the warm or
+    # cold start after a restart (Plan.servers; params before migration 0016 named it
+    # server_axes, and a params without it has none).
+    servers: dict[str, Any] = field(default_factory=dict)
     load_host: str | None = None  # its name
     extra_load_hosts: list[int] = field(default_factory=list)  # their ids
     load_split: str = DEFAULT_LOAD_SPLIT

@@ -282,13 +282,13 @@ class Plan(models.Model):
         Target, on_delete=models.PROTECT, null=True, blank=True, related_name="plans"
     )
     load_host = models.ForeignKey(LoadHost, on_delete=models.PROTECT, related_name="plans")
-    more_targets = models.ManyToManyField(
+    server_targets = models.ManyToManyField(
         Target,
-        through="PlanTarget",
+        through="PlanServer",
         blank=True,
         related_name="+",
-        help_text="Servers compared with `target`, in the user's order: the targets axis. "
-        "`target` is the first, the baseline of the comparison.",
+        help_text="The servers axis's targets beyond `target`, in the user's order; `target` "
+        "is the first, the baseline of the comparison.",
     )
     test = models.CharField(max_length=64, default="oltp_read_write")
     tests = models.JSONField(
@@ -302,12 +302,13 @@ class Plan(models.Model):
         default=dict, blank=True, help_text='Fixed sysbench options, e.g. {"time": 60}.'
     )
     threads = models.JSONField(default=list, help_text="Threads axis, e.g. [1, 4, 16, 64].")
-    server_axes = models.JSONField(
+    servers = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Axes that restart the server (targets that opted in only): "
-        '{"installs": ["10.11", "11.4"], "configs": [{"label": "odirect", "text": '
-        '"innodb_flush_method=O_DIRECT"}], "after_restart": "warm"}.',
+        help_text="The servers axis beyond its targets: installs and configs restart the "
+        'server (targets that opted in only): {"installs": ["10.11", "11.4"], "configs": '
+        '[{"label": "odirect", "text": "innodb_flush_method=O_DIRECT"}], "after_restart": '
+        '"warm", "warm_s": 10}.',
     )
     server_settings = models.JSONField(
         default=dict,
@@ -422,18 +423,18 @@ class Plan(models.Model):
         return self.name
 
 
-class PlanTarget(models.Model):
-    """One of the servers a plan compares beyond its first target, in the user's order."""
+class PlanServer(models.Model):
+    """One of the servers axis's targets beyond the plan's first target, in the user's order."""
 
-    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="plan_targets")
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="plan_servers")
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="+")
     position = models.PositiveIntegerField(help_text="Its column: 1 is the first after `target`.")
 
     class Meta:
         ordering = ["plan", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["plan", "target"], name="plan_target_once"),
-            models.UniqueConstraint(fields=["plan", "position"], name="plan_target_position"),
+            models.UniqueConstraint(fields=["plan", "target"], name="plan_server_once"),
+            models.UniqueConstraint(fields=["plan", "position"], name="plan_server_position"),
         ]
 
     def __str__(self) -> str:
@@ -484,7 +485,7 @@ class Batch(models.Model):
         null=True, blank=True, help_text="Server settings before the first change."
     )
     settings_restored_at = models.DateTimeField(null=True, blank=True)
-    servers = models.JSONField(
+    put_back = models.JSONField(
         default=dict,
         blank=True,
         help_text="Per target id: what benchdash changed on it that must be put back (its "
@@ -621,14 +622,15 @@ class Run(models.Model):
 
     @property
     def label(self) -> str:
-        parts = [f"{name}={value}" for name, value in self.server_axes.items()]
+        parts = [f"{name}={value}" for name, value in self.servers.items()]
         parts += [f"threads={self.threads}"]
         parts += [f"{k}={v}" for k, v in sorted(self.settings.items())]
         return " ".join(parts)
 
     @property
-    def server_axes(self) -> dict[str, str]:
-        """The install and config this run's server ran with, where the plan had those axes."""
+    def servers(self) -> dict[str, str]:
+        """The install and config this run's server ran with, where the plan's servers axis
+        had those."""
         values = {"install": self.install, "config": self.config}
         return {name: value for name, value in values.items() if value}
 

@@ -35,7 +35,7 @@ LAUNCHED: dict[str, Any] = {
     },
     "targets": [],
     "tests": [],
-    "server_axes": {},
+    "servers": {},
     "load_host": "local",
     "extra_load_hosts": [3, 7],
     "load_split": "each",

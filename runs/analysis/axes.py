@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-TARGET = "target"  # the targets axis' name among a run's axis values
+TARGET = "target"  # the servers axis' name among a run's axis values
 
 
 def run_axes(run: Any) -> dict[str, str]:
     """A run's axis values beyond its settings and threads: its option-axis values and, on
-    a batch with a targets axis, its target by name (`target`), an axis like a setting.
+    a batch with a servers axis, its target by name (`target`), an axis like a setting.
     Read `run.target` with the runs (select_related) where many are read."""
     identity = _identity(run.cell_key)  # parsed once for both (a batch reads 200)
     options = _options(identity)
@@ -26,7 +26,7 @@ def run_axes(run: Any) -> dict[str, str]:
 
 
 def target_on_axis(cell_key: str) -> bool:
-    """Whether the cell's key names its target: the plan had a targets axis."""
+    """Whether the cell's key names its target: the plan had a servers axis."""
     return _names_target(_identity(cell_key))
 
 

@@ -315,7 +315,7 @@ def plan_order(
     targets: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, list[str]]:
     """Each axis's values in the plan's order: `["1", "0"]` puts flush=1 first; the
-    targets axis (FrozenPlan.targets) its first target, the baseline."""
+    servers axis (FrozenPlan.targets) its first target, the baseline."""
     order = {name: [str(v) for v in values] for name, values in server_settings.items()}
     # as axis_options reads a cell's key back: str() of the value
     order.update({name: [str(v) for v in values] for name, values in option_axes.items()})

@@ -10,8 +10,9 @@ runs/services/plans.py):
     runner.py            executing a batch: groups, stages, settings, the end (the entry)
     cell_run.py          running one cell: its settings, sysbench followed, its result stored
     environment.py       the environment recorded before the first change; settings put back
-    servers.py           a targets axis: each run's own target, every further target's
-                         server recorded, its settings kept and put back (Batch.servers)
+    server_targets.py    a servers axis's targets: each run's own target, every further
+                         target's server recorded, its settings kept and put back
+                         (Batch.put_back)
     datasets.py          reusing a data set left on the target: its marker, its shape
     groups.py            the runs sharing a data set (a group) and the records of their
                          prepare and cleanup stages

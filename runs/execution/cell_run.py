@@ -13,7 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import environment, servers
+from runs.execution import environment, server_targets
 from runs.execution.environment import run_server_changes
 from runs.execution.host_metrics import (
     HostMetricsSampler,
@@ -74,11 +74,11 @@ class CellRun:
         self.store = OutageBuffer()
         self.pulse = Pulse(batch.pk, self.store)
         self.results_lost: ResultsUnreachable | None = None
-        # The targets axis: each run measures its own target, the batch's own first.
-        self.targets = {t.pk: t for t in servers.batch_targets(batch)}
+        # The servers axis: each run measures its own target, the batch's own first.
+        self.targets = {t.pk: t for t in server_targets.batch_targets(batch)}
         # The running cell, when the results database went away for good at its end.
         self.held: tuple[Run, SampleSink] | None = None
-        self.restarts = BatchRestarts(  # each target's own, for a targets axis
+        self.restarts = BatchRestarts(  # each target's own, for a servers axis
             batch, tick=self._restart_tick, show=self._restart_show, save=self._restart_save
         )
 
@@ -92,7 +92,7 @@ class CellRun:
         self.store.ensure(lambda: run.save(update_fields=["status", "started_at", "heartbeat_at"]))
         live.publish_start(run)
         target = self.target_of(run)
-        run.environment = {**run.environment, **servers.run_server(self.batch, target)}
+        run.environment = {**run.environment, **server_targets.run_server(self.batch, target)}
         verified = self._settings_for(run)
         if verified is None:
             return
@@ -218,7 +218,7 @@ class CellRun:
         batch = self.batch
         self.store.ensure(
             lambda: Batch.objects.filter(pk=batch.pk).update(
-                servers=batch.servers, stages=batch.stages
+                put_back=batch.put_back, stages=batch.stages
             )
         )
 
@@ -274,7 +274,7 @@ class CellRun:
 
     def target_of(self, run: Run) -> Target | None:
         """The server the run measures (the batch's own on older rows)."""
-        return servers.run_target(run, self.batch, self.targets)
+        return server_targets.run_target(run, self.batch, self.targets)
 
     def _target(self, target: Target | None = None) -> Any:
         target = target or self.batch.target
@@ -285,7 +285,7 @@ class CellRun:
         """The server's original settings back, even while the results database is away
         (they are in memory); recorded with the batch's end."""
         self.store.attempt(
-            lambda: self.batch.refresh_from_db(fields=["original_settings", "servers"])
+            lambda: self.batch.refresh_from_db(fields=["original_settings", "put_back"])
         )
         try:
             if environment.settings_put_back(batch=self.batch):

@@ -16,7 +16,7 @@ from django.utils import timezone
 from runs import targets
 from runs.columns import BatchEnvironment
 from runs.errors import ExecutorError
-from runs.execution import servers
+from runs.execution import server_targets
 from runs.execution.preflight import limits
 from runs.execution.restarts.restarter import dynamic_settings
 from runs.frozen import FrozenPlan
@@ -47,19 +47,19 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
     batch.environment = environment
     batch.original_settings = originals
     if is_sql_test(plan.test):
-        _record_more_targets(batch, plan)
-    batch.save(update_fields=["environment", "original_settings", "warnings", "servers"])
+        _record_server_targets(batch, plan)
+    batch.save(update_fields=["environment", "original_settings", "warnings", "put_back"])
 
 
-def _record_more_targets(batch: Batch, plan: FrozenPlan) -> None:
+def _record_server_targets(batch: Batch, plan: FrozenPlan) -> None:
     """Each further target's server and original settings, before the first change."""
-    for target in servers.more_targets(batch):
+    for target in server_targets.server_targets(batch):
         with targets.connect_to(target) as db:
             server = db.server_info()
-            servers.server_record(batch, target, server)
+            server_targets.server_record(batch, target, server)
             warnings = [f"{target.name}: {w}" for w in _server_warnings(batch, server)]
             batch.warnings = [*batch.warnings, *(w for w in warnings if w not in batch.warnings)]
-            servers.originals_keep(batch, target, db.originals(plan.server_settings))
+            server_targets.originals_keep(batch, target, db.originals(plan.server_settings))
 
 
 def _server_host_environment(batch: Batch, target: Target) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def run_server_changes(
     run's settings were applied: {"server": {"variables": {...}}}, or {} when nothing does.
     Variables that move on their own (the binary log's position) are left out. A further
     target's run is compared with that target's own snapshot."""
-    before = servers.server_variables(batch, target_id)
+    before = server_targets.server_variables(batch, target_id)
     if before is None:
         before = BatchEnvironment.load(batch.environment).server_variables
     changed = {
@@ -127,7 +127,7 @@ def batch_restore_settings(*, batch: Batch) -> None:
     try:
         restored = settings_put_back(batch=batch)
     finally:
-        batch.save(update_fields=["servers"])
+        batch.save(update_fields=["put_back"])
     if restored:
         batch.settings_restored_at = timezone.now()
         batch.save(update_fields=["settings_restored_at"])
@@ -137,7 +137,7 @@ def settings_put_back(*, batch: Batch) -> bool:
     """The servers' original settings back on every target, from the batch as it is in
     memory (the results database may be away); whether there was anything to restore.
     Every target is tried; the first that failed raises TargetError after that."""
-    problems = servers.servers_put_back(batch)
+    problems = server_targets.settings_put_back(batch)
     if not batch.original_settings or batch.target is None:
         restored = False
     else:

@@ -1,5 +1,5 @@
 """A batch's groups of runs sharing a data set, as its runner works through them: on which
-servers each group runs (every target of a targets axis, else the batch's own), the
+servers each group runs (every target of a servers axis, else the batch's own), the
 prepare, check and cleanup stages on each of them, and what a failed cell or stage means
 for the cells after it. runs/execution/runner.py drives the batch; this is its data-set
 half, and runs/execution/cell_run.py its cells.
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 class GroupRun(CellRun):
     """The data-set side of a batch's runner."""
 
-    # --- a group's servers: each target of a targets axis, else the batch's own (None) ----
+    # --- a group's servers: each target of a servers axis, else the batch's own (None) ----
 
     def _servers(self, group: Group) -> list[int | None]:
         return group.servers if len(self.targets) > 1 else [None]
@@ -42,7 +42,7 @@ class GroupRun(CellRun):
         return group.runs_on(key) if key is not None else group.runs
 
     def _prepared_servers(self, group: Group) -> list[int | None]:
-        """Where a cleanup is due: every server of a targets axis whose prepare went
+        """Where a cleanup is due: every server of a servers axis whose prepare went
         through (or found its data set there); the batch's own server always."""
         if len(self.targets) < 2:
             return [None]
@@ -112,7 +112,7 @@ class GroupRun(CellRun):
         key: int | None = None,
         kind: str = "",
     ) -> SysbenchError | None:
-        """Run prepare or cleanup on the server `key` (a target of a targets axis, None:
+        """Run prepare or cleanup on the server `key` (a target of a servers axis, None:
         the batch's own), record it on the batch, and return its first error."""
         self._set_batch_status(Status.PREPARING if phase == "prepare" else Status.RUNNING)
         started = timezone.now()

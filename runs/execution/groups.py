@@ -23,7 +23,7 @@ from runs.sysbench.script_options import ScriptInterface
 @dataclass
 class Group:
     """Consecutive runs sharing one data set: one prepare before, one cleanup after, on
-    each of its servers (a targets axis: the runs of every target, interleaved)."""
+    each of its servers (a servers axis: the runs of every target, interleaved)."""
 
     first_position: int
     dataset: tuple[Any, ...]
@@ -38,7 +38,7 @@ class Group:
     @property
     def servers(self) -> list[int | None]:
         """Its runs' targets in order of their first run (None: the batch's own, on a
-        batch without a targets axis): matrix.prepare_points' servers."""
+        batch without a servers axis): matrix.prepare_points' servers."""
         return list(dict.fromkeys(r.target_id for r in self.runs))
 
     def runs_on(self, target_id: int | None) -> list[Run]:
@@ -117,7 +117,7 @@ def _left_behind(batch: Batch, plan: FrozenPlan, group: Group) -> bool:
 
 
 def stage_done(batch: Batch, kind: str, group: Group, target: int | None = None) -> bool:
-    """Whether the group's stage is done (on `target`, of a targets axis) and still
+    """Whether the group's stage is done (on `target`, of a servers axis) and still
     holds: a prepare is undone by a later cleanup (a group that an auto mode extended is
     prepared again)."""
     done = False
@@ -143,7 +143,7 @@ def stage_record(
     output: list[str],
     target: int | None = None,
 ) -> None:
-    """Keep what a prepare or cleanup did (on `target`, of a targets axis), with the
+    """Keep what a prepare or cleanup did (on `target`, of a servers axis), with the
     last lines it printed."""
     stage = {
         "kind": kind,
@@ -192,7 +192,7 @@ def stage_left(batch: Batch) -> dict[str, Any] | None:
 
 def stages_left(batch: Batch) -> list[dict[str, Any]]:
     """The prepares whose data set no cleanup dropped yet: one per target at most (the
-    `target` of each stage; none on a batch without a targets axis)."""
+    `target` of each stage; none on a batch without a servers axis)."""
     left: dict[Any, dict[str, Any]] = {}
     for stage in batch.stages:
         server = stage.get("target")

@@ -14,7 +14,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from runs.execution.servers import target_ids
+from runs.execution.server_targets import target_ids
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LoadHost, ResourceLock, Status, Target
 
@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 
 def _resources(batch: Batch) -> list[str]:
-    # Every target of a targets axis: its cells run interleaved, so all are held throughout.
+    # Every target of a servers axis: its cells run interleaved, so all are held throughout.
     names = [f"target:{i}" for i in target_ids(batch)]
     if batch.load_host_id is not None:
         names.append(f"loadhost:{batch.load_host_id}")

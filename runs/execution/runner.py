@@ -127,7 +127,7 @@ class BatchRunner(GroupRun):
             if owns_data and self.plan.cleanup:
                 self._cleanup(group)
             return
-        # A targets axis: the data set is prepared on each target before the group's first
+        # A servers axis: the data set is prepared on each target before the group's first
         # cell, so that no prepare runs between two measured cells; each server started
         # with the group's install before its data set is prepared.
         prepared = []
@@ -210,7 +210,7 @@ class BatchRunner(GroupRun):
     def _finish(self, stopped: BatchStopped | None) -> None:
         batch = self.batch
         batch.warnings = [*batch.warnings, *self.store.warnings()]
-        fields = ["status", "error", "warnings", "settings_restored_at", "servers"]
+        fields = ["status", "error", "warnings", "settings_restored_at", "put_back"]
         if stopped is not None and stopped.status == Status.INTERRUPTED:
             # The worker is stopping: hand the batch back; a worker that comes back goes on
             # from the next unfinished cell.

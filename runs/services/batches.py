@@ -25,7 +25,7 @@ from runs.models import Batch, LaunchedBy, Plan, Run, Status
 from runs.services import queue
 from runs.services.answers import stored_results
 from runs.services.nightly import check as nightly_check
-from runs.services.plan_axes import plan_targets
+from runs.services.plan_axes import plan_all_targets
 from runs.services.plans import PlanCheck, plan_check
 from runs.services.queue import BrokerUnavailable, enqueue_batch, enqueue_or_log
 from runs.sysbench.command import expected_duration_s
@@ -161,7 +161,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
         target=plan.target.describe() if plan.target else None,
         targets=_targets_axis(plan),
         tests=list(plan.tests),
-        server_axes=dict(plan.server_axes),
+        servers=dict(plan.servers),
         load_host=plan.load_host.name,
         extra_load_hosts=[h.pk for h in plan.extra_load_hosts.order_by("name")],
         load_split=plan.load_split,
@@ -172,7 +172,7 @@ def _frozen_params(plan: Plan, check: PlanCheck, seed: int) -> dict[str, Any]:
 
 
 def _targets_axis(plan: Plan) -> list[dict[str, Any]]:
-    targets = plan_targets(plan)
+    targets = plan_all_targets(plan)
     if len(targets) < 2:
         return []
     return [{**target.describe(), "id": target.pk} for target in targets]

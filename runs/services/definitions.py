@@ -17,7 +17,7 @@ from django.db import transaction
 from runs import loadhosts, targets
 from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
-from runs.models import Engine, LoadHost, Plan, PlanTarget, Target
+from runs.models import Engine, LoadHost, Plan, PlanServer, Target
 from runs.services.answers import stored_results
 from runs.services.nightly import notifications, webhooks
 from runs.services.plans import PlanCheck, plan_check, target_validate
@@ -124,21 +124,23 @@ def plan_save(
     *,
     plan: Plan,
     extra_load_hosts: Sequence[LoadHost] | None = None,
-    more_targets: Sequence[Target] | None = None,
+    server_targets: Sequence[Target] | None = None,
 ) -> PlanCheck:
     """Store a plan that passes every check but the server's own (that is the preflight);
     with `extra_load_hosts`, those are its extra load hosts from now on, and with
-    `more_targets` its targets axis after `plan.target`, in that order."""
-    check = plan_validate(plan=plan, extra_load_hosts=extra_load_hosts, more_targets=more_targets)
+    `server_targets` its servers axis's targets after `plan.target`, in that order."""
+    check = plan_validate(
+        plan=plan, extra_load_hosts=extra_load_hosts, server_targets=server_targets
+    )
     with transaction.atomic():
         plan.save()
         if extra_load_hosts is not None:
             plan.extra_load_hosts.set(extra_load_hosts)
-        if more_targets is not None:
-            plan.plan_targets.all().delete()
-            PlanTarget.objects.bulk_create(
-                PlanTarget(plan=plan, target=target, position=i)
-                for i, target in enumerate(more_targets, start=1)
+        if server_targets is not None:
+            plan.plan_servers.all().delete()
+            PlanServer.objects.bulk_create(
+                PlanServer(plan=plan, target=target, position=i)
+                for i, target in enumerate(server_targets, start=1)
             )
     return check
 
@@ -147,7 +149,7 @@ def plan_validate(
     *,
     plan: Plan,
     extra_load_hosts: Sequence[LoadHost] | None = None,
-    more_targets: Sequence[Target] | None = None,
+    server_targets: Sequence[Target] | None = None,
 ) -> PlanCheck:
     """What plan_save checks (InvalidInput naming the field), the plan's auto modes set
     with their defaults on `plan`: for forms that show errors before saving (the admin)."""
@@ -165,7 +167,7 @@ def plan_validate(
         plan=plan,
         contact_server=False,
         extra_load_hosts=extra_load_hosts,
-        more_targets=more_targets,
+        server_targets=server_targets,
     )
     plan.auto = auto_settings.auto_stored(plan.auto)  # checked: stored with its defaults
     plan.full_clean()

@@ -114,16 +114,16 @@ def require_use(
     user: AnyUser,
     plan: Plan,
     extra_load_hosts: Sequence[LoadHost] | None = None,
-    more_targets: Sequence[Target] | None = None,
+    server_targets: Sequence[Target] | None = None,
 ) -> None:
     """The plan's targets and load hosts may be used by `user` (saving, preflight,
-    launch); `extra_load_hosts` and `more_targets` are those being saved with it, else
-    those stored."""
+    launch); `extra_load_hosts` and `server_targets` are those being saved with it, else
+    those stored. A servers axis's target refused is named `servers.targets`."""
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
-    if more_targets is None:
-        more_targets = [link.target for link in plan.plan_targets.all()] if plan.pk else []
-    more = [(t, "more_targets") for t in more_targets]
+    if server_targets is None:
+        server_targets = [link.target for link in plan.plan_servers.all()] if plan.pk else []
+    more = [(t, "servers.targets") for t in server_targets]
     for used, named in [*((u, "") for u in [*_used_by(plan), *extra_load_hosts]), *more]:
         if not may_use(user, used):
             field = named or ("target" if isinstance(used, Target) else "load_host")

@@ -1,6 +1,6 @@
 """A plan's axes beyond threads and options, read from the plan as it is or as it is being
-edited: the targets it compares (its first one the baseline), its tests axis, and the axes
-that change the server (targets, installs, configs, restart-only settings).
+edited: the targets it compares (its first one the baseline), its tests axis, and the
+servers axis with the restart-only settings (targets, installs, configs).
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
 
 
-def plan_targets(plan: Plan, more: Sequence[Target] | None = None) -> list[Target]:
-    """The servers a plan compares, in the user's order: its target first (the baseline),
-    then the targets axis's others (`more`: those of a plan being saved, else stored)."""
+def plan_all_targets(plan: Plan, server_targets: Sequence[Target] | None = None) -> list[Target]:
+    """The targets a plan compares, in the user's order: its target first (the baseline),
+    then the servers axis's others (`server_targets`: those of a plan being saved, else
+    stored)."""
     first = [plan.target] if plan.target is not None else []
-    if more is not None:
-        return first + list(more)
+    if server_targets is not None:
+        return first + list(server_targets)
     if not plan.pk:
         return first
-    more = [link.target for link in plan.plan_targets.select_related("target")]
-    return first + more
+    return first + [link.target for link in plan.plan_servers.select_related("target")]
 
 
 def plan_tests(plan: Plan) -> list[matrix.TestSpec]:
@@ -63,11 +63,11 @@ def _test_item(index: int, item: object) -> matrix.TestSpec:
     )
 
 
-def plan_servers(plan: Plan, more_targets: Sequence[Target] | None = None) -> matrix.ServerAxes:
-    """The axes that change the server: several targets, installs, configs and the
-    restart-only settings (of any target that opted in: each restarts its own)."""
-    axes = plan.server_axes if isinstance(plan.server_axes, dict) else {}
-    targets = plan_targets(plan, more_targets)
+def plan_servers(plan: Plan, server_targets: Sequence[Target] | None = None) -> matrix.ServerAxes:
+    """The servers axis (several targets, installs, configs) and the restart-only
+    settings (of any target that opted in: each restarts its own)."""
+    axes = plan.servers if isinstance(plan.servers, dict) else {}
+    targets = plan_all_targets(plan, server_targets)
     configs = axes.get("configs") or []
     names = list(plan.server_settings) if isinstance(plan.server_settings, dict) else []
     return matrix.ServerAxes(

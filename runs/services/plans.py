@@ -24,7 +24,7 @@ from runs.execution.preflight.report import FAILED, PreflightReport, Subject
 from runs.frozen import FrozenScript
 from runs.models import Engine, LoadHost, LoadSplit, Plan, Target
 from runs.services import restarts
-from runs.services.plan_axes import plan_servers, plan_targets, plan_tests
+from runs.services.plan_axes import plan_all_targets, plan_servers, plan_tests
 from runs.services.scripts import plan_scripts
 from runs.sysbench import matrix
 from runs.sysbench.options import is_sql_test
@@ -68,21 +68,21 @@ def plan_check(
     seed: int = 0,
     contact_server: bool = True,
     extra_load_hosts: Sequence[LoadHost] | None = None,
-    more_targets: Sequence[Target] | None = None,
+    server_targets: Sequence[Target] | None = None,
 ) -> PlanCheck:
     """Validate a plan completely; raises InvalidInput naming the field at fault.
 
     With contact_server, the target is asked for its variables: a thread count above
     max_connections is refused, and a sync_binlog axis without binary logging is a warning.
-    `extra_load_hosts` and `more_targets` are the plan's as it is being saved (else those
+    `extra_load_hosts` and `server_targets` are the plan's as it is being saved (else those
     stored).
     """
     plan_connections_check(plan=plan)
     _check_target_fits(plan)
     server_settings = _validate_settings(plan)
-    axis = plan_targets(plan, more_targets)
-    restarts.server_axes_check(plan, axis)  # first: a target that never restarts, by name
-    _check_more_targets(plan, axis)
+    axis = plan_all_targets(plan, server_targets)
+    restarts.servers_check(plan, axis)  # first: a target that never restarts, by name
+    _check_server_targets(plan, axis)
     options = plan_options(plan)
     script = plan_scripts.plan_script_check(plan=plan, options=options)
     auto = _auto_modes(plan, options)
@@ -92,7 +92,7 @@ def plan_check(
     option_axes = dict(plan.option_axes)
     if auto.rate is not None:
         option_axes["rate"] = [auto.rate.start]  # the search's first value, as an axis value
-    servers = plan_servers(plan, more_targets)
+    servers = plan_servers(plan, server_targets)
     cells = matrix.expand(
         test=plan.test,
         tests=tests,
@@ -127,11 +127,11 @@ def plan_preflight(
     *,
     plan: Plan,
     extra_load_hosts: Sequence[LoadHost] | None = None,
-    more_targets: Sequence[Target] | None = None,
+    server_targets: Sequence[Target] | None = None,
 ) -> PreflightReport:
     """Check a plan against its load hosts and targets, without running it. A stored value
     no connection can use is refused (InvalidInput) rather than reported as a step.
-    `extra_load_hosts` and `more_targets` are those of a plan being edited, else stored."""
+    `extra_load_hosts` and `server_targets` are those of a plan being edited, else stored."""
     if extra_load_hosts is None:
         extra_load_hosts = list(plan.extra_load_hosts.all()) if plan.pk else []
     plan_connections_check(plan=plan)
@@ -140,7 +140,7 @@ def plan_preflight(
             plan=plan,
             contact_server=False,
             extra_load_hosts=extra_load_hosts,
-            more_targets=more_targets,
+            server_targets=server_targets,
         )
     except InvalidInput as e:
         report = PreflightReport()
@@ -158,8 +158,8 @@ def plan_preflight(
         prepared_statements=preflight.most_statements(
             plan.test, [(cell.threads, cell.options, cell.test) for cell in check.cells]
         ),
-        more_targets=tuple(plan_targets(plan, more_targets)[1:]),
-        server_axes=dict(plan.server_axes) if isinstance(plan.server_axes, dict) else {},
+        server_targets=tuple(plan_all_targets(plan, server_targets)[1:]),
+        servers=dict(plan.servers) if isinstance(plan.servers, dict) else {},
     )
     return preflight.run_preflight(subject)
 
@@ -264,33 +264,33 @@ def _validate_settings(plan: Plan) -> dict[str, list[str]]:
     return restarts.settings_check(plan.target, plan.server_settings)
 
 
-def _check_more_targets(plan: Plan, axis: list[Target]) -> None:
-    """A targets axis: database tests only, each target once, each one benchdash may use,
+def _check_server_targets(plan: Plan, axis: list[Target]) -> None:
+    """A servers axis's targets: database tests only, each target once, each one benchdash may use,
     and the settings axes known on each one's engine (engines may differ)."""
     if len(axis) < 2 and (plan.target is not None or not axis):
         return
     if not is_sql_test(plan.test):
         raise InvalidInput(
-            "more_targets",
-            f"{plan.test} does not use a target: a targets axis needs a database test",
+            "servers.targets",
+            f"{plan.test} does not use a target: several targets need a database test",
         )
     if plan.target is None:
-        raise InvalidInput("more_targets", "choose the plan's target first: it is the baseline")
+        raise InvalidInput("servers.targets", "choose the plan's target first: it is the baseline")
     seen: set[int] = set()
     for target in axis:
         if target.pk in seen:
             raise InvalidInput(
-                "more_targets", f"{target} is listed twice (the plan's target is the first)"
+                "servers.targets", f"{target} is listed twice (the plan's target is the first)"
             )
         seen.add(target.pk)
     for target in axis[1:]:
         try:
             target_validate(target=target)
         except InvalidInput as e:
-            raise InvalidInput("more_targets", f"{target}: {e}") from None
+            raise InvalidInput("servers.targets", f"{target}: {e}") from None
         if plan.server_settings and _on_results_server(target):
             raise InvalidInput(
-                "more_targets",
+                "servers.targets",
                 f"{target} holds benchdash's own results: its settings are never changed",
             )
         try:  # restart-only settings on a target that opted in, as on the first one

@@ -17,7 +17,7 @@ from runs.execution import groups, liveness
 from runs.execution.environment import batch_restore_settings
 from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.outages import handover
-from runs.execution.restarts.leftovers import servers_put_back
+from runs.execution.restarts.leftovers import restarted_put_back
 from runs.execution.run_results import run_fail
 from runs.execution.stream.sample_writes import run_store_recent_samples
 from runs.frozen import FrozenPlan
@@ -178,7 +178,7 @@ def batches_drop_left_datasets() -> list[int]:
     for batch in left.select_related("target"):
         if not FrozenPlan.from_params(batch.params).cleanup:
             continue
-        # A targets axis: each target's data set (its stage says which target).
+        # A servers axis: each target's data set (its stage says which target).
         if any([_drop_left(batch, prepare) for prepare in groups.stages_left(batch)]):
             dropped.append(batch.pk)
     return dropped
@@ -216,7 +216,7 @@ def _drop_own_dataset(batch: Batch, target: Target) -> list[str] | None:
 
 def _target_used_since(batch: Batch, target: Target | None = None) -> bool:
     """Whether another batch used the target (the batch's own by default) since: as its
-    own target or as one of its targets axis (its lock)."""
+    own target or as one of its servers axis (its lock)."""
     target = target or batch.target
     later = Batch.objects.filter(target=target, started_at__gt=batch.started_at)
     busy = Batch.objects.filter(target=target, status__in=ACTIVE_STATUSES)
@@ -294,8 +294,8 @@ def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
         )
         run.save(update_fields=["status", "finished_at", "error"])
     batch_remove_config_dirs(batch=batch, hostname=hostname)
-    # A restart-only cell's server: its original config and install back (Batch.servers).
-    if problem := servers_put_back(batch=batch, reason="the sweeper, after the worker died"):
+    # A restart-only cell's server: its original config and install back (Batch.put_back).
+    if problem := restarted_put_back(batch=batch, reason="the sweeper, after the worker died"):
         batch.warnings = [*batch.warnings, problem]
     batch_restore_settings(batch=batch)
     batch_release_locks(batch=batch)

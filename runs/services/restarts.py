@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from runs import targets
 from runs.errors import InvalidInput
-from runs.execution import servers
-from runs.execution.restarts.leftovers import changed_targets, servers_changed, servers_put_back
+from runs.execution import server_targets
+from runs.execution.restarts.leftovers import changed_targets, restarted_put_back, servers_changed
 from runs.execution.restarts.operator import target_restart_spec
 from runs.execution.restarts.spec import (
     LABEL,
@@ -69,28 +69,29 @@ def settings_check(target: Target, axes: Mapping[str, Any]) -> dict[str, list[st
     return {name: dynamic.get(name) or restarted[name] for name in axes}
 
 
-def server_axes_check(plan: Plan, axis: Sequence[Target] = ()) -> None:
-    """installs, configs, after_restart and warm_s of `Plan.server_axes`, checked, and every
-    target of the plan (`axis`: its targets axis, the plan's target first) able to restart
-    when the plan restarts servers: a targets axis restarts each of its targets."""
-    axes = plan.server_axes if plan.server_axes else {}
+def servers_check(plan: Plan, axis: Sequence[Target] = ()) -> None:
+    """installs, configs, after_restart and warm_s of `Plan.servers`, checked, and every
+    target of the plan (`axis`: the servers axis's targets, the plan's target first) able to
+    restart when the plan restarts servers: a servers axis restarts each of its targets.
+    A refusal names its field inside `servers` (servers.configs), as the API has it."""
+    axes = plan.servers if plan.servers else {}
     if not isinstance(axes, dict):
-        raise InvalidInput("server_axes", "must be an object")
+        raise InvalidInput("servers", "must be an object")
     unknown = sorted(set(axes) - {"installs", "configs", "after_restart", "warm_s"})
     if unknown:
-        raise InvalidInput("server_axes", f"unknown keys {', '.join(unknown)}")
+        raise InvalidInput("servers", f"unknown keys {', '.join(unknown)}")
     servers: list[Target | None] = [*axis] or [plan.target]
     installs, configs = axes.get("installs") or [], axes.get("configs") or []
     settings = plan.server_settings if isinstance(plan.server_settings, dict) else {}
     restarted = restart_settings_on_any(servers, list(settings))
     for place, target in enumerate(servers):
-        field = "server_axes" if place == 0 else "more_targets"
+        field = "servers" if place == 0 else "servers.targets"
         _target_restarts(target, installs, configs, restarted, field)
     if axes.get("after_restart", "warm") not in AFTER_RESTART:
-        raise InvalidInput("after_restart", "warm or cold")
+        raise InvalidInput("servers.after_restart", "warm or cold")
     warm_s = axes.get("warm_s", 10)
     if not isinstance(warm_s, int) or not 1 <= warm_s <= 3600:
-        raise InvalidInput("warm_s", "1 to 3600 seconds of the cell's own load")
+        raise InvalidInput("servers.warm_s", "1 to 3600 seconds of the cell's own load")
 
 
 def restart_settings_on_any(
@@ -131,25 +132,32 @@ def _target_restarts(
     labels = []
     for i, item in enumerate(configs, 1):
         if not isinstance(item, dict) or not LABEL.fullmatch(str(item.get("label", ""))):
-            raise InvalidInput("configs", f"config {i}: give {{label, text}}, a short label")
-        config_options(target.engine, str(item.get("text", "")), str(item["label"]))
+            raise InvalidInput(
+                "servers.configs", f"config {i}: give {{label, text}}, a short label"
+            )
+        try:
+            config_options(target.engine, str(item.get("text", "")), str(item["label"]))
+        except InvalidInput as e:  # e.field is "configs <label>": named in the message
+            raise InvalidInput("servers.configs", f"{e.field}: {e.message}") from None
         labels.append(item["label"])
     if len(set(labels)) != len(labels):
-        raise InvalidInput("configs", "each label once")
+        raise InvalidInput("servers.configs", "each label once")
 
 
 def _installs_check(target: Target, installs: Sequence[str]) -> None:
     spec = target_restart_spec(target)
     if spec is None or spec.mode != "managed":
-        raise InvalidInput("installs", "installs are a managed instance's: a service has one")
+        raise InvalidInput(
+            "servers.installs", "installs are a managed instance's: a service has one"
+        )
     known = [install.label for install in spec.installs]
     for label in installs:
         if label not in known:
             raise InvalidInput(
-                "installs", f"{label!r} is not one of {', '.join(known)} (on {target.name})"
+                "servers.installs", f"{label!r} is not one of {', '.join(known)} (on {target.name})"
             )
     if len(set(installs)) != len(installs):
-        raise InvalidInput("installs", "each install once")
+        raise InvalidInput("servers.installs", "each install once")
 
 
 def restart_estimate(plan: Plan, cells: Sequence[matrix.Cell]) -> dict[str, Any]:
@@ -163,8 +171,8 @@ def restart_estimate(plan: Plan, cells: Sequence[matrix.Cell]) -> dict[str, Any]
     each, source = restart_seconds(plan.target)
     warm = (
         0
-        if plan.server_axes.get("after_restart") == "cold"
-        else len(points) * int(plan.server_axes.get("warm_s") or 10)
+        if plan.servers.get("after_restart") == "cold"
+        else len(points) * int(plan.servers.get("warm_s") or 10)
     )
     return {
         "restarts": count,
@@ -180,7 +188,7 @@ def restart_seconds(target: Target) -> tuple[float, str]:
     if target.pk is not None:
         recent = (
             Batch.objects.filter(target=target)
-            .exclude(servers={})
+            .exclude(put_back={})
             .order_by("-created_at")
             .values_list("stages", flat=True)[:5]
         )
@@ -201,19 +209,19 @@ PUT_BACK_WITHIN = timedelta(days=1)  # a server gone for good is not tried for e
 def batches_put_back_left_servers() -> list[int]:
     """The sweeper's: finished batches whose server's original config and install did
     not come back at their end (it did not start within the timeout, a server late),
-    `Batch.servers` saying so, put back again, once no other batch uses the target."""
+    `Batch.put_back` saying so, put back again, once no other batch uses the target."""
     done = []
     left = Batch.objects.filter(
         status__in=FINISHED_STATUSES,
         target__isnull=False,
         finished_at__gte=timezone.now() - PUT_BACK_WITHIN,
-    ).exclude(servers={})
+    ).exclude(put_back={})
     for batch in left.select_related("target"):
         if not servers_changed(batch):
             continue
         if _in_use(changed_targets(batch)):
             continue  # never restarted under another batch: a later sweep tries again
-        if servers_put_back(batch=batch, reason="the sweeper, after the batch's end"):
+        if restarted_put_back(batch=batch, reason="the sweeper, after the batch's end"):
             continue  # still not back: the next sweep tries again
         at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
         batch.warnings = [
@@ -226,7 +234,7 @@ def batches_put_back_left_servers() -> list[int]:
 
 
 def _in_use(target_ids: Sequence[int]) -> bool:
-    """Whether an active batch uses one of the targets (its own, or its targets axis)."""
+    """Whether an active batch uses one of the targets (its own, or its servers axis)."""
     wanted = set(target_ids)
     active = Batch.objects.filter(status__in=ACTIVE_STATUSES).only("target", "params")
-    return any(wanted & set(servers.target_ids(batch)) for batch in active)
+    return any(wanted & set(server_targets.target_ids(batch)) for batch in active)

@@ -62,7 +62,7 @@ def batches_with_plan() -> QuerySet[Batch]:
 def batch_runs(batch: Batch) -> QuerySet[Run]:
     return (
         batch.runs.order_by("position")
-        .select_related("target")  # named on a targets axis (results.run_axes)
+        .select_related("target")  # named on a servers axis (results.run_axes)
         .defer("raw_log", "reports", "histogram")
     )
 

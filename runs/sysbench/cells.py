@@ -41,7 +41,7 @@ class ServerAxes:
     """The axes that change the server rather than the load: several targets (the first is
     the baseline), installs (versions) and config files of a target benchdash may restart."""
 
-    targets: tuple[int, ...] = ()  # target ids; none or one: no targets axis
+    targets: tuple[int, ...] = ()  # target ids; none or one: no servers axis
     installs: tuple[str, ...] = ()  # install labels of a managed target
     configs: tuple[str, ...] = ()  # config labels
     restart_settings: frozenset[str] = frozenset()  # settings that need a restart to change

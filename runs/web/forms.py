@@ -252,7 +252,7 @@ class OrderedSelects(forms.Widget):
 
 
 class OrderedModelsField(forms.ModelMultipleChoiceField):
-    """Rows chosen in an order that matters (a targets axis: the first is compared with
+    """Rows chosen in an order that matters (a servers axis: the first is compared with
     the plan's target, and so on): cleaned to a list in the user's order, each once."""
 
     widget = OrderedSelects

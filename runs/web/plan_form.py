@@ -15,7 +15,7 @@ from runs.errors import InvalidInput
 from runs.models import DatasetPolicy, LoadHost, LoadSplit, LuaScript, OrderPolicy, Plan, Target
 from runs.services.batches import MAX_SEED
 from runs.services.nightly.schedules import schedule_describe
-from runs.services.plan_axes import plan_targets
+from runs.services.plan_axes import plan_all_targets
 from runs.sysbench import suites
 from runs.sysbench.options import ALL_TESTS
 from runs.web import plan_editor
@@ -38,12 +38,13 @@ class PlanForm(forms.Form):
 
     name = forms.CharField(max_length=200)
     target = forms.ModelChoiceField(Target.objects.all(), required=False, empty_label="— none —")
-    more_targets = OrderedModelsField(
+    server_targets = OrderedModelsField(
         Target.objects.all(),
         required=False,
-        label="Compared with",
-        help_text="More servers, in this order: every cell runs on each, interleaved round by "
-        "round; the target above is the baseline of the verdicts.",
+        label="Servers: targets compared",
+        help_text="The servers axis's targets after the one above, in this order: every cell "
+        "runs on each, interleaved round by round; the target above is the baseline of the "
+        "verdicts.",
     )
     load_host = forms.ModelChoiceField(LoadHost.objects.all(), empty_label=None)
     extra_load_hosts = forms.ModelMultipleChoiceField(
@@ -314,7 +315,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "target": plan.target_id,
         "load_host": plan.load_host_id,
         "extra_load_hosts": [h.pk for h in plan.extra_load_hosts.all()] if plan.pk else [],
-        "more_targets": [t.pk for t in plan_targets(plan)[1:]],
+        "server_targets": [t.pk for t in plan_all_targets(plan)[1:]],
         "load_split": plan.load_split,
         "test": plan.test,
         "tests": suites.suite_text(plan.tests or []),

@@ -62,7 +62,7 @@ def test_a_plans_snippet_holding_a_credential_or_past_16_kb_is_refused_by_its_ch
     del fields["load_host"]
     plan = Plan.objects.create(**fields)
     text = "# " + "x" * 97 + "\n"  # 100 bytes a line
-    for configs, field, words in [
+    for configs, where, words in [
         (
             [{"label": "fast", "text": "innodb_flush_method = O_DIRECT"},
              {"label": "sst", "text": f"[mysqld]\nwsrep_sst_auth = root:{SECRET}\n"}],
@@ -72,16 +72,17 @@ def test_a_plans_snippet_holding_a_credential_or_past_16_kb_is_refused_by_its_ch
         ([{"label": "p", "text": f"password {SECRET}"}], "configs p", "line 1: password = …"),
         ([{"label": "big", "text": text * 170}], "configs big", "a snippet holds 16 kB at most"),
     ]:  # fmt: skip
-        plan.server_axes = {"configs": configs}
+        plan.servers = {"configs": configs}
         with pytest.raises(InvalidInput) as refused:
             plans.plan_check(plan=plan, contact_server=False)
-        assert refused.value.field == field and words in refused.value.message
+        assert refused.value.field == "servers.configs"
+        assert refused.value.message.startswith(f"{where}: ") and words in refused.value.message
         assert SECRET not in str(refused.value)
     # A plan saved before these checks launches no batch: the launch checks it again.
-    plan.server_axes = {"configs": [{"label": "sst", "text": f"wsrep_sst_auth = root:{SECRET}"}]}
+    plan.servers = {"configs": [{"label": "sst", "text": f"wsrep_sst_auth = root:{SECRET}"}]}
     plan.save()
     with pytest.raises(InvalidInput, match="never secrets") as refused:
         batches.batch_launch(plan=plan)
     assert SECRET not in str(refused.value) and not Batch.objects.exists()
-    plan.server_axes = {"configs": [{"label": "small", "text": "key_buffer_size = 8M\n" + text}]}
+    plan.servers = {"configs": [{"label": "small", "text": "key_buffer_size = 8M\n" + text}]}
     assert plans.plan_check(plan=plan, contact_server=False).cells

@@ -2,7 +2,7 @@
 server restarts, the worker killed during a restart-only cell (the sweeper puts the
 original back, on the worker's machine or over the server host's SSH), and an original
 that does not come back at the batch's end (the sweeper puts it back once it can,
-Batch.servers saying until then that it is not restored)."""
+Batch.put_back saying until then that it is not restored)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def other_than(value: str) -> str:
 
 def state(batch: Batch) -> dict:
     batch.refresh_from_db()
-    return next(iter(batch.servers.values()))
+    return next(iter(batch.put_back.values()))
 
 
 def test_a_cancel_while_the_server_restarts_leaves_the_original_running(
@@ -44,7 +44,7 @@ def test_a_cancel_while_the_server_restarts_leaves_the_original_running(
         managed_target(managed),
         local_host,
         server_settings={METHOD: [other_than(original)]},
-        server_axes={"after_restart": "cold"},
+        servers={"after_restart": "cold"},
     )
     batch = batches.batch_launch(plan=plan)
     # Cancelled as soon as a worker has it: the worker hears of it at its first heartbeat,
@@ -86,7 +86,7 @@ def test_a_worker_killed_in_a_restart_only_cell_the_sweeper_puts_the_original_ba
         local_host,
         options={**RUN, "time": 12, "rate": 10},
         server_settings={METHOD: [changed]},
-        server_axes={"after_restart": "cold"},
+        servers={"after_restart": "cold"},
         repeats=2,
     )
     first = worker_process()
@@ -137,7 +137,7 @@ def test_an_original_that_comes_back_late_is_put_back_by_the_sweeper(
         local_host,
         options={**RUN, "time": 4},
         server_settings={METHOD: [other_than(original)]},
-        server_axes={"after_restart": "cold"},
+        servers={"after_restart": "cold"},
     )
     batch = batches.batch_launch(plan=plan)
     wait_until(
@@ -151,7 +151,7 @@ def test_an_original_that_comes_back_late_is_put_back_by_the_sweeper(
 
     assert "could not put the server's original config back" in batch.error
     assert "benchdash-test-refuses-this" in batch.error  # mariadbd's own line
-    assert state(batch)["running"]  # Batch.servers: not restored
+    assert state(batch)["running"]  # Batch.put_back: not restored
     batches_sweep_stale(hostname="test")  # still refused: tried, left for the next sweep
     assert state(batch)["running"]
 

@@ -160,7 +160,7 @@ def test_a_batch_with_a_snippet_leaves_no_options_file_behind(celery_worker, loc
     plan = make_plan(
         managed_target(managed),
         local_host,
-        server_axes={"configs": [{"label": "fsync", "text": SNIPPET}], "after_restart": "cold"},
+        servers={"configs": [{"label": "fsync", "text": SNIPPET}], "after_restart": "cold"},
     )
     batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=300)
 

@@ -40,7 +40,7 @@ def test_an_argv_stored_in_a_targets_row_never_runs(celery_worker, local_host, s
     target.restart_config = {**target.restart_config, "command": ["/bin/touch", str(marker)]}
     target.save()
 
-    plan = make_plan(target, local_host, server_axes=CONFIGS)
+    plan = make_plan(target, local_host, servers=CONFIGS)
 
     with pytest.raises(InvalidInput, match="never an argv") as refused:
         batches.batch_launch(plan=plan)
@@ -62,7 +62,7 @@ def test_an_include_whose_folder_links_out_of_the_operators_folders_is_never_wri
     target = service_target(service, allowed / "conf.d" / "99-benchdash.cnf")
 
     batch = wait_for_batch(batches.batch_launch(plan=make_plan(target, local_host,
-                                                                server_axes=CONFIGS)))  # fmt: skip
+                                                                servers=CONFIGS)))  # fmt: skip
 
     error = restart_failure(batch)
     assert f"is in {outside} on the worker's machine, outside the include folders" in error, error

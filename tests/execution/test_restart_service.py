@@ -106,7 +106,7 @@ def test_a_service_is_restarted_through_its_include_and_its_command_then_put_bac
     plan = make_plan(
         target,
         local_host,
-        server_axes={
+        servers={
             "configs": [
                 {"label": "logbuf8", "text": "[mysqld]\ninnodb_log_buffer_size = 8M"},
                 {"label": "logbuf32", "text": "innodb_log_buffer_size = 32M"},
@@ -130,8 +130,8 @@ def test_a_service_is_restarted_through_its_include_and_its_command_then_put_bac
     assert include.read_text() == owners_line  # exactly what it held before
     assert (service.dir / "service.cnf").read_text() == service_cnf  # never touched
     assert global_variable(service, "innodb_log_buffer_size") == original
-    assert batch.servers[str(target.pk)]["original"]["include"] == owners_line
-    assert batch.servers[str(target.pk)]["running"] is None
+    assert batch.put_back[str(target.pk)]["original"]["include"] == owners_line
+    assert batch.put_back[str(target.pk)]["running"] is None
 
 
 REFUSED = {"label": "bogus", "text": "innodb_flush_method = bogus"}
@@ -175,7 +175,7 @@ def test_a_service_that_refuses_a_config_fails_its_cell_with_its_own_error_line(
     plan = make_plan(
         service_target(service, include, **config),
         local_host,
-        server_axes={
+        servers={
             "configs": [REFUSED, {"label": "logbuf32", "text": "innodb_log_buffer_size = 32M"}],
             "after_restart": "cold",
         },
@@ -183,6 +183,6 @@ def test_a_service_that_refuses_a_config_fails_its_cell_with_its_own_error_line(
     batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=300)
 
     assert_refused_and_rolled_back(batch, service, include, before)
-    state = batch.servers[str(plan.target_id)]
+    state = batch.put_back[str(plan.target_id)]
     expected_log = config.get("log", str(service.error_log))
     assert state["error_log"] == expected_log and state["running"] is None

@@ -125,7 +125,7 @@ def test_a_restart_only_setting_is_an_axis_restarted_verified_and_put_back(
         managed_target(managed),
         local_host,
         server_settings={METHOD: ["fsync", "O_DIRECT"], "innodb_flush_log_at_trx_commit": ["2"]},
-        server_axes={"after_restart": "warm", "warm_s": 2},
+        servers={"after_restart": "warm", "warm_s": 2},
     )
     check = plans.plan_check(plan=plan, contact_server=False)
     assert check.cells[0].restart_key  # the setting is a restart's, not SET GLOBAL's
@@ -143,7 +143,7 @@ def test_a_restart_only_setting_is_an_axis_restarted_verified_and_put_back(
     assert "warmup" in kinds  # the cell's own load before the first measured cell
     assert all(s["ok"] and s["finished_at"] >= s["started_at"] for s in batch.stages)
     assert global_variable(managed, METHOD) == original  # the original config runs again
-    assert batch.servers[str(plan.target_id)]["running"] is None
+    assert batch.put_back[str(plan.target_id)]["running"] is None
 
 
 def test_a_config_the_server_refuses_is_rolled_back_and_its_cell_fails_with_its_line(
@@ -153,7 +153,7 @@ def test_a_config_the_server_refuses_is_rolled_back_and_its_cell_fails_with_its_
     plan = make_plan(
         managed_target(managed),
         local_host,
-        server_axes={
+        servers={
             "configs": [
                 {"label": "bogus", "text": "[mysqld]\ninnodb_flush_method = bogus"},
                 {"label": "fsync", "text": "innodb_flush_method = fsync"},
@@ -186,6 +186,6 @@ def test_a_target_that_did_not_opt_in_is_refused_by_name(local_host, mariadb_ser
     with pytest.raises(InvalidInput, match="innodb_flush_method needs a server restart"):
         plans.plan_check(plan=plan, contact_server=False)
     plan.server_settings = {}
-    plan.server_axes = {"configs": [{"label": "a", "text": "innodb_flush_method = fsync"}]}
+    plan.servers = {"configs": [{"label": "a", "text": "innodb_flush_method = fsync"}]}
     with pytest.raises(InvalidInput, match="never restarts"):
         plans.plan_check(plan=plan, contact_server=False)

@@ -119,7 +119,7 @@ def test_shared_buffers_is_an_axis_restarted_verified_and_put_back(
         target,
         local_host,
         server_settings={"shared_buffers": ["16MB", "32MB"]},
-        server_axes={"after_restart": "cold"},
+        servers={"after_restart": "cold"},
     )
     check = plans.plan_check(plan=plan, contact_server=False)
     assert {cell.restart_key for cell in check.cells} != {()}  # a restart's, not ALTER SYSTEM's
@@ -137,7 +137,7 @@ def test_shared_buffers_is_an_axis_restarted_verified_and_put_back(
     assert all(s["ok"] and s["seconds"] >= 0 for s in stages)
     assert "warmup" not in [s["kind"] for s in batch.stages]  # cold: measured as it came up
     assert show(managed_pg, "shared_buffers") == "24MB"  # the original config runs again
-    assert batch.servers[str(plan.target_id)]["running"] is None
+    assert batch.put_back[str(plan.target_id)]["running"] is None
     # The server was started by benchdash with the install's postgres and its own config.
     log = (managed_pg.datadir / "benchdash-server.log").read_text()
     assert "database system is ready to accept connections" in log
@@ -151,7 +151,7 @@ def test_a_version_axis_runs_each_install_on_its_own_data_set(
 ):
     target = managed_target(managed_pg, ("15", managed_pg), ("17", pg17))
     plan = make_plan(
-        target, local_host, server_axes={"installs": ["15", "17"], "after_restart": "cold"}
+        target, local_host, servers={"installs": ["15", "17"], "after_restart": "cold"}
     )
     batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=300)
 

@@ -77,7 +77,7 @@ def test_a_managed_server_on_its_server_host_is_restarted_verified_and_put_back_
         target,
         local_host,
         server_settings={LOG_BUFFER: ["8M", "32M"]},
-        server_axes={"after_restart": "cold"},
+        servers={"after_restart": "cold"},
     )
     batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=300)
 
@@ -93,7 +93,7 @@ def test_a_managed_server_on_its_server_host_is_restarted_verified_and_put_back_
     stages = [(s["kind"], s["ok"]) for s in batch.stages if s["kind"] in ("restart", "restore")]
     assert stages == [("restart", True), ("restart", True), ("restore", True)], batch.stages
     assert global_variable(remote_managed, LOG_BUFFER) == original
-    assert batch.servers[str(target.pk)]["running"] is None
+    assert batch.put_back[str(target.pk)]["running"] is None
     # Every start went through the server host: the start script, with the binary as a
     # quoted word; the values never on its command line (every account there reads it in
     # ps): in the 0600 file written over SFTP, named by the two restarts, not the restore.
@@ -119,7 +119,7 @@ def test_a_service_on_its_server_host_that_refuses_a_config_fails_with_its_own_l
     plan = make_plan(
         target,
         local_host,
-        server_axes={
+        servers={
             "configs": [REFUSED, {"label": "logbuf32", "text": "innodb_log_buffer_size = 32M"}],
             "after_restart": "cold",
         },
@@ -127,7 +127,7 @@ def test_a_service_on_its_server_host_that_refuses_a_config_fails_with_its_own_l
     batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=300)
 
     assert_refused_and_rolled_back(batch, remote_service, include, before)
-    assert batch.servers[str(target.pk)]["error_log"] == str(remote_service.error_log)
+    assert batch.put_back[str(target.pk)]["error_log"] == str(remote_service.error_log)
     commands = sent.read_text()
     assert f"/bin/sh {remote_service.dir}/restart-mariadb" in commands, commands
     assert "sftp-server" in commands  # the include written over SFTP

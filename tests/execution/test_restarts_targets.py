@@ -1,5 +1,5 @@
 """A restart-only axis on a plan over two targets, each a managed mariadbd of the test's
-own: each target restarted with its own state (`Batch.servers` by target), its cells
+own: each target restarted with its own state (`Batch.put_back` by target), its cells
 interleaved with the other's round by round, every setting read back, and each put back
 at the batch's end, or by the sweeper after the worker died; a target of the axis that
 never restarts is refused by name, by the plan's checks and by the worker's preflight."""
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from runs.errors import InvalidInput
-from runs.models import Batch, Plan, PlanTarget, Sample, Status, Target
+from runs.models import Batch, Plan, PlanServer, Sample, Status, Target
 from runs.services import batches, plans
 from tests.execution.test_restart_failures import other_than
 from tests.execution.test_restarts import (
@@ -45,11 +45,11 @@ def two_target_plan(servers: list[PrivateMariaDB], host, **fields: object) -> Pl
     values: dict[str, object] = {
         "options": TINY,
         "server_settings": {METHOD: ["fsync", "O_DIRECT"]},
-        "server_axes": {"after_restart": "cold"},
+        "servers": {"after_restart": "cold"},
         **fields,
     }
     plan = make_plan(first, host, **values)
-    PlanTarget.objects.create(plan=plan, target=second, position=1)
+    PlanServer.objects.create(plan=plan, target=second, position=1)
     return plan
 
 
@@ -57,7 +57,7 @@ def test_each_target_of_the_axis_is_restarted_verified_and_put_back(
     celery_worker, local_host, managed_pair
 ):
     plan = two_target_plan(managed_pair, local_host, repeats=2)
-    first, second = plan.target, plan.plan_targets.get().target
+    first, second = plan.target, plan.plan_servers.get().target
     assert first is not None
     servers = {first.pk: managed_pair[0], second.pk: managed_pair[1]}
     names = {first.pk: first.name, second.pk: second.name}
@@ -83,7 +83,7 @@ def test_each_target_of_the_axis_is_restarted_verified_and_put_back(
         assert kinds[0] == "restart" and kinds[-1] == "restore", kinds
         assert kinds.count("restore") == 1, kinds  # once, at the end
         assert all(s["ok"] and name in s["reason"] for s in stages), stages
-        assert batch.servers[str(pk)]["running"] is None
+        assert batch.put_back[str(pk)]["running"] is None
         assert global_variable(server, METHOD) == originals[pk]  # its original runs again
 
 
@@ -91,14 +91,14 @@ def test_a_target_of_the_axis_that_never_restarts_is_refused_by_name(
     worker_process, local_host, managed_pair
 ):
     plan = two_target_plan(managed_pair, local_host)
-    second = plan.plan_targets.get().target
+    second = plan.plan_servers.get().target
     opted_in = second.restart_config
     Target.objects.filter(pk=second.pk).update(restart_mode="", restart_config={})
     plan = Plan.objects.get(pk=plan.pk)
 
     with pytest.raises(InvalidInput, match=f"{second.name} never restarts") as refused:
         plans.plan_check(plan=plan, contact_server=False)
-    assert refused.value.field == "more_targets"
+    assert refused.value.field == "servers.targets"
     report = plans.plan_preflight(plan=plan)
     assert not report.ok and second.name in "\n".join(report.failures)
 
@@ -112,7 +112,7 @@ def test_a_target_of_the_axis_that_never_restarts_is_refused_by_name(
     assert batch.status == Status.FAILED
     assert f"restart on {second.name}: this target never restarts" in batch.error
     assert not [s for s in batch.stages if s["kind"] in ("restart", "restore")]
-    assert not batch.servers
+    assert not batch.put_back
 
 
 def test_a_worker_killed_the_sweeper_puts_back_every_target_it_changed(
@@ -143,9 +143,9 @@ def test_a_worker_killed_the_sweeper_puts_back_every_target_it_changed(
     batch = wait_for_batch(batch, timeout=250)
 
     swept = [s for s in batch.stages if s["kind"] == "restore" and "sweeper" in s["reason"]]
-    assert {s["target"] for s in swept} == {plan.target_id, plan.plan_targets.get().target_id}
+    assert {s["target"] for s in swept} == {plan.target_id, plan.plan_servers.get().target_id}
     assert all(s["ok"] for s in swept), swept
     assert batch.status == Status.DONE, batch.error
     assert [global_variable(server, METHOD) for server in managed_pair] == originals
-    states = Batch.objects.get(pk=batch.pk).servers.values()
+    states = Batch.objects.get(pk=batch.pk).put_back.values()
     assert all(state.get("running") is None for state in states)

@@ -1,4 +1,4 @@
-"""Locks over a targets axis: a batch holds every one of its targets, so that no other
+"""Locks over a servers axis: a batch holds every one of its targets, so that no other
 batch measures any of them meanwhile, and frees them all at its end."""
 
 from __future__ import annotations

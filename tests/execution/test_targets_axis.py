@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from runs.models import PlanTarget, Status, Target
+from runs.models import PlanServer, Status, Target
 from runs.services import batches
 from runs.services.answers.results import batch_results
 from tests.helpers import global_variable, wait_for_batch
@@ -77,7 +77,7 @@ def test_a_plan_over_two_servers_runs_interleaved_and_restores_both(
         server_settings={FLUSH: ["2"]},
         repeats=3,  # the fewest a verdict with an interval takes
     )
-    PlanTarget.objects.create(plan=plan, target=second_target, position=1)
+    PlanServer.objects.create(plan=plan, target=second_target, position=1)
 
     batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
 
@@ -99,7 +99,7 @@ def test_a_plan_over_two_servers_runs_interleaved_and_restores_both(
         assert global_status(server, "Com_insert") - inserts[pk] >= done
     # The settings: applied and read back on both, put back on both.
     assert batch.original_settings == {FLUSH: originals[target.pk]}
-    further = batch.servers[str(second_target.pk)]
+    further = batch.put_back[str(second_target.pk)]
     assert further["original_settings"] == {FLUSH: originals[second_target.pk]}
     assert further["settings_restored_at"]
     assert batch.settings_restored_at is not None

@@ -1,4 +1,4 @@
-"""The sweeper over a targets axis: a batch whose worker died, or whose target was away at
+"""The sweeper over a servers axis: a batch whose worker died, or whose target was away at
 its end, gets every target's original settings back, not only its first's."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_the_sweeper_puts_back_every_targets_settings(
         started_at=now - timedelta(minutes=2),
         finished_at=now - timedelta(minutes=1),
         original_settings={FLUSH: originals["first"]},
-        servers={str(second.pk): {"original_settings": {FLUSH: originals["second"]}}},
+        put_back={str(second.pk): {"original_settings": {FLUSH: originals["second"]}}},
     )
     # Both servers left as the batch's cells set them (its target was away at its end).
     with (
@@ -50,5 +50,5 @@ def test_the_sweeper_puts_back_every_targets_settings(
         assert global_variable(mariadb_nobinlog_server, FLUSH) == originals["second"]
         batch = Batch.objects.get(pk=batch.pk)
         assert batch.settings_restored_at is not None
-        assert batch.servers[str(second.pk)]["settings_restored_at"]
+        assert batch.put_back[str(second.pk)]["settings_restored_at"]
         assert recovery.batches_restore_left_settings() == []  # once

@@ -111,7 +111,7 @@ def test_the_estimate_adds_the_restarts_counted_over_the_restart_points():
     # The cells of one value run together within a round: one restart per value a round,
     # one fewer when a round starts with the value the last one ended with.
     assert 3 <= len(points) <= 4
-    plan = Plan(target=Target(engine="mariadb"), server_axes={"warm_s": 5})
+    plan = Plan(target=Target(engine="mariadb"), servers={"warm_s": 5})
     restarts = restart_estimate(plan, cells)
     assert restarts["restarts"] == len(points) + 1  # the original put back at the end
     assert restarts["seconds"] == round((len(points) + 1) * RESTART_SECONDS["mariadb"]

@@ -1,6 +1,6 @@
 """The plan editor counts the server restarts a plan makes and their time, on a target
-that opted in to restarts (on each target of a targets axis); a target that did not shows
-none, and one of a targets axis that did not is refused by name."""
+that opted in to restarts (on each target of a servers axis); a target that did not shows
+none, and one of a servers axis that did not is refused by name."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_a_target_that_restarted_before_is_estimated_with_its_own_restart_times(
         {"kind": "restart", "seconds": 8.0, "ok": True},
         {"kind": "restore", "seconds": 9.0, "ok": True},
     ]
-    make_batch(target=stored_target, servers={str(stored_target.pk): {}}, stages=logged)
+    make_batch(target=stored_target, put_back={str(stored_target.pk): {}}, stages=logged)
     fields = plan_post(
         stored_target, setting_name_0="innodb_flush_method", setting_values_0="fsync,O_DIRECT"
     )
@@ -80,7 +80,7 @@ def test_a_plan_over_two_targets_counts_each_ones_restarts_and_put_back(
         stored_target,
         setting_name_0="innodb_flush_method",
         setting_values_0="fsync,O_DIRECT",
-        more_targets=[str(second.pk)],
+        server_targets=[str(second.pk)],
         repeats="1",
     )
     answer = client_in.post("/plans/check", fields).json()

@@ -379,24 +379,31 @@ def test_the_editor_keeps_the_targets_in_the_users_order(client_in, stored_targe
 
     second, third = target("db-2"), target("db-3")
     # Several selects of one name: posted in the page's order, the user's.
-    post = plan_post(stored_target, more_targets=[str(third.pk), "", str(second.pk)])
+    post = plan_post(stored_target, server_targets=[str(third.pk), "", str(second.pk)])
 
     assert client_in.post("/plans/new", post).status_code == 302
     plan = Plan.objects.get(name="flush sweep")
-    assert [link.target for link in plan.plan_targets.all()] == [third, second]
+    assert [link.target for link in plan.plan_servers.all()] == [third, second]
     page = client_in.get(f"/plans/{plan.pk}/").content.decode()
-    chosen = re.findall(r'<option value="(\d+)" selected>', page.split('name="more_targets"', 1)[1])
+    chosen = re.findall(
+        r'<option value="(\d+)" selected>', page.split('name="server_targets"', 1)[1]
+    )
     assert chosen[:2] == [str(third.pk), str(second.pk)]
-    assert page.count('name="more_targets"') == 4  # the two chosen and two spare
+    assert page.count('name="server_targets"') == 4  # the two chosen and two spare
 
     # Saved again as shown, reordered: the new order is kept.
-    again = plan_post(stored_target, more_targets=[str(second.pk), str(third.pk), "", ""])
+    again = plan_post(stored_target, server_targets=[str(second.pk), str(third.pk), "", ""])
     assert client_in.post(f"/plans/{plan.pk}/", again).status_code == 302
-    assert [link.target for link in plan.plan_targets.all()] == [second, third]
-    twice = plan_post(stored_target, more_targets=[str(second.pk), str(second.pk)])
+    assert [link.target for link in plan.plan_servers.all()] == [second, third]
+    twice = plan_post(stored_target, server_targets=[str(second.pk), str(second.pk)])
     refused = client_in.post(f"/plans/{plan.pk}/", twice).content.decode()
     assert "db-2 is chosen twice" in refused
-    assert [link.target for link in plan.plan_targets.all()] == [second, third]
+    assert [link.target for link in plan.plan_servers.all()] == [second, third]
+    assert "Servers: targets compared" in page
+    # The service's refusal (servers.targets, as the API names it) marks the editor's field.
+    itself = plan_post(stored_target, server_targets=[str(stored_target.pk)])
+    error = client_in.post("/plans/check", itself).json()["errors"][0]
+    assert error["field"] == "server_targets" and "listed twice" in error["message"], error
 
 
 class _FormReader(HTMLParser):

@@ -79,7 +79,7 @@ class RunResult:
     options: Mapping[str, Any]
     status: str
     summary: Mapping[str, Any]
-    # A targets axis: the run's own target (its describe()); None: the plan's target.
+    # A servers axis: the run's own target (its describe()); None: the plan's target.
     target: Mapping[str, Any] | None = None
 
 

@@ -5,4 +5,5 @@ sysbench, custom Lua scripts, and the plans that launch batches.
     loadhosts.py  load hosts, and pinning an SSH host's key
     scripts.py    custom Lua scripts and bundles, their versions
     plans.py      plans, their preflight, launch and schedules
+    plan_servers.py  a plan's servers axis, one object: targets, installs, configs
 """

@@ -17,7 +17,8 @@ from rest_framework.views import APIView
 
 from runs.api.batches import BatchDetailSerializer
 from runs.api.common import OWNED, JSONBody, JSONModelBody, assign, request_user
-from runs.models import LaunchedBy, LoadHost, Plan, Target
+from runs.api.setup.plan_servers import ServersSerializer
+from runs.models import LaunchedBy, LoadHost, Plan
 from runs.services import batches, definitions, permissions, selectors
 from runs.services.nightly import schedules
 from runs.services.nightly.schedules import ScheduleInfo
@@ -67,6 +68,8 @@ class ScheduleSerializer(JSONBody[ScheduleInfo]):
 
 
 class PlanSerializer(JSONModelBody[Plan]):
+    moved = {"more_targets": "servers.targets", "server_axes": "servers"}
+
     test = serializers.ChoiceField(choices=ALL_TESTS, default="oltp_read_write")
     threads = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=100_000),
@@ -120,15 +123,7 @@ class PlanSerializer(JSONModelBody[Plan]):
         "load_split says whether the cell's threads and rate are divided between them or "
         "run on each.",
     )
-    more_targets = serializers.PrimaryKeyRelatedField(
-        many=True,
-        required=False,
-        queryset=Target.objects.all(),
-        help_text="The targets axis: more servers (ids), in this order, each running every "
-        "cell, interleaved round by round; `target` is the first, the baseline of the "
-        "verdicts. Each must be one you may use; engines may differ, as long as every server "
-        "setting of the plan exists on each.",
-    )
+    servers = ServersSerializer(required=False)
     schedule = serializers.SerializerMethodField(
         help_text="Set with PUT /api/v1/plans/{id}/schedule."
     )
@@ -142,7 +137,7 @@ class PlanSerializer(JSONModelBody[Plan]):
             "id",
             "name",
             "target",
-            "more_targets",
+            "servers",
             "load_host",
             "extra_load_hosts",
             "load_split",
@@ -177,12 +172,6 @@ class PlanSerializer(JSONModelBody[Plan]):
             "warmup_s": {"min_value": 0, "max_value": 604_800},
             "seed": {"min_value": 0, "max_value": batches.MAX_SEED},
         }
-
-    def to_representation(self, plan: Plan) -> dict[str, Any]:
-        data = super().to_representation(plan)
-        # In the user's order (the through rows' positions), not the targets' own order.
-        data["more_targets"] = [link.target_id for link in plan.plan_targets.all()]
-        return data
 
     @extend_schema_field(ScheduleSerializer(allow_null=True))
     def get_schedule(self, plan: Plan) -> dict[str, Any] | None:
@@ -226,7 +215,7 @@ def _plans() -> QuerySet[Plan]:
         "schedule__crontab",
         "schedule__interval",
         "schedule__clocked",
-    ).prefetch_related("extra_load_hosts", "plan_targets")
+    ).prefetch_related("extra_load_hosts", "plan_servers")
 
 
 class PlanList(generics.ListCreateAPIView[Plan]):
@@ -238,10 +227,11 @@ class PlanList(generics.ListCreateAPIView[Plan]):
     def perform_create(self, serializer: BaseSerializer[Plan]) -> None:
         values = dict(serializer.validated_data)
         extra = values.pop("extra_load_hosts", [])
-        more = values.pop("more_targets", [])
-        plan = Plan(**values, created_by=request_user(self.request))
+        servers = dict(values.pop("servers", {}))
+        more = servers.pop("targets", [])
+        plan = Plan(**values, servers=servers, created_by=request_user(self.request))
         permissions.require_use(self.request.user, plan, extra, more)
-        definitions.plan_save(plan=plan, extra_load_hosts=extra, more_targets=more)
+        definitions.plan_save(plan=plan, extra_load_hosts=extra, server_targets=more)
         serializer.instance = plan
 
 
@@ -255,10 +245,13 @@ class PlanDetail(generics.RetrieveUpdateDestroyAPIView[Plan]):
     def perform_update(self, serializer: BaseSerializer[Plan]) -> None:
         values = dict(serializer.validated_data)
         extra = values.pop("extra_load_hosts", None)  # left out: kept as they are
-        more = values.pop("more_targets", None)
+        more = None  # the same for the servers axis; given, it is replaced whole
+        if "servers" in values:
+            values["servers"] = dict(values["servers"])
+            more = values["servers"].pop("targets", [])
         plan = assign(serializer.instance, values)
         permissions.require_use(self.request.user, plan, extra, more)
-        definitions.plan_save(plan=plan, extra_load_hosts=extra, more_targets=more)
+        definitions.plan_save(plan=plan, extra_load_hosts=extra, server_targets=more)
 
     def perform_destroy(self, instance: Plan) -> None:
         definitions.plan_delete(plan=instance)

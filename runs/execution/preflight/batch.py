@@ -29,7 +29,7 @@ from runs.execution.preflight.report import (
 )
 from runs.execution.restarts import rehearsal
 from runs.execution.restarts.spec import restart_names
-from runs.execution.servers import more_targets
+from runs.execution.server_targets import server_targets
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor, ExecutorError, executor_for, ssh
 from runs.models import Batch, LoadHost
@@ -61,8 +61,8 @@ def batch_preflight(*, batch: Batch, executor: Executor | None = None) -> Prefli
             LoadHost.objects.filter(pk__in=frozen.extra_load_hosts).order_by("name")
         ),
         prepared_statements=most_statements(frozen.test, runs),
-        more_targets=tuple(more_targets(batch)),
-        server_axes=frozen.server_axes,
+        server_targets=tuple(server_targets(batch)),
+        servers=frozen.servers,
     )
     return run_preflight(subject, executor, on_worker=True)
 
@@ -84,21 +84,21 @@ def run_preflight(
     for host in subject.extra_load_hosts:  # every host of a cell must log in and reach it
         extra = replace(subject, load_host=host, extra_load_hosts=())
         _check_from(report, extra, executor_for(host, settings.BENCHDASH_SYSBENCH), on_worker)
-    for target in subject.more_targets:  # a targets axis: each reached from each host
+    for target in subject.server_targets:  # a servers axis: each reached from each host
         for host in (subject.load_host, *subject.extra_load_hosts):
             other = replace(subject, load_host=host, target=target, extra_load_hosts=())
             preflight_target.check_target_from_load_host(
                 report, other, executor_for(host, settings.BENCHDASH_SYSBENCH)
             )
-    for server in (subject.target, *subject.more_targets):
+    for server in (subject.target, *subject.server_targets):
         checked = replace(subject, target=server)
         preflight_target.check_server(report, checked)
         preflight_target.check_fsync_timing(report, checked)
         preflight_target.check_inside(report, checked)
         preflight_target.check_server_host(report, checked)
-    for server in (subject.target, *subject.more_targets):  # each target restarts its own
+    for server in (subject.target, *subject.server_targets):  # each target restarts its own
         rehearsal.check_restarts(
-            report, server, subject.server_settings, subject.server_axes, _restarted(subject)
+            report, server, subject.server_settings, subject.servers, _restarted(subject)
         )
     return report
 
@@ -108,7 +108,7 @@ def _restarted(subject: Subject) -> frozenset[str]:
     target that never restarts, among them, is refused by name."""
     names = list(subject.server_settings)
     found: set[str] = set()
-    for server in (subject.target, *subject.more_targets):
+    for server in (subject.target, *subject.server_targets):
         if server is not None and server.restart_mode:
             found |= restart_names(server.engine, names, targets.allowed_settings(server.engine))
     return frozenset(found)

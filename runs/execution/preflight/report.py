@@ -52,5 +52,5 @@ class Subject:
     fileio_bytes: int | None  # the largest file-total-size, for fileio
     extra_load_hosts: tuple[LoadHost, ...] = ()  # each cell from these too
     prepared_statements: int = 0  # the most any cell holds on the server at once
-    more_targets: tuple[Target, ...] = ()  # a targets axis: each checked as `target` is
-    server_axes: dict[str, Any] = field(default_factory=dict)  # installs, configs (restarts)
+    server_targets: tuple[Target, ...] = ()  # a servers axis: each checked as `target` is
+    servers: dict[str, Any] = field(default_factory=dict)  # installs, configs (restarts)

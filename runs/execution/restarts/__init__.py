@@ -18,12 +18,12 @@ stops itself, or a service with a restart command and an include benchdash owns)
                    where a restart began, the server's own error line
     restarter.py   a batch's restarts before its cells, verified, rolled back when a
                    config does not start, the original put back at the end (and by the
-                   sweeper after a crash, from Batch.servers)
+                   sweeper after a crash, from Batch.put_back)
     stages.py      what a restart says of itself: its label, its stage of the batch's log
-    batch_restarts.py  a batch's targets each with its restarts (a targets axis), chosen
+    batch_restarts.py  a batch's targets each with its restarts (a servers axis), chosen
                    by the run's target; every changed one put back at the end
     leftovers.py   for the sweeper: what a dead worker's batch, or a put-back that failed,
-                   left changed on a server, put back from Batch.servers
+                   left changed on a server, put back from Batch.put_back
     rehearsal.py   what preflight checks of the restart path, changing nothing
 
 Where: every file, process and command of a restart is on the server's machine, through

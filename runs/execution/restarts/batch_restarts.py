@@ -1,5 +1,5 @@
-"""The restarts of a batch with a targets axis: one `Restarts` per target, each with its
-own state in `Batch.servers[str(target id)]`, chosen by the run's target (`Run.target`,
+"""The restarts of a batch with a servers axis: one `Restarts` per target, each with its
+own state in `Batch.put_back[str(target id)]`, chosen by the run's target (`Run.target`,
 else the batch's own). Cells still interleave across the targets round by round; each
 target restarts only when its own next cell needs something else than it runs. At the
 batch's end every target benchdash changed gets its original back.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from runs.execution.restarts.restarter import Restarts, Show, Tick
-from runs.execution.servers import batch_targets
+from runs.execution.server_targets import batch_targets
 from runs.models import Batch, Run, Target
 
 

@@ -1,7 +1,7 @@
 """What benchdash left changed on a server when a batch could not put it back itself: its
 worker died during a restart-only cell, or the original did not come back at the batch's
-end (a server late). For the sweeper: `Batch.servers` says what to put back, per target
-(a targets axis restarts each of its targets that opted in)."""
+end (a server late). For the sweeper: `Batch.put_back` says what to put back, per target
+(a servers axis restarts each of its targets that opted in)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from runs.execution.restarts.restarter import Restarts
 from runs.models import Batch, Target
 
 
-def servers_put_back(*, batch: Batch, reason: str) -> str:
+def restarted_put_back(*, batch: Batch, reason: str) -> str:
     """For the sweeper: what a dead worker's batch changed on its servers, put back; ""
     or what could not be, one line per server."""
 
     def save() -> None:
-        Batch.objects.filter(pk=batch.pk).update(servers=batch.servers, stages=batch.stages)
+        Batch.objects.filter(pk=batch.pk).update(put_back=batch.put_back, stages=batch.stages)
 
     rows = Target.objects.in_bulk(changed_targets(batch))
     each = [
@@ -30,7 +30,7 @@ def changed_targets(batch: Batch) -> list[int]:
     that failed, or a worker that died before it)."""
     return [
         int(key)
-        for key, state in (batch.servers or {}).items()
+        for key, state in (batch.put_back or {}).items()
         if isinstance(state, dict) and state.get("running")
     ]
 

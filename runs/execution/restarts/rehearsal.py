@@ -27,12 +27,12 @@ def check_restarts(
     report: PreflightReport,
     target: Target | None,
     server_settings: dict[str, list[str]],
-    server_axes: dict[str, Any],
+    servers: dict[str, Any],
     restarted: frozenset[str] = frozenset(),
 ) -> None:
     """`restarted`: the settings that restart another target of the plan (a targets
     axis): this one, restarted for them too, must have opted in."""
-    installs, configs = server_axes.get("installs") or [], server_axes.get("configs") or []
+    installs, configs = servers.get("installs") or [], servers.get("configs") or []
     if target is None:
         return
     dynamic = targets.allowed_settings(target.engine)

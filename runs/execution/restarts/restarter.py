@@ -2,8 +2,8 @@
 from what its server runs, the server is restarted with them, waited for (bounded, shown
 on the batch), and every setting read back; a start that fails is rolled back to the
 original and the cell fails with the server's own line. What benchdash changed is kept
-in `Batch.servers` before it changes it, so that the batch's end, or the sweeper after a
-crash, puts the original back (`servers_put_back`). Each restart and restore is a stage
+in `Batch.put_back` before it changes it, so that the batch's end, or the sweeper after a
+crash, puts the original back (`restarted_put_back`). Each restart and restore is a stage
 of the batch's log, with its times.
 """
 
@@ -57,7 +57,7 @@ def _restart_names(target: Target | None, names: list[str]) -> frozenset[str]:
 
 class Restarts:
     """The restarts of one of a batch's targets (none for a target that never restarts);
-    its state is `Batch.servers[str(target id)]` (runs/execution/restarts/batch_restarts.py
+    its state is `Batch.put_back[str(target id)]` (runs/execution/restarts/batch_restarts.py
     keeps one per target)."""
 
     def __init__(
@@ -85,7 +85,7 @@ class Restarts:
         # on, closed after it), else the worker's own.
         self.shell = processes.target_shell(target)
         self.names = _restart_names(target, list(self.plan.server_settings))
-        axes = self.plan.server_axes
+        axes = self.plan.servers
         self.configs = {str(c["label"]): str(c["text"]) for c in axes.get("configs") or []}
         self.active = bool(self.names or axes.get("installs") or self.configs) and (
             self.spec is not None or bool(self.broken)
@@ -163,14 +163,14 @@ class Restarts:
 
     def _state(self) -> dict[str, Any]:
         assert self.target is not None
-        state = self.batch.servers.get(str(self.target.pk)) if self.batch.servers else None
+        state = self.batch.put_back.get(str(self.target.pk)) if self.batch.put_back else None
         return dict(state or {})
 
     def _set_state(self, **values: Any) -> None:
         assert self.target is not None
-        servers = dict(self.batch.servers or {})
-        servers[str(self.target.pk)] = {**self._state(), **values}
-        self.batch.servers = servers
+        put_back = dict(self.batch.put_back or {})
+        put_back[str(self.target.pk)] = {**self._state(), **values}
+        self.batch.put_back = put_back
         self.save()
 
     def _running(self) -> dict[str, Any]:
@@ -381,7 +381,7 @@ class Restarts:
 
     def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
              error: str = "") -> None:  # fmt: skip
-        if self.plan.targets and self.target is not None:  # a targets axis: which server
+        if self.plan.targets and self.target is not None:  # a servers axis: which server
             reason = f"{self.target.name}, {reason}"
         entry = restart_stage(kind, position, started, reason, output=output, error=error)
         if self.plan.targets and self.target is not None:

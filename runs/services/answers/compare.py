@@ -120,7 +120,7 @@ def _runs_of_batches(batch_ids: list[int]) -> list[Run]:
         return []  # every batch's figures were stored
     return list(
         Run.objects.filter(batch_id__in=batch_ids)
-        .select_related("target")  # named on a targets axis (results.run_axes)
+        .select_related("target")  # named on a servers axis (results.run_axes)
         .order_by("batch_id", "position")
         .defer("raw_log", "reports", "argv", "histogram")
     )

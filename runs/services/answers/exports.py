@@ -106,7 +106,7 @@ def _run_row(run: Run) -> list[Any]:
 
 
 def _target_name(run: Run) -> str | None:
-    """The server the run measured: its own target (a targets axis), else the batch's."""
+    """The server the run measured: its own target (a servers axis), else the batch's."""
     target = run.target if run.target_id is not None else run.batch.target
     return target.name if target is not None else None
 

@@ -46,7 +46,7 @@ def batch_relative_csv(*, batch: Batch, axis: str = "") -> Iterator[str]:
 
 
 def target_names(plan: FrozenPlan) -> dict[int, str]:
-    """A targets axis's names by id, as frozen with the batch."""
+    """A servers axis's names by id, as frozen with the batch."""
     return {int(t["id"]): str(t.get("name", t["id"])) for t in plan.targets if "id" in t}
 
 
@@ -88,9 +88,9 @@ def _server(run: ResultsRun, plan: FrozenPlan, names: Mapping[int, str]) -> dict
     server: dict[str, str] = {}
     if plan.targets:
         server["target"] = names.get(run.target_id or 0, str(run.target_id))
-    if plan.server_axes.get("installs"):
+    if plan.servers.get("installs"):
         server["install"] = run.install
-    if plan.server_axes.get("configs"):
+    if plan.servers.get("configs"):
         server["config"] = run.config
     return server
 
@@ -100,10 +100,10 @@ def server_order(plan: FrozenPlan, names: Mapping[int, str]) -> list[str]:
     axes: dict[str, list[str]] = {}
     if plan.targets:
         axes["target"] = [names[int(t["id"])] for t in plan.targets if "id" in t]
-    if plan.server_axes.get("installs"):
-        axes["install"] = [str(v) for v in plan.server_axes["installs"]]
-    if plan.server_axes.get("configs"):
-        configs = plan.server_axes["configs"]
+    if plan.servers.get("installs"):
+        axes["install"] = [str(v) for v in plan.servers["installs"]]
+    if plan.servers.get("configs"):
+        configs = plan.servers["configs"]
         axes["config"] = [
             str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs
         ]

@@ -268,7 +268,7 @@ def results_runs(batch: Batch) -> list[ResultsRun]:
         (text,) = cursor.fetchone() or (None,)
     runs = orjson.loads(text) if text else []
     for row in runs:
-        # the target named on a targets axis (results.run_axes)
+        # the target named on a servers axis (results.run_axes)
         row["target"] = TargetName(row["target"]) if row["target"] is not None else None
         for name in ("started_at", "finished_at"):
             row[name] = datetime.fromisoformat(row[name]) if row[name] else None

@@ -165,7 +165,7 @@ def batch_changes(*, batch: Batch, baseline: Sequence[Batch]) -> list[dict[str, 
 def _label(run: Run) -> str:
     """A cell's label as the nightly check says it: threads=4 flush=2."""
     settings = {str(k): str(v) for k, v in (run.settings or {}).items()}
-    axes = run_axes(run)  # its target named, on a targets axis
+    axes = run_axes(run)  # its target named, on a servers axis
     return f"threads={run.threads}" + (
         f" {series_label(settings, axes)}" if settings or axes else ""
     )

@@ -80,7 +80,7 @@ def batch_night_store(*, batch: Batch) -> None:
 def batch_cells(batch: Batch, runs: Iterable[Run]) -> dict[str, CellNight]:
     """What one batch measured, cell by cell (cells keyed by their frozen parameters)."""
     plan = FrozenPlan.from_params(batch.params)
-    # A targets axis: each run's own target (as frozen at launch) in its cell's identity,
+    # A servers axis: each run's own target (as frozen at launch) in its cell's identity,
     # so that the history is per (target, cell); the first's identity is a one-target plan's.
     axis = {t.get("id"): t for t in plan.targets}
     return regressions.night_cells(

@@ -115,20 +115,21 @@ def _plan_save(request: HttpRequest, form: PlanForm, plan: Plan) -> HttpResponse
     batch = None
     try:
         extra = list(form.cleaned_data["extra_load_hosts"])
-        more = list(form.cleaned_data["more_targets"])
+        more = list(form.cleaned_data["server_targets"])
         permissions.require_use(request.user, plan, extra, more)
         if launch and not was_new:
             permissions.require_launch(request.user, plan)
         with transaction.atomic():
-            check = definitions.plan_save(plan=plan, extra_load_hosts=extra, more_targets=more)
+            check = definitions.plan_save(plan=plan, extra_load_hosts=extra, server_targets=more)
             _save_schedule(form, plan)
             if launch:
                 batch = _launch_saved(request, plan)
     except permissions.NotAllowed as e:
-        form.add_error(e.field if e.field in form.fields else None, e.message)
+        field = EDITOR_FIELDS.get(e.field or "", e.field)
+        form.add_error(field if field in form.fields else None, e.message)
         return None
     except InvalidInput as e:
-        show_refusal(form, e)
+        show_refusal(form, _in_editor(e))
         return None
     except DjangoValidationError as e:
         show_model_errors(form, e)
@@ -161,6 +162,16 @@ def _launch_saved(request: HttpRequest, plan: Plan) -> Batch:
         )
     except InvalidInput as e:
         raise _NotLaunched(e) from e
+
+
+# The services name a plan's fields as the API has them; the editor's own names differ.
+EDITOR_FIELDS = {"servers.targets": "server_targets"}
+
+
+def _in_editor(refusal: InvalidInput) -> InvalidInput:
+    """A service's refusal naming the editor's field."""
+    field = EDITOR_FIELDS.get(refusal.field)
+    return refusal if field is None else InvalidInput(field, refusal.message)
 
 
 # The schedule's fields on the page, by the names the service gives its refusals.
@@ -244,7 +255,7 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     if not form.is_valid() or matrix is None:
         return json_response({"ok": False, "errors": _form_errors(form)})
     extra = list(form.cleaned_data["extra_load_hosts"])
-    more = list(form.cleaned_data["more_targets"])
+    more = list(form.cleaned_data["server_targets"])
     # The server is asked with the target's stored password: for who may use it only, as
     # the preflight; anyone else gets the checks that need no server, and why.
     not_allowed = _not_allowed_to_use(request, plan, extra, more)
@@ -253,16 +264,17 @@ def plan_check(request: HttpRequest) -> HttpResponse:
             plan=plan,
             contact_server=plan.target is not None and not not_allowed,
             extra_load_hosts=extra,
-            more_targets=more,
+            server_targets=more,
         )
         if not_allowed:
             check.warnings.append(f"the target was not asked: {not_allowed}")
     except targets.TargetError as e:
         check = plan_checks.plan_check(
-            plan=plan, contact_server=False, extra_load_hosts=extra, more_targets=more
+            plan=plan, contact_server=False, extra_load_hosts=extra, server_targets=more
         )
         check.warnings.append(f"the target could not be asked: {e.message}")
     except InvalidInput as e:
+        e = _in_editor(e)
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
     auto = auto_settings.auto_from_dict(plan.auto)
     estimate = plan_editor.estimate(
@@ -310,15 +322,16 @@ def plan_preflight(request: HttpRequest) -> HttpResponse:
         return json_response({"ok": False, "errors": _form_errors(form), "checks": []})
     try:
         extra = list(form.cleaned_data["extra_load_hosts"])
-        more = list(form.cleaned_data["more_targets"])
+        more = list(form.cleaned_data["server_targets"])
         permissions.require_use(request.user, plan, extra, more)
     except permissions.NotAllowed as e:
         # Shown by the editor like its other errors.
-        error = {"field": e.field, "message": e.message}
+        error = {"field": EDITOR_FIELDS.get(e.field or "", e.field), "message": e.message}
         return json_response({"ok": False, "errors": [error], "checks": []})
     try:
-        report = plan_checks.plan_preflight(plan=plan, extra_load_hosts=extra, more_targets=more)
+        report = plan_checks.plan_preflight(plan=plan, extra_load_hosts=extra, server_targets=more)
     except InvalidInput as e:  # a stored load host or target no connection can use
+        e = _in_editor(e)
         errors = [{"field": e.field, "message": str(e)}]
         return json_response({"ok": False, "errors": errors, "checks": []}, status=400)
     return json_response(report.to_dict())

@@ -1,11 +1,11 @@
-"""The servers of a batch with a targets axis: each run measures its own target
+"""The targets of a batch with a servers axis: each run measures its own target
 (`Run.target`), the first target is the batch's own (`Batch.target`, the baseline).
 
 Before the first change, each further target's server version and variables are recorded
 on the batch (`environment["targets"]`) and its original settings kept in
-`Batch.servers[str(id)]["original_settings"]` (the first target's stay in
+`Batch.put_back[str(id)]["original_settings"]` (the first target's stay in
 `Batch.original_settings`); at the end, after a cancel, or by the sweeper after a crash,
-every target gets its settings back (`servers_put_back`).
+every target gets its settings back (`settings_put_back`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def batch_targets(batch: Batch) -> list[Target]:
     return first + [rows[i] for i in more if i in rows]
 
 
-def more_targets(batch: Batch) -> list[Target]:
+def server_targets(batch: Batch) -> list[Target]:
     """The targets beyond the batch's own."""
     return batch_targets(batch)[1:]
 
@@ -91,21 +91,21 @@ def _recorded(batch: Batch, target_id: int) -> dict[str, Any]:
 
 def originals_keep(batch: Batch, target: Target, originals: dict[str, str]) -> None:
     """A further target's settings before the batch's first change."""
-    servers = dict(batch.servers or {})
-    entry = dict(servers.get(str(target.pk)) or {})
+    put_back = dict(batch.put_back or {})
+    entry = dict(put_back.get(str(target.pk)) or {})
     entry["original_settings"] = originals
     entry.pop("settings_restored_at", None)
-    servers[str(target.pk)] = entry
-    batch.servers = servers
+    put_back[str(target.pk)] = entry
+    batch.put_back = put_back
 
 
-def servers_put_back(batch: Batch) -> list[str]:
+def settings_put_back(batch: Batch) -> list[str]:
     """Every further target's original settings back (the batch as it is in memory);
     returns what could not be put back, one line per target. Safe to call again."""
     problems = []
-    servers = dict(batch.servers or {})
-    names = {t.pk: t for t in more_targets(batch)} if servers else {}
-    for key, entry in servers.items():
+    put_back = dict(batch.put_back or {})
+    names = {t.pk: t for t in server_targets(batch)} if put_back else {}
+    for key, entry in put_back.items():
         originals = (entry or {}).get("original_settings")
         target = names.get(int(key))
         if not originals or target is None:
@@ -117,14 +117,14 @@ def servers_put_back(batch: Batch) -> list[str]:
             problems.append(f"could not restore {target.name}'s settings {originals}: {e.message}")
             logger.error("batch %s: %s", batch.pk, problems[-1])
             continue
-        servers[key] = {**entry, "settings_restored_at": timezone.now().isoformat()}
-    batch.servers = servers
+        put_back[key] = {**entry, "settings_restored_at": timezone.now().isoformat()}
+    batch.put_back = put_back
     return problems
 
 
-def servers_left(batch: Batch) -> bool:
+def settings_left(batch: Batch) -> bool:
     """Whether a further target's settings are still to be put back."""
     return any(
         (entry or {}).get("original_settings") and not (entry or {}).get("settings_restored_at")
-        for entry in (batch.servers or {}).values()
+        for entry in (batch.put_back or {}).values()
     )
