@@ -7,6 +7,7 @@ from typing import Any, Generic, TypeVar
 
 from django.contrib.auth.models import User
 from django.db.models import Model
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.request import Request
@@ -48,9 +49,13 @@ OWNED = [IsAuthenticated, MayChange]
 # what it means: a value of another type than the schema's is refused, naming the field.
 
 
-# Base of the serializers of JSON request bodies: every value has its schema's type. (No
+# Base of the serializers of JSON request bodies: every value has its schema's type, and a
+# key that is not a writable field is refused, naming it, never dropped in silence. (No
 # docstring: the schema would describe every body with it.)
 class JSONBody(serializers.Serializer[_T], Generic[_T]):
+    # Fields the API once took under another name: old name → where it went.
+    moved: Mapping[str, str] = {}
+
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, Mapping):
             return super().to_internal_value(data)
@@ -59,6 +64,7 @@ class JSONBody(serializers.Serializer[_T], Generic[_T]):
             for field in self._writable_fields
             if field.field_name in data and (problem := type_problem(field, data[field.field_name]))
         }
+        mistyped.update(self._unknown(data))
         if not mistyped:
             return super().to_internal_value(data)
         try:  # the other fields' errors too, all at once
@@ -67,6 +73,32 @@ class JSONBody(serializers.Serializer[_T], Generic[_T]):
             if isinstance(e.detail, dict):
                 raise serializers.ValidationError({**e.detail, **mistyped}) from None
         raise serializers.ValidationError(mistyped)
+
+    def _unknown(self, data: Mapping[str, Any]) -> dict[str, list[str]]:
+        """Each key of `data` that is not a writable field, and why it is refused."""
+        writable = {field.field_name for field in self._writable_fields}
+        return {str(key): [self._unknown_why(str(key))] for key in data if key not in writable}
+
+    def _unknown_why(self, key: str) -> str:
+        if key in self.moved:
+            return f"unknown field: {key} is now {self.moved[key]}"
+        if key in self.fields:
+            return f"read-only field: {key} is set by benchdash; leave it out"
+        return f"unknown field: {key} is not one of this body's fields (the API schema lists them)"
+
+
+class JSONBodySchema(OpenApiSerializerExtension):
+    """A JSON body's schema says it takes no other key (`additionalProperties: false`):
+    a client generated from it, or a test fuzzing by it, sends only what is read."""
+
+    target_class = JSONBody
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
 
 
 # The same, for the serializers of models.

@@ -1,6 +1,7 @@
 """A plan's servers axis through the API: one object, `servers` — its targets kept in the
 user's order, each checked as the plan's own is, the settings checked on each one's engine;
-installs and configs read back as written; the field named."""
+installs and configs read back as written; the field named. And a key the plan does not
+take is refused, naming it, never dropped in silence."""
 
 from __future__ import annotations
 
@@ -101,6 +102,7 @@ def test_installs_and_configs_read_back_as_written_and_a_patch_replaces_them(
         ({"after_restart": "tepid"}, "servers.after_restart", "is not a valid choice"),
         ({"warm_s": "10"}, "servers.warm_s", "must be a whole number"),
         ({"configs": [{"label": "x", "text": 1}]}, "servers.configs.0.text", "must be a string"),
+        ({"installs": ["10.11"], "flavour": "x"}, "servers.flavour", "unknown field"),
     ],
 )
 def test_a_servers_axis_refused_names_its_field(api, plan_fields, servers, field, words):
@@ -110,6 +112,27 @@ def test_a_servers_axis_refused_names_its_field(api, plan_fields, servers, field
     assert answer.json()["field"] == field, answer.json()
     assert words in answer.json()["message"]
     assert not Plan.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("more_targets", "unknown field: more_targets is now servers.targets"),
+        ("server_axes", "unknown field: server_axes is now servers"),
+        ("created_by", "read-only field: created_by is set by benchdash"),
+        ("colour", "unknown field: colour is not one of this body's fields"),
+    ],
+)
+def test_a_key_the_plan_does_not_take_is_refused_by_name(api, plan_fields, owner, key, words):
+    answer = api.post("/api/v1/plans", json={**plan_fields, key: []})
+
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == key and words in answer.json()["message"], answer.json()
+    assert not Plan.objects.exists()
+    plan = api.post("/api/v1/plans", json=plan_fields).json()
+    for method in (api.patch, api.put):
+        refused = method(f"/api/v1/plans/{plan['id']}", json={**plan_fields, key: []})
+        assert refused.status_code == 400 and refused.json()["field"] == key, refused.text
 
 
 def test_an_other_users_target_is_refused_by_name(api, plan_fields, outsider):
