@@ -61,6 +61,7 @@ TIER_OF_FILE = {
     "tests/sysbench/test_command.py::test_a_built_cpu_command_runs_in_real_sysbench": "servers",
     "tests/test_asgi.py": "servers",
     "tests/test_bench_scripts.py": "servers",
+    "tests/test_check.py::test_the_page_scripts_pass_eslint_and_the_type_check": "servers",
     "tests/test_demo_mariadb.py": "servers",
     "tests/test_deploy.py": "servers",
     "tests/test_docs.py::test_the_benchmark_scripts_take_the_options_the_pages_show": "servers",
