@@ -48,6 +48,13 @@ class TableRun:
     test_order: int = 0  # the item's place in the plan
     server: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def options(self) -> dict[str, str]:
+        """The run's option-axis values without its server's: run_axes names the target
+        (and the install, the config) among them, but here they are the server column, so
+        a row that named them too would hold one server only, with nothing to compare."""
+        return {k: v for k, v in self.figures.axis_options.items() if k not in self.server}
+
 
 @dataclass(frozen=True)
 class TableCell:
@@ -208,7 +215,7 @@ def column_axes(runs: Sequence[TableRun]) -> list[str]:
     servers first (the issue most tables answer), then settings, options, threads."""
     axes = [SERVER] if len({_server_label(r) for r in runs}) > 1 else []
     axes += [n for n in _varying(r.figures.settings for r in runs)]
-    axes += [n for n in _varying(r.figures.axis_options for r in runs) if n not in axes]
+    axes += [n for n in _varying(r.options for r in runs) if n not in axes]
     if len({r.figures.threads for r in runs}) > 1:
         axes.append(THREADS)
     return axes
@@ -238,7 +245,7 @@ def column_of(run: TableRun, axis: str) -> str:
         return _server_label(run)
     if axis == THREADS:
         return f"threads={run.figures.threads}"
-    values = {**run.figures.axis_options, **run.figures.settings}
+    values = {**run.options, **run.figures.settings}
     return f"{SHORT_NAMES.get(axis, axis)}={values.get(axis, '')}"
 
 
@@ -249,7 +256,7 @@ def _row_of(run: TableRun, axis: str, shown: Sequence[str]) -> tuple[tuple[Any, 
     parts = [run.test] if run.test else []
     if axis != SERVER and SERVER in shown:
         parts.append(_server_label(run))
-    values = {**figures.settings, **figures.axis_options}
+    values = {**figures.settings, **run.options}
     parts += [f"{SHORT_NAMES.get(n, n)}={values[n]}" for n in shown if n in values and n != axis]
     if axis != THREADS and THREADS in shown:
         parts.append(f"threads={figures.threads}")

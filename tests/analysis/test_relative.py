@@ -29,9 +29,9 @@ def insert_runs(*, as_servers: bool = False) -> list[TableRun]:
     for flush in (1, 0):  # the plan's order: flush=1 first, the baseline
         for threads in (1, 2, 4):
             for figures in insert_cell(flush, threads):
-                if as_servers:
-                    figures = dataclasses.replace(figures, settings={})
                 server = {"target": f"flush{flush}"} if as_servers else {}
+                if as_servers:  # the target among the axis values, as run_axes reads a run
+                    figures = dataclasses.replace(figures, settings={}, axis_options=server)
                 runs.append(TableRun(figures, "insert", "write", 1, server))
     return runs
 
@@ -69,6 +69,54 @@ def test_the_servers_as_columns_are_issue_33s_table():
     for row, twin in zip(table.families[0].rows, same_as_setting.families[0].rows, strict=True):
         assert row.cells[1].verdict == twin.cells[1].verdict
         assert row.cells[1].tone in relative.FASTER_TONES
+
+
+def test_two_targets_at_one_thread_compare_in_one_row():
+    """Issue 47: a plan over two targets, nothing else varying. run_axes names each run's
+    target among its axis values; the rows must not, or each row holds one target and the
+    second column has nothing to compare with."""
+    runs = [r for r in insert_runs(as_servers=True) if r.figures.threads == 1]
+    runs = [dataclasses.replace(r, test="", family="", test_order=0) for r in runs]
+    table = made(runs, orders={SERVER: ["flush1", "flush0"]})
+    assert table.axis == SERVER and table.axes == [SERVER]
+    assert table.columns == ["flush1", "flush0"]
+    (family,) = table.families
+    (row,) = family.rows
+    assert row.label == "all runs"
+    assert [c.n for c in row.cells] == [3, 3]
+    verdict = row.cells[1].verdict
+    alone = verdicts.compare_runs(insert_cell(1, 1), insert_cell(0, 1))
+    assert verdict is not None and alone is not None
+    assert verdict.ratio == alone.ratio and verdict.interval == alone.interval
+    assert verdict.verdict == verdicts.FASTER and verdict.significant
+    (move,) = family.moves
+    assert move.ratio == alone.ratio and move.faster == 1
+    assert "nothing to compare" not in table.summary
+    assert table.summary.startswith("Against flush1: cells ")
+
+
+def test_servers_over_targets_and_configs_are_one_column_each():
+    """Two server axes (a target and a config, both among the run's axis values) make one
+    column per pair; a setting that varies too stays in the rows."""
+    runs = []
+    for flush in (1, 0):
+        for config in ("a", "b"):
+            for figures in insert_cell(flush, 2):
+                server = {"target": "db1", "config": config}
+                options = {**server, "range_size": "100"}
+                runs.append(TableRun(dataclasses.replace(figures, axis_options=options),
+                                     "insert", "write", 1, server))  # fmt: skip
+    table = made(runs, orders={SERVER: ["target=db1 config=b", "target=db1 config=a"]})
+    assert table.axis == SERVER
+    assert table.axes == [SERVER, "innodb_flush_log_at_trx_commit"]
+    assert table.columns == ["target=db1 config=b", "target=db1 config=a"]
+    rows = table.families[0].rows
+    assert [r.label for r in rows] == ["insert flush=0", "insert flush=1"]
+    for row in rows:  # the same runs on both sides of each row
+        assert row.cells[1].verdict.verdict == verdicts.SAME
+    by_flush = made(runs, axis="innodb_flush_log_at_trx_commit")
+    assert [r.label for r in by_flush.families[0].rows] == [
+        "insert target=db1 config=a", "insert target=db1 config=b"]  # fmt: skip
 
 
 def test_threads_as_columns_read_against_the_first_thread_count():
