@@ -225,11 +225,11 @@ class Restarts:
             version = self._start(want["install"], options, f"restarting with {label}")
         except RestartFailed as e:
             line = str(e)
-            self._log("restart", position, started, f"{reason}: {label}", error=line)
+            self._log("restart", position, started, f"{reason}: {label}", error=line, want=want)
             self._back_to_original(position, f"{label} did not start")
             return f"the server did not start with {label}: {line} (rolled back to the original)"
         except BatchStopped as e:  # cancelled while it waited: the batch's end puts it back
-            self._log("restart", position, started, f"{reason}: {label}",
+            self._log("restart", position, started, f"{reason}: {label}", want=want,
                       error=f"stopped while the server started: {e.reason}")  # fmt: skip
             raise
         with targets.connect_to(self.target) as db:
@@ -237,7 +237,7 @@ class Restarts:
         wrong = mismatches(options, facts.values)
         self.verified = {name: facts.values.get(name, "") for name in options.names}
         self._log("restart", position, started, f"{reason}: {label}", output=version,
-                  error="; ".join(wrong))  # fmt: skip
+                  error="; ".join(wrong), want=want, version=version)  # fmt: skip
         self.restarted = True
         return "; ".join(wrong)
 
@@ -329,20 +329,21 @@ class Restarts:
         started = timezone.now()
         state = self._state()
         original = state["original"]
+        back = {"install": original.get("install", ""), "config": "", "settings": {}}
         tick, self.tick = self.tick, self._beat_only(self.tick)
         try:
             if self.spec is not None and self.spec.mode == "service":
                 include_write(self.shell, self.spec, original.get("include"))
-                self._show_and(lambda: self._service_restart(self.spec.timeout_s))  # type: ignore[union-attr]
+                version = self._show_and(lambda: self._service_restart(self.spec.timeout_s))  # type: ignore[union-attr]
             else:
-                self._start(original.get("install", ""), Options(), "putting the original back")
+                version = self._start(back["install"], Options(), "putting the original back")
         except (RestartFailed, ShellError) as e:
-            self._log("restore", position, started, reason, error=str(e))
+            self._log("restore", position, started, reason, error=str(e), want=back)
             raise RestartFailed(str(e)) from None
         finally:
             self.tick = tick
         self._set_state(running=None, restored_at=timezone.now().isoformat())
-        self._log("restore", position, started, reason)
+        self._log("restore", position, started, reason, want=back, version=version)
         self.restarted = True
 
     @staticmethod
@@ -380,12 +381,17 @@ class Restarts:
     # --- the batch's log --------------------------------------------------------------------
 
     def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
-             error: str = "") -> None:  # fmt: skip
+             error: str = "", want: dict[str, Any] | None = None,
+             version: str = "") -> None:  # fmt: skip
+        """The stage, with which target started what (`want`) and the version it answered
+        with ("" when it did not)."""
         if self.plan.targets and self.target is not None:  # a servers axis: which server
             reason = f"{self.target.name}, {reason}"
-        entry = restart_stage(kind, position, started, reason, output=output, error=error)
-        if self.plan.targets and self.target is not None:
-            entry["target"] = self.target.pk
+        server = {"target": self.target.pk if self.target is not None else None,
+                  "install": "", "config": "", "settings": {}, **(want or {}),
+                  "version": version}  # fmt: skip
+        entry = restart_stage(kind, position, started, reason, output=output, error=error,
+                              server=server)  # fmt: skip
         self.batch.stages = [*self.batch.stages, entry]
         self.save()
         logger.info("batch %s: %s %s (%s)", self.batch.pk, kind, reason, error or "ok")

@@ -1,5 +1,7 @@
 """What a restart says of itself: its label (what it starts the server with) and its
-stage of the batch's log (`Batch.stages`, kind "restart" or "restore", with its times)."""
+stage of the batch's log (`Batch.stages`, kind "restart" or "restore", with its times,
+and which target it started with which install and config, and the version it answered
+with)."""
 
 from __future__ import annotations
 
@@ -17,10 +19,20 @@ def restart_label(want: dict[str, Any]) -> str:
 
 
 def restart_stage(
-    kind: str, position: int, started: datetime, reason: str, *, output: str, error: str
+    kind: str,
+    position: int,
+    started: datetime,
+    reason: str,
+    *,
+    output: str,
+    error: str,
+    server: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`server`: {target, install, config, settings, version} of the start (version ""
+    when the server did not answer)."""
     now = timezone.now()
     return {
+        **(server or {}),
         "kind": kind,
         "group": position,
         "dataset": [],
