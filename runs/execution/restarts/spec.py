@@ -42,6 +42,21 @@ NEVER = frozenset(
 NEVER_ENDS = ("_dir", "_file", "_path", "_command", "_directory", "_directories", "_files")
 NEVER_PARTS = ("librar", "plugin", "ssl", "home")
 SECRET_WORDS = ("password", "passwd", "secret", "token")
+# The rule that keeps file paths out of a restart ("a file stays in the data directory"):
+# an option whose value names a file is set only where the server makes the file name
+# itself from a plain basename, inside the instance's own data directory: the binary log
+# (log_bin, bare or `log_bin = <basename>`: <basename>.000001 and <basename>.index). No
+# '/', no '..', so never a path. Every other option that names a file (datadir, socket,
+# log_error, log_bin_index, *_file, *_dir, ...) is never set: its value is the whole name,
+# which could be a file the server keeps (ibdata1).
+FILE_RULE = (
+    "a file stays in the data directory: an option that names a file is set only as "
+    "log_bin, bare or with a plain basename (letters, digits, _ and -; no '/', no '..'), "
+    "whose files land in the instance's own data directory"
+)
+BASENAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
+# MySQL/MariaDB's switches of the binary log, and what log_bin shows after each.
+BINLOG_SWITCHES = {"log_bin": "ON", "skip_log_bin": "OFF", "disable_log_bin": "OFF"}
 OPTIONS_NAME = "benchdash-options"  # .cnf / .conf, in a managed instance's data directory
 MAX_SNIPPET_BYTES = 16 * 1024
 # Each option of a restart is read back from the server after it: a long list is a
@@ -85,10 +100,18 @@ class Options:
 
     @property
     def names(self) -> list[str]:
-        return sorted({name for name, _ in self.pairs})
+        """The server's variables that show what the options set (read back after it)."""
+        return sorted(self.wanted())
 
     def wanted(self) -> dict[str, str]:
-        return dict(self.pairs)
+        """Each variable as the server must show it: a binary log's switch as log_bin."""
+        return dict(_shown_as(name, value) for name, value in self.pairs)
+
+
+def _shown_as(name: str, value: str) -> tuple[str, str]:
+    if name in BINLOG_SWITCHES:
+        return "log_bin", BINLOG_SWITCHES[name]
+    return name, value
 
 
 def restart_spec(engine: str, mode: str, config: object, *, allowed: Allowed) -> RestartSpec | None:
@@ -190,11 +213,13 @@ def option_name(engine: str, name: str, field_name: str) -> str:
         text = text.replace("-", "_")
     if not NAME.fullmatch(text):
         raise InvalidInput(field_name, f"{name!r} is not a setting name")
+    if engine != "postgresql" and text in BINLOG_SWITCHES:
+        return text  # its value keeps to FILE_RULE (option_value)
     if text in NEVER or text.endswith(NEVER_ENDS) or any(p in text for p in NEVER_PARTS):
         raise InvalidInput(
             field_name,
             f"{text} is never changed by a restart: it names files, libraries, plugins or "
-            "addresses the install keeps",
+            f"addresses the install keeps ({FILE_RULE})",
         )
     return text
 
@@ -205,8 +230,29 @@ def option_value(name: str, value: object, field_name: str) -> str:
     text = str(value).strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]
+    if name.rpartition(" ")[2] in BINLOG_SWITCHES:
+        return _switch_value(name, text, field_name)
     if not VALUE.fullmatch(text):
         raise InvalidInput(field_name, f"{name}: a value is one word (letters, digits, _.,:+-)")
+    return text
+
+
+def _switch_value(name: str, text: str, field_name: str) -> str:
+    """A binary log's switch: skip_log_bin / disable_log_bin alone (ON), log_bin alone (ON)
+    or with a basename by FILE_RULE; log_bin = OFF would name its files OFF: refused."""
+    option = name.rpartition(" ")[2]
+    if text.lower() in {"on", "1", "true", "yes"}:
+        return "ON"
+    if option != "log_bin":
+        raise InvalidInput(field_name, f"{name}: write {option} alone to turn the binary log off")
+    if text.lower() in {"off", "0", "false", "no"}:
+        raise InvalidInput(
+            field_name,
+            f"{name}: log_bin = {text} would turn the binary log on, its files named {text}: "
+            "write skip_log_bin to turn it off",
+        )
+    if not BASENAME.fullmatch(text):
+        raise InvalidInput(field_name, f"{name}: {FILE_RULE}")
     return text
 
 
@@ -221,9 +267,8 @@ def restart_settings_check(
         for value in listed:
             if why := credentials.secret_line(str(name), str(value)):
                 raise InvalidInput("server_settings", f"{NO_SECRETS}: {why}")
-        checked[option_name(engine, name, "server_settings")] = [
-            option_value(name, v, "server_settings") for v in listed
-        ]
+        checked_name = option_name(engine, name, "server_settings")
+        checked[checked_name] = [option_value(checked_name, v, "server_settings") for v in listed]
     return checked
 
 
@@ -299,7 +344,7 @@ def options_file_text(engine: str, install: Install, options: Options) -> str:
         lines = "".join(f"{name} = '{value}'\n" for name, value in options.pairs)
         return f"{head}include '{quoted}'\n{lines}"
     include = f"!include {install.config}\n" if install.config else ""
-    return head + include + "[mysqld]\n" + "".join(f"{n} = {v}\n" for n, v in options.pairs)
+    return head + include + "[mysqld]\n" + "".join(_mysql_line(n, v) for n, v in options.pairs)
 
 
 def include_text(engine: str, options: Options) -> str:
@@ -307,7 +352,15 @@ def include_text(engine: str, options: Options) -> str:
     head = "# written by benchdash for a benchmark; put back at the batch's end\n"
     if engine == "postgresql":
         return head + "".join(f"{name} = '{value}'\n" for name, value in options.pairs)
-    return head + "[mysqld]\n" + "".join(f"{name} = {value}\n" for name, value in options.pairs)
+    return head + "[mysqld]\n" + "".join(_mysql_line(n, v) for n, v in options.pairs)
+
+
+def _mysql_line(name: str, value: str) -> str:
+    """An option's line; a binary log's switch that is on alone (`log_bin = ON` would
+    name its files ON)."""
+    if name in BINLOG_SWITCHES and value == "ON":
+        return f"{name}\n"
+    return f"{name} = {value}\n"
 
 
 _SIZE = re.compile(r"([0-9]+)\s*([kmgt]?)b?", re.IGNORECASE)
