@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runs.errors import InvalidInput
+from runs.execution.restarts.operator import target_restart_spec
 from runs.models import Plan, Target
 from runs.services import restarts
 from runs.sysbench import matrix
@@ -76,3 +77,15 @@ def plan_servers(plan: Plan, server_targets: Sequence[Target] | None = None) -> 
         installs=tuple(str(label) for label in axes.get("installs") or []),
         configs=tuple(str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs),
     )
+
+
+def target_install_labels(target: Target) -> list[str]:
+    """The labels of a managed target's installs, the choices of a plan's installs axis
+    (none for a target that does not restart, or whose restart config no longer holds)."""
+    if target.restart_mode != "managed":
+        return []
+    try:
+        spec = target_restart_spec(target)
+    except InvalidInput:
+        return []
+    return [install.label for install in spec.installs] if spec is not None else []

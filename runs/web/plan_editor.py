@@ -2,8 +2,9 @@
 
 A form posts flat fields: `threads=1,2,4`, `opt_time=60`, checkboxes `set__sync_binlog=0`
 and `set__sync_binlog=1`, rows of other settings (`setting_name_0`, `setting_values_0`)
-and of option axes (`axis_name_0`, `axis_values_0`). This module turns them into the
-plan's JSON fields, and a plan into the values the editor shows. It also estimates how
+of option axes (`axis_name_0`, `axis_values_0`) and of the servers axis's configs
+(`config_label_0`, `config_text_0`). This module turns them into the plan's JSON fields,
+and a plan into the values the editor shows. It also estimates how
 long a batch would take. Pure: no Django, no I/O.
 """
 
@@ -18,7 +19,7 @@ from runs.analysis.auto import rate as rate_search
 from runs.analysis.auto import threads as threads_search
 from runs.analysis.auto.settings import Auto
 from runs.errors import InvalidInput
-from runs.sysbench.matrix import Cell, prepare_points
+from runs.sysbench.matrix import Cell, prepare_points, restart_points
 from runs.sysbench.options import OPTIONS, Kind, OptionSpec
 from runs.sysbench.script_options import unquoted
 
@@ -73,6 +74,7 @@ class Matrix:
     options: dict[str, object] = field(default_factory=dict)
     server_settings: dict[str, list[str]] = field(default_factory=dict)
     option_axes: dict[str, list[object]] = field(default_factory=dict)
+    configs: list[dict[str, str]] = field(default_factory=list)  # Plan.servers["configs"]
 
 
 def split_list(text: str) -> list[str]:
@@ -124,7 +126,22 @@ def matrix_from_form(data: FormData) -> Matrix:
             if name in matrix.options:
                 raise InvalidInput(name, "is both a fixed option and an axis")
             matrix.option_axes[name] = [_option_value(OPTIONS.get(name), v) for v in values]
+    matrix.configs = configs_from_form(data)
     return matrix
+
+
+def configs_from_form(data: FormData) -> list[dict[str, str]]:
+    """The servers axis's configs, one row each: a label and the snippet's lines. A
+    browser sends a textarea's lines ending in CRLF: stored as the API's `\n`."""
+    configs = []
+    for i in range(_row_count(data, "config_label_")):
+        label = str(data.get(f"config_label_{i}", "") or "").strip()
+        text = str(data.get(f"config_text_{i}", "") or "").replace("\r\n", "\n")
+        if not label and text.strip():
+            raise InvalidInput("servers.configs", f"config {i + 1}: give it a label, e.g. b1e1")
+        if label:
+            configs.append({"label": label, "text": text})
+    return configs
 
 
 def parse_script_options(text: str) -> dict[str, object]:
@@ -175,6 +192,7 @@ def form_values(
     options: Mapping[str, object],
     server_settings: Mapping[str, Sequence[object]],
     option_axes: Mapping[str, Sequence[object]],
+    configs: Sequence[Mapping[str, object]] = (),
 ) -> dict[str, Any]:
     """What the editor shows for a plan: the inverse of matrix_from_form."""
     checkbox_names = set(_checkbox_names())
@@ -192,6 +210,9 @@ def form_values(
         "boxes": checkbox_boxes(checked),
         "setting_rows": _padded(other_settings),
         "axis_rows": _padded(axes),
+        "config_rows": _config_rows(
+            [(str(c.get("label", "")), str(c.get("text", ""))) for c in configs]
+        ),
     }
 
 
@@ -222,6 +243,13 @@ def form_values_from_post(data: FormData) -> dict[str, Any]:
                 if data.get(f"axis_name_{i}", "")
             ]
         ),
+        "config_rows": _config_rows(
+            [
+                (str(data.get(f"config_label_{i}", "")), str(data.get(f"config_text_{i}", "")))
+                for i in range(_row_count(data, "config_label_"))
+                if data.get(f"config_label_{i}", "") or data.get(f"config_text_{i}", "")
+            ]
+        ),
     }
 
 
@@ -250,6 +278,11 @@ def _padded(rows: list[tuple[str, str]]) -> list[tuple[int, str, str]]:
     return [(i, name, values) for i, (name, values) in enumerate(rows)]
 
 
+def _config_rows(rows: list[tuple[str, str]]) -> list[tuple[int, str, str]]:
+    # One empty row to start from; the editor adds more ("Add a config").
+    return [(i, label, text) for i, (label, text) in enumerate(rows or [("", "")])]
+
+
 # --- estimate --------------------------------------------------------------------------------
 
 
@@ -265,6 +298,9 @@ class Estimate:
     restart_s: float = 0.0  # their time, with the warm-ups after them
     restart_each_s: float = 0.0  # one restart's measured seconds
     restart_source: str = ""  # where that figure comes from
+    restarts_exact: bool = True  # False: the order of a seed drawn at launch may differ
+    warmups: int = 0  # the warm-ups after the restarts (none after the put-back)
+    warm_s: int = 0  # each one's seconds
     # with auto modes: the runs they may add at most, and the time then
     most_runs: int = 0
     most_s: float | None = None
@@ -286,6 +322,9 @@ class Estimate:
             "restart_text": duration_text(self.restart_s) if self.restarts else "",
             "restart_each_s": self.restart_each_s,
             "restart_source": self.restart_source,
+            "restarts_exact": self.restarts_exact,
+            "warmups": self.warmups,
+            "warm_s": self.warm_s,
             "most_runs": most_runs,
             "most_s": most_s,
             "most_text": duration_text(most_s),
@@ -297,11 +336,13 @@ def estimate(
     dataset_policy: str,
     auto: Auto | None = None,
     restarts: Mapping[str, Any] | None = None,
+    servers: Mapping[str, Any] | None = None,
 ) -> Estimate:
     """How long a batch of these cells would take: sysbench's time, plus a little per
     run, plus the prepares of the data sets (about PREPARE_ROWS_PER_S rows a second),
     plus the server restarts (`restarts`: their number and seconds, counted over the
-    matrix's restart points with a measured restart time of the engine); with auto
+    matrix's restart points with a measured restart time of the engine, and the warm-ups
+    after them that `servers`, the plan's, asks for); with auto
     modes, also the most they may take as they add runs (an auto batch estimated at 17 s
     took 160 s when only its first runs were counted)."""
     durations = [_duration(cell.options) for cell in cells]
@@ -316,6 +357,8 @@ def estimate(
     restart_s = float((restarts or {}).get("seconds") or 0)
     if total_s is not None:
         total_s += restart_s
+    cold = (servers or {}).get("after_restart") == "cold"
+    warmups = len(restart_points(cells)) if (restarts or {}).get("restarts") and not cold else 0
     added = _auto_added(cells, auto) if auto is not None and auto.any else []
     added_s = [None if d is None else d + RUN_OVERHEAD_S for d in added]
     most_s = None
@@ -332,6 +375,9 @@ def estimate(
         restart_s=restart_s,
         restart_each_s=float((restarts or {}).get("each_s") or 0),
         restart_source=str((restarts or {}).get("each_source") or ""),
+        restarts_exact=bool((restarts or {}).get("exact", True)),
+        warmups=warmups,
+        warm_s=int((servers or {}).get("warm_s") or 10) if warmups else 0,
         most_runs=len(cells) + len(added),
         most_s=most_s,
     )

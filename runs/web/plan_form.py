@@ -46,6 +46,28 @@ class PlanForm(forms.Form):
         "runs on each, interleaved round by round; the target above is the baseline of the "
         "verdicts.",
     )
+    # The rest of the servers axis (Plan.servers); its configs come as rows (plan_editor.py).
+    installs = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Servers: installs",
+        help_text="The target's installs to run each cell on, by label, comma-separated, in "
+        "this order (the first is the baseline), e.g. 10.11,11.4; each is a restart. Empty: "
+        "the install the server runs.",
+    )
+    after_restart = forms.ChoiceField(
+        choices=[("", "warm (the default)"), ("warm", "warm"), ("cold", "cold")],
+        required=False,
+        label="After a restart",
+        help_text="warm: the cell's own load for the warm-up, unmeasured; cold: measured at once.",
+    )
+    warm_s = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=3600,
+        label="Warm-up after a restart (s)",
+        help_text="Empty: 10 s.",
+    )
     load_host = forms.ModelChoiceField(LoadHost.objects.all(), empty_label=None)
     extra_load_hosts = forms.ModelMultipleChoiceField(
         LoadHost.objects.filter(kind=LoadHost.Kind.SSH),
@@ -216,6 +238,14 @@ class PlanForm(forms.Form):
     rate_slo_ms = forms.FloatField(
         required=False, min_value=0.001, label="p95 SLO (ms)", help_text="Optional."
     )  # fmt: skip
+    rate_tolerance_pct = forms.FloatField(
+        required=False, min_value=0.1, max_value=50, label="Keeps up within (%)",
+        help_text="How far below the asked rate the achieved tps may fall. Empty: 5 %.",
+    )  # fmt: skip
+    rate_precision_pct = forms.FloatField(
+        required=False, min_value=1, max_value=100, label="Bisect to (%)",
+        help_text="The search stops when the bounds are this close. Empty: 10 %.",
+    )  # fmt: skip
 
     script_options = forms.CharField(
         required=False,
@@ -269,6 +299,19 @@ class PlanForm(forms.Form):
             "auto": self.auto_settings(),
         }
 
+    def servers(self, configs: list[dict[str, str]]) -> dict[str, Any]:
+        """The plan's `servers` (its targets apart): only the keys the user gave, so that a
+        plan saved unchanged keeps the object it had."""
+        data = self.cleaned_data
+        installs = [label.strip() for label in (data.get("installs") or "").split(",")]
+        given: dict[str, Any] = {
+            "installs": [label for label in installs if label],
+            "configs": configs,
+            "after_restart": data.get("after_restart") or None,
+            "warm_s": data.get("warm_s"),
+        }
+        return {key: value for key, value in given.items() if value not in (None, [])}
+
     def auto_settings(self) -> dict[str, Any]:
         """The plan's `auto` field from the checked modes (checked further on save)."""
         data = self.cleaned_data
@@ -291,7 +334,10 @@ AUTO_FIELDS: dict[str, dict[str, str]] = {
     "threads": {
         "threads_max": "max", "threads_slo_ms": "slo_p95_ms", "threads_rise_pct": "rise_pct",
     },
-    "rate": {"rate_start": "start", "rate_max": "max", "rate_slo_ms": "slo_p95_ms"},
+    "rate": {
+        "rate_start": "start", "rate_max": "max", "rate_slo_ms": "slo_p95_ms",
+        "rate_tolerance_pct": "tolerance_pct", "rate_precision_pct": "precision_pct",
+    },
 }  # fmt: skip
 
 
@@ -316,6 +362,7 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
         "load_host": plan.load_host_id,
         "extra_load_hosts": [h.pk for h in plan.extra_load_hosts.all()] if plan.pk else [],
         "server_targets": [t.pk for t in plan_all_targets(plan)[1:]],
+        **servers_initial(plan.servers if isinstance(plan.servers, dict) else {}),
         "load_split": plan.load_split,
         "test": plan.test,
         "tests": suites.suite_text(plan.tests or []),
@@ -352,6 +399,15 @@ def plan_initial(plan: Plan) -> dict[str, Any]:
     return initial
 
 
+def servers_initial(servers: dict[str, Any]) -> dict[str, Any]:
+    """The editor's fields of a plan's `servers` but its configs (rows, plan_editor.py)."""
+    return {
+        "installs": ",".join(str(label) for label in servers.get("installs") or []),
+        "after_restart": servers.get("after_restart") or "",
+        "warm_s": servers.get("warm_s"),
+    }
+
+
 def _wall_time(moment: datetime | None, zone: str) -> str:
     """What a datetime-local input shows: the time in the schedule's zone, no offset."""
     if moment is None:
@@ -365,4 +421,5 @@ def plan_matrix_values(plan: Plan) -> dict[str, Any]:
         options=plan.options,
         server_settings=plan.server_settings,
         option_axes=plan.option_axes,
+        configs=(plan.servers or {}).get("configs") or [],
     )

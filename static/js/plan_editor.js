@@ -66,10 +66,64 @@ function editPlan(form) {
       showFor(block, block.dataset.engine === family);
     });
     form.querySelectorAll(".setting-row").forEach(function (row) { showFor(row, family !== null); });
-    form.querySelectorAll("select.setting-name option[data-engine]").forEach(function (o) {
-      o.hidden = o.dataset.engine !== family;
+    // Free text (a restart-only name is kept too), suggesting the engine's run-time names.
+    form.querySelectorAll("input.setting-name").forEach(function (input) {
+      input.setAttribute("list", "settings-" + (family || "mysql"));
+    });
+    showInstalls();
+  }
+
+  // --- the servers axis: the target's installs to pick from, configs as rows ---------------
+  const installs = JSON.parse(document.getElementById("target-installs").textContent);
+  const installsInput = $("#id_installs");
+  const installPresets = document.getElementById("install-presets");
+  function installList() {
+    return installsInput.value.split(/[\s,]+/).filter(Boolean);
+  }
+  function showInstalls() {
+    const labels = installs[$("#id_target").value] || [];
+    const chosen = new Set(installList());
+    installPresets.replaceChildren(...labels.map(function (label) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.classList.toggle("on", chosen.has(label));
+      b.setAttribute("aria-pressed", chosen.has(label) ? "true" : "false");
+      b.addEventListener("click", function () {
+        const list = installList();
+        installsInput.value = (list.includes(label) ? list.filter((l) => l !== label) : list.concat(label)).join(",");
+        showInstalls();
+        scheduleCheck();
+      });
+      return b;
+    }));
+  }
+  installsInput.addEventListener("input", showInstalls);
+  const configRows = document.getElementById("config-rows");
+  function removable(row) {
+    row.querySelector(".remove-config").addEventListener("click", function () {
+      if (configRows.children.length > 1) row.remove();
+      else row.querySelectorAll("input, textarea").forEach((i) => { i.value = ""; });
+      scheduleCheck();
     });
   }
+  configRows.querySelectorAll(".config-row").forEach(removable);
+  document.getElementById("add-config").addEventListener("click", function () {
+    // A new row after the last: its index one past the highest, so no two rows share one.
+    const rows = [...configRows.querySelectorAll(".config-row")];
+    const next = 1 + Math.max(...rows.map((r) => Number(r.querySelector("input").name.split("_").pop())));
+    const row = /** @type {HTMLElement} */ (rows[rows.length - 1].cloneNode(true));
+    row.querySelectorAll("input, textarea, label").forEach(function (el) {
+      for (const attr of ["name", "id", "for"]) {
+        const value = el.getAttribute(attr);
+        if (value) el.setAttribute(attr, value.replace(/_\d+$/, "_" + next));
+      }
+      if (el.tagName !== "LABEL") el.value = "";
+    });
+    configRows.append(row);
+    removable(row);
+    row.querySelector("input").focus();
+  });
   function applySchedule() {
     const kind = $("#id_schedule_kind").value;
     showFor(form.querySelector('[data-field="schedule_cron"]'), kind === "cron");
@@ -142,8 +196,13 @@ function editPlan(form) {
           e.prepares === 1 ? " data set prepared" : " data sets prepared", " (≈ ", strong(e.prepare_text), ")");
       }
       if (e.restarts) {
-        figures.append(document.createElement("br"), strong(String(e.restarts)), " server restarts (the put-back at the end included), ≈ ",
-          strong(e.restart_text), " with their warm-ups (", String(e.restart_each_s), " s each: ", e.restart_source, ")");
+        const warmups = e.warmups ? " and " + e.warmups + " warm-ups of " + e.warm_s + " s" : "";
+        figures.append(document.createElement("br"), e.restarts_exact ? "" : "about ", strong(String(e.restarts)),
+          " server restarts (the put-back at the end included)", warmups, ", ≈ ", strong(e.restart_text),
+          " (", String(e.restart_each_s), " s a restart: ", e.restart_source, ")");
+        if (!e.restarts_exact) {
+          figures.append(document.createElement("br"), "the order, so the restarts, depends on the seed drawn at launch: give the plan a seed for an exact count");
+        }
       }
       if (e.most_runs > e.runs) {
         figures.append(document.createElement("br"), "up to ", strong(e.most_text), " (",

@@ -22,7 +22,7 @@ from runs.analysis.auto import settings as auto_settings
 from runs.errors import InvalidInput
 from runs.http.responses import json_response
 from runs.models import Batch, LaunchedBy, LoadHost, Plan, Target
-from runs.services import batches, definitions, permissions, restarts, selectors
+from runs.services import batches, definitions, permissions, plan_axes, restarts, selectors
 from runs.services import plans as plan_checks
 from runs.services.nightly import schedules
 from runs.services.queue import BrokerUnavailable
@@ -67,6 +67,7 @@ def _plan_from_post(
                 plan.options = {**matrix.options, "script_options": script_options}
         plan.server_settings = matrix.server_settings
         plan.option_axes = matrix.option_axes
+        plan.servers = form.servers(matrix.configs)
     return form, matrix
 
 
@@ -165,7 +166,12 @@ def _launch_saved(request: HttpRequest, plan: Plan) -> Batch:
 
 
 # The services name a plan's fields as the API has them; the editor's own names differ.
-EDITOR_FIELDS = {"servers.targets": "server_targets"}
+EDITOR_FIELDS = {
+    "servers.targets": "server_targets",
+    "servers.installs": "installs",
+    "servers.after_restart": "after_restart",
+    "servers.warm_s": "warm_s",
+}
 
 
 def _in_editor(refusal: InvalidInput) -> InvalidInput:
@@ -243,6 +249,10 @@ def _editor_context(plan: Plan, form: PlanForm, values: dict[str, Any]) -> dict[
         "postgres_settings": targets.allowed_settings("postgresql"),
         "engines": {t.pk: t.engine for t in Target.objects.only("id", "engine")},
         "host_kinds": {h.pk: h.kind for h in LoadHost.objects.only("id", "kind")},
+        "target_installs": {
+            t.pk: plan_axes.target_install_labels(t)
+            for t in Target.objects.only("id", "engine", "restart_mode", "restart_config")
+        },
         "batches": selectors.plan_last_batches(plan) if plan.pk else [],
     }
 
@@ -259,9 +269,13 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     # The server is asked with the target's stored password: for who may use it only, as
     # the preflight; anyone else gets the checks that need no server, and why.
     not_allowed = _not_allowed_to_use(request, plan, extra, more)
+    # The order (so the restarts) of the plan's seed; without one, a launch draws its own
+    # and the count is about that of seed 0 (the estimate says so).
+    seed = plan.seed if plan.seed is not None else 0
     try:
         check = plan_checks.plan_check(
             plan=plan,
+            seed=seed,
             contact_server=plan.target is not None and not not_allowed,
             extra_load_hosts=extra,
             server_targets=more,
@@ -270,16 +284,17 @@ def plan_check(request: HttpRequest) -> HttpResponse:
             check.warnings.append(f"the target was not asked: {not_allowed}")
     except targets.TargetError as e:
         check = plan_checks.plan_check(
-            plan=plan, contact_server=False, extra_load_hosts=extra, server_targets=more
+            plan=plan, seed=seed, contact_server=False, extra_load_hosts=extra, server_targets=more
         )
         check.warnings.append(f"the target could not be asked: {e.message}")
     except InvalidInput as e:
         e = _in_editor(e)
         return json_response({"ok": False, "errors": [{"field": e.field, "message": str(e)}]})
     auto = auto_settings.auto_from_dict(plan.auto)
-    estimate = plan_editor.estimate(
-        check.cells, plan.dataset_policy, auto, restarts.restart_estimate(plan, check.cells)
-    )
+    restart = restarts.restart_estimate(plan, check.cells)
+    # Interleaved rounds are shuffled by the seed: one drawn at launch may restart more or less.
+    restart["exact"] = plan.seed is not None or plan.order_policy != "interleaved"
+    estimate = plan_editor.estimate(check.cells, plan.dataset_policy, auto, restart, plan.servers)
     return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
 
 
