@@ -116,7 +116,10 @@ def build(
 ) -> BatchResults:
     """Everything a batch's results say. `reasons`: run id -> why an auto mode added it."""
     plan = FrozenPlan.from_params(params)
-    series = group_series(runs, plan_order(plan.server_settings, plan.option_axes, plan.targets))
+    order = plan_order(
+        plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
+    )
+    series = group_series(runs, order)
     offered = _offered_rates(series, baseline_key)
     compared = [r for r in runs if r.series_key not in offered]
     cell_verdicts = verdicts.cell_verdicts(compared, baseline_key)
@@ -223,6 +226,7 @@ def _series(s: Series) -> dict[str, Any]:
         "colour": s.colour,
         "settings": dict(s.settings),
         "options": dict(s.options),
+        "axes": dict(s.axes),  # its test, install and config, where the plan varies them
         "peak": None
         if peak is None
         else {
@@ -359,7 +363,8 @@ def _only_rate_differs(series: Series, baseline: Series) -> bool:
     # Offered rates are compared in the rate charts and the search's conclusion, not here.
     without = {k: v for k, v in series.options.items() if k != RATE}
     base = {k: v for k, v in baseline.options.items() if k != RATE}
-    return series.settings == baseline.settings and without == base
+    same_cell = series.settings == baseline.settings and series.axes == baseline.axes
+    return same_cell and without == base
 
 
 def _summed_up(label: str, base: str, found: Mapping[int, Verdict]) -> str:

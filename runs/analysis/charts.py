@@ -309,8 +309,8 @@ def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
         if not rate.isdigit() or run.status not in FINISHED_WELL:
             continue
         options = {k: v for k, v in run.axis_options.items() if k != RATE}
-        key = (series_key(run.settings, options), run.threads)
-        labels[key] = f"{series_label(run.settings, options)}, {run.threads} thr"
+        key = (series_key(run.settings, options, run.cell_axes), run.threads)
+        labels[key] = f"{series_label(run.settings, options, run.cell_axes)}, {run.threads} thr"
         lines.setdefault(key, {}).setdefault(int(rate), []).append(run)
     return [
         {

@@ -5,7 +5,7 @@ as one of twenty."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,9 +49,15 @@ class Grid:
         return [c.to_json() if c else None for row in self.rows for c in row.cells]
 
 
-def counted_grid(groups: Sequence[tuple[RunFigures, int, int]], *, max_rows: int) -> Grid:
+def counted_grid(
+    groups: Sequence[tuple[RunFigures, int, int]],
+    *,
+    max_rows: int,
+    axes_order: Mapping[str, Sequence[str]] | None = None,
+) -> Grid:
     """`groups`: (one run of the group, the group's number of runs, its lowest run id)
-    for each cell and status. The first `max_rows` series are laid out."""
+    for each cell and status. The first `max_rows` series are laid out, in the plan's
+    `axes_order` of each axis's values when given (results.plan_order)."""
     cells: dict[tuple[str, int], dict[str, int]] = {}
     firsts: dict[tuple[str, int], int] = {}
     one_of_each: dict[str, RunFigures] = {}  # a run of each series: their order and names
@@ -62,7 +68,7 @@ def counted_grid(groups: Sequence[tuple[RunFigures, int, int]], *, max_rows: int
         counts = cells.setdefault(key, {})
         counts[run.status] = counts.get(run.status, 0) + count
         firsts[key] = min(firsts.get(key, first_id), first_id)
-    series = group_series(one_of_each.values())
+    series = group_series(one_of_each.values(), axes_order)
     threads = sorted({t for _, t in cells})
     order = {status: i for i, status in enumerate(GRID_STATUSES)}
 

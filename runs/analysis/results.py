@@ -1,11 +1,12 @@
 """What a batch's runs say, shaped for the results and compare pages.
 
-Runs are grouped into series (one per combination of server settings and option-axis
-values), repeats of a cell are reduced to their geometric mean (stats.ESTIMATOR) with
-the min-max spread, and the series are compared: where throughput peaks, how far it
-falls beyond, which variables differ between runs. Each series' ratio to a baseline is
-the report table's (report_table.py), the geometric mean's ratio stats.py's; the chart
-shapes are in charts.py, the comparison of two batches or runs in comparison.py.
+Runs are grouped into series (one per combination of server settings, option-axis
+values and, where the plan varies them, target, test, install and config), repeats of a
+cell are reduced to their geometric mean (stats.ESTIMATOR) with the min-max spread, and
+the series are compared: where throughput peaks, how far it falls beyond, which variables
+differ between runs. Each series' ratio to a baseline is the report table's
+(report_table.py), the geometric mean's ratio stats.py's; the chart shapes are in
+charts.py, the comparison of two batches or runs in comparison.py.
 
 Pure: no Django, no I/O. Runs come in as RunFigures, made from any object with the
 fields of a Run (see RunFigures.of).
@@ -21,11 +22,19 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from runs.analysis.axes import TARGET, axis_options, run_axes, target_on_axis
+from runs.analysis.axes import (
+    CELL_AXES,
+    TARGET,
+    axis_options,
+    cell_axes,
+    cell_axes_order,
+    run_axes,
+    target_on_axis,
+)
 from runs.analysis.noise import stats
 from runs.columns import Bottleneck, HostSummary, RunCounters, RunSummary
 
-__all__ = ["TARGET", "axis_options", "run_axes", "target_on_axis"]  # read here too
+__all__ = ["TARGET", "axis_options", "cell_axes", "run_axes", "target_on_axis"]  # read here too
 
 # Colour-blind-friendly and distinct on white (Okabe-Ito, then Tableau); series i gets
 # colour i on every chart of a page, so a setting keeps its colour from chart to table.
@@ -68,6 +77,9 @@ class RunFigures:
     # (runs/services/answers/results.py results_runs), empty where it does not read them
     final_report: dict[str, Any] = field(default_factory=dict)
     error_lines: str = ""
+    # the cell's test, install and config where the plan varies them (axes.cell_axes): a
+    # cell of its own as much as a setting's value is
+    cell_axes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, run: Any) -> RunFigures:
@@ -90,6 +102,7 @@ class RunFigures:
             outcome=getattr(run, "outcome", ""),
             final_report=dict(getattr(run, "final_report", None) or {}),
             error_lines=getattr(run, "error_lines", None) or "",
+            cell_axes=cell_axes(run.cell_key),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -110,7 +123,7 @@ class RunFigures:
 
     @cached_property
     def series_key(self) -> str:
-        return series_key(self.settings, self.axis_options)
+        return series_key(self.settings, self.axis_options, self.cell_axes)
 
     @cached_property
     def throughput(self) -> float | None:
@@ -142,9 +155,10 @@ class RunFigures:
 
     @cached_property
     def label(self) -> str:
-        if not self.settings and not self.axis_options:
+        if not self.settings and not self.axis_options and not self.cell_axes:
             return f"threads={self.threads}"
-        return f"threads={self.threads} {series_label(self.settings, self.axis_options)}"
+        named = series_label(self.settings, self.axis_options, self.cell_axes)
+        return f"threads={self.threads} {named}"
 
 
 def throughput(summary: Mapping[str, Any]) -> tuple[float | None, str]:
@@ -164,16 +178,26 @@ def throughput_unit(runs: Iterable[RunFigures]) -> str:
 # --- series ----------------------------------------------------------------------------------
 
 
-def series_key(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
-    return _KEY_JSON.encode({"settings": dict(settings), "options": dict(options)})
+def series_key(
+    settings: Mapping[str, str], options: Mapping[str, str], axes: Mapping[str, str] | None = None
+) -> str:
+    # "axes" only where a test, install or config varies: other plans keep their keys
+    key = {"settings": dict(settings), "options": dict(options)}
+    return _KEY_JSON.encode({**key, "axes": dict(axes)} if axes else key)
 
 
 _KEY_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # json.dumps's, made once
 
 
-def series_label(settings: Mapping[str, str], options: Mapping[str, str]) -> str:
-    # The server first: "target=db-b flush=2" reads as which server, then how set.
-    parts = [f"{TARGET}={options[TARGET]}"] if TARGET in options else []
+def series_label(
+    settings: Mapping[str, str], options: Mapping[str, str], axes: Mapping[str, str] | None = None
+) -> str:
+    # The test and the server first: "test=oltp_read_write target=db-b config=b0e1 flush=2"
+    # reads as what ran where, then how set.
+    axes = axes or {}
+    parts = [f"test={axes['test']}"] if "test" in axes else []
+    parts += [f"{TARGET}={options[TARGET]}"] if TARGET in options else []
+    parts += [f"{name}={axes[name]}" for name in CELL_AXES if name in axes and name != "test"]
     parts += [f"{SHORT_NAMES.get(k, k)}={settings[k]}" for k in sorted(settings)]
     parts += [f"{k}={options[k]}" for k in sorted(options) if k != TARGET]
     return " ".join(parts) or "all runs"
@@ -242,6 +266,7 @@ class Series:
     options: dict[str, str]
     colour: str
     points: list[Point]
+    axes: dict[str, str] = field(default_factory=dict)  # its test, install, config (cell_axes)
 
     def at(self, threads: int) -> Point | None:
         return next((p for p in self.points if p.threads == threads), None)
@@ -268,7 +293,8 @@ NOT_RUN = frozenset({"queued", "skipped", "waiting", "preparing", "running"})
 def group_series(
     runs: Iterable[RunFigures], order: Mapping[str, Sequence[str]] | None = None
 ) -> list[Series]:
-    """One series per settings-and-options combination, in the plan's order of each axis's
+    """One series per combination of settings, options, test, install and config (the
+    cell's identity but its threads), in the plan's order of each axis's
     values when `order` gives it (plan_order: the first series is then the plan's first
     values, its baseline), else sorted by their values; each with one point per thread
     count, ascending."""
@@ -284,14 +310,16 @@ def group_series(
         first = members[0]
         settings = {k: v for k, v in first.settings.items() if k not in constant}
         options = {k: v for k, v in first.axis_options.items() if k not in constant}
+        axes = {k: v for k, v in first.cell_axes.items() if k not in constant}
         result.append(
             Series(
                 key=key,
-                label=series_label(settings, options),
+                label=series_label(settings, options, axes),
                 settings=first.settings,
                 options=first.axis_options,
                 colour=PALETTE[index % len(PALETTE)],
                 points=_points(members),
+                axes=first.cell_axes,
             )
         )
     return result
@@ -302,32 +330,41 @@ def plan_wide(runs: Sequence[RunFigures]) -> dict[str, str]:
     whole plan): said once for the plan, not in every series' name."""
     if not runs:
         return {}
-    shared = {**runs[0].settings, **runs[0].axis_options}
+    shared = _values(runs[0])
     for run in runs[1:]:
-        values = {**run.settings, **run.axis_options}
+        values = _values(run)
         shared = {k: v for k, v in shared.items() if values.get(k) == v}
     return shared
+
+
+def _values(run: RunFigures) -> dict[str, str]:
+    """Every axis value of a run but its threads, by axis name."""
+    return {**run.settings, **run.axis_options, **run.cell_axes}
 
 
 def plan_order(
     server_settings: Mapping[str, Sequence[Any]],
     option_axes: Mapping[str, Sequence[Any]],
     targets: Sequence[Mapping[str, Any]] = (),
+    servers: Mapping[str, Any] | None = None,
+    tests: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, list[str]]:
     """Each axis's values in the plan's order: `["1", "0"]` puts flush=1 first; the
-    servers axis (FrozenPlan.targets) its first target, the baseline."""
+    servers axis (FrozenPlan.targets) its first target, the baseline; its installs and
+    configs (FrozenPlan.servers) and tests (FrozenPlan.tests) in the user's order."""
     order = {name: [str(v) for v in values] for name, values in server_settings.items()}
     # as axis_options reads a cell's key back: str() of the value
     order.update({name: [str(v) for v in values] for name, values in option_axes.items()})
     if targets:
         order[TARGET] = [str(t.get("name", "")) for t in targets]
+    order.update(cell_axes_order(tests, servers or {}))
     return order
 
 
 def _planned(run: RunFigures, order: Mapping[str, Sequence[str]]) -> tuple[int, ...]:
     """Where the run's values stand in the plan's lists (a value not listed goes last, a
     run without the axis after it)."""
-    values = {**run.settings, **run.axis_options}
+    values = _values(run)
     ranks = []
     for name in sorted(order):
         listed = list(order[name])
@@ -346,7 +383,8 @@ def _natural(run: RunFigures) -> tuple[Any, ...]:
 
     settings = tuple((k, value(run.settings[k])) for k in sorted(run.settings))
     options = tuple((k, value(run.axis_options[k])) for k in sorted(run.axis_options))
-    return settings + options
+    axes = tuple((k, value(run.cell_axes[k])) for k in sorted(run.cell_axes))
+    return axes + settings + options
 
 
 def _points(runs: list[RunFigures]) -> list[Point]:

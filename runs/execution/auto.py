@@ -41,7 +41,9 @@ def batch_extend(*, batch: Batch) -> int:
         .defer("raw_log", "reports", "histogram")
     )
     figures = [RunFigures.of(run) for run in runs]
-    order = results.plan_order(plan.server_settings, plan.option_axes, plan.targets)
+    order = results.plan_order(
+        plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
+    )
     series = results.group_series(figures, order)
     baseline = series[0].key if series else ""  # the plan's first values, as the results'
     cells = rounds.next_cells(settings, figures, plan.repeats or 1, baseline)

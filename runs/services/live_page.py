@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Min
 
 from runs.analysis import grid, results, run_facts
+from runs.frozen import FrozenPlan
 from runs.models import FINISHED_STATUSES, Batch, Run
 from runs.services.selectors import Progress, batch_runs
 
@@ -49,6 +50,7 @@ def batch_grid(batch: Batch) -> grid.Grid:
                     threads=threads,
                     settings=dict(settings or {}),
                     axis_options=results.axis_options(cell_key),
+                    cell_axes=results.cell_axes(cell_key),
                     status=status,
                     summary={},
                 ),
@@ -58,6 +60,15 @@ def batch_grid(batch: Batch) -> grid.Grid:
             for cell_key, settings, threads, status, n, first in groups
         ],
         max_rows=GRID_SERIES,
+        axes_order=_plan_order(batch),
+    )
+
+
+def _plan_order(batch: Batch) -> dict[str, list[str]]:
+    """The plan's order of each axis's values: the grid's rows as the results' series."""
+    plan = FrozenPlan.from_params(batch.params)
+    return results.plan_order(
+        plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
     )
 
 

@@ -34,7 +34,14 @@ from typing import Any
 from runs.analysis.nightly import change_points
 from runs.analysis.noise import stats
 from runs.analysis.percent import signed_pct
-from runs.analysis.results import TARGET, axis_options, series_label, target_on_axis, throughput
+from runs.analysis.results import (
+    TARGET,
+    axis_options,
+    cell_axes,
+    series_label,
+    target_on_axis,
+    throughput,
+)
 from runs.columns import RunSummary
 
 MIN_NIGHTS = 5  # fewer nights than this say little about the noise: no verdict
@@ -169,8 +176,9 @@ def _cell_night(identity: str, runs: list[RunResult], ok_status: str) -> CellNig
         axes[TARGET] = str(first.target.get("name", ""))
     settings = {str(k): str(v) for k, v in first.settings.items()}
     label = f"threads={first.threads}"
-    if settings or axes:
-        label += f" {series_label(settings, axes)}"
+    varied = cell_axes(first.cell_key)  # its test, install, config where the plan varies them
+    if settings or axes or varied:
+        label += f" {series_label(settings, axes, varied)}"
     return CellNight(
         identity=identity,
         label=label,

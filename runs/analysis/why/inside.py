@@ -223,7 +223,7 @@ def _cells(runs: Iterable[RunFigures]) -> dict[tuple[str, int], dict[str, float]
     for run in runs:
         found = run.server_counters.inside
         if run.status in FINISHED_WELL and found:
-            name = series_label(run.settings, run.axis_options)
+            name = series_label(run.settings, run.axis_options, run.cell_axes)
             grouped.setdefault((name, run.threads), []).append(found)
     cells = {key: cell_waits(found) for key, found in grouped.items()}
     return {key: waits for key, waits in cells.items() if waits}

@@ -37,7 +37,9 @@ def batch_results_runs(*, batch: Batch) -> ResultsRuns:
     runs = results_runs(batch)
     figures = [RunFigures.of(r) for r in runs]
     plan = FrozenPlan.from_params(batch.params)
-    order = results.plan_order(plan.server_settings, plan.option_axes, plan.targets)
+    order = results.plan_order(
+        plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
+    )
     return ResultsRuns(runs, figures, results.group_series(figures, order))
 
 

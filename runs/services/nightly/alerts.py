@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.nightly import confirmation, night_changes, regressions
-from runs.analysis.results import run_axes, series_label
+from runs.analysis.results import cell_axes, run_axes, series_label
 from runs.columns import NightCheck, RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
@@ -166,8 +166,9 @@ def _label(run: Run) -> str:
     """A cell's label as the nightly check says it: threads=4 flush=2."""
     settings = {str(k): str(v) for k, v in (run.settings or {}).items()}
     axes = run_axes(run)  # its target named, on a servers axis
+    varied = cell_axes(run.cell_key)  # its test, install, config where the plan varies them
     return f"threads={run.threads}" + (
-        f" {series_label(settings, axes)}" if settings or axes else ""
+        f" {series_label(settings, axes, varied)}" if settings or axes or varied else ""
     )
 
 
