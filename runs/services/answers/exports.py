@@ -38,6 +38,9 @@ RUN_FIELDS = (
     "started_at",
     "finished_at",
 )
+# what else a cell ran beyond its target and settings: its test, and its server's install
+# and config on a servers axis ("" where the plan has none)
+CELL_FIELDS = ("test", "install", "config")
 SUMMARY_FIELDS = (
     "tps",
     "qps",
@@ -83,6 +86,7 @@ def batch_runs_csv(batch: Batch) -> Iterator[str]:
     header = [
         *RUN_FIELDS,
         "target",
+        *CELL_FIELDS,
         "settings",
         "options",
         *SUMMARY_FIELDS,
@@ -97,6 +101,7 @@ def _run_row(run: Run) -> list[Any]:
     return [
         *(getattr(run, f) for f in RUN_FIELDS),
         _target_name(run),
+        *(getattr(run, f) for f in CELL_FIELDS),
         json.dumps(run.settings, sort_keys=True),
         json.dumps(run.options, sort_keys=True),
         *(run.summary.get(f) for f in SUMMARY_FIELDS),
@@ -225,6 +230,7 @@ def _run_fields(run: Run) -> dict[str, Any]:
     return {
         **{f: getattr(run, f) for f in RUN_FIELDS},
         "target": _target_name(run),
+        **{f: getattr(run, f) for f in CELL_FIELDS},
         "settings": run.settings,
         "verified_settings": run.verified_settings,
         "options": run.options,
