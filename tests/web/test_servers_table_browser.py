@@ -47,7 +47,7 @@ def test_the_answer_page_reads_the_second_servers_ratio(
     assert ratio.strip() == f"{verdict.ratio:.2f}"
     assert below.strip() == f"{verdict.interval} · {verdict.text}"
     assert verdict.verdict in (verdicts.FASTER, verdicts.SLOWER, verdicts.SAME)
-    assert shown.get_attribute("title", timeout=1000).startswith(verdict.text)
+    assert (shown.get_attribute("title") or "").startswith(verdict.text)
     b.shot("servers-table-two-targets")
     section.screenshot(path=str(ARTIFACTS / "servers-table-two-targets-section.png"))
     assert b.errors == []
