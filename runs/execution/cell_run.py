@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from runs import targets
 from runs.execution import environment, server_targets
-from runs.execution.environment import run_server_changes
 from runs.execution.host_metrics import (
     HostMetricsSampler,
     host_metrics_clock,
@@ -191,18 +190,24 @@ class CellRun:
             return None
 
     def _apply_settings(self, run: Run) -> dict[str, str]:
+        """The run's settings applied and read back, with its config's (the run's own
+        settings win: they come after the config's lines); what it runs on recorded."""
         restarted = {n: v for n, v in self.restarts.verified(run).items() if n in run.settings}
         target = self.target_of(run)
         dynamic = dynamic_settings(target, run.settings)
-        if not dynamic:
+        sql = is_sql_test(self.starter.test_of(run))
+        if target is None or not (sql or dynamic):
             return restarted
         with self._target(target) as db:
-            applied: targets.Applied = db.apply(dynamic)
-        changes = run_server_changes(
-            batch=self.batch, variables=applied.variables, target_id=run.target_id
-        )
-        run.environment = {**run.environment, **changes}
-        return {**restarted, **applied.verified}
+            applied = db.apply(dynamic).verified if dynamic else {}
+            configured = environment.run_record_server(
+                batch=self.batch, run=run, target=target, db=db, config_text=self._config(run)
+            )
+        return {**configured, **restarted, **applied}
+
+    def _config(self, run: Run) -> str:
+        configs = self.plan.servers.get("configs") or []
+        return next((str(c["text"]) for c in configs if c.get("label") == run.config), "")
 
     # --- restarts (runs/execution/restarts/) ---------------------------------------------
 

@@ -1,8 +1,11 @@
 """The environment a batch runs in, recorded once before its first setting changes: the
 load host's facts, the server's version and variables (PostgreSQL: every pg_settings
 row), the database server's own host, and the server's original settings to restore.
-Each run then records the server variables it saw differ from that snapshot once its own
-settings were applied. After the batch, the original settings are put back. A host's
+Each run then records what it ran on, read from its own target once its settings were
+applied (after its restart, if it had one): the target's address, the server's version,
+binary and base directory, the variables that differ from that target's snapshot, and
+the config it ran with, each of its settings read back (run_record_server). After the
+batch, the original settings are put back. A host's
 facts read here, or by preflight or its page, are kept on the host (load_host_read_facts).
 """
 
@@ -19,10 +22,11 @@ from runs.errors import ExecutorError
 from runs.execution import server_targets
 from runs.execution.preflight import limits
 from runs.execution.restarts.restarter import dynamic_settings
+from runs.execution.restarts.spec import Options, config_options, mismatches
 from runs.frozen import FrozenPlan
 from runs.loadhosts import Executor
 from runs.loadhosts.facts import host_facts, server_reference
-from runs.models import Batch, LoadHost, Target
+from runs.models import Batch, LoadHost, Run, Target
 from runs.sysbench.options import is_sql_test
 
 
@@ -31,6 +35,7 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
         return  # a resumed batch keeps what was recorded before its first change
     environment: dict[str, Any] = {**batch.environment, "load_host": executor.facts()}
     originals: dict[str, str] | None = None
+    server: targets.ServerInfo | None = None
     plan = FrozenPlan.from_params(batch.params)
     if is_sql_test(plan.test) and batch.target is not None:
         with targets.connect_to(batch.target) as db:
@@ -47,6 +52,8 @@ def batch_record_environment(*, batch: Batch, executor: Executor) -> None:
     batch.environment = environment
     batch.original_settings = originals
     if is_sql_test(plan.test):
+        if batch.target is not None and server is not None:
+            server_targets.server_record(batch, batch.target, server, variables=False)
         _record_server_targets(batch, plan)
     batch.save(update_fields=["environment", "original_settings", "warnings", "put_back"])
 
@@ -120,6 +127,50 @@ def run_server_changes(
         if before.get(name) != value and name not in targets.MOVING_VARIABLES
     }
     return {"server": {"variables": changed}} if changed else {}
+
+
+def run_record_server(
+    *, batch: Batch, run: Run, target: Target, db: targets.ServerTarget, config_text: str
+) -> dict[str, str]:
+    """What the run ran on, read from its target now (its settings applied, its restart
+    done), on `run.environment`: "target" (its address and version), "server" (version,
+    install, binary and base directory, the variables that differ from this target's
+    snapshot) and, for a cell with a config, "config" (label, text, each setting it sets
+    as written and as read back, and those that did not take, also the run's warnings).
+    Returns the config's settings as read back, for the run's verified settings."""
+    info = db.server_info()
+    restart = run.environment.get("restart") or {}
+    changed = run_server_changes(batch=batch, variables=info.variables, target_id=run.target_id)
+    server = {
+        "version": info.version,
+        "install": restart.get("install") or run.install,
+        "binary": restart.get("binary", ""),
+        # MariaDB and MySQL say their base directory; a restart knows it of any server.
+        "basedir": restart.get("basedir") or info.variables.get("basedir", ""),
+        "variables": changed.get("server", {}).get("variables", {}),
+    }
+    address = {**server_targets.target_address(target), "version": info.version}
+    record: dict[str, Any] = {"target": address, "server": server}
+    if run.config:
+        record["config"] = _config_read_back(db, target.engine, run.config, config_text)
+        run.warnings = [*run.warnings, *record["config"]["not_taken"]]
+    run.environment = {**run.environment, **record}
+    return dict(record.get("config", {}).get("verified", {}))
+
+
+def _config_read_back(
+    db: targets.ServerTarget, engine: str, label: str, text: str
+) -> dict[str, Any]:
+    """The config's `name = value` lines as written and as the server shows them."""
+    options = Options(tuple(config_options(engine, text, label)))
+    shown = db.read(options.names)
+    return {
+        "label": label,
+        "text": text,
+        "settings": options.wanted(),
+        "verified": {name: shown.get(name, "") for name in options.names},
+        "not_taken": [f"config {label}: {line}" for line in mismatches(options, shown)],
+    }
 
 
 def batch_restore_settings(*, batch: Batch) -> None:

@@ -1,8 +1,10 @@
 """The targets of a batch with a servers axis: each run measures its own target
 (`Run.target`), the first target is the batch's own (`Batch.target`, the baseline).
 
-Before the first change, each further target's server version and variables are recorded
-on the batch (`environment["targets"]`) and its original settings kept in
+Before the first change, every target's name, engine, host, port and server version are
+recorded on the batch (`environment["targets"]`, by id, the batch's own first), each further
+target's variables with it (the batch's own are `environment["server"]`), and its
+original settings kept in
 `Batch.put_back[str(id)]["original_settings"]` (the first target's stay in
 `Batch.original_settings`); at the end, after a cancel, or by the sweeper after a crash,
 every target gets its settings back (`settings_put_back`).
@@ -55,16 +57,30 @@ def run_target(run: Run, batch: Batch, known: dict[int, Target] | None = None) -
     return run.target
 
 
-def server_record(batch: Batch, target: Target, server: targets.ServerInfo) -> None:
-    """A further target's version and variables, for its runs to be compared with."""
+def server_record(
+    batch: Batch, target: Target, server: targets.ServerInfo, *, variables: bool = True
+) -> None:
+    """A target's address and version, and (a further target's) variables, for its runs
+    to be compared with; the batch's own variables are its environment's "server"."""
     recorded = dict(BatchEnvironment.load(batch.environment).targets)
     recorded[str(target.pk)] = {
-        "name": target.name,
-        "engine": target.engine,
+        **target_address(target),
         "version": server.version,
-        "variables": server.variables,
+        **({"variables": server.variables} if variables else {}),
     }
     batch.environment = {**batch.environment, "targets": recorded}
+
+
+def target_address(target: Target) -> dict[str, Any]:
+    """Which server a target is: its name, engine, host, port (or socket)."""
+    return {
+        "id": target.pk,
+        "name": target.name,
+        "engine": target.engine,
+        "host": target.host,
+        "port": target.port,
+        "socket": target.socket,
+    }
 
 
 def server_variables(batch: Batch, target_id: int | None) -> dict[str, str] | None:
@@ -72,6 +88,17 @@ def server_variables(batch: Batch, target_id: int | None) -> dict[str, str] | No
     if target_id is None or target_id == batch.target_id:
         return None
     return dict(_recorded(batch, target_id).get("variables") or {})
+
+
+def server_snapshot(batch: Batch, target_id: int | None) -> dict[str, Any]:
+    """What the batch recorded of a run's target before its first change: {version,
+    variables, ...}, the batch's own server's for its own target (and older rows)."""
+    own = BatchEnvironment.load(batch.environment).server
+    variables = server_variables(batch, target_id)
+    if variables is None:
+        return own
+    recorded = _recorded(batch, target_id or 0)
+    return {"version": recorded.get("version") or "", "variables": variables}
 
 
 def run_server(batch: Batch, target: Target | None) -> dict[str, Any]:

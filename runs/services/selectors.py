@@ -24,7 +24,7 @@ from django.utils import timezone
 from runs.analysis import results, run_facts
 from runs.analysis.nightly import regressions
 from runs.columns import BatchEnvironment, RunOptions
-from runs.execution import locks
+from runs.execution import locks, server_targets
 from runs.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -273,15 +273,32 @@ def batches_filtered(
 
 
 def run_environment(run: Run) -> dict[str, Any]:
-    """The environment a run ran in: its batch's snapshot, with the server variables as
-    the run saw them once its own settings were applied."""
+    """The environment a run ran in: its batch's snapshot of the run's own target, with
+    what the run read from that server once its own settings were applied (its version,
+    the variables it saw changed), the target's address and the config it ran with."""
     environment: dict[str, Any] = run.batch.environment or {}
-    changed = run_changed_variables(run)
-    if not changed:
+    own = {k: v for k, v in (run.environment or {}).items() if k in RUN_OWN_ENVIRONMENT}
+    recorded = BatchEnvironment.load(run.environment)
+    further = run.target_id not in (None, run.batch.target_id)
+    if not own and not recorded.server and not further:
         return environment
-    recorded = BatchEnvironment.load(environment)
-    variables = {**recorded.server_variables, **changed}
-    return {**environment, "server": {**recorded.server, "variables": variables}}
+    before = BatchEnvironment.load(
+        {"server": server_targets.server_snapshot(run.batch, run.target_id)}
+    )
+    variables = {**before.server_variables, **recorded.server_variables}
+    server = {**before.server, **recorded.server, "variables": variables}
+    return {**environment, **own, "server": server}
+
+
+# What a run records of its own beside its server (runs/execution/environment.py).
+RUN_OWN_ENVIRONMENT = ("target", "config", "restart")
+
+
+def run_server_before(run: Run) -> dict[str, str]:
+    """The variables of the run's own target as its batch recorded them before the first
+    change: what the run's changed variables are compared with."""
+    snapshot = server_targets.server_snapshot(run.batch, run.target_id)
+    return BatchEnvironment.load({"server": snapshot}).server_variables
 
 
 def run_facts_of(run: Run) -> run_facts.RunFacts:

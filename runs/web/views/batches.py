@@ -237,7 +237,7 @@ def run_log(request: HttpRequest, run_id: int) -> HttpResponse:
 def _server_changes(run: Run) -> list[tuple[str, str, str]]:
     """(variable, in the batch's snapshot, in this run) for what this run's settings
     changed: the run's own values, not the batch's."""
-    before = BatchEnvironment.load(run.batch.environment).server_variables
+    before = selectors.run_server_before(run)  # its own target's snapshot
     changed = selectors.run_changed_variables(run)
     return [(name, str(before.get(name, "")), value) for name, value in sorted(changed.items())]
 
