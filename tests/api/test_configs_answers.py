@@ -1,0 +1,74 @@
+"""A configs axis answers per config (issue 47): a batch of three config snippets on a
+managed mariadbd of the test's own, run by a real worker, and its results through the API:
+one series and one table row per config in the user's order, verdicts and outliers within
+a config, the why panel's fsyncs between configs, the runs named by config."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from runs.models import Batch, Status
+from runs.services import batches
+from tests.execution.test_restarts import make_plan, managed_instance, managed_target
+from tests.helpers import wait_for_batch
+from tests.servers import PrivateMariaDB
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
+
+RUN = {"time": 2, "report-interval": 1, "tables": 1, "table-size": 100}
+# the user's order (b1e1, the safest, the baseline), not the alphabet's
+CONFIGS = [
+    {"label": "b1e1", "text": "[mysqld]\nsync_binlog = 1\ninnodb_flush_log_at_trx_commit = 1"},
+    {"label": "b0e1", "text": "[mysqld]\nsync_binlog = 0\ninnodb_flush_log_at_trx_commit = 1"},
+    {"label": "b0e0", "text": "[mysqld]\nsync_binlog = 0\ninnodb_flush_log_at_trx_commit = 0"},
+]
+LABELS = ["config=b1e1", "config=b0e1", "config=b0e0"]
+
+
+@pytest.fixture
+def managed() -> Iterator[PrivateMariaDB]:
+    yield from managed_instance(PrivateMariaDB())
+
+
+@pytest.fixture
+def configs_batch(celery_worker, local_host, managed, owner) -> Batch:
+    plan = make_plan(
+        managed_target(managed, created_by=owner),
+        local_host,
+        test="oltp_insert",
+        options=RUN,
+        repeats=2,
+        servers={"configs": CONFIGS, "after_restart": "cold"},
+        created_by=owner,
+    )
+    batch = wait_for_batch(batches.batch_launch(plan=plan), timeout=300)
+    assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
+    return batch
+
+
+def test_a_configs_axis_answers_per_config(api, configs_batch):
+    results = api.get(f"/api/v1/batches/{configs_batch.pk}/results").json()
+
+    # main pooled the six runs into one series "all runs", one row of n=6
+    assert results["series"] == LABELS
+    assert [(r["series"]["label"], r["point"]["n"]) for r in results["table"]] == [
+        (label, 2) for label in LABELS
+    ]
+    assert results["baseline"] == "config=b1e1"
+    assert {v["series"] for v in results["verdicts"]} == set(LABELS[1:])
+    assert results["summary"][0].startswith("config=b0e1 against config=b1e1 at 1 thread")
+    named = [r["label"] for r in results["runs"]]
+    assert sorted(named) == sorted(f"threads=1 {label}" for label in LABELS for _ in (1, 2))
+    # a slow repeat is only ever set against its own config's other repeat
+    for said in results["summary"]:
+        if "other repeats" in said:
+            assert said.startswith(tuple(LABELS)), said
+
+    why = {w["other"]["label"]: w for w in results["why"]}
+    b0e0 = why["config=b0e0"]
+    assert b0e0["base"]["label"] == "config=b1e1"
+    assert b0e0["base"]["log_fsyncs"] > 0.5 and b0e0["other"]["log_fsyncs"] < 0.1, b0e0
+    assert b0e0["moved"].startswith("config=b0e0 removes "), b0e0["moved"]
+    assert " fsync" in b0e0["moved"].split(";")[0]
