@@ -6,9 +6,12 @@ host's facts, sysbench's version) and every run what the machines did (Run.host_
 Run.bottleneck). This module lists what differs between the flagged night and the nights
 it was judged against:
 
-- facts (server version, kernels, OS, CPU, memory, sysbench version, load host): a change
-  when the flagged night's value is none of the baseline nights' values;
-- server variables: a change when the baseline nights all agreed on one value and the
+- facts (server version, kernels, OS, CPU, memory, sysbench version, load host; on a
+  night over several targets or installs, each target's version and address as its runs
+  recorded them): a change when the flagged night's value is none of the baseline
+  nights' values;
+- server variables (a further target's named "<target>: <variable>", from its own
+  snapshot): a change when the baseline nights all agreed on one value and the
   flagged night has another (a variable that moved between the baseline nights, such as
   a binary log position, is not a cause but a clock);
 - the telemetry summary, where recorded: the median over the night's runs of each host
@@ -68,6 +71,8 @@ class RunTelemetry:
     label: str
     host_summary: Mapping[str, Any] = field(default_factory=dict)
     bottleneck: Mapping[str, Any] = field(default_factory=dict)
+    # What the run read of its own target: {name, host, port, version} (environment.py)
+    target: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -90,11 +95,43 @@ def night_facts(environment: Mapping[str, Any], runs: Sequence[RunTelemetry]) ->
         if (value := parts[part].get(key)) not in (None, "")
     }
     return NightFacts(
-        facts=facts,
-        variables={str(k): str(v) for k, v in env.server_variables.items()},
+        facts={**facts, **_target_facts(env, runs)},
+        variables={
+            **{str(k): str(v) for k, v in env.server_variables.items()},
+            **_further_variables(env),
+        },
         telemetry=_telemetry(runs),
         bottlenecks=_bottlenecks(runs),
     )
+
+
+def _target_facts(env: BatchEnvironment, runs: Sequence[RunTelemetry]) -> dict[str, str]:
+    """Each target's version and address as its own runs read them: "server version on
+    <target>" (several values on an installs axis), "server address of <target>". One
+    target that ran the batch's own version says nothing the server version does not."""
+    seen: dict[str, set[str]] = {}
+    for run in runs:
+        name = str(run.target.get("name") or "")
+        if not name:
+            continue
+        seen.setdefault(f"server version on {name}", set()).add(str(run.target.get("version")))
+        address = f"{run.target.get('host') or 'localhost'}:{run.target.get('port') or ''}"
+        seen.setdefault(f"server address of {name}", set()).add(address)
+    facts = {key: ", ".join(sorted(values)) for key, values in seen.items()}
+    versions = [v for k, v in facts.items() if k.startswith("server version on")]
+    if len(versions) == 1 and versions[0] == env.server_version:
+        facts = {k: v for k, v in facts.items() if not k.startswith("server version on")}
+    return facts
+
+
+def _further_variables(env: BatchEnvironment) -> dict[str, str]:
+    """A further target's variables, as the batch recorded them before its first change."""
+    named = {}
+    for recorded in env.targets.values():
+        if isinstance(recorded, Mapping) and isinstance(recorded.get("variables"), Mapping):
+            name = recorded.get("name", "")
+            named.update({f"{name}: {k}": str(v) for k, v in recorded["variables"].items()})
+    return named
 
 
 def _telemetry(runs: Sequence[RunTelemetry]) -> dict[str, float]:
@@ -158,7 +195,7 @@ def _change(
 
 def _fact_changes(flagged: NightFacts, baseline: Sequence[NightFacts]) -> list[dict[str, Any]]:
     changes = []
-    for name, _, _ in _FACTS:
+    for name in flagged.facts:  # _FACTS' order, then each target's
         seen = [n.facts[name] for n in baseline if name in n.facts]
         after = flagged.facts.get(name)
         if not seen or after is None or after in seen:

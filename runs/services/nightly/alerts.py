@@ -59,6 +59,7 @@ TELEMETRY_FIELDS = (
     "settings",
     "host_summary",
     "bottleneck",
+    "environment",  # the run's own: its target's version and address, not the 650 variables
 )
 
 
@@ -149,6 +150,7 @@ def batch_changes(*, batch: Batch, baseline: Sequence[Batch]) -> list[dict[str, 
                 label=_label(run),
                 host_summary=run.host_summary or {},
                 bottleneck=run.bottleneck or {},
+                target=(run.environment or {}).get("target") or {},
             )
         )
     environments = dict(Batch.objects.filter(pk__in=ids).values_list("id", "environment"))

@@ -149,3 +149,37 @@ def test_the_database_cpu_per_transaction_is_named_once():
     assert change["name"] == DATABASE_CPU == "database CPU \u00b5s per transaction"
     assert change["text"] == f"{DATABASE_CPU}: 150.0 \u2192 300.0 (+100 %)"
     assert not any("server server" in name for name in flagged.telemetry)
+
+
+def two_target_night(second_version: str, second_flush: str) -> Any:
+    """A night over two targets: the second's variables are its own snapshot's, its
+    version what its runs read from it."""
+    environment = copy.deepcopy(ENVIRONMENT)
+    environment["targets"] = {
+        "1": {"name": "first", "host": "db1", "port": 3306, "version": "10.11.8-MariaDB-log"},
+        "2": {
+            "name": "second",
+            "host": "db2",
+            "port": 3307,
+            "version": second_version,
+            "variables": {"innodb_flush_log_at_trx_commit": second_flush},
+        },
+    }
+    runs = [
+        RunTelemetry(label="threads=1 target=first", target=environment["targets"]["1"]),
+        RunTelemetry(label="threads=1 target=second", target=environment["targets"]["2"]),
+    ]
+    return night_facts(environment, runs)
+
+
+def test_a_further_target_s_upgrade_and_setting_are_named_by_its_own_record():
+    baseline = [two_target_night("11.4.2-MariaDB", "1") for _ in range(5)]
+    flagged = two_target_night("11.4.3-MariaDB", "2")
+
+    changes = night_changes(flagged, baseline)
+
+    assert [(c["name"], c["before"], c["after"]) for c in changes] == [
+        ("server version on second", "11.4.2-MariaDB", "11.4.3-MariaDB"),
+        ("second: innodb_flush_log_at_trx_commit", "1", "2"),
+    ]
+    assert night_changes(baseline[0], baseline[1:]) == []
