@@ -57,6 +57,7 @@ TIER_OF_FILE = {
     "tests/services/test_luascripts.py": "servers",
     "tests/web/test_scripts_page.py": "servers",
     "tests/web/test_setup_pages.py::test_only_permitted_users_upload_lua_scripts": "servers",
+    "tests/web/test_plan_editor_round_trip.py::test_a_plan_of_a_custom_script_saved_unchanged_reads_back_as_written": "servers",  # noqa: E501
     "tests/sysbench/test_command.py::test_sysbench_reads_back_the_exact_connection_from_the_config_file": "servers",  # noqa: E501
     "tests/sysbench/test_command.py::test_a_built_cpu_command_runs_in_real_sysbench": "servers",
     "tests/test_asgi.py": "servers",

@@ -273,6 +273,10 @@ class PlanForm(forms.Form):
         except InvalidInput as e:
             raise forms.ValidationError(e.message) from None
 
+    def clean_notify_emails(self) -> str:
+        # A browser sends a textarea's lines ending in CRLF: stored as the API's `\n`.
+        return str(self.cleaned_data.get("notify_emails") or "").replace("\r\n", "\n")
+
     def plan_fields(self) -> dict[str, Any]:
         data = self.cleaned_data
         tests = data.get("tests") or []
