@@ -1,4 +1,3 @@
-
 """A configs axis (and an install or a tests axis) sets cells apart in every answer, as a
 settings axis does (issue 47): one series per config in the plan's order, verdicts and
 outliers within a config, the why panel between configs, from recorded runs whose cell
@@ -117,6 +116,10 @@ def test_the_why_panel_explains_a_config_by_its_redo_log_fsyncs():
     b0e0 = by_other["config=b0e0"]
     assert (b0e0["base"]["log_fsyncs"], b0e0["other"]["log_fsyncs"]) == (1.0, 0.0)
     assert b0e0["moved"].startswith("config=b0e0 removes 1.0 fsync per transaction")
+    assert b0e0["fsyncs_moved"] == (
+        "config=b0e0 makes 0.00 redo log fsyncs per transaction against 1.00"
+    )
+    assert by_other["config=b0e1"]["fsyncs_moved"] == ""
     assert by_other["config=b0e1"]["moved"].startswith(
         "config=b0e1 changes no fsync, context switch or I/O count per transaction"
     )

@@ -116,6 +116,24 @@ class Why:
         return budget.moved(self.other.label, self.base.budget, self.other.budget, self.measured)
 
     @property
+    def fsyncs_moved(self) -> str:
+        """Each class whose fsyncs per transaction moved, other against base: "config=b0e0
+        makes 0.00 redo log fsyncs per transaction against 1.00; 0.00 binary log fsyncs
+        against 1.00" (a config or an install explains itself by its counters, as a
+        setting does)."""
+        said = []
+        for name in fsyncs.CLASSES:
+            mine = self.base.by_class.get(name).per_tx
+            theirs = self.other.by_class.get(name).per_tx
+            if mine is None or theirs is None or abs(theirs - mine) < MATERIAL:
+                continue
+            said.append(f"{theirs:.2f} {fsyncs.NAMES[name]} fsyncs against {mine:.2f}")
+        if not said:
+            return ""
+        said[0] = said[0].replace(" fsyncs against ", " fsyncs per transaction against ")
+        return f"{self.other.label} makes {'; '.join(said)}"
+
+    @property
     def waits_moved(self) -> str:
         """What moved in the server's own waits per transaction, when both sides have them."""
         return inside.moved(self.other.label, self.base.waits, self.other.waits)
@@ -127,6 +145,7 @@ class Why:
             "other": self.other.to_dict(),
             "moved": self.moved,
             "waits_moved": self.waits_moved,
+            "fsyncs_moved": self.fsyncs_moved,
             "fsync_latency_ms": self.latency_ms,
             "predicted_ratio": self.predicted,
             "measured_ratio": self.measured,
