@@ -72,3 +72,6 @@ def test_a_configs_axis_answers_per_config(api, configs_batch):
     assert b0e0["base"]["log_fsyncs"] > 0.5 and b0e0["other"]["log_fsyncs"] < 0.1, b0e0
     assert b0e0["moved"].startswith("config=b0e0 removes "), b0e0["moved"]
     assert " fsync" in b0e0["moved"].split(";")[0]
+    assert b0e0["fsyncs_moved"].startswith(
+        "config=b0e0 makes 0.00 redo log fsyncs per transaction against 1."
+    ), b0e0["fsyncs_moved"]
