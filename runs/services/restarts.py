@@ -15,7 +15,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from runs import targets
+from runs import credentials, targets
 from runs.errors import InvalidInput
 from runs.execution import server_targets
 from runs.execution.restarts.leftovers import changed_targets, restarted_put_back, servers_changed
@@ -46,6 +46,40 @@ def target_restart_check(*, target: Target, on_results_server: bool) -> None:
         raise InvalidInput(
             "restart_mode", "this server holds benchdash's own results: it is never restarted"
         )
+
+
+def target_restart_shown(*, target: Target) -> dict[str, Any]:
+    """How a target restarts, for its page: its mode; the operator's command it names,
+    its values and the argv that runs, its include (a service); its installs (a managed
+    instance); its timeout; or why its config is refused now. Never a secret: a restart
+    config holds none (restart_spec refuses one), and a word of the operator's argv that
+    reads as one is hidden."""
+    if not target.restart_mode:
+        return {}
+    try:
+        spec = target_restart_spec(target)
+    except InvalidInput as e:
+        return {"mode": target.restart_mode, "refused": e.message}
+    assert spec is not None  # a mode: a spec
+    config = target.restart_config if isinstance(target.restart_config, dict) else {}
+    return {
+        "mode": spec.mode,
+        "command": config.get("command", "") if spec.mode == "service" else "",
+        "values": config.get("values") or {},
+        "argv": [_word_shown(word) for word in spec.command],
+        "include": spec.include,
+        "include_dirs": spec.include_dirs,
+        "log": spec.log,
+        "installs": spec.installs,
+        "timeout_s": spec.timeout_s,
+    }
+
+
+def _word_shown(word: str) -> str:
+    name, eq, value = word.partition("=")
+    if eq and credentials.secret_line(name.lstrip("-"), value):
+        return f"{name}={credentials.HIDDEN}"
+    return credentials.HIDDEN if credentials.secret_value(word) else word
 
 
 def restart_setting_names(target: Target | None, names: Sequence[str]) -> frozenset[str]:

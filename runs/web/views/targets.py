@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from runs import targets
 from runs.errors import InvalidInput
 from runs.models import Target
-from runs.services import definitions, permissions, selectors
+from runs.services import definitions, permissions, restarts, selectors
 from runs.web.forms import (
     TargetForm,
 )
@@ -79,6 +79,7 @@ def target_detail(request: HttpRequest, target_id: int) -> HttpResponse:
             "check": check,
             "allowed_settings": targets.allowed_settings(target.engine),
             "batches": selectors.batches_filtered(target=target.pk)[:10],
+            "restart": restarts.target_restart_shown(target=target),
         },
     )
 
