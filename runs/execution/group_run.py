@@ -124,7 +124,8 @@ class GroupRun(CellRun):
                 batch_id=self.batch.pk,
                 process=process,
                 pulse=self.pulse,
-                stoppable=phase == "prepare",
+                # a cancel ends a prepare or a warm-up at once; a cleanup runs to its end
+                stoppable=phase == "prepare" or kind == "warmup",
             )
         exit_code = followed.result.exit_code
         errors = followed.errors + followed.result.errors

@@ -5,6 +5,8 @@ end (a server late). For the sweeper: `Batch.put_back` says what to put back, pe
 
 from __future__ import annotations
 
+from typing import Any
+
 from runs.execution.restarts.batch_restarts import put_back_each
 from runs.execution.restarts.restarter import Restarts
 from runs.models import Batch, Target
@@ -17,12 +19,23 @@ def restarted_put_back(*, batch: Batch, reason: str) -> str:
     def save() -> None:
         Batch.objects.filter(pk=batch.pk).update(put_back=batch.put_back, stages=batch.stages)
 
+    batch.stages = running_stages_ended(batch.stages, reason)
     rows = Target.objects.in_bulk(changed_targets(batch))
     each = [
         Restarts(batch, target=target, tick=lambda: None, show=lambda text: None, save=save)
         for target in rows.values()
     ]
     return put_back_each(each, reason, named=len(each) > 1)
+
+
+def running_stages_ended(stages: list[dict[str, Any]], reason: str) -> list[dict[str, Any]]:
+    """A restart its worker did not live to finish, said so (never left running)."""
+    return [
+        {**s, "status": "finished", "ok": False, "error": f"not finished: {reason}"}
+        if s.get("status") == "running"
+        else s
+        for s in stages
+    ]
 
 
 def changed_targets(batch: Batch) -> list[int]:

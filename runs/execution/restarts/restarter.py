@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +33,8 @@ from runs.execution.restarts.spec import (
     restart_options,
 )
 from runs.execution.restarts.stages import restart_label, restart_stage
-from runs.execution.stream.heartbeat import BatchStopped
+from runs.execution.stream.cancel import CancelListener
+from runs.execution.stream.heartbeat import BatchStopped, Watch
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ShellError
 from runs.models import Batch, Run, Target
@@ -96,6 +98,7 @@ class Restarts:
         self.failed: dict[str, str] = {}  # a restart key that did not start: its error
         self.restarted = False  # since the last cell: the next cell is the first after it
         self.warm_due = False
+        self.opened: int | None = None  # the index of the stage running now in Batch.stages
 
     # --- before a cell ---------------------------------------------------------------------
 
@@ -221,8 +224,9 @@ class Restarts:
         label = restart_label(want)
         started = timezone.now()
         self._set_state(running=want)  # from now on, a crash leaves it to be put back
+        self._open("restart", position, started, f"{reason}: {label}", want=want)
         try:
-            version = self._start(want["install"], options, f"restarting with {label}")
+            version = self._start_or_cancel(want["install"], options, f"restarting with {label}")
         except RestartFailed as e:
             line = str(e)
             self._log("restart", position, started, f"{reason}: {label}", error=line, want=want)
@@ -240,6 +244,26 @@ class Restarts:
                   error="; ".join(wrong), want=want, version=version)  # fmt: skip
         self.restarted = True
         return "; ".join(wrong)
+
+    def _start_or_cancel(self, install_label: str, options: Options, what: str) -> str:
+        """_start, a cancel heard at once while it waits (BatchStopped): the batch's end
+        puts the original back."""
+        with CancelListener(self.batch.pk, on_cancel=lambda: None) as listener:
+            tick, self.tick = self.tick, self._stoppable(self.tick, listener.heard)
+            try:
+                return self._start(install_label, options, what)
+            finally:
+                self.tick = tick
+
+    def _stoppable(self, tick: Tick, heard: threading.Event) -> Tick:
+        watch = Watch(self.batch.pk, cancel_heard=heard)
+
+        def beat() -> None:
+            if (stop := watch.check()) is not None:
+                raise stop
+            tick()
+
+        return beat
 
     def _start(self, install_label: str, options: Options, what: str) -> str:
         """Stop what runs, start with `options`, wait until it answers: its version."""
@@ -330,6 +354,7 @@ class Restarts:
         state = self._state()
         original = state["original"]
         back = {"install": original.get("install", ""), "config": "", "settings": {}}
+        self._open("restore", position, started, reason, want=back)
         tick, self.tick = self.tick, self._beat_only(self.tick)
         try:
             if self.spec is not None and self.spec.mode == "service":
@@ -380,9 +405,35 @@ class Restarts:
 
     # --- the batch's log --------------------------------------------------------------------
 
+    def _open(self, kind: str, position: int, started: Any, reason: str, *,
+              want: dict[str, Any]) -> None:  # fmt: skip
+        """The stage shown while it goes on (status running, no end yet): the live page
+        says a restart is in progress; `_log` finishes it in its place."""
+        entry = self._entry(kind, position, started, reason, want=want)
+        running = {**entry, "status": "running", "finished_at": None, "seconds": None, "ok": None}
+        self.batch.stages = [*self.batch.stages, running]
+        self.opened = len(self.batch.stages) - 1
+        self.save()
+
     def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
              error: str = "", want: dict[str, Any] | None = None,
              version: str = "") -> None:  # fmt: skip
+        """The stage finished, in place of its running one."""
+        entry = self._entry(kind, position, started, reason, output=output, error=error,
+                            want=want, version=version)  # fmt: skip
+        stages = list(self.batch.stages)
+        at, self.opened = self.opened, None
+        if at is not None and at < len(stages) and stages[at].get("status") == "running":
+            stages[at] = entry
+        else:
+            stages.append(entry)
+        self.batch.stages = stages
+        self.save()
+        logger.info("batch %s: %s %s (%s)", self.batch.pk, kind, reason, error or "ok")
+
+    def _entry(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
+               error: str = "", want: dict[str, Any] | None = None,
+               version: str = "") -> dict[str, Any]:  # fmt: skip
         """The stage, with which target started what (`want`) and the version it answered
         with ("" when it did not)."""
         if self.plan.targets and self.target is not None:  # a servers axis: which server
@@ -392,6 +443,4 @@ class Restarts:
                   "version": version}  # fmt: skip
         entry = restart_stage(kind, position, started, reason, output=output, error=error,
                               server=server)  # fmt: skip
-        self.batch.stages = [*self.batch.stages, entry]
-        self.save()
-        logger.info("batch %s: %s %s (%s)", self.batch.pk, kind, reason, error or "ok")
+        return {**entry, "status": "finished"}
