@@ -51,6 +51,7 @@ TIER_OF_FILE = {
     "tests/execution/test_live.py::test_an_error_answer_is_read_at_the_next_publish_which_goes_out_all_the_same": "database",  # noqa: E501
     "tests/execution/test_cancel.py": "database",
     "tests/loadhosts/test_reading.py": "servers",
+    "tests/test_bootstrap_npm_postgres.py": "servers",
     "tests/loadhosts/test_script_account.py": "servers",
     "tests/loadhosts/test_server_shell.py": "servers",
     "tests/execution/test_restart_options_file.py": "servers",
