@@ -80,3 +80,32 @@ def test_a_restart_is_a_running_stage_and_a_cancel_cuts_its_warm_up_short(
     assert all(s.get("status") != "running" for s in batch.stages)
     assert global_variable(managed, METHOD) == original  # the server put back
     assert batch.put_back[str(plan.target_id)]["running"] is None
+
+
+def test_a_cancel_while_a_restart_waits_for_the_server_stops_it_and_puts_the_original_back(
+    celery_worker, local_host, managed
+):
+    original = global_variable(managed, METHOD)
+    # skip_networking: the server starts and never answers on its port, so the restart
+    # waits for it until its timeout (60 s) unless a cancel ends the wait.
+    plan = make_plan(
+        managed_target(managed),
+        local_host,
+        servers={
+            "configs": [{"label": "deaf", "text": "skip_networking"}],
+            "after_restart": "cold",
+        },
+        repeats=1,
+    )
+    batch = batches.batch_launch(plan=plan)
+    stages_until(batch, lambda s: any(x.get("status") == "running" for x in s))
+    batches.batch_cancel(batch=batch)
+    batch = wait_for_batch(batch, timeout=120)
+
+    assert batch.status == Status.CANCELLED, (batch.error, batch.stages)
+    restart = next(s for s in batch.stages if s["kind"] == "restart")
+    assert restart["error"] == "stopped while the server started: the batch was cancelled"
+    assert restart["seconds"] < 60  # a bound: before the restart's own timeout
+    assert batch.stages[-1]["kind"] == "restore" and batch.stages[-1]["ok"], batch.stages
+    assert global_variable(managed, METHOD) == original  # answers on its port again
+    assert batch.put_back[str(plan.target_id)]["running"] is None
