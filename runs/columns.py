@@ -135,6 +135,11 @@ class BatchEnvironment:
     preflight: dict[str, Any] = field(default_factory=dict)
     imported: dict[str, Any] = field(default_factory=dict)  # an imported log's header
     targets: dict[str, Any] = field(default_factory=dict)  # further targets' servers, by id
+    # A run's own: the target it ran on (address, version), its config read back, and the
+    # restart that started its server (runs/execution/environment.py run_record_server).
+    target: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    restart: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> BatchEnvironment:
@@ -150,6 +155,9 @@ class BatchEnvironment:
             preflight=_dict(data, "preflight"),
             imported=_dict(data, "imported"),
             targets=_dict(data, "targets"),
+            target=_dict(data, "target"),
+            config=_dict(data, "config"),
+            restart=_dict(data, "restart"),
         )
 
     @property

@@ -30,7 +30,7 @@ from runs.models import (
     Sample,
     Status,
 )
-from runs.services import batches, permissions, selectors
+from runs.services import batches, permissions, run_selectors, selectors
 from runs.services.answers import exports
 
 
@@ -213,11 +213,11 @@ class RunDetailSerializer(RunSerializer):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_environment(self, run: Run) -> dict[str, Any]:
-        return selectors.run_environment(run)
+        return run_selectors.run_environment(run)
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
     def get_changed_variables(self, run: Run) -> dict[str, str]:
-        return selectors.run_changed_variables(run)
+        return run_selectors.run_changed_variables(run)
 
 
 class SampleSerializer(serializers.ModelSerializer[Sample]):
@@ -359,7 +359,7 @@ class RunSamples(APIView):
         run = get_object_or_404(Run.objects.only("id", "status"), pk=pk)
         if as_csv:
             return _samples_csv(request, run, after=after, limit=limit)
-        samples = selectors.samples_after(run, after=after, limit=limit)
+        samples = run_selectors.samples_after(run, after=after, limit=limit)
         last_seq = samples[-1].seq if samples else after
         more = len(samples) == limit
         page = {
@@ -376,7 +376,7 @@ class RunSamples(APIView):
 
 def _samples_csv(request: Request, run: Run, *, after: int, limit: int) -> HttpResponseBase:
     """Streamed as it is read; the last seq is known before the first row is sent."""
-    last_seq = selectors.last_seq_within(run, after=after, limit=limit)
+    last_seq = run_selectors.last_seq_within(run, after=after, limit=limit)
     headers = {"X-Run-Status": run.status, "X-Last-Seq": str(last_seq)}
     rows = exports.run_samples_csv(run, after=after, limit=limit)
     return streamed(request._request, rows, content_type="text/csv; charset=utf-8", headers=headers)

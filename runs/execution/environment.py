@@ -139,7 +139,7 @@ def run_record_server(
     as written and as read back, and those that did not take, also the run's warnings).
     Returns the config's settings as read back, for the run's verified settings."""
     info = db.server_info()
-    restart = run.environment.get("restart") or {}
+    restart = BatchEnvironment.load(run.environment).restart
     changed = run_server_changes(batch=batch, variables=info.variables, target_id=run.target_id)
     server = {
         "version": info.version,

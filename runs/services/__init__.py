@@ -24,6 +24,7 @@ Writes (services named <entity>_<action>, keyword-only):
 Reads:
 
     selectors.py       the queries pages and the API need, each in one place
+    run_selectors.py   the reads of one run: its environment (its own target's), facts, samples
     live_page.py       a batch's live page by pages of runs, its grid counted by cell
     permissions.py     who may do what: the one place pages and API ask
     health.py          the installation's health: heartbeats, servers reachable, the queue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from runs.models import PlanServer, Status
-from runs.services import batches, selectors
+from runs.services import batches, run_selectors
 from tests.execution.test_restarts import make_plan as restart_plan
 from tests.execution.test_restarts import managed, managed_target  # noqa: F401 fixture
 from tests.execution.test_targets_axis import second_db, second_target  # noqa: F401 fixtures
@@ -71,7 +71,7 @@ def test_each_run_of_a_configs_axis_records_its_config_read_back_and_version(
         assert {n: v for n, v in wanted.items() if v != originals[n]} == {
             n: v for n, v in server["variables"].items() if n in wanted
         }
-        shown = selectors.run_environment(run)
+        shown = run_selectors.run_environment(run)
         assert shown["server"]["variables"]["sync_binlog"] == wanted["sync_binlog"]
         assert shown["config"]["verified"] == wanted
 
@@ -129,9 +129,9 @@ def test_each_target_s_runs_carry_its_own_address_version_and_variables(
         # port, the binary log) are not this run's changes.
         changed = run.environment["server"]["variables"]
         assert changed == ({FLUSH: "2"} if originals[run.target_id] != "2" else {}), changed
-        shown = selectors.run_environment(run)
+        shown = run_selectors.run_environment(run)
         assert shown["server"]["variables"]["port"] == str(server_port(server))
         log_bin = {"1": "ON", "0": "OFF"}[global_variable(server, "log_bin")]
         assert shown["server"]["variables"]["log_bin"] == log_bin
         assert shown["server"]["variables"][FLUSH] == "2"
-        assert selectors.run_server_before(run)[FLUSH] == originals[run.target_id]
+        assert run_selectors.run_server_before(run)[FLUSH] == originals[run.target_id]

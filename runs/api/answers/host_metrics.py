@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runs.models import HostMetrics, Run
-from runs.services import selectors
+from runs.services import run_selectors
 
 
 class HostMetricsRowSerializer(serializers.ModelSerializer[HostMetrics]):
@@ -49,6 +49,6 @@ class RunHostMetrics(APIView):
             "run_status": run.status,
             "host_summary": run.host_summary,
             "bottleneck": run.bottleneck,
-            "results": selectors.run_host_metrics(run),
+            "results": run_selectors.run_host_metrics(run),
         }
         return Response(HostMetricsPageSerializer(page).data)

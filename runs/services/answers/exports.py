@@ -20,7 +20,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from runs.analysis import run_facts
 from runs.columns import Bottleneck, HostFigures, HostSummary
 from runs.models import SAMPLE_FIGURES, Batch, Run
-from runs.services import selectors
+from runs.services import run_selectors, selectors
 
 CHUNK_ROWS = 2000  # rows fetched per round trip
 PIECE_ROWS = 250  # rows written per piece of the answer (~20-70 kB)
@@ -149,7 +149,7 @@ def run_samples_csv(run: Run, *, after: int, limit: int) -> Iterator[str]:
     """A run's samples with seq > after, at most `limit`: the API's CSV answer."""
     rows = (
         (*row[:-1], _timestamp(row[-1]))
-        for row in selectors.samples_after_query(run, after=after, limit=limit)
+        for row in run_selectors.samples_after_query(run, after=after, limit=limit)
         .values_list(*SAMPLE_FIGURES, "received_at")
         .iterator(chunk_size=CHUNK_ROWS)
     )

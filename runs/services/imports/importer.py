@@ -27,7 +27,7 @@ from runs.columns import RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Run, Status, Target
-from runs.services import permissions, selectors
+from runs.services import permissions, run_selectors
 from runs.services.answers import stored_results, timeseries
 from runs.services.imports.store import ImportStore, log_lines
 from runs.sysbench.parser import IntervalSample, OutputParser, ParseResult, QueueSample
@@ -212,7 +212,7 @@ def _facts(imported: ImportResult) -> run_facts.RunFacts | None:
     rolled back."""
     if imported.run is None:
         return None
-    return selectors.run_facts_of(Run.objects.get(pk=imported.run.pk))
+    return run_selectors.run_facts_of(Run.objects.get(pk=imported.run.pk))
 
 
 def _check_test_name(given: str | None) -> str | None:

@@ -26,7 +26,7 @@ from django.utils import timezone
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.nightly import confirmation, night_changes, regressions
 from runs.analysis.results import cell_axes, run_axes, series_label
-from runs.columns import NightCheck, RunSummary
+from runs.columns import BatchEnvironment, NightCheck, RunSummary
 from runs.errors import InvalidInput
 from runs.frozen import FrozenPlan
 from runs.models import Alert, Batch, LaunchedBy, Plan, Run, Status
@@ -150,7 +150,7 @@ def batch_changes(*, batch: Batch, baseline: Sequence[Batch]) -> list[dict[str, 
                 label=_label(run),
                 host_summary=run.host_summary or {},
                 bottleneck=run.bottleneck or {},
-                target=(run.environment or {}).get("target") or {},
+                target=BatchEnvironment.load(run.environment).target,
             )
         )
     environments = dict(Batch.objects.filter(pk__in=ids).values_list("id", "environment"))

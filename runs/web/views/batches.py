@@ -21,7 +21,7 @@ from runs.analysis import run_facts
 from runs.columns import BatchEnvironment
 from runs.http.responses import json_response
 from runs.models import FINISHED_STATUSES, Batch, Plan, Run, Status, Target
-from runs.services import batches, live_page, permissions, selectors
+from runs.services import batches, live_page, permissions, run_selectors, selectors
 from runs.web import events
 
 BATCHES_PER_PAGE = 50
@@ -210,7 +210,7 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
             "progress": selectors.batch_progress(run.batch),
             "server_changes": _server_changes(run),
             "environment": _environment(run),
-            "facts": selectors.run_facts_of(run),
+            "facts": run_selectors.run_facts_of(run),
             "log": log,
             "log_lines": [text for _, text in log.lines],
             "log_first": log.lines[0][0] if log.lines else 1,
@@ -237,8 +237,8 @@ def run_log(request: HttpRequest, run_id: int) -> HttpResponse:
 def _server_changes(run: Run) -> list[tuple[str, str, str]]:
     """(variable, in the batch's snapshot, in this run) for what this run's settings
     changed: the run's own values, not the batch's."""
-    before = selectors.run_server_before(run)  # its own target's snapshot
-    changed = selectors.run_changed_variables(run)
+    before = run_selectors.run_server_before(run)  # its own target's snapshot
+    changed = run_selectors.run_changed_variables(run)
     return [(name, str(before.get(name, "")), value) for name, value in sorted(changed.items())]
 
 
@@ -246,11 +246,11 @@ def _environment(run: Run) -> dict[str, Any]:
     """What the run ran in, as the results page's panel says it: the server variables as
     this run saw them (those its settings changed marked), the load host's and the
     database host's facts (kernel, CPU governor, network cards...)."""
-    recorded = BatchEnvironment.load(selectors.run_environment(run))
+    recorded = BatchEnvironment.load(run_selectors.run_environment(run))
     return {
         "version": recorded.server_version,
         "variables": sorted(recorded.server_variables.items()),
-        "changed": set(selectors.run_changed_variables(run)),
+        "changed": set(run_selectors.run_changed_variables(run)),
         "load_host": recorded.load_host,
         "server_host": recorded.server_host,
     }
