@@ -122,7 +122,13 @@ def build(
     series = group_series(runs, order)
     offered = _offered_rates(series, baseline_key)
     compared = [r for r in runs if r.series_key not in offered]
-    cell_verdicts = verdicts.cell_verdicts(compared, baseline_key)
+    found_verdicts = _in_plan_order(
+        verdicts.batch_verdicts(compared, baseline_key, axis_pairs(series, baseline_key, offered)),
+        series,
+        baseline_key,
+    )
+    cell_verdicts = {o: v for (b, o), v in found_verdicts.items() if b == baseline_key}
+    pairs = {p: v for p, v in found_verdicts.items() if p[0] != baseline_key}
     labels = {s.key: s.label for s in series}
     found = BatchResults(
         unit=throughput_unit(runs),
@@ -132,12 +138,13 @@ def build(
         summary=[
             *_offered_answers(params, runs),
             *summary_sentences(series, baseline_key, cell_verdicts),
+            *pair_sentences(pairs, labels),
             *disturbed.sentences(disturbed.disturbed_runs(compared), labels, baseline_key),
         ],
         auto=_auto_found(params, runs, baseline_key),
         repeats_stops=_repeats_stops(params, runs, baseline_key),
         extra_runs=_extra_runs(runs, reasons or {}),
-        verdicts=_verdicts(cell_verdicts, labels),
+        verdicts=_verdicts(found_verdicts, labels),
         why=[w.to_dict() for w in why.pairs(_cells(compared), labels, baseline_key)],
         rate_chart=charts.rate_chart(runs),
         scaling_chart=charts.scaling_chart(series),
@@ -145,7 +152,7 @@ def build(
         counters=[_counters(r) for r in runs],
         plan_wide=[f"{SHORT_NAMES.get(k, k)}={v}" for k, v in sorted(plan_wide(runs).items())],
         correction=next(
-            (v.correction for cells in cell_verdicts.values() for v in cells.values()), ""
+            (v.correction for cells in found_verdicts.values() for v in cells.values()), ""
         ),
         host_metrics=cell_host_metrics(runs),
         runs=run_facts_rows(runs, series),
@@ -205,12 +212,34 @@ def _extra_runs(runs: Sequence[RunFigures], reasons: Mapping[int, str]) -> list[
     ]
 
 
+def _in_plan_order(
+    found: Mapping[tuple[str, str], dict[int, Verdict]], series: Sequence[Series], baseline: str
+) -> dict[tuple[str, str], dict[int, Verdict]]:
+    """The baseline's verdicts first, then the pairs beside it, each in the plan's order."""
+    rank = {s.key: i for i, s in enumerate(series)}
+
+    def place(pair: tuple[str, str]) -> tuple[bool, int, int]:
+        return (pair[0] != baseline, rank.get(pair[1], len(rank)), rank.get(pair[0], len(rank)))
+
+    return {pair: found[pair] for pair in sorted(found, key=place)}
+
+
 def _verdicts(
-    cell_verdicts: Mapping[str, Mapping[int, Verdict]], labels: Mapping[str, str]
+    found: Mapping[tuple[str, str], Mapping[int, Verdict]], labels: Mapping[str, str]
 ) -> list[dict[str, Any]]:
+    """Each cell against the baseline's, then each pair beside it: `series` is the cell's,
+    `against` the one it is set against, `name` both ("config=b0e0 against config=b0e1")."""
     return [
-        {"series": labels.get(key, key), "series_key": key, "threads": threads, **v.to_dict()}
-        for key, by_threads in cell_verdicts.items()
+        {
+            "series": labels.get(key, key),
+            "series_key": key,
+            "against": labels.get(base, base),
+            "against_key": base,
+            "name": f"{labels.get(key, key)} against {labels.get(base, base)}",
+            "threads": threads,
+            **v.to_dict(),
+        }
+        for (base, key), by_threads in found.items()
         for threads, v in sorted(by_threads.items())
     ]
 
@@ -347,6 +376,56 @@ def summary_sentences(
         else:
             sentences.append(_summed_up(s.label, baseline.label, found))
     return sentences
+
+
+def pair_sentences(
+    pairs: Mapping[tuple[str, str], Mapping[int, Verdict]], labels: Mapping[str, str]
+) -> list[str]:
+    """The pairs beside the baseline in sentences, as the baseline's are said."""
+    sentences = []
+    for (base, other), found in pairs.items():
+        named, against = labels.get(other, other), labels.get(base, base)
+        if len(found) <= MANY_THREADS:
+            sentences += [verdicts.sentence(named, against, t, v) for t, v in sorted(found.items())]
+        else:
+            sentences.append(_summed_up(named, against, found))
+    return sentences
+
+
+def axis_pairs(
+    series: Sequence[Series], baseline_key: str, offered: set[str]
+) -> list[tuple[str, str]]:
+    """The pairs the baseline's verdicts leave out where an axis has more than two values
+    (configs b1e1, b0e1, b0e0: b0e0 against b0e1): two series beside the baseline that
+    differ in that axis alone, each (earlier, later) in the plan's order. Two series apart
+    on two axes are not paired (which one moved it?), nor offered rates (the rate charts
+    say those)."""
+    values = [_axis_values(s) for s in series]
+    seen: dict[str, set[str]] = {}
+    for found in values:
+        for name, value in found.items():
+            seen.setdefault(name, set()).add(value)
+    many = {name for name, found in seen.items() if len(found) > 2 and name != f"o:{RATE}"}
+    skipped = {baseline_key, *offered}
+    pairs = []
+    for i, first in enumerate(series):
+        for j in range(i + 1, len(series)):
+            if first.key in skipped or series[j].key in skipped:
+                continue
+            names = values[i].keys() | values[j].keys()
+            apart = {n for n in names if values[i].get(n) != values[j].get(n)}
+            if len(apart) == 1 and apart <= many:
+                pairs.append((first.key, series[j].key))
+    return pairs
+
+
+def _axis_values(s: Series) -> dict[str, str]:
+    # a setting and an option of one name are two axes
+    return {
+        **{f"s:{k}": v for k, v in s.settings.items()},
+        **{f"o:{k}": v for k, v in s.options.items()},
+        **{f"a:{k}": v for k, v in s.axes.items()},
+    }
 
 
 def _offered_rates(series: Sequence[Series], baseline_key: str) -> set[str]:

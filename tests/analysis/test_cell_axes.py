@@ -96,13 +96,55 @@ def test_the_results_answer_per_config_against_the_first():
     assert [s["label"] for s in found.series] == ["config=b1e1", "config=b0e1", "config=b0e0"]
     assert [r["series"]["label"] for r in found.table] == [s.label for s in series]
     assert [r["point"]["n"] for r in found.table] == [3, 3, 3]
-    assert {v["series"] for v in found.verdicts} == {"config=b0e1", "config=b0e0"}
+    against_first = [v["series"] for v in found.verdicts if v["against"] == "config=b1e1"]
+    assert against_first == ["config=b0e1", "config=b0e0"]
     assert found.summary[0].startswith("config=b0e1 is ")
     assert " than config=b1e1 at 1 thread (95 % CI " in found.summary[0]
     assert found.baseline_label == "config=b1e1"
     assert [line["label"] for line in found.scaling_chart] == [s.label for s in series]
     assert {r["label"] for r in found.runs} == {f"threads=1 config={c}" for c in CONFIGS}
     assert "config" in found.table_tsv.splitlines()[1]
+
+
+def test_configs_beside_the_baseline_are_judged_against_each_other():
+    runs = configs_batch()
+    series = group_series(runs, order())
+
+    found = batch_results.build(runs, series[0].key, {"servers": SERVERS})
+
+    # on main b0e1 and b0e0 were each set against b1e1 alone, never against each other
+    assert [v["name"] for v in found.verdicts] == [
+        "config=b0e1 against config=b1e1",
+        "config=b0e0 against config=b1e1",
+        "config=b0e0 against config=b0e1",
+    ]
+    pair = found.verdicts[2]
+    assert (pair["series_key"], pair["against_key"]) == (series[2].key, series[1].key)
+    # one family: three comparisons corrected together, the baseline's two with them
+    assert {v["correction"] for v in found.verdicts} == {"Holm's correction over 3 comparisons"}
+    assert found.correction == "Holm's correction over 3 comparisons"
+    assert all(v["p_adjusted"] >= v["p_value"] for v in found.verdicts)
+    assert found.summary[2] == (
+        "no significant difference between config=b0e0 and config=b0e1 at 1 thread "
+        f"(95 % CI {pair['interval']}, 3 repeats each); {pair['power']}"
+    )
+    # the table and its ratios stay against the baseline
+    assert [r["verdict"] and r["verdict"]["correction"] for r in found.table][1:] == [
+        "Holm's correction over 3 comparisons"
+    ] * 2
+
+
+def test_two_values_of_each_axis_pair_nothing_beside_the_baseline():
+    servers = ServerAxes(configs=("b1e1", "b0e0"), installs=("11.4", "10.11"))
+    runs = [run_of(c, *RECORDED[c.config]) for c in cells(servers=servers)]
+    plan = {"configs": [{"label": c} for c in ("b1e1", "b0e0")], "installs": ["11.4", "10.11"]}
+    series = group_series(runs, plan_order({}, {}, (), plan))
+
+    found = batch_results.build(runs, series[0].key, {"servers": plan})
+
+    assert len(series) == 4
+    assert {v["against_key"] for v in found.verdicts} == {series[0].key}
+    assert found.correction == "Holm's correction over 3 cells"
 
 
 def test_the_why_panel_explains_a_config_by_its_redo_log_fsyncs():

@@ -30,6 +30,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def correction_text(tests: int) -> str:
-    """`Holm's correction over 16 cells`."""
-    return f"{METHOD}'s correction over {tests} {'cell' if tests == 1 else 'cells'}"
+def correction_text(tests: int, noun: str = "cell") -> str:
+    """`Holm's correction over 16 cells`; `over 3 comparisons` where pairs of cells beside
+    the baseline are tested with them (a cell is then in more than one test)."""
+    return f"{METHOD}'s correction over {tests} {noun if tests == 1 else noun + 's'}"

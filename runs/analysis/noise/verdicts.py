@@ -291,12 +291,12 @@ def run_batch_means(run: RunFigures) -> list[float]:
 # --- every cell of a batch against the baseline ---------------------------------------------
 
 
-def corrected(found: Sequence[Verdict]) -> list[Verdict]:
+def corrected(found: Sequence[Verdict], *, noun: str = "cell") -> list[Verdict]:
     """The verdicts of cells tested together, each judged on its p-value adjusted for how
     many were tested (Holm); verdicts without a p-value stay as they are."""
     tested = [i for i, v in enumerate(found) if v.p_value is not None]
     adjusted = multiplicity.holm([found[i].p_value or 0.0 for i in tested])
-    correction = multiplicity.correction_text(len(tested))
+    correction = multiplicity.correction_text(len(tested), noun)
     result = list(found)
     for index, p_adjusted in zip(tested, adjusted, strict=True):
         result[index] = _with_correction(found[index], p_adjusted, correction)
@@ -317,23 +317,41 @@ def _with_correction(verdict: Verdict, p_adjusted: float, correction: str) -> Ve
 def cell_verdicts(runs: Iterable[RunFigures], baseline_key: str) -> dict[str, dict[int, Verdict]]:
     """series key → threads → the verdict of that cell against the baseline's, corrected
     for the number of cells tested (Holm)."""
+    found = batch_verdicts(runs, baseline_key)
+    return {other: by_threads for (_, other), by_threads in found.items()}
+
+
+def batch_verdicts(
+    runs: Iterable[RunFigures], baseline_key: str, pairs: Sequence[tuple[str, str]] = ()
+) -> dict[tuple[str, str], dict[int, Verdict]]:
+    """(base key, other key) → threads → the verdict of `other`'s cell against `base`'s:
+    every series against the baseline, then each of `pairs` (two series beside the
+    baseline), all corrected together (Holm): what the page states is one family."""
+    runs = list(runs)
+    keys = list(dict.fromkeys(run.series_key for run in runs))
+    against = [(baseline_key, key) for key in keys if key != baseline_key]
+    return pair_verdicts(runs, [*against, *pairs], noun="comparison" if pairs else "cell")
+
+
+def pair_verdicts(
+    runs: Iterable[RunFigures], pairs: Sequence[tuple[str, str]], *, noun: str = "cell"
+) -> dict[tuple[str, str], dict[int, Verdict]]:
+    """(base key, other key) → threads → the verdict of `other`'s cell against `base`'s,
+    corrected for the number tested (Holm), the correction named over so many `noun`s."""
     cells: dict[str, dict[int, list[RunFigures]]] = {}
     for run in runs:
         cells.setdefault(run.series_key, {}).setdefault(run.threads, []).append(run)
-    baseline = cells.get(baseline_key, {})
-    result: dict[str, dict[int, Verdict]] = {}
-    for key, by_threads in cells.items():
-        if key == baseline_key:
-            continue
-        for threads, members in by_threads.items():
-            verdict = compare_runs(baseline.get(threads, []), members)
+    result: dict[tuple[str, str], dict[int, Verdict]] = {}
+    for pair in pairs:
+        base = cells.get(pair[0], {})
+        for threads, members in cells.get(pair[1], {}).items():
+            verdict = compare_runs(base.get(threads, []), members)
             if verdict is not None:
-                result.setdefault(key, {})[threads] = verdict
-    places = [(key, threads) for key, by_threads in result.items() for threads in by_threads]
-    for (key, threads), verdict in zip(
-        places, corrected([result[k][t] for k, t in places]), strict=True
-    ):
-        result[key][threads] = verdict
+                result.setdefault(pair, {})[threads] = verdict
+    places = [(pair, threads) for pair, by_threads in result.items() for threads in by_threads]
+    found = corrected([result[p][t] for p, t in places], noun=noun)
+    for (pair, threads), verdict in zip(places, found, strict=True):
+        result[pair][threads] = verdict
     return result
 
 
