@@ -46,13 +46,27 @@ def _baseline(request: Request) -> int | None:
 
 
 class VerdictSerializer(serializers.Serializer[Any]):
-    series = serializers.CharField(help_text="The cell's series (settings and option values).")
+    series = serializers.CharField(
+        help_text="The cell's series: the cell's identity but its threads, each part the plan "
+        "varies, in this order: test, target, install, config, then its server settings and "
+        'option values ("test=oltp_insert config=b0e0 flush=2"). A cell is its series and '
+        "its threads: a run of another test, target, install or config is another cell."
+    )
+    against = serializers.CharField(
+        required=False,
+        help_text="The series it is set against: the baseline's, or, where an axis has more "
+        "than two values, another value of that axis beside the baseline (config=b0e1).",
+    )
+    name = serializers.CharField(
+        required=False, help_text='Both: "config=b0e0 against config=b0e1".'
+    )
     threads = serializers.IntegerField()
     verdict = serializers.ChoiceField(
         choices=["faster", "slower", "no significant difference", "too few repeats",
                  "cannot compare"],
-        help_text="Against the baseline's cell, by Welch's t-test at 95 %, its p-value "
-                  "adjusted for the cells tested together (Holm).",
+        help_text="Against the same threads of the series it is set against (against), by "
+                  "Welch's t-test at 95 %, its p-value adjusted for all the verdicts tested "
+                  "together (Holm).",
     )  # fmt: skip
     text = serializers.CharField(
         help_text='The verdict in words: "too few repeats (n=2; 3 needed)".'
@@ -67,12 +81,15 @@ class VerdictSerializer(serializers.Serializer[Any]):
     interval = serializers.CharField(help_text='"2.1–2.3×".')
     p_value = serializers.FloatField(allow_null=True, help_text="The cell's own p-value.")
     p_adjusted = serializers.FloatField(
-        allow_null=True, help_text="Adjusted for the cells tested together: the verdict reads it."
+        allow_null=True,
+        help_text="Adjusted for the verdicts tested together: the verdict reads it.",
     )
     correction = serializers.CharField(
-        allow_blank=True, help_text='"Holm\'s correction over 16 cells".'
+        allow_blank=True,
+        help_text='"Holm\'s correction over 16 cells"; "over 3 comparisons" where pairs beside '
+        "the baseline are tested too.",
     )
-    n_base = serializers.IntegerField(help_text="Finished repeats of the baseline's cell.")
+    n_base = serializers.IntegerField(help_text="Finished repeats of the cell it is set against.")
     n_other = serializers.IntegerField()
     basis = serializers.ChoiceField(
         choices=["repeats", "intervals", ""],
@@ -101,7 +118,8 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
     baseline = serializers.CharField(help_text="The baseline series.")
     summary = serializers.ListField(
         child=serializers.CharField(),
-        help_text='"flush=0 is 2.2× faster than flush=1 at 1 thread (95 % CI 2.1–2.3×, ...)".',
+        help_text='"flush=0 is 2.2× faster than flush=1 at 1 thread (95 % CI 2.1–2.3×, ...)": '
+        "each series against the baseline, then the pairs beside it (verdicts).",
     )
     verdicts = VerdictSerializer(many=True)
     estimator = serializers.CharField(
@@ -143,8 +161,8 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
     )
     correction = serializers.CharField(
         allow_blank=True,
-        help_text="How the cells' verdicts are corrected together: \"Holm's correction over "
-        '16 cells" (family-wise error 5 %).',
+        help_text="How the verdicts are corrected together: \"Holm's correction over 16 "
+        'cells" (family-wise error 5 %), "over 3 comparisons" with pairs beside the baseline.',
     )
     plan_wide = serializers.ListField(
         child=serializers.CharField(),
