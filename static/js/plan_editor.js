@@ -118,7 +118,7 @@ function editPlan(form) {
         const value = el.getAttribute(attr);
         if (value) el.setAttribute(attr, value.replace(/_\d+$/, "_" + next));
       }
-      if (el.tagName !== "LABEL") el.value = "";
+      if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) el.value = "";
     });
     configRows.append(row);
     removable(row);
