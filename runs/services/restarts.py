@@ -240,6 +240,19 @@ def restart_seconds(target: Target) -> tuple[float, str]:
 PUT_BACK_WITHIN = timedelta(days=1)  # a server gone for good is not tried for ever
 
 
+def servers_put_back_after_stop(*, worker: str) -> dict[int, str]:
+    """`make stop`'s, once the workers of this machine stopped: the servers that batches
+    of `worker` left changed (a worker killed before its batch put them back: past the
+    stop's grace, or by a crash) put back as they were found, without waiting for the
+    sweeper, which does not run once stopped. Each such batch: "" or what could not be."""
+    problems = {}
+    for batch in Batch.objects.filter(worker=worker).exclude(put_back={}).order_by("pk"):
+        if servers_changed(batch):
+            reason = "make stop, its worker stopped"
+            problems[batch.pk] = restarted_put_back(batch=batch, reason=reason)
+    return problems
+
+
 def batches_put_back_left_servers() -> list[int]:
     """The sweeper's: finished batches whose server's original config and install did
     not come back at their end (it did not start within the timeout, a server late),
