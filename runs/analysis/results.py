@@ -80,6 +80,8 @@ class RunFigures:
     # the cell's test, install and config where the plan varies them (axes.cell_axes): a
     # cell of its own as much as a setting's value is
     cell_axes: dict[str, str] = field(default_factory=dict)
+    # the cell's key (runs/sysbench/cells.py Cell.key): an auto mode's new runs extend it
+    cell_key: str = ""
 
     @classmethod
     def of(cls, run: Any) -> RunFigures:
@@ -103,6 +105,7 @@ class RunFigures:
             final_report=dict(getattr(run, "final_report", None) or {}),
             error_lines=getattr(run, "error_lines", None) or "",
             cell_axes=cell_axes(run.cell_key),
+            cell_key=run.cell_key,
         )
 
     def to_json(self) -> dict[str, Any]:

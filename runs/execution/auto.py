@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -23,6 +24,7 @@ from runs.analysis.results import RunFigures
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.sysbench import matrix
+from runs.sysbench.cells import cell_identity
 from runs.sysbench.command import expected_duration_s
 
 logger = logging.getLogger(__name__)
@@ -77,6 +79,10 @@ def _queue(batch: Batch, cells: list[rounds.NewCell], *, seed: int) -> int:
                 round=rounds.get(key, 0),
                 cell_key=key,
                 threads=one.threads,
+                target_id=one.target if one.target is not None else batch.target_id,
+                test=one.test,
+                install=one.install,
+                config=one.config,
                 settings=one.settings,
                 options=one.run_options,
                 expected_duration_s=expected_duration_s(one.options),
@@ -89,20 +95,55 @@ def _queue(batch: Batch, cells: list[rounds.NewCell], *, seed: int) -> int:
 
 
 def _expand(batch: Batch, cell: rounds.NewCell) -> list[matrix.Cell]:
-    """The cell's runs, its options checked and keyed as the plan's own cells are."""
+    """The cell's runs, its options checked and keyed as the plan's own cells are: the
+    plan's tests and servers axes expanded at the cell's settings and options, and of
+    those the test, target, install and config of the cell it extends."""
     plan = FrozenPlan.from_params(batch.params)
-    return matrix.expand(
+    expanded = matrix.expand(
         test=plan.test,
+        tests=[_test_spec(item) for item in plan.tests],
+        servers=_server_axes(plan),
         fixed_options=plan.options,
         axes=matrix.Axes(
             threads=[cell.threads],
             server_settings={k: [v] for k, v in cell.settings.items()},
-            options={k: [v] for k, v in cell.options.items()},
+            # the target is the servers axis's, not an option
+            options={k: [v] for k, v in cell.options.items() if k != results.TARGET},
         ),
         repeats=cell.repeats,
         order="ramp",
         seed=batch.seed,
         dataset_policy="fresh" if plan.dataset_policy == "fresh" else "shared",
+    )
+    extended = cell_identity(cell.extends)
+    return [one for one in expanded if _same_place(cell_identity(one.key()), extended)]
+
+
+PLACE = ("test", "test_options", "target", "install", "config")  # a key's where, not its how
+
+
+def _same_place(key: dict[str, object], extended: dict[str, object]) -> bool:
+    return all(key.get(name) == extended.get(name) for name in PLACE)
+
+
+def _test_spec(item: dict[str, Any]) -> matrix.TestSpec:
+    """A tests axis's item as the plan's launch read it (runs/services/plan_axes.py)."""
+    return matrix.TestSpec(
+        test=str(item.get("test", "")),
+        options=dict(item.get("options") or {}),
+        family=str(item.get("family", "")),
+        rebuild=bool(item.get("rebuild", False)),
+    )
+
+
+def _server_axes(plan: FrozenPlan) -> matrix.ServerAxes:
+    """The servers axis as the plan's launch expanded it (its restart-only settings aside:
+    a key does not name them)."""
+    configs = plan.servers.get("configs") or []
+    return matrix.ServerAxes(
+        targets=tuple(int(t["id"]) for t in plan.targets) if len(plan.targets) > 1 else (),
+        installs=tuple(str(label) for label in plan.servers.get("installs") or []),
+        configs=tuple(str(c.get("label", "")) if isinstance(c, dict) else str(c) for c in configs),
     )
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 
 from runs.analysis import batch_results
+from runs.analysis.auto import rounds
+from runs.analysis.auto.settings import Auto, RepeatsAuto, ThreadsAuto
 from runs.analysis.axes import cell_axes, cell_axes_order
 from runs.analysis.host_metrics import disturbed
 from runs.analysis.results import RunFigures, group_series, plan_order
@@ -199,3 +201,29 @@ def test_an_install_and_a_tests_axis_name_their_cells_too():
         "test": ["oltp_read_only range-size=10", "oltp_read_only"],
         "install": ["11.4", "10.11"],
     }
+
+
+def test_the_threads_search_walks_each_configs_line_on_its_own():
+    runs = configs_batch()
+    baseline = group_series(runs, order())[0].key
+
+    found = rounds.next_cells(Auto(threads=ThreadsAuto(max=4)), runs, 3, baseline)
+
+    # on main the three configs were one line, their runs pooled: one cell added, on none
+    assert sorted(cell_axes(c.extends)["config"] for c in found) == sorted(CONFIGS)
+    assert {c.threads for c in found} == {2}
+    assert {c.extends for c in found} == {r.cell_key for r in runs}
+
+
+def test_a_repeat_added_extends_its_own_configs_cell():
+    runs = [r for r in configs_batch() if r.round < 2]  # two repeats: too few to decide
+    baseline = group_series(runs, order())[0].key
+    keys = {r.cell_axes["config"]: r.cell_key for r in runs}
+
+    found = rounds.next_cells(Auto(repeats=RepeatsAuto(target_pct=0.01, max=5)), runs, 3, baseline)
+
+    assert found
+    for cell in found:
+        config = cell_axes(cell.extends)["config"]
+        assert cell.extends == keys[config]
+        assert f"config={config} at 1 thread" in cell.reason, cell.reason

@@ -133,5 +133,5 @@ def threads_text(count: int) -> str:
 def line_label(run: RunFigures, without: str) -> str:
     """A search line's name: the cell's settings and option values but the searched one."""
     options = {k: v for k, v in run.axis_options.items() if k != without}
-    label = series_label(run.settings, options)
+    label = series_label(run.settings, options, run.cell_axes)
     return label if without == "threads" else f"{label}, {threads_text(run.threads)}"

@@ -34,13 +34,15 @@ RATE = "rate"
 
 @dataclass(frozen=True)
 class NewCell:
-    """Runs to add: one cell (settings, option-axis values, threads), some repeats."""
+    """Runs to add: one cell (settings, option-axis values, threads), some repeats, on the
+    test, target, install and config of the cell it extends (`extends`, its key)."""
 
     settings: dict[str, str]
     options: dict[str, str]
     threads: int
     repeats: int
     reason: str
+    extends: str = ""
 
 
 def next_cells(
@@ -65,7 +67,12 @@ def next_cells(
             if auto.rate:
                 options[RATE] = str(probe.value)
             count = probe.repeats or repeats
-            cells.append(NewCell(dict(line.first.settings), options, threads, count, probe.reason))
+            cells.append(
+                NewCell(
+                    dict(line.first.settings), options, threads, count, probe.reason,
+                    extends=line.first.cell_key,
+                )
+            )  # fmt: skip
     return cells
 
 
@@ -95,7 +102,9 @@ def _more_repeats(auto: RepeatsAuto, runs: Sequence[RunFigures], baseline: str) 
 
 
 def _one_more(run: RunFigures, reason: str) -> NewCell:
-    return NewCell(dict(run.settings), dict(run.axis_options), run.threads, 1, reason)
+    return NewCell(
+        dict(run.settings), dict(run.axis_options), run.threads, 1, reason, extends=run.cell_key
+    )
 
 
 def conclusions(auto: Auto, runs: Sequence[RunFigures], baseline: str = "") -> list[str]:
@@ -186,7 +195,8 @@ def _noise_conclusions(
 
 
 def cell_label(run: RunFigures) -> str:
-    return f"{series_label(run.settings, run.axis_options)} at {threads_text(run.threads)}"
+    named = series_label(run.settings, run.axis_options, run.cell_axes)
+    return f"{named} at {threads_text(run.threads)}"
 
 
 # --- grouping ------------------------------------------------------------------------------
@@ -232,7 +242,10 @@ def _lines(runs: Sequence[RunFigures], auto: Auto) -> dict[str, _Line]:
 
 def _natural(run: RunFigures) -> tuple[object, ...]:
     # flush=2 before flush=10, 2 threads before 16, as the series of the charts
-    values = [*run.settings.values(), *run.axis_options.values(), str(run.threads)]
+    values = [
+        *run.cell_axes.values(), *run.settings.values(), *run.axis_options.values(),
+        str(run.threads),
+    ]  # fmt: skip
     return tuple((0, float(v), "") if _numeric(v) else (1, 0.0, v) for v in values)
 
 
@@ -246,7 +259,8 @@ def _numeric(value: str) -> bool:
 
 def _line_key(run: RunFigures, auto: Auto) -> str:
     options = {k: v for k, v in run.axis_options.items() if k != RATE}
-    key = series_key(run.settings, options)
+    # a line is one test, target, install and config too: b0e0's threads are not b1e1's
+    key = series_key(run.settings, options, run.cell_axes)
     return key if auto.threads else f"{key}|{run.threads}"
 
 
