@@ -5,9 +5,15 @@ a config, the why panel's fsyncs between configs, the runs named by config."""
 
 from __future__ import annotations
 
+import csv
+import html
+import io
+import re
 from collections.abc import Iterator
 
 import pytest
+from django.conf import settings
+from django.test import Client
 
 from runs.models import Batch, Status
 from runs.services import batches
@@ -48,7 +54,7 @@ def configs_batch(celery_worker, local_host, managed, owner) -> Batch:
     return batch
 
 
-def test_a_configs_axis_answers_per_config(api, configs_batch):
+def test_a_configs_axis_answers_per_config(api, configs_batch, owner):
     results = api.get(f"/api/v1/batches/{configs_batch.pk}/results").json()
 
     # main pooled the six runs into one series "all runs", one row of n=6
@@ -58,6 +64,13 @@ def test_a_configs_axis_answers_per_config(api, configs_batch):
     ]
     assert results["baseline"] == "config=b1e1"
     assert {v["series"] for v in results["verdicts"]} == set(LABELS[1:])
+    # main set b0e1 and b0e0 against b1e1 alone; b0e0 against b0e1 is judged too
+    assert [v["name"] for v in results["verdicts"]] == [
+        "config=b0e1 against config=b1e1",
+        "config=b0e0 against config=b1e1",
+        "config=b0e0 against config=b0e1",
+    ]
+    assert results["summary"][2].startswith("config=b0e0 against config=b0e1 at 1 thread")
     assert results["summary"][0].startswith("config=b0e1 against config=b1e1 at 1 thread")
     named = [r["label"] for r in results["runs"]]
     assert sorted(named) == sorted(f"threads=1 {label}" for label in LABELS for _ in (1, 2))
@@ -75,3 +88,36 @@ def test_a_configs_axis_answers_per_config(api, configs_batch):
     assert b0e0["fsyncs_moved"].startswith(
         "config=b0e0 makes 0.00 redo log fsyncs per transaction against 1."
     ), b0e0["fsyncs_moved"]
+    exports_name_each_runs_config(api, configs_batch, owner)  # one batch: they cost minutes
+
+
+def exports_name_each_runs_config(api, configs_batch, owner):
+    """The runs' CSV and JSON exports and the results page's TSV of the same batch."""
+    client = Client()
+    client.force_login(owner)
+    cookies = {settings.SESSION_COOKIE_NAME: client.cookies[settings.SESSION_COOKIE_NAME].value}
+    number = configs_batch.pk
+
+    runs_csv = api.get(f"/batches/{number}/export.csv?what=runs", cookies=cookies)
+    runs_json = api.get(f"/batches/{number}/export.json", cookies=cookies).json()
+    page = api.get(f"/batches/{number}/results", cookies=cookies).text
+
+    assert runs_csv.status_code == 200, runs_csv.text[:300]
+    rows = list(csv.DictReader(io.StringIO(runs_csv.text)))
+    assert {"test", "install", "config"} <= set(rows[0]), list(rows[0])
+    ran = sorted((r["test"], r["install"], r["config"]) for r in rows)
+    assert ran == sorted(("oltp_insert", "", c["label"]) for c in CONFIGS for _ in (1, 2))
+    named = sorted(r["config"] for r in runs_json["runs"])
+    assert named == sorted(c["label"] for c in CONFIGS for _ in (1, 2))
+    # the results page's "Copy as TSV": one row a config, named by it, in the user's order
+    tsv = html.unescape(re.search(r'<textarea id="table-tsv"[^>]*>(.*?)</textarea>', page, re.S)[1])
+    assert [line.split("\t")[1] for line in tsv.splitlines()[1:]] == LABELS
+
+
+def test_the_verdicts_schema_names_a_cells_identity(api):
+    schema = api.get("/api/v1/schema/?format=json").json()
+
+    said = schema["components"]["schemas"]["Verdict"]["properties"]["series"]["description"]
+    named = ["test", "target", "install", "config", "settings", "option", "threads"]
+    assert all(word in said for word in named), said
+    assert [said.index(word) for word in named[:4]] == sorted(said.index(w) for w in named[:4])
