@@ -9,13 +9,12 @@ from runs.analysis.auto.settings import auto_from_dict
 from runs.errors import InvalidInput
 from runs.sysbench.matrix import Axes, ServerAxes, expand, restart_points
 from runs.web.plan_editor import (
-    duration_text,
-    estimate,
     form_values,
     matrix_from_form,
     parse_script_options,
     script_options_text,
 )
+from runs.web.plan_estimate import duration_text, estimate
 
 
 class Post(dict):

@@ -27,12 +27,9 @@ from runs.services import plans as plan_checks
 from runs.services.nightly import schedules
 from runs.services.queue import BrokerUnavailable
 from runs.sysbench.options import OPTIONS
-from runs.web import plan_editor
-from runs.web.plan_form import (
-    PlanForm,
-    plan_initial,
-    plan_matrix_values,
-)
+from runs.web import plan_editor, plan_estimate
+from runs.web.plan_form import PlanForm
+from runs.web.plan_initial import plan_initial, plan_matrix_values
 from runs.web.views.common import request_user, show_model_errors, show_protected, show_refusal
 
 
@@ -294,7 +291,7 @@ def plan_check(request: HttpRequest) -> HttpResponse:
     restart = restarts.restart_estimate(plan, check.cells)
     # Interleaved rounds are shuffled by the seed: one drawn at launch may restart more or less.
     restart["exact"] = plan.seed is not None or plan.order_policy != "interleaved"
-    estimate = plan_editor.estimate(check.cells, plan.dataset_policy, auto, restart, plan.servers)
+    estimate = plan_estimate.estimate(check.cells, plan.dataset_policy, auto, restart, plan.servers)
     return json_response({"ok": True, "estimate": estimate.to_dict(), "warnings": check.warnings})
 
 
