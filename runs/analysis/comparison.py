@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -32,11 +32,15 @@ class Side:
     label: str
     runs: list[RunFigures]
     host_busy_pct: float | None = None  # the server host's mean CPU busy %, when sampled
+    # each axis's values in its plan's order (results.plan_order): configs as the user
+    # listed them, not the alphabet's; empty: sorted by value
+    order: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     @cached_property
     def series(self) -> list[Series]:
-        """The side's runs grouped in series, once (the verdicts and the chart read them)."""
-        return group_series(self.runs)
+        """The side's runs grouped in series, once (the verdicts and the chart read them),
+        in its plan's order."""
+        return group_series(self.runs, self.order or None)
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ def compare_sides(base: Side, other: Side) -> list[PairRow]:
     other_runs = {r.id: r for r in other.runs}
     pair_label = _pair_label(base_series, other_series) if by_threads_only else ""
     rows = []
-    for key in sorted(set(left) | set(right)):
+    for key in _in_order(left, right):
         a, b = left.get(key), right.get(key)
         label = pair_label or (a or b)[0]  # type: ignore[index]
         pa, pb = (a[1] if a else None), (b[1] if b else None)
@@ -100,6 +104,17 @@ def compare_sides(base: Side, other: Side) -> list[PairRow]:
             )
         )
     return rows
+
+
+def _in_order(
+    left: Mapping[tuple[int, str], Any], right: Mapping[tuple[int, str], Any]
+) -> list[tuple[int, str]]:
+    """The cells by threads, then in the order of the series: the base side's, then the
+    other's it lacks (each side's in its plan's order)."""
+    rank: dict[str, int] = {}
+    for _, key in [*left, *right]:
+        rank.setdefault(key, len(rank))
+    return sorted(set(left) | set(right), key=lambda cell: (cell[0], rank[cell[1]]))
 
 
 def _cells(series: list[Series], by_threads_only: bool) -> dict[tuple[int, str], tuple[str, Point]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from runs.analysis import batch_results
+from runs.analysis import batch_results, comparison
 from runs.analysis.auto import rounds
 from runs.analysis.auto.settings import Auto, RepeatsAuto, ThreadsAuto
 from runs.analysis.axes import cell_axes, cell_axes_order
@@ -227,3 +227,15 @@ def test_a_repeat_added_extends_its_own_configs_cell():
         config = cell_axes(cell.extends)["config"]
         assert cell.extends == keys[config]
         assert f"config={config} at 1 thread" in cell.reason, cell.reason
+
+
+def test_the_compare_page_sets_configs_in_the_users_order():
+    runs = configs_batch()
+    base = comparison.Side("b1", "batch 1", runs, order=order())
+    other = comparison.Side("b2", "batch 2", list(reversed(runs)), order=order())
+
+    rows = comparison.compare_sides(base, other)
+
+    # main sorted them by key, the alphabet's: b0e0, b0e1, b1e1
+    assert [s.label for s in base.series] == [f"config={c}" for c in CONFIGS]
+    assert [r.label for r in rows] == [f"config={c}" for c in CONFIGS]

@@ -11,6 +11,7 @@ from typing import Any
 from runs.analysis import batch_results, charts, comparison, results
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
 from runs.analysis.why import inside
+from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.services import selectors
 from runs.services.answers import stored_results
@@ -90,13 +91,22 @@ def _sides_read(
         number = int(key[1:])
         if key[0] == "b" and number in batches:
             runs, busy = figures.get(number, ([], None))
-            sides[key] = comparison.Side(key, _batch_label(batches[number]), runs, busy)
+            batch = batches[number]
+            sides[key] = comparison.Side(key, _batch_label(batch), runs, busy, _order(batch))
         elif key[0] == "r" and number in single:
             run = single[number]
             label = f"run {run.pk} of batch {run.batch_id} ({run.label})"
             busy = comparison.host_busy_pct([run.host_summary])
             sides[key] = comparison.Side(key, label, [results.RunFigures.of(run)], busy)
     return sides
+
+
+def _order(batch: Batch) -> dict[str, list[str]]:
+    """Each axis's values in the batch's plan's order: its series are shown so."""
+    plan = FrozenPlan.from_params(batch.params)
+    return results.plan_order(
+        plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
+    )
 
 
 def _batch_label(batch: Batch) -> str:
