@@ -76,6 +76,9 @@ class BatchResults:
     counters: list[dict[str, Any]] = field(default_factory=list)  # derived counters a run
     # how the cells' verdicts are corrected together: `Holm's correction over 16 cells`
     correction: str = ""
+    # where values of an axis beside the baseline are also set against each other
+    # (axis_pairs), the first such pair named: "config=b0e0 against config=b0e1"; else ""
+    paired: str = ""
     # what every run of the batch shares, said once: `max_connections=1100`
     plan_wide: list[str] = field(default_factory=list)
     # per cell: what the machines did and the bottleneck
@@ -154,6 +157,7 @@ def build(
         correction=next(
             (v.correction for cells in found_verdicts.values() for v in cells.values()), ""
         ),
+        paired=next((f"{labels[o]} against {labels[b]}" for b, o in pairs), ""),
         host_metrics=cell_host_metrics(runs),
         runs=run_facts_rows(runs, series),
         latency_label=latency_label(runs, plan.options),

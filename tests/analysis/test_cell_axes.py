@@ -125,6 +125,7 @@ def test_configs_beside_the_baseline_are_judged_against_each_other():
     # one family: three comparisons corrected together, the baseline's two with them
     assert {v["correction"] for v in found.verdicts} == {"Holm's correction over 3 comparisons"}
     assert found.correction == "Holm's correction over 3 comparisons"
+    assert found.paired == "config=b0e0 against config=b0e1"
     assert all(v["p_adjusted"] >= v["p_value"] for v in found.verdicts)
     assert found.summary[2] == (
         "no significant difference between config=b0e0 and config=b0e1 at 1 thread "
@@ -146,7 +147,7 @@ def test_two_values_of_each_axis_pair_nothing_beside_the_baseline():
 
     assert len(series) == 4
     assert {v["against_key"] for v in found.verdicts} == {series[0].key}
-    assert found.correction == "Holm's correction over 3 cells"
+    assert found.correction == "Holm's correction over 3 cells" and found.paired == ""
 
 
 def test_the_why_panel_explains_a_config_by_its_redo_log_fsyncs():

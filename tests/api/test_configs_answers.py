@@ -112,6 +112,8 @@ def exports_name_each_runs_config(api, configs_batch, owner):
     # the results page's "Copy as TSV": one row a config, named by it, in the user's order
     tsv = html.unescape(re.search(r'<textarea id="table-tsv"[^>]*>(.*?)</textarea>', page, re.S)[1])
     assert [line.split("\t")[1] for line in tsv.splitlines()[1:]] == LABELS
+    # "What this batch says" names the pair it adds beside the baseline's verdicts
+    assert '<span class="results-paired">config=b0e0 against config=b0e1</span>' in page
 
 
 def test_the_verdicts_schema_names_a_cells_identity(api):
