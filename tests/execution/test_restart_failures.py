@@ -19,6 +19,7 @@ from tests.execution.test_restarts import (
     make_plan,
     managed,  # noqa: F401 - the fixture
     managed_target,
+    started_from_its_config,
 )
 from tests.helpers import global_variable, wait_for_batch, wait_until
 
@@ -129,6 +130,7 @@ def test_an_original_that_comes_back_late_is_put_back_by_the_sweeper(
     local_host,
     managed,  # noqa: F811
 ):
+    started_from_its_config(managed)  # so that its put-back reads the config below
     original = global_variable(managed, METHOD)
     config = managed.dir / "my.cnf"
     good = config.read_text()

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 
 from runs.errors import InvalidInput
+from runs.execution.restarts.processes import server_launch
+from runs.execution.restarts.spec import Install, Options
+from runs.loadhosts import server_shell
 from runs.models import LoadHost, Plan, Status, Target
 from runs.services import batches, plans
-from tests.helpers import global_variable, wait_for_batch
+from tests.helpers import global_variable, wait_for_batch, wait_until
 from tests.servers import PrivateMariaDB
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
@@ -58,6 +61,24 @@ def managed_start(server: PrivateMariaDB) -> PrivateMariaDB:
         "innodb-buffer-pool-size = 32M\n"
     )
     return server
+
+
+def started_from_its_config(server: PrivateMariaDB) -> None:
+    """The instance started again as its owner would start it day to day: from its own
+    config (my.cnf), as a restart starts an install; the put-back starts it so again."""
+    stop_what_runs(server)
+    install = Install("10.11", "/usr", str(server.datadir), str(server.dir / "my.cnf"))
+    server_launch(server_shell(None), "mariadb", install, port=server.port,
+                  socket=server.socket, options=Options())  # fmt: skip
+    wait_until(lambda: _answers(server), timeout=60, what="the instance from its config")
+
+
+def _answers(server: PrivateMariaDB) -> bool:
+    try:
+        global_variable(server, "version")
+    except Exception:
+        return False
+    return True
 
 
 def managed_stop(server: PrivateMariaDB) -> None:

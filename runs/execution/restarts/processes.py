@@ -7,6 +7,10 @@ log read from where a restart began; the server's own error line picked from a l
 
 from __future__ import annotations
 
+import posixpath
+from dataclasses import dataclass
+
+from runs import credentials
 from runs.execution.restarts.spec import (
     Install,
     Options,
@@ -19,6 +23,7 @@ from runs.models import Target
 
 LOG_NAME = "benchdash-server.log"  # in the data directory: the output of the last start
 LOCAL_HOSTS = frozenset({"", "localhost", "127.0.0.1", "::1"})
+SERVER_PROGRAMS = frozenset({"mariadbd", "mysqld", "postgres"})
 
 
 class RestartFailed(Exception):
@@ -177,3 +182,44 @@ def pid_in(shell: ServerShell, pid_file: str) -> int | None:
 def server_stop(shell: ServerShell, pid: int, engine: str, timeout_s: float) -> None:
     """A clean shutdown (PostgreSQL's fast one), waited for; killed past the timeout."""
     shell.stop(pid, "INT" if engine == "postgresql" else "TERM", timeout_s)
+
+
+@dataclass(frozen=True)
+class StartedAs:
+    """How the server running now was started: its command line and working directory,
+    to start it again as it was found; `why_not` when it cannot be (argv empty)."""
+
+    argv: tuple[str, ...] = ()
+    cwd: str = ""
+    why_not: str = ""
+
+
+def started_as(shell: ServerShell, pid: int | None) -> StartedAs:
+    """The running server's own start (/proc/<pid>/cmdline and cwd): its owner's options
+    on its command line come back with it. Not when it is not a server binary by an
+    absolute path, or a word of it holds a credential (kept on the batch: never one)."""
+    if not pid:
+        return StartedAs(why_not="the server says no pid file")
+    text = shell.read(f"/proc/{pid}/cmdline") or ""
+    argv = tuple(text[:-1].split("\0")) if text.endswith("\0") else ()
+    if not argv or not argv[0].startswith("/"):
+        return StartedAs(why_not=f"process {pid}'s command line cannot be read")
+    if posixpath.basename(argv[0]) not in SERVER_PROGRAMS:
+        return StartedAs(why_not=f"process {pid} is {posixpath.basename(argv[0])}, no server")
+    for word in argv[1:]:
+        name, _, value = word.lstrip("-").partition("=")
+        if credentials.secret_line(name, value):
+            return StartedAs(why_not="its command line holds a credential")
+    return StartedAs(argv=argv, cwd=shell.realpath(f"/proc/{pid}/cwd"))
+
+
+def server_relaunch(shell: ServerShell, engine: str, install: Install, start: StartedAs) -> int:
+    """The original started again as it was found (`started_as`), in a session of its
+    own, as the owner of its data directory; benchdash's options file removed."""
+    owner = shell.owner(install.datadir)
+    if owner is None:
+        raise RestartFailed(f"no data directory {install.datadir} on {shell.where}")
+    as_owner = owner if shell.uid() == 0 and owner[0] != 0 else None
+    shell.write_whole(options_file(engine, install), None, mode=0o600, owner=as_owner)
+    log = f"{install.datadir}/{LOG_NAME}"
+    return shell.start(start.argv, cwd=start.cwd or install.datadir, log=log, owner=as_owner)

@@ -23,10 +23,11 @@ from runs import targets
 from runs.errors import InvalidInput
 from runs.execution.restarts import processes
 from runs.execution.restarts.operator import include_read, include_write, target_restart_spec
-from runs.execution.restarts.processes import RestartFailed
+from runs.execution.restarts.processes import RestartFailed, StartedAs
 from runs.execution.restarts.spec import (
     Install,
     Options,
+    came_back_unlike,
     include_text,
     mismatches,
     restart_names,
@@ -189,12 +190,16 @@ class Restarts:
         assert self.spec is not None and self.target is not None
         with targets.connect_to(self.target) as db:
             facts = db.restart_facts([])
-        original: dict[str, Any] = {}
+            # every setting as found: read back after the put-back, one by one
+            original: dict[str, Any] = {"variables": db.server_info().variables}
+            pid_file = db.pid_file() if self.spec.mode == "managed" else ""
         basedir = binary = ""
         if self.spec.mode == "managed":
             install = processes.install_at(self.shell, self.spec, facts.datadir)
             original["install"] = install.label
             basedir, binary = install.basedir, self._binary(install)
+            found = processes.started_as(self.shell, processes.pid_in(self.shell, pid_file))
+            original.update(argv=list(found.argv), cwd=found.cwd, argv_not_kept=found.why_not)
         else:
             original["include"] = include_read(self.shell, self.spec)
         # A service's own error log, asked while it runs: a start that fails says why there.
@@ -265,8 +270,11 @@ class Restarts:
 
         return beat
 
-    def _start(self, install_label: str, options: Options, what: str) -> str:
-        """Stop what runs, start with `options`, wait until it answers: its version."""
+    def _start(
+        self, install_label: str, options: Options, what: str, *, found: StartedAs | None = None
+    ) -> str:
+        """Stop what runs, start with `options` (or as it was `found`: the original's own
+        command line), wait until it answers: its version."""
         assert self.spec is not None and self.target is not None
         timeout = self.spec.timeout_s
         self.show(f"{what} (waiting up to {timeout} s for the server)")
@@ -274,14 +282,18 @@ class Restarts:
             if self.spec.mode == "managed":
                 install = self.spec.install(install_label)
                 self._stop_running(timeout)
-                pid, binary = processes.server_launch(
-                    self.shell,
-                    self.target.engine,
-                    install,
-                    port=self.target.port,
-                    socket=self.target.socket,
-                    options=options,
-                )
+                if found is not None and found.argv:
+                    pid = processes.server_relaunch(self.shell, self.target.engine, install, found)
+                    binary = found.argv[0]
+                else:
+                    pid, binary = processes.server_launch(
+                        self.shell,
+                        self.target.engine,
+                        install,
+                        port=self.target.port,
+                        socket=self.target.socket,
+                        options=options,
+                    )
                 self._set_state(pid=pid, basedir=install.basedir, binary=binary)
                 version = self._wait(timeout, pid=pid, install=install)
             else:
@@ -361,15 +373,33 @@ class Restarts:
                 include_write(self.shell, self.spec, original.get("include"))
                 version = self._show_and(lambda: self._service_restart(self.spec.timeout_s))  # type: ignore[union-attr]
             else:
-                version = self._start(back["install"], Options(), "putting the original back")
+                found = StartedAs(tuple(original.get("argv") or ()), original.get("cwd", ""))
+                version = self._start(back["install"], Options(), "putting the original back",
+                                      found=found)  # fmt: skip
         except (RestartFailed, ShellError) as e:
             self._log("restore", position, started, reason, error=str(e), want=back)
             raise RestartFailed(str(e)) from None
         finally:
             self.tick = tick
         self._set_state(running=None, restored_at=timezone.now().isoformat())
-        self._log("restore", position, started, reason, want=back, version=version)
+        self._log("restore", position, started, reason, want=back, version=version,
+                  unlike=self._unlike_found(original))  # fmt: skip
         self.restarted = True
+
+    def _unlike_found(self, original: dict[str, Any]) -> list[str]:
+        """Each setting read back after the put-back against the server as found: those
+        that are not as they were (the restore stage's `unlike_found`, and a warning of
+        the batch's). A service's start is the operator's: it may differ, said."""
+        assert self.target is not None
+        if not original.get("variables"):
+            return []  # kept before the settings were
+        with targets.connect_to(self.target) as db:
+            unlike = came_back_unlike(original["variables"], db.server_info().variables)
+        if unlike:
+            where = f"{self.target.name} " if self.plan.targets else ""
+            self.batch.warnings = [*self.batch.warnings, f"{where}came back unlike it was "
+                                   f"found: {'; '.join(unlike)}"]  # fmt: skip
+        return unlike
 
     @staticmethod
     def _beat_only(tick: Tick) -> Tick:
@@ -417,10 +447,13 @@ class Restarts:
 
     def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
              error: str = "", want: dict[str, Any] | None = None,
-             version: str = "") -> None:  # fmt: skip
-        """The stage finished, in place of its running one."""
+             version: str = "", unlike: list[str] | None = None) -> None:  # fmt: skip
+        """The stage finished, in place of its running one; a restore's `unlike`: the
+        settings that did not come back as found."""
         entry = self._entry(kind, position, started, reason, output=output, error=error,
                             want=want, version=version)  # fmt: skip
+        if unlike is not None:
+            entry["unlike_found"] = unlike
         stages = list(self.batch.stages)
         at, self.opened = self.opened, None
         if at is not None and at < len(stages) and stages[at].get("status") == "running":

@@ -392,6 +392,23 @@ def mismatches(options: Options, shown: Mapping[str, str]) -> list[str]:
     ]
 
 
+# Settings that move while a server runs or with each start, never a config's: left out
+# when a put-back's settings are read back against the server as found.
+MOVING = frozenset(
+    {"gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos", "gtid_slave_pos", "timestamp"}
+)
+
+
+def came_back_unlike(found: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """Each setting the server shows after a put-back unlike it was found, said with
+    both values (credentials are hidden in both: runs/credentials.py)."""
+    return [
+        f"{name} {now.get(name, 'gone')} (was {value})"
+        for name, value in sorted(found.items())
+        if name not in MOVING and now.get(name) != value
+    ]
+
+
 def restart_names(engine: str, names: Sequence[str], dynamic: Iterable[str]) -> frozenset[str]:
     """The names of a plan's settings that a restart sets: those off the dynamic list."""
     allowed = set(dynamic)
