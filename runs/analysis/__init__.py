@@ -7,10 +7,13 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     run_facts.py       everything sysbench printed for one run, as the pages say it: outcome,
                        rates, latency, fairness, errors by code, histogram, its raw log
     axes.py            a run's axis values from its cell's key: options, and its target
-    results.py         a batch's runs as figures, series and points
+    results.py         a batch's runs as figures, each with its series' key and label
+    series.py          the runs grouped into series in the plan's order: points, peaks
     report_table.py    the report table: cells side by side per thread count, and as TSV
     percent.py         a change in percent as every sentence prints it (signed_pct)
     batch_results.py   a batch's results, the one structure every page renders
+    pairs.py           which series a batch sets against which (the baseline, pairs beside
+                       it), their verdicts cell by cell as one family, in sentences
     charts.py          the shapes of the charts: scaling, time series, latency, timeline
     grid.py            the live page's grid of a batch: each cell's runs counted by status
     comparison.py      two batches or two runs side by side, cell by cell
@@ -28,8 +31,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
                        confirmation of an alert, what changed (its own map)
 
 A run's figures travel: the stored Run (summary, samples, counters) is read once as a
-`results.RunFigures`; `results.group_series` groups the figures into series of cells;
-`noise.verdicts.cell_verdicts` judges each cell against the baseline's; `batch_results.build`
+`results.RunFigures`; `series.group_series` groups the figures into series of cells;
+`pairs.batch_verdicts` judges each cell against the baseline's; `batch_results.build`
 puts the sentences, verdicts, peaks, why, charts and table into one `BatchResults`,
 which runs/services/answers/results.py hands to the results page, the report and the API.
 """

@@ -4,13 +4,13 @@ why each extra run ran, the "why" of each difference, the open-loop charts (achi
 p95 against the offered rate), the table, the percentiles and the counters of each run.
 One plain structure (BatchResults) that the results page, the report and the API render
 (the compare page sets batches and runs side by side with comparison.py instead).
+Which series are set against which, their verdicts and the sentences are pairs.py's.
 
 Pure: no Django, no I/O.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -20,23 +20,23 @@ from runs.analysis.auto import rounds as auto_rounds
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.host_metrics import disturbed
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
-from runs.analysis.noise import stats, verdicts
+from runs.analysis.noise import stats
 from runs.analysis.noise.verdicts import Verdict
-from runs.analysis.report_table import TableRow, report_table, table_tsv
-from runs.analysis.results import (
-    SHORT_NAMES,
-    RunFigures,
-    Series,
-    group_series,
-    plan_order,
-    plan_wide,
-    throughput_unit,
+from runs.analysis.pairs import (
+    axis_pairs,
+    batch_verdicts,
+    in_plan_order,
+    offered_rates,
+    pair_sentences,
+    summary_sentences,
 )
+from runs.analysis.report_table import TableRow, report_table, table_tsv
+from runs.analysis.results import SHORT_NAMES, RunFigures, throughput_unit
+from runs.analysis.series import Series, group_series, plan_order, plan_wide
 from runs.analysis.why import panel as why
 from runs.frozen import FrozenPlan
 
 RATE = auto_rounds.RATE
-MANY_THREADS = 3  # beyond this many thread counts, a series is summed up in one sentence
 
 
 @dataclass
@@ -77,7 +77,7 @@ class BatchResults:
     # how the cells' verdicts are corrected together: `Holm's correction over 16 cells`
     correction: str = ""
     # where values of an axis beside the baseline are also set against each other
-    # (axis_pairs), the first such pair named: "config=b0e0 against config=b0e1"; else ""
+    # (pairs.axis_pairs), the first such pair named: "config=b0e0 against config=b0e1"; else ""
     paired: str = ""
     # what every run of the batch shares, said once: `max_connections=1100`
     plan_wide: list[str] = field(default_factory=list)
@@ -123,10 +123,10 @@ def build(
         plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
     )
     series = group_series(runs, order)
-    offered = _offered_rates(series, baseline_key)
+    offered = offered_rates(series, baseline_key)
     compared = [r for r in runs if r.series_key not in offered]
-    found_verdicts = _in_plan_order(
-        verdicts.batch_verdicts(compared, baseline_key, axis_pairs(series, baseline_key, offered)),
+    found_verdicts = in_plan_order(
+        batch_verdicts(compared, baseline_key, axis_pairs(series, baseline_key, offered)),
         series,
         baseline_key,
     )
@@ -214,18 +214,6 @@ def _extra_runs(runs: Sequence[RunFigures], reasons: Mapping[int, str]) -> list[
         for r in runs
         if reasons.get(r.id)
     ]
-
-
-def _in_plan_order(
-    found: Mapping[tuple[str, str], dict[int, Verdict]], series: Sequence[Series], baseline: str
-) -> dict[tuple[str, str], dict[int, Verdict]]:
-    """The baseline's verdicts first, then the pairs beside it, each in the plan's order."""
-    rank = {s.key: i for i, s in enumerate(series)}
-
-    def place(pair: tuple[str, str]) -> tuple[bool, int, int]:
-        return (pair[0] != baseline, rank.get(pair[1], len(rank)), rank.get(pair[0], len(rank)))
-
-    return {pair: found[pair] for pair in sorted(found, key=place)}
 
 
 def _verdicts(
@@ -360,112 +348,6 @@ def _add_latency(
     if not found.histogram:
         found.no_histogram = charts.no_histogram_reason(picked)
     found.percentiles = [{**row, "colour": colours.get(row["run"], "")} for row in rows]
-
-
-def summary_sentences(
-    series: Sequence[Series], baseline_key: str, cell_verdicts: Mapping[str, Mapping[int, Verdict]]
-) -> list[str]:
-    baseline = next((s for s in series if s.key == baseline_key), None)
-    if baseline is None:
-        return []
-    sentences = []
-    for s in series:
-        found = cell_verdicts.get(s.key)
-        if s.key == baseline_key or not found or _only_rate_differs(s, baseline):
-            continue
-        if len(found) <= MANY_THREADS:
-            sentences += [
-                verdicts.sentence(s.label, baseline.label, t, v) for t, v in sorted(found.items())
-            ]
-        else:
-            sentences.append(_summed_up(s.label, baseline.label, found))
-    return sentences
-
-
-def pair_sentences(
-    pairs: Mapping[tuple[str, str], Mapping[int, Verdict]], labels: Mapping[str, str]
-) -> list[str]:
-    """The pairs beside the baseline in sentences, as the baseline's are said."""
-    sentences = []
-    for (base, other), found in pairs.items():
-        named, against = labels.get(other, other), labels.get(base, base)
-        if len(found) <= MANY_THREADS:
-            sentences += [verdicts.sentence(named, against, t, v) for t, v in sorted(found.items())]
-        else:
-            sentences.append(_summed_up(named, against, found))
-    return sentences
-
-
-def axis_pairs(
-    series: Sequence[Series], baseline_key: str, offered: set[str]
-) -> list[tuple[str, str]]:
-    """The pairs the baseline's verdicts leave out where an axis has more than two values
-    (configs b1e1, b0e1, b0e0: b0e0 against b0e1): two series beside the baseline that
-    differ in that axis alone, each (earlier, later) in the plan's order. Two series apart
-    on two axes are not paired (which one moved it?), nor offered rates (the rate charts
-    say those)."""
-    values = [_axis_values(s) for s in series]
-    seen: dict[str, set[str]] = {}
-    for found in values:
-        for name, value in found.items():
-            seen.setdefault(name, set()).add(value)
-    many = {name for name, found in seen.items() if len(found) > 2 and name != f"o:{RATE}"}
-    skipped = {baseline_key, *offered}
-    pairs = []
-    for i, first in enumerate(series):
-        for j in range(i + 1, len(series)):
-            if first.key in skipped or series[j].key in skipped:
-                continue
-            names = values[i].keys() | values[j].keys()
-            apart = {n for n in names if values[i].get(n) != values[j].get(n)}
-            if len(apart) == 1 and apart <= many:
-                pairs.append((first.key, series[j].key))
-    return pairs
-
-
-def _axis_values(s: Series) -> dict[str, str]:
-    # a setting and an option of one name are two axes
-    return {
-        **{f"s:{k}": v for k, v in s.settings.items()},
-        **{f"o:{k}": v for k, v in s.options.items()},
-        **{f"a:{k}": v for k, v in s.axes.items()},
-    }
-
-
-def _offered_rates(series: Sequence[Series], baseline_key: str) -> set[str]:
-    """The series that differ from the baseline by their offered rate alone: a rate plan's
-    answer is what rate is sustained (the search, the achieved-vs-offered chart), not
-    that 8,000 offered is 8x faster than 1,000 offered; no verdict, no why between them."""
-    baseline = next((s for s in series if s.key == baseline_key), None)
-    if baseline is None:
-        return set()
-    return {s.key for s in series if s.key != baseline_key and _only_rate_differs(s, baseline)}
-
-
-def _only_rate_differs(series: Series, baseline: Series) -> bool:
-    # Offered rates are compared in the rate charts and the search's conclusion, not here.
-    without = {k: v for k, v in series.options.items() if k != RATE}
-    base = {k: v for k, v in baseline.options.items() if k != RATE}
-    same_cell = series.settings == baseline.settings and series.axes == baseline.axes
-    return same_cell and without == base
-
-
-def _summed_up(label: str, base: str, found: Mapping[int, Verdict]) -> str:
-    """One sentence for a long series: its largest significant difference, and a tally."""
-    significant = {t: v for t, v in found.items() if v.significant and v.ratio}
-    tally = _tally(found)
-    if not significant:
-        return f"{label} against {base}: {tally}"
-    threads = max(significant, key=lambda t: abs(math.log(significant[t].ratio or 1)))
-    return f"{verdicts.sentence(label, base, threads, significant[threads])}; {tally}"
-
-
-def _tally(found: Mapping[int, Verdict]) -> str:
-    counts: dict[str, int] = {}
-    for verdict in found.values():
-        counts[verdict.verdict] = counts.get(verdict.verdict, 0) + 1
-    parts = [f"{word} at {n} of {len(found)} thread counts" for word, n in counts.items()]
-    return ", ".join(parts)
 
 
 def _cells(runs: Sequence[RunFigures]) -> dict[str, dict[int, list[RunFigures]]]:

@@ -16,16 +16,8 @@ from typing import Any
 
 from runs.analysis import run_facts
 from runs.analysis.noise import stats
-from runs.analysis.results import (
-    FINISHED_WELL,
-    PALETTE,
-    RunFigures,
-    Series,
-    group_series,
-    series_key,
-    series_label,
-    thread_counts,
-)
+from runs.analysis.results import FINISHED_WELL, RunFigures, series_key, series_label
+from runs.analysis.series import PALETTE, Series, group_series, thread_counts
 from runs.columns import BatchEnvironment
 
 LATENCY_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)

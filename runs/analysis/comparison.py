@@ -20,7 +20,8 @@ from functools import cached_property
 from typing import Any
 
 from runs.analysis.noise import stats, verdicts
-from runs.analysis.results import Point, RunFigures, Series, group_series
+from runs.analysis.results import RunFigures
+from runs.analysis.series import Point, Series, group_series
 from runs.columns import HostSummary
 
 
@@ -32,7 +33,7 @@ class Side:
     label: str
     runs: list[RunFigures]
     host_busy_pct: float | None = None  # the server host's mean CPU busy %, when sampled
-    # each axis's values in its plan's order (results.plan_order): configs as the user
+    # each axis's values in its plan's order (series.plan_order): configs as the user
     # listed them, not the alphabet's; empty: sorted by value
     order: Mapping[str, Sequence[str]] = field(default_factory=dict)
 

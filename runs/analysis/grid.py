@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runs.analysis.results import RunFigures, Series, group_series
+from runs.analysis.results import RunFigures
+from runs.analysis.series import Series, group_series
 
 # The statuses in a grid cell, in the order shown.
 GRID_STATUSES = ("running", "preparing", "waiting", "queued", "done", "failed", "interrupted",
@@ -57,7 +58,7 @@ def counted_grid(
 ) -> Grid:
     """`groups`: (one run of the group, the group's number of runs, its lowest run id)
     for each cell and status. The first `max_rows` series are laid out, in the plan's
-    `axes_order` of each axis's values when given (results.plan_order)."""
+    `axes_order` of each axis's values when given (series.plan_order)."""
     cells: dict[tuple[str, int], dict[str, int]] = {}
     firsts: dict[tuple[str, int], int] = {}
     one_of_each: dict[str, RunFigures] = {}  # a run of each series: their order and names

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runs.analysis.noise import stats
-from runs.analysis.results import Point, Series, thread_counts
+from runs.analysis.series import Point, Series, thread_counts
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from runs.analysis import results
 from runs.analysis.auto import rounds
 from runs.analysis.auto import settings as auto_settings
 from runs.analysis.results import RunFigures
+from runs.analysis.series import group_series, plan_order
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
 from runs.sysbench import matrix
@@ -43,10 +44,10 @@ def batch_extend(*, batch: Batch) -> int:
         .defer("raw_log", "reports", "histogram")
     )
     figures = [RunFigures.of(run) for run in runs]
-    order = results.plan_order(
+    order = plan_order(
         plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
     )
-    series = results.group_series(figures, order)
+    series = group_series(figures, order)
     baseline = series[0].key if series else ""  # the plan's first values, as the results'
     cells = rounds.next_cells(settings, figures, plan.repeats or 1, baseline)
     if not cells:

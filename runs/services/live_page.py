@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Min
 
 from runs.analysis import grid, results, run_facts
+from runs.analysis.series import plan_order
 from runs.frozen import FrozenPlan
 from runs.models import FINISHED_STATUSES, Batch, Run
 from runs.services.selectors import Progress, batch_runs
@@ -67,7 +68,7 @@ def batch_grid(batch: Batch) -> grid.Grid:
 def _plan_order(batch: Batch) -> dict[str, list[str]]:
     """The plan's order of each axis's values: the grid's rows as the results' series."""
     plan = FrozenPlan.from_params(batch.params)
-    return results.plan_order(
+    return plan_order(
         plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
     )
 

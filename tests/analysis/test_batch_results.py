@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 
 from runs.analysis import batch_results
-from runs.analysis.results import RunFigures, group_series, plan_order
+from runs.analysis.results import RunFigures
+from runs.analysis.series import group_series, plan_order
 from tests.analysis.recorded import RATES, insert_cell, point_select_at
 
 

@@ -12,7 +12,8 @@ from runs.analysis.auto import rounds
 from runs.analysis.auto.settings import Auto, RepeatsAuto, ThreadsAuto
 from runs.analysis.axes import cell_axes, cell_axes_order
 from runs.analysis.host_metrics import disturbed
-from runs.analysis.results import RunFigures, group_series, plan_order
+from runs.analysis.results import RunFigures
+from runs.analysis.series import group_series, plan_order
 from runs.analysis.summary import summarise
 from runs.sysbench.cells import Axes, ServerAxes, TestSpec
 from runs.sysbench.matrix import expand

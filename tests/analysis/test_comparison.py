@@ -7,6 +7,7 @@ import dataclasses
 
 from runs.analysis import comparison
 from runs.analysis.noise import verdicts
+from runs.analysis.pairs import cell_verdicts
 from tests.analysis.test_results import run
 
 
@@ -82,5 +83,5 @@ def test_a_verdict_resting_on_a_client_bound_run_says_so():
         for flush, group in (("1", base.runs), ("0", other_bound.runs))
         for r in group
     ]
-    (cell,) = verdicts.cell_verdicts(runs, runs[0].series_key).values()
+    (cell,) = cell_verdicts(runs, runs[0].series_key).values()
     assert cell[1].client_bound

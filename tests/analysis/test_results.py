@@ -11,6 +11,7 @@ import pytest
 
 from runs.analysis import charts, comparison, report_table, results
 from runs.analysis.noise import verdicts
+from runs.analysis.series import group_series, plan_order
 
 T0 = datetime(2024, 5, 1, 2, 0, tzinfo=UTC)
 
@@ -54,7 +55,7 @@ def test_runs_group_into_one_series_per_settings_with_a_median_and_min_max_per_t
         run(5, 1, 50, flush="2"),
     ]
 
-    series = results.group_series(runs)
+    series = group_series(runs)
 
     assert [s.label for s in series] == ["flush=1 sync_binlog=0", "flush=2 sync_binlog=0"]
     point = series[0].at(1)
@@ -66,14 +67,14 @@ def test_runs_group_into_one_series_per_settings_with_a_median_and_min_max_per_t
 
 def test_series_sort_numbers_as_numbers():
     runs = [run(1, 1, 1.0, flush="10"), run(2, 1, 1.0, flush="2")]
-    assert [s.settings["innodb_flush_log_at_trx_commit"] for s in results.group_series(runs)] == [
+    assert [s.settings["innodb_flush_log_at_trx_commit"] for s in group_series(runs)] == [
         "2",
         "10",
     ]
 
 
 def test_failed_runs_count_as_failed_and_stay_out_of_the_median():
-    series = results.group_series(
+    series = group_series(
         [
             run(1, 2, 100),
             run(2, 2, None, status="failed", round=1),
@@ -87,9 +88,7 @@ def test_failed_runs_count_as_failed_and_stay_out_of_the_median():
 
 
 def test_the_peak_is_the_best_median_and_the_falloff_is_measured_at_the_largest_count():
-    series = results.group_series(
-        [run(1, 1, 3000), run(2, 4, 11000), run(3, 16, 9000), run(4, 64, 7150)]
-    )
+    series = group_series([run(1, 1, 3000), run(2, 4, 11000), run(3, 16, 9000), run(4, 64, 7150)])
     peak = series[0].peak
     assert peak is not None
     assert (peak.threads, peak.value) == (4, 11000)
@@ -97,14 +96,14 @@ def test_the_peak_is_the_best_median_and_the_falloff_is_measured_at_the_largest_
 
 
 def test_a_series_still_rising_has_no_falloff():
-    peak = results.group_series([run(1, 1, 17), run(2, 64, 2400)])[0].peak
+    peak = group_series([run(1, 1, 17), run(2, 64, 2400)])[0].peak
     assert peak is not None
     assert peak.threads == 64 and peak.falloff_pct is None
 
 
 def test_ratio_to_the_baseline_matches_the_seed_example():
     # sync_binlog=1,flush=1 at 53,752 against sync_binlog=0,flush=1 at 105,980 is 0.51
-    series = results.group_series([run(1, 8, 105_980, binlog="0"), run(2, 8, 53_752, binlog="1")])
+    series = group_series([run(1, 8, 105_980, binlog="0"), run(2, 8, 53_752, binlog="1")])
     baseline = series[0].key
     ratios = report_table.ratios(series, baseline)
     assert round(ratios[(series[1].key, 8)], 2) == 0.51
@@ -112,7 +111,7 @@ def test_ratio_to_the_baseline_matches_the_seed_example():
 
 
 def test_the_report_table_puts_settings_side_by_side_per_thread_count():
-    series = results.group_series(
+    series = group_series(
         [run(1, 1, 10), run(2, 2, 20), run(3, 1, 5, flush="2"), run(4, 2, 40, flush="2")]
     )
     rows = report_table.report_table(series, series[1].key)
@@ -207,7 +206,7 @@ def test_a_page_of_chosen_runs_fits_the_point_budget():
 
 
 def test_the_default_selection_is_each_series_first_repeat_at_its_peak():
-    series = results.group_series(
+    series = group_series(
         [run(1, 1, 10), run(2, 4, 40), run(3, 4, 41, round=1), run(4, 1, 50, flush="2")]
     )
     assert charts.default_selection(series) == [2, 4]
@@ -320,11 +319,11 @@ def test_the_target_is_an_axis_named_with_the_plans_first_target_the_baseline():
         StoredRun(4, 3, "alpha", 160, flush="2"),
     ]
     figures = [results.RunFigures.of(r) for r in stored]
-    order = results.plan_order(
+    order = plan_order(
         {"innodb_flush_log_at_trx_commit": ["1", "2"]}, {}, [{"name": "zeta"}, {"name": "alpha"}]
     )
 
-    series = results.group_series(figures, order)
+    series = group_series(figures, order)
 
     assert [s.label for s in series] == [
         "target=zeta flush=1",

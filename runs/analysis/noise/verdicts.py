@@ -288,7 +288,7 @@ def run_batch_means(run: RunFigures) -> list[float]:
     return run.figures.interval_batch_means
 
 
-# --- every cell of a batch against the baseline ---------------------------------------------
+# --- cells tested together ----------------------------------------------------------------
 
 
 def corrected(found: Sequence[Verdict], *, noun: str = "cell") -> list[Verdict]:
@@ -312,47 +312,6 @@ def _with_correction(verdict: Verdict, p_adjusted: float, correction: str) -> Ve
             verdict, verdict=SAME, p_adjusted=p_adjusted, correction=correction, caveat=caveat
         )
     return dataclasses.replace(verdict, p_adjusted=p_adjusted, correction=correction)
-
-
-def cell_verdicts(runs: Iterable[RunFigures], baseline_key: str) -> dict[str, dict[int, Verdict]]:
-    """series key → threads → the verdict of that cell against the baseline's, corrected
-    for the number of cells tested (Holm)."""
-    found = batch_verdicts(runs, baseline_key)
-    return {other: by_threads for (_, other), by_threads in found.items()}
-
-
-def batch_verdicts(
-    runs: Iterable[RunFigures], baseline_key: str, pairs: Sequence[tuple[str, str]] = ()
-) -> dict[tuple[str, str], dict[int, Verdict]]:
-    """(base key, other key) → threads → the verdict of `other`'s cell against `base`'s:
-    every series against the baseline, then each of `pairs` (two series beside the
-    baseline), all corrected together (Holm): what the page states is one family."""
-    runs = list(runs)
-    keys = list(dict.fromkeys(run.series_key for run in runs))
-    against = [(baseline_key, key) for key in keys if key != baseline_key]
-    return pair_verdicts(runs, [*against, *pairs], noun="comparison" if pairs else "cell")
-
-
-def pair_verdicts(
-    runs: Iterable[RunFigures], pairs: Sequence[tuple[str, str]], *, noun: str = "cell"
-) -> dict[tuple[str, str], dict[int, Verdict]]:
-    """(base key, other key) → threads → the verdict of `other`'s cell against `base`'s,
-    corrected for the number tested (Holm), the correction named over so many `noun`s."""
-    cells: dict[str, dict[int, list[RunFigures]]] = {}
-    for run in runs:
-        cells.setdefault(run.series_key, {}).setdefault(run.threads, []).append(run)
-    result: dict[tuple[str, str], dict[int, Verdict]] = {}
-    for pair in pairs:
-        base = cells.get(pair[0], {})
-        for threads, members in cells.get(pair[1], {}).items():
-            verdict = compare_runs(base.get(threads, []), members)
-            if verdict is not None:
-                result.setdefault(pair, {})[threads] = verdict
-    places = [(pair, threads) for pair, by_threads in result.items() for threads in by_threads]
-    found = corrected([result[p][t] for p, t in places], noun=noun)
-    for (pair, threads), verdict in zip(places, found, strict=True):
-        result[pair][threads] = verdict
-    return result
 
 
 # --- in words ------------------------------------------------------------------------------

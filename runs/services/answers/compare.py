@@ -10,6 +10,7 @@ from typing import Any
 
 from runs.analysis import batch_results, charts, comparison, results
 from runs.analysis.host_metrics.host_summary import cell_host_metrics
+from runs.analysis.series import PALETTE, plan_order
 from runs.analysis.why import inside
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
@@ -39,7 +40,7 @@ def sides_compare(*, keys: list[str]) -> Comparison:
     found = comparison_sides(keys=keys[:MAX_SIDES])
     sides = [found[k] for k in keys if k in found]
     pairs = comparison.compare_all(sides)
-    colours = [results.PALETTE[i % len(results.PALETTE)] for i in range(len(sides))]
+    colours = [PALETTE[i % len(PALETTE)] for i in range(len(sides))]
     chart = [line for side, c in zip(sides, colours, strict=True) for line in _lines(side, c)]
     machines = [(side, cell_host_metrics(side.runs)) for side in sides]
     labels = dict.fromkeys(batch_results.latency_label(side.runs, {}) for side in sides)
@@ -104,7 +105,7 @@ def _sides_read(
 def _order(batch: Batch) -> dict[str, list[str]]:
     """Each axis's values in the batch's plan's order: its series are shown so."""
     plan = FrozenPlan.from_params(batch.params)
-    return results.plan_order(
+    return plan_order(
         plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
     )
 

@@ -8,9 +8,10 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from runs.analysis import relative, results
+from runs.analysis import relative
 from runs.analysis.relative import RelativeTable, TableRun
 from runs.analysis.results import RunFigures
+from runs.analysis.series import plan_order
 from runs.frozen import FrozenPlan
 from runs.models import Batch
 from runs.services.answers.exports import csv_lines
@@ -32,9 +33,7 @@ def batch_relative(
         table_run(run, figures, plan, names)
         for run, figures in zip(read.runs, read.figures, strict=True)
     ]
-    orders: dict[str, Sequence[str]] = dict(
-        results.plan_order(plan.server_settings, plan.option_axes)
-    )
+    orders: dict[str, Sequence[str]] = dict(plan_order(plan.server_settings, plan.option_axes))
     orders[relative.SERVER] = server_order(plan, names)
     return relative.relative_table(runs, axis=axis, orders=orders)
 

@@ -16,7 +16,8 @@ from django.db import connection
 from runs.analysis import batch_results as pure
 from runs.analysis import charts, results, run_facts
 from runs.analysis.batch_results import BatchResults
-from runs.analysis.results import RunFigures, Series
+from runs.analysis.results import RunFigures
+from runs.analysis.series import Series, group_series, plan_order
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Target
@@ -37,10 +38,10 @@ def batch_results_runs(*, batch: Batch) -> ResultsRuns:
     runs = results_runs(batch)
     figures = [RunFigures.of(r) for r in runs]
     plan = FrozenPlan.from_params(batch.params)
-    order = results.plan_order(
+    order = plan_order(
         plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
     )
-    return ResultsRuns(runs, figures, results.group_series(figures, order))
+    return ResultsRuns(runs, figures, group_series(figures, order))
 
 
 def batch_results(
