@@ -110,7 +110,9 @@ def exports_name_each_runs_config(api, configs_batch, owner):
     named = sorted(r["config"] for r in runs_json["runs"])
     assert named == sorted(c["label"] for c in CONFIGS for _ in (1, 2))
     # the results page's "Copy as TSV": one row a config, named by it, in the user's order
-    tsv = html.unescape(re.search(r'<textarea id="table-tsv"[^>]*>(.*?)</textarea>', page, re.S)[1])
+    textarea = re.search(r'<textarea id="table-tsv"[^>]*>(.*?)</textarea>', page, re.S)
+    assert textarea is not None, page[:2000]
+    tsv = html.unescape(textarea[1])
     assert [line.split("\t")[1] for line in tsv.splitlines()[1:]] == LABELS
     # "What this batch says" names the pair it adds beside the baseline's verdicts
     assert '<span class="results-paired">config=b0e0 against config=b0e1</span>' in page
