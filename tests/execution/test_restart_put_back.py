@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runs.execution.restarts.spec import came_back_unlike
+from runs.execution.restarts.readback import came_back_unlike
 from runs.models import Status
 from runs.services import batches
 from tests.execution.test_restarts import (

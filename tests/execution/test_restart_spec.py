@@ -7,11 +7,11 @@ import pytest
 from runs.errors import InvalidInput
 from runs.execution.restarts.allowed import Allowed
 from runs.execution.restarts.processes import error_line, first_error
+from runs.execution.restarts.readback import same_value
 from runs.execution.restarts.spec import (
     config_options,
     include_text,
     restart_options,
-    same_value,
 )
 from runs.execution.restarts.spec import (
     restart_spec as spec_of,

@@ -16,10 +16,19 @@ stops itself, or a service with a restart command and an include benchdash owns)
                    instance stopped and started, its options in that file (0600, its
                    owner's), never on its command line; a service's error log read from
                    where a restart began, the server's own error line
+    readback.py    a setting read back against the one asked for, and a put-back's
+                   every setting against the server as found (pure)
     restarter.py   a batch's restarts before its cells, verified, rolled back when a
                    config does not start, the original put back at the end (and by the
                    sweeper after a crash, from Batch.put_back)
+    original.py    the server as found before the first change: its install and own
+                   command line (or a service's include), every setting; which did not
+                   come back after the put-back
+    hearing.py     how a restart's waits hear the batch: a cancel at once going forward,
+                   deaf to it while putting the original back
     stages.py      what a restart says of itself: its label, its stage of the batch's log
+    stage_log.py   a target's restart stages in Batch.stages: running from their start,
+                   finished in their place
     batch_restarts.py  a batch's targets each with its restarts (a servers axis), chosen
                    by the run's target; every changed one put back at the end
     leftovers.py   for the sweeper: what a dead worker's batch, or a put-back that failed,

@@ -9,10 +9,8 @@ of the batch's log, with its times.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,27 +20,28 @@ from django.utils import timezone
 from runs import targets
 from runs.errors import InvalidInput
 from runs.execution.restarts import processes
-from runs.execution.restarts.operator import include_read, include_write, target_restart_spec
+from runs.execution.restarts.hearing import Tick, beat_only, stoppable
+from runs.execution.restarts.operator import include_write, target_restart_spec
+from runs.execution.restarts.original import server_found, unlike_found
 from runs.execution.restarts.processes import RestartFailed, StartedAs
 from runs.execution.restarts.spec import (
     Install,
     Options,
-    came_back_unlike,
     include_text,
     mismatches,
     restart_names,
     restart_options,
 )
-from runs.execution.restarts.stages import restart_label, restart_stage
+from runs.execution.restarts.stage_log import StageLog
+from runs.execution.restarts.stages import restart_label
 from runs.execution.stream.cancel import CancelListener
-from runs.execution.stream.heartbeat import BatchStopped, Watch
+from runs.execution.stream.heartbeat import BatchStopped
 from runs.frozen import FrozenPlan
 from runs.loadhosts import ShellError
 from runs.models import Batch, Run, Target
 
 logger = logging.getLogger(__name__)
 POLL_S = 0.5
-Tick = Callable[[], None]  # beats; raises BatchStopped when the batch must stop
 Show = Callable[[str], None]  # what the batch waits for; "" once it does not
 
 
@@ -99,7 +98,7 @@ class Restarts:
         self.failed: dict[str, str] = {}  # a restart key that did not start: its error
         self.restarted = False  # since the last cell: the next cell is the first after it
         self.warm_due = False
-        self.opened: int | None = None  # the index of the stage running now in Batch.stages
+        self.log = StageLog(batch, target, named=bool(self.plan.targets), save=save)
 
     # --- before a cell ---------------------------------------------------------------------
 
@@ -188,32 +187,7 @@ class Restarts:
         if "original" in self._state():
             return
         assert self.spec is not None and self.target is not None
-        with targets.connect_to(self.target) as db:
-            facts = db.restart_facts([])
-            # every setting as found: read back after the put-back, one by one
-            original: dict[str, Any] = {"variables": db.server_info().variables}
-            pid_file = db.pid_file() if self.spec.mode == "managed" else ""
-        basedir = binary = ""
-        if self.spec.mode == "managed":
-            install = processes.install_at(self.shell, self.spec, facts.datadir)
-            original["install"] = install.label
-            basedir, binary = install.basedir, self._binary(install)
-            found = processes.started_as(self.shell, processes.pid_in(self.shell, pid_file))
-            original.update(argv=list(found.argv), cwd=found.cwd, argv_not_kept=found.why_not)
-        else:
-            original["include"] = include_read(self.shell, self.spec)
-        # A service's own error log, asked while it runs: a start that fails says why there.
-        error_log = (self.spec.log or facts.error_log) if self.spec.mode == "service" else ""
-        self._set_state(mode=self.spec.mode, original=original, running=None,
-                        version=facts.version, basedir=basedir, binary=binary,
-                        pid=None, error_log=error_log, machine=self.shell.where)  # fmt: skip
-
-    def _binary(self, install: Install) -> str:
-        assert self.target is not None
-        try:
-            return processes.server_binary(self.shell, self.target.engine, install)
-        except RestartFailed:
-            return ""
+        self._set_state(**server_found(self.shell, self.spec, self.target))
 
     # --- a restart ----------------------------------------------------------------------------
 
@@ -229,23 +203,25 @@ class Restarts:
         label = restart_label(want)
         started = timezone.now()
         self._set_state(running=want)  # from now on, a crash leaves it to be put back
-        self._open("restart", position, started, f"{reason}: {label}", want=want)
+        self.log.open("restart", position, started, f"{reason}: {label}", want=want)
         try:
             version = self._start_or_cancel(want["install"], options, f"restarting with {label}")
         except RestartFailed as e:
             line = str(e)
-            self._log("restart", position, started, f"{reason}: {label}", error=line, want=want)
+            self.log.finish(
+                "restart", position, started, f"{reason}: {label}", error=line, want=want
+            )
             self._back_to_original(position, f"{label} did not start")
             return f"the server did not start with {label}: {line} (rolled back to the original)"
         except BatchStopped as e:  # cancelled while it waited: the batch's end puts it back
-            self._log("restart", position, started, f"{reason}: {label}", want=want,
+            self.log.finish("restart", position, started, f"{reason}: {label}", want=want,
                       error=f"stopped while the server started: {e.reason}")  # fmt: skip
             raise
         with targets.connect_to(self.target) as db:
             facts = db.restart_facts(options.names)
         wrong = mismatches(options, facts.values)
         self.verified = {name: facts.values.get(name, "") for name in options.names}
-        self._log("restart", position, started, f"{reason}: {label}", output=version,
+        self.log.finish("restart", position, started, f"{reason}: {label}", output=version,
                   error="; ".join(wrong), want=want, version=version)  # fmt: skip
         self.restarted = True
         return "; ".join(wrong)
@@ -254,21 +230,11 @@ class Restarts:
         """_start, a cancel heard at once while it waits (BatchStopped): the batch's end
         puts the original back."""
         with CancelListener(self.batch.pk, on_cancel=lambda: None) as listener:
-            tick, self.tick = self.tick, self._stoppable(self.tick, listener.heard)
+            tick, self.tick = self.tick, stoppable(self.tick, self.batch.pk, listener.heard)
             try:
                 return self._start(install_label, options, what)
             finally:
                 self.tick = tick
-
-    def _stoppable(self, tick: Tick, heard: threading.Event) -> Tick:
-        watch = Watch(self.batch.pk, cancel_heard=heard)
-
-        def beat() -> None:
-            if (stop := watch.check()) is not None:
-                raise stop
-            tick()
-
-        return beat
 
     def _start(
         self, install_label: str, options: Options, what: str, *, found: StartedAs | None = None
@@ -366,8 +332,8 @@ class Restarts:
         state = self._state()
         original = state["original"]
         back = {"install": original.get("install", ""), "config": "", "settings": {}}
-        self._open("restore", position, started, reason, want=back)
-        tick, self.tick = self.tick, self._beat_only(self.tick)
+        self.log.open("restore", position, started, reason, want=back)
+        tick, self.tick = self.tick, beat_only(self.tick)
         try:
             if self.spec is not None and self.spec.mode == "service":
                 include_write(self.shell, self.spec, original.get("include"))
@@ -377,12 +343,12 @@ class Restarts:
                 version = self._start(back["install"], Options(), "putting the original back",
                                       found=found)  # fmt: skip
         except (RestartFailed, ShellError) as e:
-            self._log("restore", position, started, reason, error=str(e), want=back)
+            self.log.finish("restore", position, started, reason, error=str(e), want=back)
             raise RestartFailed(str(e)) from None
         finally:
             self.tick = tick
         self._set_state(running=None, restored_at=timezone.now().isoformat())
-        self._log("restore", position, started, reason, want=back, version=version,
+        self.log.finish("restore", position, started, reason, want=back, version=version,
                   unlike=self._unlike_found(original))  # fmt: skip
         self.restarted = True
 
@@ -391,25 +357,12 @@ class Restarts:
         that are not as they were (the restore stage's `unlike_found`, and a warning of
         the batch's). A service's start is the operator's: it may differ, said."""
         assert self.target is not None
-        if not original.get("variables"):
-            return []  # kept before the settings were
-        with targets.connect_to(self.target) as db:
-            unlike = came_back_unlike(original["variables"], db.server_info().variables)
+        unlike = unlike_found(self.target, original)
         if unlike:
             where = f"{self.target.name} " if self.plan.targets else ""
             self.batch.warnings = [*self.batch.warnings, f"{where}came back unlike it was "
                                    f"found: {'; '.join(unlike)}"]  # fmt: skip
         return unlike
-
-    @staticmethod
-    def _beat_only(tick: Tick) -> Tick:
-        """Putting the original back goes on in a batch that was cancelled: it beats."""
-
-        def beat() -> None:
-            with contextlib.suppress(BatchStopped):
-                tick()
-
-        return beat
 
     def _show_and(self, action: Callable[[], str]) -> str:
         self.show("putting the original config back")
@@ -432,48 +385,3 @@ class Restarts:
         finally:
             self.shell.close()
         return ""
-
-    # --- the batch's log --------------------------------------------------------------------
-
-    def _open(self, kind: str, position: int, started: Any, reason: str, *,
-              want: dict[str, Any]) -> None:  # fmt: skip
-        """The stage shown while it goes on (status running, no end yet): the live page
-        says a restart is in progress; `_log` finishes it in its place."""
-        entry = self._entry(kind, position, started, reason, want=want)
-        running = {**entry, "status": "running", "finished_at": None, "seconds": None, "ok": None}
-        self.batch.stages = [*self.batch.stages, running]
-        self.opened = len(self.batch.stages) - 1
-        self.save()
-
-    def _log(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
-             error: str = "", want: dict[str, Any] | None = None,
-             version: str = "", unlike: list[str] | None = None) -> None:  # fmt: skip
-        """The stage finished, in place of its running one; a restore's `unlike`: the
-        settings that did not come back as found."""
-        entry = self._entry(kind, position, started, reason, output=output, error=error,
-                            want=want, version=version)  # fmt: skip
-        if unlike is not None:
-            entry["unlike_found"] = unlike
-        stages = list(self.batch.stages)
-        at, self.opened = self.opened, None
-        if at is not None and at < len(stages) and stages[at].get("status") == "running":
-            stages[at] = entry
-        else:
-            stages.append(entry)
-        self.batch.stages = stages
-        self.save()
-        logger.info("batch %s: %s %s (%s)", self.batch.pk, kind, reason, error or "ok")
-
-    def _entry(self, kind: str, position: int, started: Any, reason: str, *, output: str = "",
-               error: str = "", want: dict[str, Any] | None = None,
-               version: str = "") -> dict[str, Any]:  # fmt: skip
-        """The stage, with which target started what (`want`) and the version it answered
-        with ("" when it did not)."""
-        if self.plan.targets and self.target is not None:  # a servers axis: which server
-            reason = f"{self.target.name}, {reason}"
-        server = {"target": self.target.pk if self.target is not None else None,
-                  "install": "", "config": "", "settings": {}, **(want or {}),
-                  "version": version}  # fmt: skip
-        entry = restart_stage(kind, position, started, reason, output=output, error=error,
-                              server=server)  # fmt: skip
-        return {**entry, "status": "finished"}
