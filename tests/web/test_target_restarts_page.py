@@ -1,7 +1,8 @@
 """A target's page says how it restarts: its restart mode; a service's command (the
 operator's, by name, its values and the argv that runs) and its include; a managed
 instance's installs; its timeout; a config refused now, and why. Never a secret: the
-target's password, or a word of the operator's argv that reads as one."""
+target's password, or a word of the operator's argv that reads as one. And the batch
+page shows a restart in progress as a stage, "running…"."""
 
 from __future__ import annotations
 
@@ -70,3 +71,14 @@ def test_a_refused_config_and_no_restart_are_said(client_in, operator):
     refused = restarts_of(client_in, target("service", {"command": "gone"}, name="old"))
     assert "Refused" in refused and "not one of the restart commands" in refused
     assert "never restarted" in restarts_of(client_in, target("", {}, name="plain"))
+
+
+def test_a_restart_in_progress_is_a_stage_of_the_batch_page(client_in, make_batch):
+    running = {"kind": "restart", "group": 0, "dataset": [], "status": "running",
+               "reason": "before run 1: config=b1", "started_at": "2026-01-02T03:04:05+00:00",
+               "finished_at": None, "seconds": None, "ok": None, "error": "", "output": "",
+               "exit_code": None}  # fmt: skip
+    batch = make_batch(status="running", stages=[running])
+    page = client_in.get(f"/batches/{batch.pk}/").content.decode()
+    row = page.split('id="batch-stages"', 1)[1].split("</tr>", 2)[1]
+    assert "restart" in row and "before run 1: config=b1" in row and "running…" in row
