@@ -25,6 +25,7 @@ from runs.analysis.noise import stats, verdicts
 from runs.analysis.noise.verdicts import Verdict
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, SHORT_NAMES, RunFigures, throughput_unit
+from runs.errors import InvalidInput
 
 SERVER = "server"  # the column axis of the servers: target, install and config together
 THREADS = "threads"
@@ -280,7 +281,7 @@ def relative_table(
     axes = column_axes(runs)
     if not axes:
         return None
-    axis = axis if axis in axes else axes[0]
+    axis = chosen_axis(axis, axes)
     columns = _columns(runs, axis, (orders or {}).get(axis, ()))
     cells: dict[tuple[Any, ...], dict[str, list[TableRun]]] = {}
     labels: dict[tuple[Any, ...], TableRun] = {}
@@ -296,6 +297,20 @@ def relative_table(
     unit = throughput_unit(r.figures for r in runs)
     blocks = [_family(name, rows, columns) for name, rows in families.items()]
     return RelativeTable(axis, axes, columns, blocks, unit)
+
+
+def chosen_axis(asked: str, axes: Sequence[str]) -> str:
+    """The axis asked for (a setting by its full name or the short one its columns show),
+    the first by default; an axis the runs do not vary is refused, never swapped for
+    another: a table under the wrong columns reads as an answer to the question asked."""
+    if not asked:
+        return axes[0]
+    full = {short: name for name, short in SHORT_NAMES.items()}.get(asked, asked)
+    if full not in axes:
+        raise InvalidInput(
+            "axis", f"{asked!r} does not vary in this batch; its columns can be: {', '.join(axes)}"
+        )
+    return full
 
 
 def _columns(runs: Sequence[TableRun], axis: str, order: Sequence[str]) -> list[str]:

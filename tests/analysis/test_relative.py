@@ -9,9 +9,12 @@ import dataclasses
 import statistics
 from typing import Any
 
+import pytest
+
 from runs.analysis import relative
 from runs.analysis.noise import verdicts
 from runs.analysis.relative import SERVER, TableRun, relative_table
+from runs.errors import InvalidInput
 from tests.analysis.recorded import insert_cell, point_select_threads
 
 HOSTS = {"hosts": [{"role": "server", "host": "db", "db": {"cpu_us_per_tx": 80.0,
@@ -170,3 +173,16 @@ def test_the_colour_deepens_with_the_difference():
     assert relative.tone(faster) == relative.FASTER_TONES[3]
     assert relative.tone(slower) == relative.SLOWER_TONES[0]
     assert relative.tone(None) == ""
+
+
+def test_an_axis_the_runs_do_not_vary_is_refused_naming_those_they_do():
+    """Issue 48: `server` on runs whose servers do not vary gave the first axis's table."""
+    runs = insert_runs()
+    for asked in ("server", "range_size"):
+        with pytest.raises(InvalidInput) as refused:
+            relative_table(runs, axis=asked)
+        assert refused.value.field == "axis"
+        assert asked in refused.value.message
+        assert "innodb_flush_log_at_trx_commit, threads" in refused.value.message
+    # a setting by the short name its columns show is the setting
+    assert made(runs, axis="flush").axis == "innodb_flush_log_at_trx_commit"

@@ -72,5 +72,34 @@ def test_the_relative_table_as_json_and_csv(api, plan_fields, offline_target, lo
     assert rows[0][:3] == ["family", "row", "column"]
     assert [r[2] for r in rows[1:]] == ["sync_binlog=1", "sync_binlog=0"]
 
-    missing = api.get(f"/api/v1/batches/{batch.pk}/relative?axis=threads")
-    assert missing.json()["axis"] == "sync_binlog"  # not an axis of this batch: the first
+
+def test_an_axis_the_batch_does_not_vary_is_refused_naming_those_it_does(
+    api, offline_target, local_host
+):
+    """Issue 48: ?axis=server on a batch whose servers do not vary answered the first
+    axis's table as if asked for it; now a 400 naming the axis and the batch's axes, in the
+    API (JSON and CSV) and the results page's CSV."""
+    batch = Batch.objects.create(
+        target=offline_target, load_host=local_host, status=Status.DONE, seed=1,
+        params={"test": "oltp_insert", "server_settings": {"sync_binlog": ["1", "0"]}},
+    )  # fmt: skip
+    for position, (value, threads) in enumerate([("1", 1), ("0", 1), ("1", 2), ("0", 2)]):
+        Run.objects.create(
+            batch=batch, position=position, round=0, threads=threads,
+            cell_key=f'{{"options":{{}},"settings":{{"sync_binlog":"{value}"}},"threads":{threads}}}',
+            settings={"sync_binlog": value}, status=Status.DONE, summary={"tps": 100.0},
+        )  # fmt: skip
+    url = f"/api/v1/batches/{batch.pk}/relative"
+    for asked in ("server", "range_size"):
+        for answer in (api.get(f"{url}?axis={asked}"), api.get(f"{url}?axis={asked}&format=csv")):
+            assert answer.status_code == 400, answer.text
+            refused = answer.json()
+            assert refused["field"] == "axis"
+            assert asked in refused["message"] and "sync_binlog, threads" in refused["message"]
+    assert api.get(f"{url}?axis=threads").json()["columns"] == ["threads=1", "threads=2"]
+    assert api.get(f"{url}?axis=sync_binlog").json()["axis"] == "sync_binlog"
+
+    api.login("owner", "owner-pass-1")
+    page_csv = api.get(f"/batches/{batch.pk}/export.csv?what=relative&axis=server")
+    assert page_csv.status_code == 400
+    assert "server" in page_csv.text and "sync_binlog, threads" in page_csv.text

@@ -29,7 +29,8 @@ class RelativeQuery(QueryParameters):
         required=False,
         max_length=200,
         help_text='The columns: "server" (targets, installs, configs), "threads", or a '
-        "setting's or an option's name; by default the first that varies (in `axes`).",
+        "setting's or an option's name; by default the first that varies (in `axes`). One "
+        "the batch does not vary is a 400 naming those it does.",
     )
 
 

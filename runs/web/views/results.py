@@ -6,13 +6,20 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.http.response import HttpResponseBase
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
+from runs.errors import InvalidInput
 from runs.http import deflated
 from runs.http.responses import conditional, streamed
 from runs.models import Batch
@@ -129,14 +136,17 @@ def compare(request: HttpRequest) -> HttpResponse:
 # --- exports --------------------------------------------------------------------------------------
 
 
-def export_csv(request: HttpRequest, batch_id: int) -> StreamingHttpResponse:
+def export_csv(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     """`?what=runs` (one row a run, its summary), `?what=samples` (one row a sample) or
     `?what=relative` (the relative table, one row per test and column; `&axis=`)."""
     batch = get_object_or_404(Batch, pk=batch_id)
     what = request.GET.get("what")
     what = what if what in ("samples", "relative") else "runs"
     if what == "relative":
-        rows = relative.batch_relative_csv(batch=batch, axis=request.GET.get("axis", ""))
+        try:
+            rows = relative.batch_relative_csv(batch=batch, axis=request.GET.get("axis", ""))
+        except InvalidInput as refused:
+            return HttpResponseBadRequest(str(refused), content_type="text/plain; charset=utf-8")
     elif what == "samples":
         rows = exports.batch_samples_csv(batch)
     else:
