@@ -34,12 +34,27 @@ def test_the_microbenchmark_suite_covers_its_four_families_and_expands():
     assert [f for f in FAMILIES if f in {i["family"] for i in suite}] == list(FAMILIES)
     cells = cells_for(suite, repeats=1)
     assert len(cells) == len(suite)
-    # One data set for all of them: a single prepare, readers first.
-    assert prepare_points(cells, "shared") == [0]
-    writes = {"oltp_update_index", "oltp_update_non_index", "oltp_delete", "oltp_insert",
-              "oltp_write_only"}  # fmt: skip
+    # One data set shared by all but the insert, readers first; the insert rebuilds its own.
+    assert prepare_points(cells, "shared") == [0, len(cells) - 1]
+    assert cells[-1].test == "oltp_insert" and cells[-1].dataset[-1].startswith("rebuild=")
+    writes = {"oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_write_only"}
     kinds = [c.test in writes for c in cells]
     assert kinds == sorted(kinds)
+
+
+def test_the_suites_writers_on_the_shared_data_set_keep_its_size():
+    # oltp_delete (sysbench 1.0.20) only deletes; oltp_insert only inserts.
+    suite = microbenchmarks()
+    shared = [i for i in suite if i["family"] == "write" and not i.get("rebuild")]
+    assert {i["test"] for i in shared} == {
+        "oltp_update_index",
+        "oltp_update_non_index",
+        "oltp_write_only",
+    }
+    (pair,) = [i for i in shared if i["name"] == "delete-insert"]
+    assert pair["options"] == {"index-updates": 0, "non-index-updates": 0, "delete-inserts": 1}
+    (insert,) = [i for i in suite if i["test"] == "oltp_insert"]
+    assert insert["rebuild"] is True
 
 
 def test_two_items_of_one_test_are_two_cells_with_their_options_in_the_key():
