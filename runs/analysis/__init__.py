@@ -20,6 +20,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     relative.py        the relative table: per test (by family) or cell, throughput against
                        the first of the compared values (servers, a setting, threads...),
                        its interval and verdict, and the cost per transaction
+    moves.py           how a family of the relative table moved in one column: faster,
+                       slower, the same, or not tested (too few repeats)
     multihost.py       one cell from several load hosts: the split, and the merged output
     noise/             is a difference real or noise: spread, verdicts, power, many cells
                        at once (its own map)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs.analysis.host_metrics.host_summary import PER_TX, PerTx, cell_per_tx
-from runs.analysis.noise import stats, verdicts
+from runs.analysis.moves import Move, family_move
+from runs.analysis.noise import verdicts
 from runs.analysis.noise.verdicts import Verdict
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, SHORT_NAMES, RunFigures, throughput_unit
@@ -89,37 +90,14 @@ class Row:
 
 
 @dataclass(frozen=True)
-class Move:
-    """How a family moved in one column: the geometric mean of its rows' ratios."""
-
-    family: str
-    column: str
-    ratio: float | None
-    faster: int
-    slower: int
-    tested: int
-
-    @property
-    def moved(self) -> bool:
-        return bool(self.faster or self.slower)
-
-    @property
-    def text(self) -> str:
-        """`point 12.3 % faster with config=odirect (2 of 2 tests faster)`."""
-        if self.ratio is None:
-            return f"{self.family}: nothing to compare with {self.column}"
-        how = verdicts.magnitude(self.ratio)
-        way = verdicts.FASTER if self.ratio >= 1 else verdicts.SLOWER
-        counted = [f"{n} {w}" for n, w in ((self.faster, "faster"), (self.slower, "slower")) if n]
-        tests = f"{' and '.join(counted)} of {self.tested}"
-        return f"{self.family} {how} {way} with {self.column} ({tests})"
-
-
-@dataclass(frozen=True)
 class Family:
     name: str
     rows: list[Row]
     moves: list[Move]  # one per column but the baseline's
+
+    @property
+    def tested(self) -> bool:
+        return any(m.tested for m in self.moves)
 
 
 @dataclass(frozen=True)
@@ -138,13 +116,18 @@ class RelativeTable:
     def summary(self) -> str:
         """Which families moved, and by how much, against the baseline."""
         moved = [m.text for f in self.families for m in f.moves if m.moved]
-        still = [f.name for f in self.families if not any(m.moved for m in f.moves)]
+        still = [f for f in self.families if not any(m.moved for m in f.moves)]
+        quiet = [f"{f.name} ({sum(m.tested for m in f.moves)} tested)" for f in still if f.tested]
+        untested = [f.name for f in still if not f.tested and any(m.untested for m in f.moves)]
         parts = []
         if moved:
             parts.append(f"Against {self.baseline}: " + "; ".join(moved) + ".")
-        if still:
-            quiet = ", ".join(still)
-            parts.append(f"No significant change against {self.baseline}: {quiet}.")
+        if quiet:
+            parts.append(f"No significant change against {self.baseline}: {', '.join(quiet)}.")
+        if untested:
+            parts.append(
+                f"Not tested against {self.baseline} (too few repeats): {', '.join(untested)}."
+            )
         return " ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -164,7 +147,8 @@ class RelativeTable:
                     ],
                     "moves": [
                         {"column": m.column, "ratio": m.ratio, "faster": m.faster,
-                         "slower": m.slower, "tested": m.tested, "text": m.text}
+                         "slower": m.slower, "tested": m.tested, "untested": m.untested,
+                         "text": m.text}
                         for m in f.moves
                     ],
                 }
@@ -201,8 +185,10 @@ def tone(verdict: Verdict | None) -> str:
     difference is not significant; "" for the baseline and cells without a verdict."""
     if verdict is None or verdict.ratio is None:
         return ""
-    if not verdict.significant:
+    if verdict.verdict == verdicts.SAME:
         return SAME_TONE
+    if not verdict.significant:  # not tested (too few repeats, no ratio): no colour claims
+        return ""
     factor = verdict.ratio if verdict.ratio >= 1 else 1 / verdict.ratio
     level = sum(factor >= s for s in _LEVELS)
     return (FASTER_TONES if verdict.ratio >= 1 else SLOWER_TONES)[level]
@@ -363,21 +349,12 @@ def _family(name: str, rows: list[Row], columns: list[str]) -> Family:
             cells[j].column, cells[j].n, cells[j].throughput, verdict, cells[j].per_tx
         )
         rows[i] = Row(rows[i].label, rows[i].test, rows[i].family, cells)
-    return Family(name, rows, [_move(name, rows, j, c) for j, c in enumerate(columns) if j])
-
-
-def _move(family: str, rows: Sequence[Row], index: int, column: str) -> Move:
-    found = [v for row in rows if (v := row.cells[index].verdict) is not None]
-    ratios = [v.ratio for v in found if v.ratio is not None]
-    return Move(
-        family=family,
-        column=column,
-        # the geometric mean of the rows' ratios: each test counts alike
-        ratio=stats.geometric_ratio([1.0], ratios) if ratios else None,
-        faster=sum(v.verdict == verdicts.FASTER for v in found),
-        slower=sum(v.verdict == verdicts.SLOWER for v in found),
-        tested=len(found),
-    )
+    moves = [
+        family_move(name, c, [v for row in rows if (v := row.cells[j].verdict) is not None])
+        for j, c in enumerate(columns)
+        if j
+    ]
+    return Family(name, rows, moves)
 
 
 def percent_text(ratio: float | None) -> str:

@@ -154,7 +154,7 @@ def test_tests_in_families_with_per_transaction_costs_from_the_host_metrics():
     assert point.cells[1].tone == relative.SAME_TONE
     # each family corrected on its own
     assert point.cells[1].verdict.correction == "Holm's correction over 1 cell"
-    assert "No significant change against flush=1: point." in table.summary
+    assert "No significant change against flush=1: point (1 tested)." in table.summary
     csv = table.csv_rows()
     assert csv[0] == list(relative.CSV_HEADER)
     assert csv[1][:4] == ["point", "point-select", "flush=1", 3]
@@ -186,3 +186,42 @@ def test_an_axis_the_runs_do_not_vary_is_refused_naming_those_they_do():
         assert "innodb_flush_log_at_trx_commit, threads" in refused.value.message
     # a setting by the short name its columns show is the setting
     assert made(runs, axis="flush").axis == "innodb_flush_log_at_trx_commit"
+
+
+def _by_cell(runs: list[TableRun]) -> list[list[TableRun]]:
+    cells: dict[tuple[str, int], list[TableRun]] = {}
+    for run in runs:
+        key = (run.figures.settings["innodb_flush_log_at_trx_commit"], run.figures.threads)
+        cells.setdefault(key, []).append(run)
+    return list(cells.values())
+
+
+def test_a_family_whose_moves_are_all_the_same_never_reads_an_empty_count():
+    """Issue 48: a move with none faster and none slower read `( of 3)`."""
+    runs = [dataclasses.replace(r, figures=dataclasses.replace(r.figures, settings={
+        "innodb_flush_log_at_trx_commit": "1"}, axis_options={"copy": "a"})) for r in insert_runs()
+        if r.figures.settings["innodb_flush_log_at_trx_commit"] == "1"]  # fmt: skip
+    copies = [dataclasses.replace(r, figures=dataclasses.replace(r.figures,
+              axis_options={"copy": "b"})) for r in runs]  # fmt: skip
+    table = made(runs + copies, axis="copy")
+    (move,) = table.families[0].moves
+    assert (move.faster, move.slower, move.tested) == (0, 0, 3)
+    assert "( of" not in move.text and "()" not in move.text
+    assert move.text == "write: no significant change with copy=b (3 tested)"
+    assert table.summary == "No significant change against copy=a: write (3 tested)."
+
+
+def test_cells_too_short_to_test_are_not_called_unchanged():
+    """Issue 48: single runs too short to be compared on their intervals got the summary's
+    "No significant change" and the grey of a tested cell; they were never tested."""
+    table = made([runs[0] for runs in _by_cell(insert_runs())], axis="threads")
+    (family,) = table.families
+    for row in family.rows:
+        for cell in row.cells[1:]:
+            assert cell.verdict.verdict == verdicts.TOO_FEW
+            assert cell.tone == ""  # grey says "tested, no difference"
+    assert [(m.tested, m.untested) for m in family.moves] == [(0, 2), (0, 2)]
+    assert family.moves[0].text == "write: not tested against threads=2 (2 cells: n=1)"
+    assert table.to_dict()["families"][0]["moves"][0]["untested"] == 2
+    assert "No significant change" not in table.summary
+    assert table.summary == ("Not tested against threads=1 (too few repeats): write.")

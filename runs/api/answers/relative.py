@@ -47,7 +47,8 @@ class RelativeTableSerializer(serializers.Serializer[Any]):
         help_text="[{name, rows: [{label, test, cells: [{column, n, throughput, verdict "
         "(ratio, ratio_low, ratio_high, text, p_adjusted...; null in the baseline's column), "
         "tone, per_tx: {cpu_us, csw, read_kb, write_kb}}]}], moves: [{column, ratio, faster, "
-        "slower, tested, text}]}]"
+        "slower, tested, untested, text}]}]: `untested` cells had too few repeats for a "
+        "verdict and count in no other figure"
     )
 
 
