@@ -6,7 +6,9 @@ has no tests axis; one column per value of the axis compared (the servers: targe
 installs, configs; a setting; an option; the threads); in each cell the throughput
 relative to the first column (the baseline) with its 95 % interval and verdict, coloured,
 and the cost per transaction that explains it: the database's CPU µs and context switches,
-the disks' KB read and written (the host metrics, runs/analysis/host_metrics/).
+the disks' KB read and written (the host metrics, runs/analysis/host_metrics/); and per
+operation, as the published comparisons read: the queries a second against the
+baseline's (rQPS) and the same costs per query.
 
 Its statistics are the results' own: verdicts.compare_runs for a cell against the
 baseline's, verdicts.corrected (Holm) over the cells of one family, the geometric mean's
@@ -15,14 +17,21 @@ ratio of stats.py for a family's move. Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runs.analysis.host_metrics.host_summary import PER_TX, PerTx, cell_per_tx
+from runs.analysis.host_metrics.host_summary import (
+    PER_TX,
+    PerQuery,
+    PerTx,
+    cell_per_query,
+    cell_per_tx,
+)
 from runs.analysis.moves import Move, family_move
-from runs.analysis.noise import verdicts
+from runs.analysis.noise import stats, verdicts
 from runs.analysis.noise.verdicts import Verdict
 from runs.analysis.percent import signed_pct
 from runs.analysis.results import FINISHED_WELL, SHORT_NAMES, RunFigures, throughput_unit
@@ -65,6 +74,9 @@ class TableCell:
     throughput: float | None  # their median
     verdict: Verdict | None  # against the baseline's cell; None in the baseline's column
     per_tx: PerTx
+    qps: float | None = None  # the repeats' median queries a second
+    rqps: float | None = None  # their ratio to the baseline's (geometric means); None there
+    per_query: PerQuery = field(default_factory=PerQuery)
 
     @property
     def tone(self) -> str:
@@ -78,6 +90,9 @@ class TableCell:
             "verdict": self.verdict.to_dict() if self.verdict else None,
             "tone": self.tone,
             "per_tx": self.per_tx.to_dict(),
+            "qps": self.qps,
+            "rqps": self.rqps,
+            "per_query": self.per_query.to_dict(),
         }
 
 
@@ -169,7 +184,9 @@ class RelativeTable:
                          v.low if v else None, v.high if v else None,
                          v.text if v else ("baseline" if cell.column == self.baseline else ""),
                          v.p_adjusted if v else None,
-                         *(getattr(cell.per_tx, name) for name in PER_TX)]
+                         *(getattr(cell.per_tx, name) for name in PER_TX),
+                         cell.qps, 1.0 if cell.column == self.baseline else cell.rqps,
+                         *(getattr(cell.per_query, name) for name in PER_TX)]
                     )  # fmt: skip
         return lines
 
@@ -177,6 +194,7 @@ class RelativeTable:
 CSV_HEADER = (
     "family", "row", "column", "n", "throughput", "unit", "ratio", "ratio_low", "ratio_high",
     "verdict", "p_adjusted", "cpu_us_per_tx", "csw_per_tx", "read_kb_per_tx", "write_kb_per_tx",
+    "qps", "rqps", "cpu_us_per_query", "csw_per_query", "read_kb_per_query", "write_kb_per_query",
 )  # fmt: skip
 
 
@@ -327,16 +345,31 @@ def _row(
     cells = []
     for column in columns:
         members = [r.figures for r in by_column.get(column, [])]
-        verdict = None if column == columns[0] else verdicts.compare_runs(base, members)
+        first_column = column == columns[0]
         cells.append(
-            TableCell(column, *_measured(members), verdict=verdict, per_tx=cell_per_tx(members))
-        )
+            TableCell(
+                column, *_measured(members),
+                verdict=None if first_column else verdicts.compare_runs(base, members),
+                per_tx=cell_per_tx(members),
+                qps=_median(_qps(members)),
+                rqps=None if first_column else stats.geometric_ratio(_qps(base), _qps(members)),
+                per_query=cell_per_query(members),
+            )
+        )  # fmt: skip
     return Row(label, first.test, first.family or CELLS, cells)
 
 
 def _measured(runs: Sequence[RunFigures]) -> tuple[int, float | None]:
     values = [v for r in runs if r.status in FINISHED_WELL and (v := r.throughput) is not None]
-    return len(values), (statistics.median(values) if values else None)
+    return len(values), _median(values)
+
+
+def _qps(runs: Sequence[RunFigures]) -> list[float]:
+    return [v for r in runs if r.status in FINISHED_WELL and (v := r.figures.qps) is not None]
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def _family(name: str, rows: list[Row], columns: list[str]) -> Family:
@@ -345,9 +378,7 @@ def _family(name: str, rows: list[Row], columns: list[str]) -> Family:
     found = verdicts.corrected([rows[i].cells[j].verdict for i, j in places])  # type: ignore[misc]
     for (i, j), verdict in zip(places, found, strict=True):
         cells = list(rows[i].cells)
-        cells[j] = TableCell(
-            cells[j].column, cells[j].n, cells[j].throughput, verdict, cells[j].per_tx
-        )
+        cells[j] = dataclasses.replace(cells[j], verdict=verdict)
         rows[i] = Row(rows[i].label, rows[i].test, rows[i].family, cells)
     moves = [
         family_move(name, c, [v for row in rows if (v := row.cells[j].verdict) is not None])

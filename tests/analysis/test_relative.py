@@ -225,3 +225,34 @@ def test_cells_too_short_to_test_are_not_called_unchanged():
     assert table.to_dict()["families"][0]["moves"][0]["untested"] == 2
     assert "No significant change" not in table.summary
     assert table.summary == ("Not tested against threads=1 (too few repeats): write.")
+
+
+def test_per_query_beside_per_transaction_rqps_and_the_costs_a_query():
+    """Issue 48: the published comparisons read per operation: each cell's queries a second
+    against the baseline's (rQPS) and its costs per query, from the run's summary (qps/tps:
+    the queries a transaction) and host summary (the costs a transaction)."""
+    runs = []
+    for flush, qps_scale in (("1", 1.0), ("0", 1.5)):
+        for round_ in (1, 2, 3):
+            figures = point_select_threads(2, round_)
+            tps = figures.summary["tps"]
+            summary = {**figures.summary, "qps": tps * 4 * qps_scale}  # 4 queries a transaction
+            runs.append(TableRun(dataclasses.replace(
+                figures, summary=summary, settings={"innodb_flush_log_at_trx_commit": flush},
+                host_summary=HOSTS), "read-write", "mixed", 0))  # fmt: skip
+    table = made(runs, orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
+    base, other = table.families[0].rows[0].cells
+    qps = [r.figures.summary["qps"] for r in runs]
+    assert base.qps == statistics.median(qps[:3]) and other.qps == statistics.median(qps[3:])
+    assert base.rqps is None
+    assert other.rqps == statistics.geometric_mean(qps[3:]) / statistics.geometric_mean(qps[:3])
+    assert base.per_query.to_dict() == {"cpu_us": 20.0, "csw": 1.5, "read_kb": 0.125,
+                                        "write_kb": 3.0}  # fmt: skip
+    assert other.per_query.cpu_us == round(80.0 / 6, 3)  # 6 queries a transaction there
+    cell = table.to_dict()["families"][0]["rows"][0]["cells"][1]
+    assert cell["rqps"] == other.rqps and cell["per_query"]["csw"] == 1.0
+    header, first, second = table.csv_rows()
+    assert header[-6:] == ["qps", "rqps", "cpu_us_per_query", "csw_per_query",
+                           "read_kb_per_query", "write_kb_per_query"]  # fmt: skip
+    assert first[-5:] == [1.0, 20.0, 1.5, 0.125, 3.0] and first[-6] == base.qps
+    assert second[-5] == other.rqps

@@ -239,6 +239,29 @@ def cell_per_tx(runs: Sequence[RunFigures]) -> PerTx:
     )
 
 
+class PerQuery(PerTx):
+    """The same costs per query: each repeat's per transaction over the queries its
+    transactions made (the summary's qps / tps), the medians over the cell's repeats."""
+
+
+def cell_per_query(runs: Sequence[RunFigures]) -> PerQuery:
+    """A cell's cost per query (the published comparisons' per operation)."""
+    good = [r for r in runs if r.status in FINISHED_WELL]
+    return PerQuery(**{name: _median(_per_query(r, name) for r in good) for name in PER_TX})
+
+
+def _per_query(run: RunFigures, name: str) -> float | None:
+    per_tx, queries = _server(run, name), queries_per_tx(run)
+    return round(per_tx / queries, 3) if per_tx is not None and queries else None
+
+
+def queries_per_tx(run: RunFigures) -> float | None:
+    """The queries a transaction made: sysbench's qps over its tps (None for a test
+    without either, as cpu or fileio)."""
+    figures = run.figures
+    return figures.qps / figures.tps if figures.qps and figures.tps else None
+
+
 def _server(run: RunFigures, name: str) -> float | None:
     host = run.host_figures.first("server")
     if host is None:

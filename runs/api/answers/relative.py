@@ -46,7 +46,9 @@ class RelativeTableSerializer(serializers.Serializer[Any]):
     families = serializers.JSONField(
         help_text="[{name, rows: [{label, test, cells: [{column, n, throughput, verdict "
         "(ratio, ratio_low, ratio_high, text, p_adjusted...; null in the baseline's column), "
-        "tone, per_tx: {cpu_us, csw, read_kb, write_kb}}]}], moves: [{column, ratio, faster, "
+        "tone, per_tx: {cpu_us, csw, read_kb, write_kb}, qps, rqps (queries a second against "
+        "the baseline's: ratio of geometric means; null there), per_query: {the same as "
+        "per_tx, over the queries a transaction made}}]}], moves: [{column, ratio, faster, "
         "slower, tested, untested, text}]}]: `untested` cells had too few repeats for a "
         "verdict and count in no other figure"
     )
