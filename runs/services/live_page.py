@@ -38,7 +38,7 @@ def batch_grid(batch: Batch) -> grid.Grid:
     """The batch's grid (runs/analysis/grid.py) from its runs grouped by cell and status."""
     groups = (
         batch.runs.order_by()
-        .values_list("cell_key", "settings", "threads", "status")
+        .values_list("cell_key", "settings", "threads", "status", "target_id", "target__name")
         .annotate(n=Count("id"), first=Min("id"))
     )
     return grid.counted_grid(
@@ -50,7 +50,7 @@ def batch_grid(batch: Batch) -> grid.Grid:
                     round=0,
                     threads=threads,
                     settings=dict(settings or {}),
-                    axis_options=results.axis_options(cell_key),
+                    axis_options=_grid_axes(cell_key, target_id, target_name),
                     cell_axes=results.cell_axes(cell_key),
                     status=status,
                     summary={},
@@ -58,11 +58,21 @@ def batch_grid(batch: Batch) -> grid.Grid:
                 n,
                 first,
             )
-            for cell_key, settings, threads, status, n, first in groups
+            for cell_key, settings, threads, status, target_id, target_name, n, first in groups
         ],
         max_rows=GRID_SERIES,
         axes_order=_plan_order(batch),
     )
+
+
+def _grid_axes(cell_key: str, target_id: int | None, target_name: str | None) -> dict[str, str]:
+    """A cell's option-axis values and, on a servers axis, its target by name: what
+    results.run_axes reads of a run, so that each target is a row of its own as it is a
+    series of the results (a cell's key names its target by id only)."""
+    axes = results.axis_options(cell_key)
+    if results.target_on_axis(cell_key):
+        axes[results.TARGET] = target_name if target_name is not None else f"target {target_id}"
+    return axes
 
 
 def _plan_order(batch: Batch) -> dict[str, list[str]]:
