@@ -23,6 +23,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     moves.py           how a family of the relative table moved in one column: faster,
                        slower, the same, or not tested (too few repeats)
     multihost.py       one cell from several load hosts: the split, and the merged output
+    row_counts.py      whether a writing run left its tables the size it found them: the
+                       counts' record and the warning past 1 %
     noise/             is a difference real or noise: spread, verdicts, power, many cells
                        at once (its own map)
     why/               the why panel: the per-transaction time model, fsyncs by file
