@@ -103,3 +103,39 @@ def test_an_axis_the_batch_does_not_vary_is_refused_naming_those_it_does(
     page_csv = api.get(f"/batches/{batch.pk}/export.csv?what=relative&axis=server")
     assert page_csv.status_code == 400
     assert "server" in page_csv.text and "sync_binlog, threads" in page_csv.text
+
+
+def test_the_relative_table_per_query_in_the_api_and_on_the_page(api, offline_target, local_host):
+    """Issue 48: rQPS and the costs per query beside those per transaction, from each run's
+    summary (qps, tps) and host summary, in the API and on the results page."""
+    batch = Batch.objects.create(
+        target=offline_target, load_host=local_host, status=Status.DONE, seed=1,
+        params={"test": "oltp_read_only", "server_settings": {"sync_binlog": ["1", "0"]}},
+    )  # fmt: skip
+    tps = {"1": (100.0, 104.0, 98.0), "0": (150.0, 160.0, 155.0)}
+    host = {"hosts": [{"role": "server", "host": "db", "read_kb_per_tx": 8.0,
+                       "write_kb_per_tx": 16.0, "db": {"cpu_us_per_tx": 320.0,
+                                                       "csw_per_tx": 32.0}}]}  # fmt: skip
+    for value, figures in tps.items():
+        for i, figure in enumerate(figures):
+            Run.objects.create(
+                batch=batch, position=len(tps) * i + int(value), round=i, threads=1,
+                cell_key=f'{{"options":{{}},"settings":{{"sync_binlog":"{value}"}},"threads":1}}',
+                settings={"sync_binlog": value}, status=Status.DONE, host_summary=host,
+                summary={"tps": figure, "qps": figure * 16},  # 16 queries a transaction
+            )  # fmt: skip
+
+    table = api.get(f"/api/v1/batches/{batch.pk}/relative").json()
+    base, other = table["families"][0]["rows"][0]["cells"]
+    assert base["qps"] == 1600.0 and base["rqps"] is None
+    assert other["rqps"] == pytest.approx(other["verdict"]["ratio"])
+    assert base["per_tx"] == {"cpu_us": 320.0, "csw": 32.0, "read_kb": 8.0, "write_kb": 16.0}
+    assert base["per_query"] == {"cpu_us": 20.0, "csw": 2.0, "read_kb": 0.5, "write_kb": 1.0}
+
+    api.login("owner", "owner-pass-1")
+    page = api.get(f"/batches/{batch.pk}/results").text
+    section = page[page.index('<section id="relative">') :]
+    section = section[: section.index("</section>")]
+    assert 'id="relative-per-query"' in section and ">rQPS</th>" in section
+    assert '<span class="per-tx">320.0</span><span class="per-query">20.00</span>' in section
+    assert '<td class="num">1,600</td>' in section  # the baseline's qps

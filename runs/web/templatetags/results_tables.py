@@ -20,6 +20,7 @@ from django.template.defaultfilters import floatformat
 from django.utils.formats import localize
 from django.utils.safestring import SafeString, mark_safe
 
+from runs.analysis.host_metrics.host_summary import PER_TX
 from runs.analysis.relative import Family, RelativeTable, Row, TableCell
 from runs.web.templatetags.numbers import num, ratio
 from runs.web.templatetags.rows import escaped
@@ -146,7 +147,7 @@ def _relative_row(family: Family, row: Row, first: bool) -> str:
 
 
 def _relative_cell(cell: TableCell, first: bool) -> str:
-    v, tone, t = cell.verdict, cell.tone, cell.per_tx
+    v, tone, t, q = cell.verdict, cell.tone, cell.per_tx, cell.per_query
     style = f' style="background: {_shown(tone)}"' if tone else ""
     title = ""
     if v:
@@ -162,10 +163,15 @@ def _relative_cell(cell: TableCell, first: bool) -> str:
         shown = f"{ratio(v.ratio)}<br><small>{_shown(v.interval)} · {_shown(v.text)}</small>"
     else:
         shown = '<span class="muted">–</span>'
+    queries = _num(cell.qps) if first else ratio(cell.rqps)
+    costs = "".join(
+        f'<td class="num"><span class="per-tx">{_num(getattr(t, name))}</span>'
+        f'<span class="per-query">{_num(getattr(q, name))}</span></td>'
+        for name in PER_TX
+    )
     return (
         f'\n    <td class="num group-start"{style}{title}>\n      {shown}</td>\n'
-        f'    <td class="num">{_num(t.cpu_us)}</td><td class="num">{_num(t.csw)}</td>'
-        f'<td class="num">{_num(t.read_kb)}</td><td class="num">{_num(t.write_kb)}</td>\n    '
+        f'    <td class="num">{queries}</td>{costs}\n    '
     )
 
 
