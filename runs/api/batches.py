@@ -186,6 +186,7 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             "duration_s",
             "host_summary",
             "bottleneck",
+            "warnings",
         ]
         read_only_fields = fields
 

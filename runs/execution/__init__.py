@@ -25,6 +25,8 @@ runs/services/plans.py):
     stream/              sysbench followed from its first line to its exit: each line
                          parsed, sent live and stored; the heartbeat; a cancel heard at
                          once (its own map)
+    row_counts.py        a writing run's tables counted before and after it; the warning
+                         when it changed their rows by more than 1 %
     run_results.py       what a run ends with: its result or its failure, stored and announced
     outages/             a machine away while a batch runs: the results database's writes
                          held, a handover to the sweeper, a target or a load host waited

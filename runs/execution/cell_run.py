@@ -13,7 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from runs import targets
-from runs.execution import environment, server_targets
+from runs.execution import environment, row_counts, server_targets
 from runs.execution.host_metrics import (
     HostMetricsSampler,
     host_metrics_clock,
@@ -96,6 +96,7 @@ class CellRun:
         if verified is None:
             return
         run.verified_settings = verified
+        row_counts.rows_before(batch=self.batch, run=run, target=target)
         outages = len(self.store.outages)
         machines = host_metrics_start(
             batch=self.batch,
@@ -251,6 +252,9 @@ class CellRun:
         if isinstance(followed, HostsFollowed):
             hosts_set_result(run, followed)
         counters.sampler_summary(sampler, run=run)
+        warned = stop is None and row_counts.rows_after(
+            batch=self.batch, run=run, target=self.target_of(run)
+        )
         # Still away after that stop: wait for it a while longer, to say what happened.
         wait_s = 3 * self.store.limit_s if results_lost else None
         warnings = list(run.warnings)
@@ -267,6 +271,8 @@ class CellRun:
                 *sink.warnings(),
             ]
             self.store.ensure(lambda: run.save(update_fields=RESULT_FIELDS), wait_s)
+            if warned:
+                self.store.ensure(lambda: self.batch.save(update_fields=["warnings"]), wait_s)
         except ResultsUnreachable:
             run.warnings = warnings  # the outage is told by the sweeper, with its length
             self.held = (run, sink)  # handed to Redis when the worker gives up

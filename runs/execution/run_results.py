@@ -50,6 +50,7 @@ RESULT_FIELDS = [
     "warnings",
     "host_summary",
     "bottleneck",
+    "environment",  # with the rows of its tables counted after it (row_counts.py)
 ]
 
 

@@ -32,7 +32,7 @@ def run_environment(run: Run) -> dict[str, Any]:
 
 
 # What a run records of its own beside its server (runs/execution/environment.py).
-RUN_OWN_ENVIRONMENT = ("target", "config", "restart")
+RUN_OWN_ENVIRONMENT = ("target", "config", "restart", "rows")  # rows: execution/row_counts.py
 
 
 def run_server_before(run: Run) -> dict[str, str]:
