@@ -8,7 +8,8 @@ input with a serializer, asks a service, and answers in JSON (or CSV where asked
     errors.py       errors always in JSON: `{"field": ..., "message": ...}`
     health.py       the installation's processes, the servers it needs, its queue
     tokens.py       a user's API tokens: list, create (shown once), revoke
-    batches.py      batches, their runs, a run's samples (JSON or CSV, ?after=)
+    batches.py      batches, listed, read, cancelled, and their runs listed
+    runs.py         a run, its samples (JSON or CSV, ?after=) and its sysbench log
     imports.py      old sysbench logs imported as a batch
     setup/          what a batch is made from: targets, load hosts, scripts, plans
     answers/        what a batch found: its results, relative table, comparisons, host metrics

@@ -5,6 +5,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from runs.api import batches, health, imports, tokens
+from runs.api import runs as run_views  # not to hide the package named runs
 from runs.api.answers import compare, host_metrics, relative, results
 from runs.api.nightly import alerts, history, notes
 from runs.api.setup import loadhosts, plans, scripts, targets
@@ -57,9 +58,9 @@ urlpatterns = [
     path("batches/<int:pk>/results", results.BatchResultsView.as_view(), name="api-batch-results"),
     path("batches/<int:pk>/report", results.BatchReport.as_view(), name="api-batch-report"),
     path("batches/<int:pk>/relative", relative.BatchRelative.as_view(), name="api-batch-relative"),
-    path("runs/<int:pk>", batches.RunDetail.as_view(), name="api-run"),
-    path("runs/<int:pk>/samples", batches.RunSamples.as_view(), name="api-run-samples"),
-    path("runs/<int:pk>/log", batches.RunLog.as_view(), name="api-run-log"),
+    path("runs/<int:pk>", run_views.RunDetail.as_view(), name="api-run"),
+    path("runs/<int:pk>/samples", run_views.RunSamples.as_view(), name="api-run-samples"),
+    path("runs/<int:pk>/log", run_views.RunLog.as_view(), name="api-run-log"),
     path(
         "runs/<int:pk>/host-metrics",
         host_metrics.RunHostMetrics.as_view(),

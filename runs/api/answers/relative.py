@@ -17,8 +17,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.api.batches import SamplesCSVRenderer
 from runs.api.common import QueryParameters
+from runs.api.runs import SamplesCSVRenderer
 from runs.http.responses import streamed
 from runs.services import selectors
 from runs.services.answers import relative
