@@ -63,6 +63,12 @@ _SQL_10 = re.compile(
             rf"reconn/s:?\s*(?P<reconn>{NUMBER})",
         )
     )
+    # sysbench-tpcc's tpcc_counters.lua goes on with each transaction's rate, its mix:
+    # `no: 4.00 pt: 3.00 os: 1.00 dl: 0.00 sl: 1.00` (NewOrder, Payment, OrderStatus,
+    # Delivery, StockLevel per second).
+    + "".join(
+        rf"(?:{_FIELD}{name}:?\s*(?P<{name}>{NUMBER}))?" for name in ("no", "pt", "os", "dl", "sl")
+    )
     + "$"
 )
 _EPS_10 = whole_line(rf"thds: (?P<threads>\d+) eps: (?P<eps>{NUMBER}) lat\s*{_LATENCY_LABEL}")
@@ -86,6 +92,12 @@ _EXTRA_GROUPS = {
     "written": "written_mib_per_s",
     "fsyncs": "fsyncs_per_s",
     "mib": "mib_per_s",
+    # A TPC-C script's transaction mix (runs/analysis/tpcc.py), when it prints one.
+    "no": "new_order_per_s",
+    "pt": "payment_per_s",
+    "os": "order_status_per_s",
+    "dl": "delivery_per_s",
+    "sl": "stock_level_per_s",
 }
 # Each format with the `extra` figures it prints, looked up once, not per line.
 _SAMPLE_FORMATS = tuple(
@@ -130,5 +142,6 @@ def sample_of(
         errors_per_s=get("err"),
         reconnects_per_s=get("reconn"),
         eps=get("eps"),
-        extra={key: get(group, 0.0) for group, key in extras},
+        # Only what the line printed: an optional field left out is not a zero.
+        extra={key: figures[group] for group, key in extras if group in figures},
     )

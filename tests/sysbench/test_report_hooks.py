@@ -112,3 +112,33 @@ def test_a_json_object_of_another_shape_or_cut_short_is_counted_not_a_sample():
 
     assert result.samples == []
     assert result.unrecognised_lines == 1 + 3  # the object, and the three lines cut short
+
+
+def test_tpcc_counters_lines_carry_the_transaction_mix():
+    # Written with the format string of sysbench-tpcc's tpcc_counters.lua (its counters
+    # need a patched sysbench: not captured here): `reconn/s:` with its colon, then the
+    # rate of each transaction.
+    line = (
+        "[ 3s ] thds: 2 tps: 9.00 qps: 250.00 (r/w/o: 110.00/120.00/20.00) "
+        "lat (ms,95%): 21.50 err/s 0.50 reconn/s: 0.00 "
+        "no: 4.00 pt: 3.00 os: 1.00 dl: 0.00 sl: 1.00"
+    )
+
+    [sample] = OutputParser().feed(line)
+
+    assert isinstance(sample, IntervalSample)
+    assert (sample.tps, sample.errors_per_s, sample.reconnects_per_s) == (9.0, 0.5, 0.0)
+    assert sample.extra == {
+        "new_order_per_s": 4.0,
+        "payment_per_s": 3.0,
+        "order_status_per_s": 1.0,
+        "delivery_per_s": 0.0,
+        "stock_level_per_s": 1.0,
+    }
+
+
+def test_a_line_without_the_mix_carries_no_mix():
+    [sample] = OutputParser().feed(interval_lines(text_of("hook_report_default"))[0])
+
+    assert isinstance(sample, IntervalSample)
+    assert sample.extra == {}
