@@ -25,6 +25,8 @@ columns (runs/frozen.py, runs/columns.py). Everything here is tested on recorded
     multihost.py       one cell from several load hosts: the split, and the merged output
     row_counts.py      whether a writing run left its tables the size it found them: the
                        counts' record and the warning past 1 %
+    tpcc.py            a TPC-C run as a team reads it: tpmC beside tps (where the script
+                       prints its NewOrders), the mix, ignored errors/s, the warehouses
     noise/             is a difference real or noise: spread, verdicts, power, many cells
                        at once (its own map)
     why/               the why panel: the per-transaction time model, fsyncs by file
