@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Max, QuerySet
 
-from runs.analysis import run_facts
+from runs.analysis import run_facts, tpcc
 from runs.columns import BatchEnvironment, RunOptions
 from runs.execution import server_targets
 from runs.models import HostMetrics, Run, Sample
@@ -77,3 +77,17 @@ def last_seq_within(run: Run, *, after: int, limit: int) -> int:
     from the index alone, before those samples are sent."""
     found = samples_after_query(run, after=after, limit=limit).aggregate(last=Max("seq"))["last"]
     return int(found) if found is not None else after
+
+
+def run_tpcc(run: Run) -> tpcc.TpccRun | None:
+    """A TPC-C run's tpmC, mix, ignored errors and warehouses; None for another run (told
+    by its command, before any sample is read)."""
+    if not tpcc.is_tpcc(run.argv):
+        return None
+    rows = run.samples.order_by("seq").values_list("tps", "errors_per_s", "extra", "in_warmup")
+    tps = (run.summary or {}).get("tps")
+    return tpcc.tpcc_run(
+        argv=run.argv,
+        intervals=[tpcc.Interval(*row) for row in rows],
+        tps=float(tps) if isinstance(tps, (int, float)) else None,
+    )

@@ -24,6 +24,8 @@ function chartOn(canvas) {
       lineDataset("tps", "#0072b2", [], { yAxisID: "y" }),
       lineDataset("qps", "#56b4e9", [], { yAxisID: "yq", borderDash: [4, 3] }),
       lineDataset("latency p95 (ms)", "#d55e00", [], { yAxisID: "y1" }),
+      // The errors the run ignored and retried (deadlocks, in TPC-C), not its failures.
+      lineDataset("ignored errors/s", "#cc79a7", [], { yAxisID: "ye", borderDash: [2, 2] }),
     ] },
     options: {
       interaction: { mode: "nearest", intersect: false, axis: "x" },
@@ -34,6 +36,8 @@ function chartOn(canvas) {
         y: axis("tps", { beginAtZero: true }),
         yq: axis("qps", { beginAtZero: true, grid: { drawOnChartArea: false } }),
         y1: axis("ms", { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } }),
+        ye: axis("err/s", { position: "right", beginAtZero: true, suggestedMax: 1,
+                            grid: { drawOnChartArea: false } }),
       },
     },
   });
@@ -53,7 +57,7 @@ export function liveRun(canvas, hooks) {
 
   function reset(run) {
     stop();
-    chart.data.datasets.splice(3); // the previous run's load hosts
+    chart.data.datasets.splice(4); // the previous run's load hosts
     chart.data.datasets[0].label = "tps";
     chart.data.datasets.forEach((d) => { d.data = []; });
     // The x axis spans the run's expected time from the start, so the line grows into it.
@@ -72,6 +76,7 @@ export function liveRun(canvas, hooks) {
     chart.data.datasets[0].data.push({ x: s.time_s, y: s.tps });
     chart.data.datasets[1].data.push({ x: s.time_s, y: s.qps });
     chart.data.datasets[2].data.push({ x: s.time_s, y: s.latency_ms });
+    chart.data.datasets[3].data.push({ x: s.time_s, y: s.errors_per_s });
     if (s.latency_pct !== null && s.latency_pct !== undefined) {
       chart.data.datasets[2].label = "latency p" + s.latency_pct + " (ms)";
     }

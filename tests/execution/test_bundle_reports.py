@@ -96,6 +96,13 @@ def test_on_the_local_host_against_mariadb(
     client.force_login(django_user_model.objects.get(username="printer"))
     page = client.get(reverse("batch_detail", args=[batch.pk])).content.decode()
     assert "prepare <code>tpcc_print.lua mysql_table_options=COLLATE latin1_bin scale=2" in page
+    # The run page reads it as TPC-C: its warehouses, tps, ignored errors per second, and
+    # says plainly that it prints no NewOrders, so no tpmC.
+    run_page = client.get(reverse("run_live", args=[batch.runs.get().pk])).content.decode()
+    assert 'id="run-tpcc"' in run_page
+    assert '<td>warehouses</td><td class="num">2</td>' in run_page
+    assert "The script does not print its NewOrder transactions, so no tpmC" in run_page
+    assert 'id="run-tpcc-mix"' not in run_page
 
 
 def test_on_the_local_host_against_postgres(celery_worker, make_plan, bundle, pg_target):

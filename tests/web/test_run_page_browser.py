@@ -204,13 +204,16 @@ def test_the_machines_are_drawn_under_the_tps_chart(
     assert drawn["net"]["labels"] == ["received KB/s", "sent KB/s"]
     assert drawn["mem"]["labels"] == ["used MB", "cache MB", "dirty MB"]
     assert drawn["mem"]["top"] > 0  # this machine uses memory
-    # tps and qps each on its own axis.
+    # tps and qps each on its own axis; the ignored errors per second on theirs, a point
+    # a sample.
     axes = page.evaluate(
         "() => { const c = Chart.getChart('run-chart');"
         " return [c.data.datasets.map((d) => d.yAxisID), c.options.scales.y.title.text,"
-        " c.options.scales.yq.title.text]; }"
+        " c.options.scales.yq.title.text, c.data.datasets[3].label,"
+        " c.data.datasets[3].data.length, c.data.datasets[0].data.length]; }"
     )
-    assert axes == [["y", "yq", "y1"], "tps", "qps"]
+    assert axes[:4] == [["y", "yq", "y1", "ye"], "tps", "qps", "ignored errors/s"]
+    assert axes[4] == axes[5] > 0
     b.shot("run-host-metrics")
     assert b.errors == []
 
