@@ -46,12 +46,25 @@ import django  # noqa: E402
 django.setup()
 
 from bench._harness import load, write_result  # noqa: E402
-from runs.analysis.why.fsyncs import BINLOG, DATA, REDO, run_fsyncs  # noqa: E402
+from runs.analysis.why.fsyncs import (  # noqa: E402
+    BINLOG,
+    DATA,
+    REDO,
+    WAL,
+    ClassFsync,
+    Fsyncs,
+    run_fsyncs,
+)
 from runs.sysbench.command import Connection  # noqa: E402
 from tests.servers import PrivateMariaDB, PrivatePostgres  # noqa: E402
 from tests.strace import PROBE_EVERY_S, measured_run, of_files  # noqa: E402
 
 FILES = {REDO: ("ib_logfile", "/pg_wal/"), BINLOG: ("/binlog.0",), DATA: (".ibd", "ibdata")}
+
+
+def _of(found: Fsyncs, name: str) -> ClassFsync:
+    # this table's "redo" row is the log of either engine: PostgreSQL names its own the WAL
+    return found.get(WAL if name == REDO and WAL in found.classes else name)
 
 
 def spread(times: list[float], transactions: int) -> dict[str, Any] | None:
@@ -78,8 +91,8 @@ def one_run(
         "tps": round(run.transactions / run.seconds, 1),
         "latency_ms": run.latency_ms,
         "strace": {c: spread(of_files(run.syncs, *FILES[c]), run.transactions) for c in FILES},
-        "server": {c: server.get(c).to_dict() for c in FILES},
-        "taken": {c: taken.get(c).to_dict() for c in FILES},
+        "server": {c: _of(server, c).to_dict() for c in FILES},
+        "taken": {c: _of(taken, c).to_dict() for c in FILES},
         "diskstats_ms": run.diskstats_ms,
         "probe": run.probe,
         "runnable": round(run.runnable, 2),

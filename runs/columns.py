@@ -194,14 +194,19 @@ class RunCounters:
     missing: list[str] = field(default_factory=list)  # expected counters the server lacks
     inside: dict[str, Any] = field(default_factory=dict)  # waits, digests: analysis/inside.py
     duration_s: float = 0.0  # from the first reading to the last
+    # the target's engine (Target.engine) as the sampler read it: its file classes are named
+    # by it (the WAL on PostgreSQL; redo log and binary log on MariaDB/MySQL)
+    engine: str = ""
 
     @classmethod
     def load(cls, data: Mapping[str, Any] | None) -> RunCounters:
         data = data or {}
+        deltas = _dict(data, "deltas")
         return cls(
             inside=_dict(data, "inside"),
             duration_s=_number(data, "duration_s") or 0.0,
-            deltas=_dict(data, "deltas"),
+            engine=str(data.get("engine") or _engine_of(deltas)),
+            deltas=deltas,
             derived=_dict(data, "derived"),
             gauges=_dict(data, "gauges"),
             fsync_timing=FsyncTimingRecord.load(_dict(data, "fsync_timing")),
@@ -217,6 +222,17 @@ class RunCounters:
         """The share of the run each sysbench thread spent in a transaction."""
         busy = self.derived.get("busy")
         return float(busy) if isinstance(busy, int | float) else None
+
+
+def _engine_of(deltas: Mapping[str, Any]) -> str:
+    """The engine of counters sampled before the sampler recorded it, by the names only one
+    engine's sampler reads (pg_stat_wal's wal_*, pg_stat_database's db_*; SHOW GLOBAL
+    STATUS's); "" when there is none."""
+    if any(name.startswith(("wal_", "db_")) for name in deltas):
+        return "postgresql"
+    if any(name.startswith(("Innodb_", "Binlog_", "Com_", "pfs_")) for name in deltas):
+        return "mysql"
+    return ""
 
 
 @dataclass(frozen=True)

@@ -291,6 +291,8 @@ def sampler_summary(sampler: CounterSampler | None, *, run: Run) -> None:
     if sampler is not None:
         summary = counters_summary(sampler.readings, run.reports, error=sampler.error)
         run.counters = summary
+        # the why panel names the file classes by it (the WAL, or redo log and binary log)
+        run.counters["engine"] = sampler.engine
         # why the why panel has no fsync latency, when it has none (runs/analysis/why/panel.py)
         run.counters["fsync_timing"] = sampler.fsync_timing
         # the server's own accounting over the run: waits, digests, the sampled waits

@@ -22,7 +22,7 @@ import pytest
 
 from runs import targets
 from runs.analysis.host_metrics.sync_probe import SOURCE
-from runs.analysis.why.fsyncs import BINLOG, PFS, PROBE, REDO, run_fsyncs
+from runs.analysis.why.fsyncs import BINLOG, PFS, PROBE, REDO, WAL, run_fsyncs
 from runs.sysbench.command import Connection
 from runs.targets.sync_probe import sync_site
 from tests.servers import PrivateMariaDB, PrivatePostgres
@@ -180,7 +180,7 @@ def test_the_wals_fsync_time_is_the_probes_and_agrees_with_strace(postgres_serve
         site, _ = sync_site(db)
     assert site is not None and site.log_dir == f"{server.datadir}/pg_wal" and not site.direct
     assert site.block == 8192  # the WAL's block
-    wal = run_fsyncs(run.counters, run.host()).get(REDO)
+    wal = run_fsyncs(run.counters, run.host()).get(WAL)
     assert wal.source == PROBE and run.probe["mode"] == "buffered", run.probe
     traced = of_files(run.syncs, "/pg_wal/")
     assert wal.per_tx == pytest.approx(len(traced) / run.transactions, rel=0.1)

@@ -3,7 +3,8 @@ counters, its own accounting and its host's fsyncs. Pure: no Django, no I/O.
 
     panel.py           the why panel: the per-transaction time model from the server
                        counters, and what explains the difference between two cells
-    fsyncs.py          fsyncs by file class (redo, binary log, data): per transaction, and
+    fsyncs.py          fsyncs by file class, as the engine has and names them (redo log,
+                       binary log, data files; PostgreSQL: WAL, data files): per transaction, and
                        the time of one from the first source the server in hand has (its
                        own timer, else the sync probe on its host, else the device's bound)
     budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,

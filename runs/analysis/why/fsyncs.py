@@ -1,6 +1,7 @@
-"""A run's and a cell's fsyncs by file class: the redo log (InnoDB's redo, PostgreSQL's
-WAL), the binary log and the data files; for each, how many per transaction and how long
-one takes, with where that time came from.
+"""A run's and a cell's fsyncs by file class, each named as its engine names it: InnoDB's
+redo log, the binary log and the data files on MariaDB/MySQL; the WAL and the data files on
+PostgreSQL (which has no binary log: no class of it is listed there). For each, how many
+per transaction and how long one takes, with where that time came from.
 
 Each class is timed by the first source the server in hand has for that class, never by
 another class's timer (a data file's sync is not a redo-log sync: on MariaDB 10.8+, whose
@@ -36,9 +37,10 @@ from runs.analysis.noise.verdicts import TIMES
 from runs.analysis.why.budget import binlog_fsyncs
 from runs.columns import RunCounters
 
-REDO, BINLOG, DATA = "redo", "binlog", "data"
-CLASSES = (REDO, BINLOG, DATA)
-NAMES = {REDO: "redo log", BINLOG: "binary log", DATA: "data file"}
+REDO, WAL, BINLOG, DATA = "redo", "wal", "binlog", "data"
+CLASSES = (REDO, WAL, BINLOG, DATA)  # in the order they are said
+NAMES = {REDO: "redo log", WAL: "WAL", BINLOG: "binary log", DATA: "data file"}
+POSTGRESQL = "postgresql"  # Target.engine
 PS_PER_MS = 1e9
 PFS = "performance_schema"
 PG_WAL = "pg_stat_wal"
@@ -49,10 +51,8 @@ PROBE = "sync probe"
 RANK = {PFS: 0, PG_WAL: 0, PROBE: 1, DISKSTATS: 2}
 # class → (count, total time, time unit per ms) of the server's own timer
 TIMERS: dict[str, tuple[tuple[str, str, float], ...]] = {
-    REDO: (
-        ("pfs_log_file_syncs", "pfs_log_file_sync_ps", PS_PER_MS),
-        ("wal_sync", "wal_sync_time", 1.0),
-    ),
+    REDO: (("pfs_log_file_syncs", "pfs_log_file_sync_ps", PS_PER_MS),),
+    WAL: (("wal_sync", "wal_sync_time", 1.0),),
     BINLOG: (("pfs_binlog_syncs", "pfs_binlog_sync_ps", PS_PER_MS),),
     DATA: (("pfs_data_file_syncs", "pfs_data_file_sync_ps", PS_PER_MS),),
 }
@@ -60,6 +60,12 @@ SOURCE_OF = {"pfs": PFS, "wal": PG_WAL}
 MATERIAL = 0.05  # fsyncs per transaction below which a class costs nothing worth timing
 STREAM_GAP_MS, IDLE_GAP_MS = 0.2, 10.0  # HostSync.at_pace: a sync's pause before it
 CROWDED = 1.5  # tasks ready to run per core beyond which the probe times the disk only
+
+
+def engine_classes(engine: str) -> tuple[str, ...]:
+    """The file classes an engine has (`RunCounters.engine`): its log (the WAL, or InnoDB's
+    redo log), the binary log on MariaDB/MySQL only, and its data files."""
+    return (WAL, DATA) if engine == POSTGRESQL else (REDO, BINLOG, DATA)
 
 
 @dataclass(frozen=True)
@@ -95,12 +101,17 @@ class ClassFsync:
 
 @dataclass(frozen=True)
 class Fsyncs:
-    """A run's or a cell's fsyncs by class."""
+    """A run's or a cell's fsyncs by class: the classes its engine has, and no other."""
 
     classes: dict[str, ClassFsync]
 
     def get(self, name: str) -> ClassFsync:
         return self.classes.get(name) or ClassFsync()
+
+    @property
+    def names(self) -> list[str]:
+        """The classes this engine has, in the order they are said."""
+        return [n for n in CLASSES if n in self.classes]
 
     @property
     def per_tx(self) -> float | None:
@@ -109,7 +120,7 @@ class Fsyncs:
 
     def material(self) -> list[str]:
         """The classes that fsync often enough to matter."""
-        return [n for n in CLASSES if (self.get(n).per_tx or 0) >= MATERIAL]
+        return [n for n in self.names if (self.get(n).per_tx or 0) >= MATERIAL]
 
     def text(self) -> str:
         """The classes that matter, each as its fsyncs per transaction times its time per
@@ -121,7 +132,7 @@ class Fsyncs:
         return "; ".join(parts) or "no fsync per transaction"
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: self.get(name).to_dict() for name in CLASSES}
+        return {name: self.get(name).to_dict() for name in self.names}
 
 
 @dataclass(frozen=True)
@@ -218,9 +229,14 @@ def run_fsyncs(counters: RunCounters, host: HostSync | None = None) -> Fsyncs:
     """A run's fsyncs by class, from its counters and its server host's own time per
     fsync (`host_sync`) for the classes the server does not time."""
     deltas, transactions = counters.deltas, counters.transactions  # a property: read once
-    counts = {REDO: _redo_count(deltas), BINLOG: _binlog_count(counters), DATA: _data_count(deltas)}
+    counts = {
+        REDO: _redo_count(deltas),
+        WAL: _wal_count(deltas),
+        BINLOG: _binlog_count(counters),
+        DATA: _data_count(deltas),
+    }
     classes = {}
-    for name in CLASSES:
+    for name in engine_classes(counters.engine):
         count, per_tx = counts[name], None
         if count is not None and transactions > 0:
             per_tx = count / transactions
@@ -270,8 +286,12 @@ def _pause_ms(counters: RunCounters, count: float | None) -> float | None:
     return apart_ms * (1 - min(1.0, busy)) if busy is not None else apart_ms
 
 
+def _wal_count(deltas: Mapping[str, float]) -> float | None:
+    return float(deltas["wal_sync"]) if "wal_sync" in deltas else None
+
+
 def _redo_count(deltas: Mapping[str, float]) -> float | None:
-    for name in ("Innodb_os_log_fsyncs", "pfs_log_file_syncs", "wal_sync"):
+    for name in ("Innodb_os_log_fsyncs", "pfs_log_file_syncs"):
         if name in deltas:
             return float(deltas[name])
     if "Innodb_data_fsyncs" in deltas:
@@ -305,7 +325,8 @@ def cell_fsyncs(runs: Iterable[tuple[RunCounters, HostSync | None]]) -> Fsyncs:
     """A cell's fsyncs by class: the median over its runs of each figure; `runs`: each
     run's counters and its host's time per fsync."""
     each = [run_fsyncs(counters, host) for counters, host in runs]
-    return Fsyncs({name: _median_class([f.get(name) for f in each]) for name in CLASSES})
+    names = [n for n in CLASSES if any(n in f.classes for f in each)]  # its engine's
+    return Fsyncs({name: _median_class([f.get(name) for f in each]) for name in names})
 
 
 def _median_class(classes: Sequence[ClassFsync]) -> ClassFsync:

@@ -40,6 +40,7 @@ from runs.analysis.why.budget import Budget
 from runs.analysis.why.fsyncs import MATERIAL, ClassFsync, Fsyncs
 
 EXPLAINED = math.log(1.25)  # prediction and measure within 25 % of each other
+BINLOG_LINES = ("binlog_fsyncs", "binlog_fsyncs_from", "binlog_bytes")  # not on PostgreSQL
 
 
 @dataclass(frozen=True)
@@ -80,17 +81,33 @@ class SideFigures:
             return ""
         return f"; redo log direct writes {writes.per_tx:.2f}/trx {TIMES} {writes.latency_text()}"
 
+    @property
+    def log_name(self) -> str:
+        """Its engine's name of its log: the WAL on PostgreSQL, else the redo log."""
+        return fsyncs.NAMES[fsyncs.WAL if fsyncs.WAL in self.by_class.classes else fsyncs.REDO]
+
+    @property
+    def has_binlog(self) -> bool:
+        """Whether its engine has a binary log (PostgreSQL has none: its side lists none)."""
+        return fsyncs.BINLOG in self.by_class.classes or not self.by_class.classes
+
     def to_dict(self) -> dict[str, Any]:
         hidden = ("budget", "by_class", "log_writes")
         figures = {k: v for k, v in self.__dict__.items() if k not in hidden}
-        return {
+        found = {
             **figures,
             "log_writes": self.log_writes.to_dict(),
             "fsyncs": self.fsyncs,
             "fsyncs_by_class": self.by_class.to_dict(),
             "fsyncs_text": self.by_class.text(),
+            "log_name": self.log_name,
             "budget": self.budget.to_dict(),
         }
+        if not self.has_binlog:
+            for figures_of in (found, found["budget"]):
+                for name in BINLOG_LINES:
+                    figures_of.pop(name, None)
+        return found
 
 
 @dataclass(frozen=True)
@@ -119,10 +136,10 @@ class Why:
     def fsyncs_moved(self) -> str:
         """Each class whose fsyncs per transaction moved, other against base: "config=b0e0
         makes 0.00 redo log fsyncs per transaction against 1.00; 0.00 binary log fsyncs
-        against 1.00" (a config or an install explains itself by its counters, as a
-        setting does)."""
+        against 1.00"; on PostgreSQL "... WAL fsyncs ..." (a config or an install explains
+        itself by its counters, as a setting does)."""
         said = []
-        for name in fsyncs.CLASSES:
+        for name in fsyncs.CLASSES:  # the classes either side's engine has, named by it
             mine = self.base.by_class.get(name).per_tx
             theirs = self.other.by_class.get(name).per_tx
             if mine is None or theirs is None or abs(theirs - mine) < MATERIAL:
