@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Min
 
-from runs.analysis import grid, results, run_facts
+from runs.analysis import batch_results, grid, results, run_facts
 from runs.analysis.series import plan_order
 from runs.frozen import FrozenPlan
 from runs.models import FINISHED_STATUSES, Batch, Run
@@ -81,6 +81,12 @@ def _plan_order(batch: Batch) -> dict[str, list[str]]:
     return plan_order(
         plan.server_settings, plan.option_axes, plan.targets, plan.servers, plan.tests
     )
+
+
+def batch_latency_label(batch: Batch) -> str:
+    """`p99`: the percentile the plan asked sysbench for, the runs table's latency heading
+    as the results' tables head theirs (the runs measured it, finished or not yet)."""
+    return batch_results.latency_label([], FrozenPlan.from_params(batch.params).options)
 
 
 @dataclass(frozen=True)
