@@ -8,7 +8,6 @@ Pure: no Django, no I/O."""
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -292,8 +291,8 @@ def reference_threads(
 
 def rate_chart(runs: Sequence[RunFigures]) -> list[dict[str, Any]]:
     """One line per series and thread count with a rate axis: for each offered rate, the
-    median achieved rate (each run's whole steady state), p95 and the longest queue; empty
-    without a rate axis."""
+    achieved rate (each run's whole steady state) and latency percentile, stats.ESTIMATOR of
+    the repeats' as every table's, and the longest queue; empty without a rate axis."""
     lines: dict[tuple[str, int], dict[int, list[RunFigures]]] = {}
     labels: dict[tuple[str, int], str] = {}
     for run in runs:
@@ -321,7 +320,7 @@ def _rate_point(rate: int, runs: list[RunFigures]) -> dict[str, Any]:
     queues = [q for r in runs if (q := r.figures.queue_length_max) is not None]
     return {
         "offered": rate,
-        "achieved": statistics.median(achieved) if achieved else None,
-        "p95": statistics.median(p95) if p95 else None,
+        "achieved": stats.geometric_mean(achieved),
+        "p95": stats.geometric_mean(p95),
         "queue": max(queues) if queues else None,
     }

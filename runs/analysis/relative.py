@@ -10,15 +10,16 @@ the disks' KB read and written (the host metrics, runs/analysis/host_metrics/); 
 operation, as the published comparisons read: the queries a second against the
 baseline's (rQPS) and the same costs per query.
 
-Its statistics are the results' own: verdicts.compare_runs for a cell against the
-baseline's, verdicts.corrected (Holm) over the cells of one family, the geometric mean's
-ratio of stats.py for a family's move. Pure: no Django, no I/O.
+Its statistics are the results' own: a cell's throughput and qps are stats.ESTIMATOR of
+its repeats (the main table's), so that a column's figures divide to the ratio beside
+them; verdicts.compare_runs for a cell against the baseline's, verdicts.corrected (Holm)
+over the cells of one family, the geometric mean's ratio of stats.py for a family's move.
+Pure: no Django, no I/O.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,11 +72,11 @@ class TableRun:
 class TableCell:
     column: str
     n: int  # finished repeats
-    throughput: float | None  # their median
+    throughput: float | None  # stats.ESTIMATOR of theirs: the verdict's ratio is of two
     verdict: Verdict | None  # against the baseline's cell; None in the baseline's column
     per_tx: PerTx
-    qps: float | None = None  # the repeats' median queries a second
-    rqps: float | None = None  # their ratio to the baseline's (geometric means); None there
+    qps: float | None = None  # stats.ESTIMATOR of the repeats' queries a second
+    rqps: float | None = None  # its ratio to the baseline's; None there
     per_query: PerQuery = field(default_factory=PerQuery)
 
     @property
@@ -254,7 +255,7 @@ def column_of(run: TableRun, axis: str) -> str:
     return f"{SHORT_NAMES.get(axis, axis)}={values.get(axis, '')}"
 
 
-def _row_of(run: TableRun, axis: str, shown: Sequence[str]) -> tuple[tuple[Any, ...], str]:
+def row_of(run: TableRun, axis: str, shown: Sequence[str]) -> tuple[tuple[Any, ...], str]:
     """The row's identity (its sort key too) and its label: the run's cell without the
     column axis, naming only what differs between rows."""
     figures = run.figures
@@ -290,13 +291,13 @@ def relative_table(
     cells: dict[tuple[Any, ...], dict[str, list[TableRun]]] = {}
     labels: dict[tuple[Any, ...], TableRun] = {}
     for run in runs:
-        key, _ = _row_of(run, axis, axes)
+        key, _ = row_of(run, axis, axes)
         cells.setdefault(key, {}).setdefault(column_of(run, axis), []).append(run)
         labels.setdefault(key, run)
     families: dict[str, list[Row]] = {}
     for key in sorted(cells):
         first = labels[key]
-        row = _row(_row_of(first, axis, axes)[1], first, cells[key], columns)
+        row = _row(row_of(first, axis, axes)[1], first, cells[key], columns)
         families.setdefault(first.family or CELLS, []).append(row)
     unit = throughput_unit(r.figures for r in runs)
     blocks = [_family(name, rows, columns) for name, rows in families.items()]
@@ -351,7 +352,7 @@ def _row(
                 column, *_measured(members),
                 verdict=None if first_column else verdicts.compare_runs(base, members),
                 per_tx=cell_per_tx(members),
-                qps=_median(_qps(members)),
+                qps=stats.geometric_mean(_qps(members)),
                 rqps=None if first_column else stats.geometric_ratio(_qps(base), _qps(members)),
                 per_query=cell_per_query(members),
             )
@@ -361,15 +362,11 @@ def _row(
 
 def _measured(runs: Sequence[RunFigures]) -> tuple[int, float | None]:
     values = [v for r in runs if r.status in FINISHED_WELL and (v := r.throughput) is not None]
-    return len(values), _median(values)
+    return len(values), stats.geometric_mean(values)
 
 
 def _qps(runs: Sequence[RunFigures]) -> list[float]:
     return [v for r in runs if r.status in FINISHED_WELL and (v := r.figures.qps) is not None]
-
-
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def _family(name: str, rows: list[Row], columns: list[str]) -> Family:

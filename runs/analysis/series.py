@@ -1,6 +1,7 @@
 """A batch's runs grouped into series, one per combination of server settings, option-axis
 values and, where the plan varies them, target, test, install and config: each series a
-point per thread count (its repeats reduced to stats.ESTIMATOR, with the min-max spread)
+point per thread count (its repeats reduced to stats.ESTIMATOR, its throughput, qps and
+latency alike, with the min-max spread)
 and the peak, where throughput peaks and how far it falls beyond. The series come in the
 plan's order of each axis's values (plan_order), the first the baseline, each with its
 colour (PALETTE) on every chart and table of a page.
@@ -28,13 +29,13 @@ PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
 
 @dataclass(frozen=True)
 class Point:
-    """One cell of a series: its repeats reduced to median and min-max."""
+    """One cell of a series: its repeats reduced to stats.ESTIMATOR and min-max."""
 
     threads: int
     run_ids: tuple[int, ...]
     values: tuple[float, ...]  # throughput of each finished repeat
-    qps: float | None
-    latency_ms: float | None  # median of the runs' latency percentile
+    qps: float | None  # stats.ESTIMATOR of the repeats' qps, as their throughput
+    latency_ms: float | None  # stats.ESTIMATOR of the repeats' latency percentile
     latency_min: float | None
     latency_max: float | None
     errors: float | None  # ignored errors, summed over repeats
@@ -225,8 +226,8 @@ def _point(threads: int, runs: list[RunFigures]) -> Point:
         threads=threads,
         run_ids=tuple(r.id for r in ordered),
         values=values,
-        qps=statistics.median(qps) if qps else None,
-        latency_ms=statistics.median(latencies) if latencies else None,
+        qps=stats.geometric_mean(qps),
+        latency_ms=stats.geometric_mean(latencies),
         latency_min=min(latencies) if latencies else None,
         latency_max=max(latencies) if latencies else None,
         errors=sum(errors) if errors else None,

@@ -87,7 +87,7 @@ def test_failed_runs_count_as_failed_and_stay_out_of_the_median():
     assert point.failed == 1
 
 
-def test_the_peak_is_the_best_median_and_the_falloff_is_measured_at_the_largest_count():
+def test_the_peak_is_the_best_mean_and_the_falloff_is_measured_at_the_largest_count():
     series = group_series([run(1, 1, 3000), run(2, 4, 11000), run(3, 16, 9000), run(4, 64, 7150)])
     peak = series[0].peak
     assert peak is not None
