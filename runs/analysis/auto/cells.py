@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from scipy import stats as scipy_stats
 
+from runs.analysis.noise import stats
 from runs.analysis.results import FINISHED_WELL, NOT_RUN, RunFigures, series_label
 from runs.columns import RunSummary
 
@@ -25,9 +26,11 @@ class CellFigures:
 
     attempts: int  # runs of the cell, finished or not, failed ones too
     values: tuple[float, ...]  # throughput of the repeats that finished well
-    p95: float | None  # median latency percentile (p95 unless the plan asked another), ms
-    # what --rate achieved: the median over the repeats of each whole run's rate after the
-    # warmup (sysbench's steady report), not of one interval's
+    # the latency percentile (p95 unless the plan asked another), ms: stats.ESTIMATOR of
+    # the repeats', as their throughput (mean) and the tables'
+    p95: float | None
+    # what --rate achieved: stats.ESTIMATOR over the repeats of each whole run's rate after
+    # the warmup (sysbench's steady report), not of one interval's
     achieved: float | None
     queue_max: int | None  # the longest queue that lasted more than one interval
     queue_growing: int | None  # a queue at least twice as long at the end as early on
@@ -39,8 +42,10 @@ class CellFigures:
     latency_label: str = "p95"  # the percentile the runs measured: p95, p99 ...
 
     @property
-    def median(self) -> float | None:
-        return statistics.median(self.values) if self.values else None
+    def mean(self) -> float | None:
+        """The cell's throughput: stats.ESTIMATOR of its repeats, the figure the results'
+        tables show for it, so that a search's peak is the tables' peak."""
+        return stats.geometric_mean(self.values)
 
     @property
     def pending(self) -> bool:
@@ -63,8 +68,8 @@ def cell_figures(runs: Sequence[RunFigures]) -> CellFigures:
     return CellFigures(
         attempts=len(runs),
         values=tuple(float(r.throughput or 0) for r in good),
-        p95=statistics.median(p95) if p95 else None,
-        achieved=statistics.median(achieved) if achieved else None,
+        p95=stats.geometric_mean(p95),
+        achieved=stats.geometric_mean(achieved),
         queue_max=max(queues) if queues else None,
         queue_growing=max(growing) if growing else None,
         failure=(failed[0].error or failed[0].status) if failed else "",
@@ -119,7 +124,7 @@ class Probe:
 
 
 def usable(cell: CellFigures) -> bool:
-    return cell.median is not None and not cell.failure
+    return cell.mean is not None and not cell.failure
 
 
 def within_slo(cell: CellFigures, slo: float | None) -> bool:

@@ -87,7 +87,7 @@ def _around(points: Mapping[int, CellFigures], peak: int) -> list[int]:
 
 def _peak(points: Mapping[int, CellFigures], auto: ThreadsAuto) -> int | None:
     within = {t: c for t, c in points.items() if usable(c) and within_slo(c, auto.slo_p95_ms)}
-    return max(within, key=lambda t: within[t].median or 0) if within else None
+    return max(within, key=lambda t: within[t].mean or 0) if within else None
 
 
 def within_noise(points: Mapping[int, CellFigures], peak: int) -> list[int]:
@@ -158,14 +158,14 @@ def _refine(points: Mapping[int, CellFigures], low: int, high: int, auto: Thread
 def _better(low: CellFigures, high: CellFigures, auto: ThreadsAuto) -> bool:
     if not usable(low) or not usable(high) or not within_slo(high, auto.slo_p95_ms):
         return False
-    return (high.median or 0) > (low.median or 0) * (1 + auto.rise_pct / 100)
+    return (high.mean or 0) > (low.mean or 0) * (1 + auto.rise_pct / 100)
 
 
 def _rise_text(points: Mapping[int, CellFigures], count: int) -> str:
     below = count // 2
-    if count == 1 or below not in points or not points[below].median:
+    if count == 1 or below not in points or not points[below].mean:
         return f"doubling from {count} thread{'s' if count > 1 else ''}"
-    rise = ((points[count].median or 0) / (points[below].median or 1) - 1) * 100
+    rise = ((points[count].mean or 0) / (points[below].mean or 1) - 1) * 100
     return f"since {below} → {count} threads rose {rise:+.0f} %"
 
 
@@ -174,19 +174,21 @@ def knee_conclusion(points: Mapping[int, CellFigures], auto: ThreadsAuto, unit: 
     ms up to 8 threads`."""
     finished = {t: c for t, c in points.items() if usable(c)}
     within = {t: c for t, c in finished.items() if within_slo(c, auto.slo_p95_ms)}
+    # the percentile the runs measured (the plan's --percentile), as the tables head it
+    pct = next((c.latency_label for c in finished.values()), "p95")
     if not within:
         if auto.slo_p95_ms is not None and finished:
-            return f"p95 above {auto.slo_p95_ms:g} ms from 1 thread on"
+            return f"{pct} above {auto.slo_p95_ms:g} ms from 1 thread on"
         return "no thread count finished"
-    peak = max(within, key=lambda t: within[t].median or 0)
+    peak = max(within, key=lambda t: within[t].mean or 0)
     cell = within[peak]
     how = [_repeats_text(len(cell.values))]
     if auto.slo_p95_ms is None and cell.p95 is not None:
-        how.insert(0, f"p95 {cell.p95:.2f} ms")
-    text = f"peak {cell.median:,.0f} {unit} at {threads_text(peak)} ({', '.join(how)})"
+        how.insert(0, f"{pct} {cell.p95:.2f} ms")
+    text = f"peak {cell.mean:,.0f} {unit} at {threads_text(peak)} ({', '.join(how)})"
     text += _noise_text(within, peak)
     if auto.slo_p95_ms is not None:
-        text += f"; p95 ≤ {auto.slo_p95_ms:g} ms up to {threads_text(max(within))}"
+        text += f"; {pct} ≤ {auto.slo_p95_ms:g} ms up to {threads_text(max(within))}"
     if peak == auto.max and peak == max(points):
         text += f"; still rising at the upper bound of {threads_text(auto.max)}"
     return text
