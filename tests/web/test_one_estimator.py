@@ -59,7 +59,7 @@ def table_rows(html: str, table_id: str) -> dict[str, list[str]]:
 
 
 def csv_cells(batch, rows) -> dict[tuple[str, int], dict[str, float]]:
-    """Each cell's throughput (geometric mean) and latency (median) from the CSV's runs."""
+    """Each cell's throughput and latency (geometric means) from the CSV's runs."""
     key_of = {r.pk: RunFigures.of(r).series_key for r in batch.runs.all()}
     cells: dict[tuple[str, int], list[dict[str, str]]] = {}
     for row in rows:
@@ -68,7 +68,7 @@ def csv_cells(batch, rows) -> dict[tuple[str, int], dict[str, float]]:
     return {
         place: {
             "mean": math.exp(statistics.fmean(math.log(float(r["tps"])) for r in members)),
-            "latency": statistics.median(float(r["latency_pct_ms"]) for r in members),
+            "latency": statistics.geometric_mean(float(r["latency_pct_ms"]) for r in members),
             "pct": {float(r["latency_pct"]) for r in members}.pop(),
         }
         for place, members in cells.items()
@@ -115,6 +115,8 @@ def test_a_p99_batch_with_a_why_pair_agrees_on_every_cell_across_four_renderings
 
     assert_every_cell_agrees(batch, page, report, api, rows, pct="p99")
     assert "p95 ms" not in section(page, '<table class="table" id="report-table">', "</table>")
+    live = client_in.get(f"/batches/{batch.pk}/").content.decode()  # its runs table too
+    assert '<th class="num">p99 ms</th>' in section(live, 'id="runs-table"', "</table>")
     (pair,) = api["why"]
     for side in ("base", "other"):  # one source for the time per transaction
         assert pair[side]["time_ms"] * 1000 == pytest.approx(pair[side]["budget"]["time_us"])
