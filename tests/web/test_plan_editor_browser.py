@@ -30,6 +30,7 @@ SNIPPETS = [
 def test_a_configs_axis_from_an_empty_form_is_estimated_with_its_restarts(
     browser,  # noqa: F811
     session_cookie,
+    local_host,  # made by a migration, but an earlier transactional test may have flushed it
 ):
     b = logged_in(browser, session_cookie)
     target = Target.objects.create(
@@ -41,6 +42,7 @@ def test_a_configs_axis_from_an_empty_form_is_estimated_with_its_restarts(
     page = b.open("/plans/new")
     page.fill("#id_name", "startup flags")
     page.select_option("#id_target", str(target.pk))
+    page.select_option("#id_load_host", str(local_host.pk))
     page.select_option("#id_test", "oltp_insert")
     page.fill("#id_threads", "1")
     page.fill("#id_repeats", "3")
