@@ -117,6 +117,11 @@ def test_a_p99_batch_with_a_why_pair_agrees_on_every_cell_across_four_renderings
     assert "p95 ms" not in section(page, '<table class="table" id="report-table">', "</table>")
     live = client_in.get(f"/batches/{batch.pk}/").content.decode()  # its runs table too
     assert '<th class="num">p99 ms</th>' in section(live, 'id="runs-table"', "</table>")
+    # The live charts' latency series too, on the batch page and a run's page.
+    assert 'id="live-chart" data-latency-label="p99"' in live
+    run_page = client_in.get(f"/runs/{batch.runs.first().pk}/").content.decode()
+    assert 'id="run-chart" data-latency-label="p99"' in run_page
+    assert "p95" not in section(live, 'id="current-run"', "</section>")
     (pair,) = api["why"]
     for side in ("base", "other"):  # one source for the time per transaction
         assert pair[side]["time_ms"] * 1000 == pytest.approx(pair[side]["budget"]["time_us"])

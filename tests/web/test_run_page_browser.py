@@ -226,6 +226,8 @@ def test_the_live_page_shows_the_viewer_a_gap_the_server_could_not_fill(
     `gap` event, and the viewer reads it among the run's lines."""
     b = logged_in(browser, session_cookie)
     run = stored_run(Status.RUNNING, samples=3)
+    run.batch.params = {"options": {"percentile": 99}}  # its samples do not say theirs
+    run.batch.save(update_fields=["params"])
     sample_6 = {"seq": 6, "time_s": 6.0, "threads": 1, "tps": 106.0, "received_at": 0.0}
     live = redis.Redis.from_url(settings.REDIS_URL)
     live.rpush(recent_key(run.pk), json.dumps({"type": "sample", "sample": sample_6}))
@@ -236,6 +238,9 @@ def test_the_live_page_shows_the_viewer_a_gap_the_server_could_not_fill(
             timeout=30_000,  # the server waits for the database to fill it first
         )
         expect(page.locator("#run-samples")).to_have_text("4")  # #1 to #3, then #6
+        # The chart's latency series is named for the plan's percentile.
+        label = "async () => (await import('chart.js')).Chart.getChart('run-chart')"
+        assert page.evaluate(label + ".data.datasets[2].label") == "latency p99 (ms)"
         b.shot("run-live-gap")
     finally:
         live.delete(recent_key(run.pk))

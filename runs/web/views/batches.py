@@ -213,6 +213,7 @@ def run_live(request: HttpRequest, run_id: int) -> HttpResponse:
             "environment": _environment(run),
             "facts": run_selectors.run_facts_of(run),
             "tpcc": run_selectors.run_tpcc(run),
+            "latency_label": live_page.batch_latency_label(run.batch),
             "log": log,
             "log_lines": [text for _, text in log.lines],
             "log_first": log.lines[0][0] if log.lines else 1,
