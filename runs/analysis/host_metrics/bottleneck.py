@@ -58,7 +58,8 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
     server = hosts.first("server")
     loads = hosts.of_role("load")
     partial = [_partial_text(h) for h in hosts.hosts if _partial(h)]
-    kind, evidence = ("unknown", partial) if partial else _kind(server, loads, load)
+    during = others_during(summary)
+    kind, evidence = ("unknown", partial) if partial else _kind(server, loads, load, during)
     if kind == "fsync" and (caveat := crowded(summary)):
         evidence.append(caveat)  # the probe's time is then a floor of the server's
     client_bound = kind == "load_cpu"
@@ -75,23 +76,38 @@ def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, 
     }
 
 
+def others_during(summary: Mapping[str, Any]) -> dict[tuple[str, str], float]:
+    """Other processes' CPU share over the whole run, by (role, host), where it is large
+    enough to be a neighbour (`others_pct` of runs/analysis/host_metrics/host_summary.py;
+    none in summaries made before it was kept)."""
+    found = {}
+    for entry in summary.get("hosts") or []:
+        pct = entry.get("others_pct") if isinstance(entry, Mapping) else None
+        if isinstance(pct, int | float) and pct >= BUSY_START_PCT:
+            found[(str(entry.get("role") or ""), str(entry.get("host") or ""))] = float(pct)
+    return found
+
+
 def _kind(
-    server: HostFigures | None, loads: Sequence[HostFigures], load: RunLoad
+    server: HostFigures | None,
+    loads: Sequence[HostFigures],
+    load: RunLoad,
+    during: Mapping[tuple[str, str], float],
 ) -> tuple[str, list[str]]:
     checks = [_other_processes, _server_cpu, _fsync, _io, _network]
     if load.same_machine and server is not None:
         # One machine's CPU is judged once, by who used it: not as a load host's and
         # a server's both.
         before = (load.busy_start_pct or {}).get(server.host, 0.0)
-        found = _shared_cpu(server, before)
+        found = _shared_cpu(server, before, during.get(("server", server.host), 0.0))
         if found is not None and not (found[0] == "other_processes" and fsync_bound(server, load)):
             return found
         loads = [h for h in loads if h.host != server.host]
         checks.remove(_server_cpu)
         checks.remove(_other_processes)
     for host in loads:
-        if _busy(host) >= SATURATED_PCT:
-            return "load_cpu", [_busy_text("load host", host)]
+        if (found := _load_cpu(host, during.get(("load", host.host), 0.0))) is not None:
+            return found
     for check in checks:
         found = check(server, loads, load)
         if found is not None:
@@ -123,27 +139,45 @@ def _partial_text(host: HostFigures) -> str:
     )
 
 
-def _shared_cpu(host: HostFigures, before: float) -> tuple[str, list[str]] | None:
-    """One machine for both: who used its CPU, the database process or the rest. What
-    was busy before sysbench started (other processes) is not the benchmark's: a machine
-    saturated by them says so (busy_start), not that the benchmark was CPU-bound."""
+def _load_cpu(host: HostFigures, others: float) -> tuple[str, list[str]] | None:
+    """A saturated load host measures the client only when sysbench itself saturated it:
+    other processes' share over the run (neighbours that came at any time) is theirs."""
+    busy = _busy(host)
+    if busy < SATURATED_PCT:
+        return None
+    if busy - others >= SATURATED_PCT:
+        return "load_cpu", [_busy_text("load host", host)]
+    return "other_processes", [
+        f"load host {host.host} was {busy:.0f} % busy, {others:.0f} % of it other processes' "
+        f"over the run: sysbench {busy - others:.0f} % of its {host.ncpu} cores did not "
+        "saturate it: this run measured a shared client"
+    ]
+
+
+def _shared_cpu(host: HostFigures, before: float, during: float) -> tuple[str, list[str]] | None:
+    """One machine for both: who used its CPU, the database process or the rest. Other
+    processes' share is not the benchmark's, whether they were busy before sysbench
+    started (busy_start) or came later (`during`, over the whole run): a machine
+    saturated by them says so, not that the benchmark was CPU-bound; and sysbench is
+    blamed only when it and the database saturated the machine, sysbench the larger."""
     busy, ncpu, db = _busy(host), host.ncpu, host.db
     if busy < SATURATED_PCT or not ncpu or db is None:
         return None
     db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / ncpu
     rest_pct = max(0.0, busy - db_pct)
-    # Other processes' share: what they used before sysbench started, if they went on.
-    others = min(rest_pct, before) if before >= BUSY_START_PCT else 0.0
+    # Other processes' share: what they used before sysbench started, if they went on,
+    # or what rose above sysbench's quietest second, whichever is larger.
+    others = min(rest_pct, max(before if before >= BUSY_START_PCT else 0.0, during))
     sysbench = rest_pct - others
     if others > max(db_pct, sysbench):
         return "other_processes", [_shares_text(host, busy, db_pct, sysbench, others)]
-    if busy - before < SATURATED_PCT:
+    if busy - others < SATURATED_PCT:
         return None
     text = (
         f"{host.host} was {busy:.0f} % busy: the database process {db_pct:.0f} %, "
-        f"sysbench and the rest {rest_pct:.0f} %"
+        f"sysbench {sysbench:.0f} %, other processes {others:.0f} %"
     )
-    return ("load_cpu" if rest_pct > db_pct else "server_cpu"), [text]
+    return ("load_cpu" if sysbench > db_pct else "server_cpu"), [text]
 
 
 def _other_processes(server: Host, loads: Hosts, load: RunLoad) -> tuple[str, list[str]] | None:

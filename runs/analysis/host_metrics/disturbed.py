@@ -1,6 +1,7 @@
 """A repeat disturbed by other processes: a run markedly slower than its cell's other
 repeats while processes other than the database and sysbench took the CPU (its
-bottleneck is `other_processes`, or a host was busy when it started). Such a run is
+bottleneck is `other_processes`, a host was busy when it started, or other processes
+took a share of a host's CPU over the run, whenever they came). Such a run is
 singled out, and the verdict of its cell, which rests on it, says so.
 
 Pure: no Django, no I/O.
@@ -12,6 +13,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from runs.analysis.host_metrics.bottleneck import others_during
 from runs.analysis.results import FINISHED_WELL, RunFigures
 
 MARKEDLY = 0.75  # a quarter slower than the median of its cell's other repeats, or more
@@ -54,7 +56,12 @@ def _other_processes(run: RunFigures) -> str:
     limit = run.limit
     if limit.kind == "other_processes":
         return limit.evidence[0] if limit.evidence else "other processes took the CPU"
-    return limit.busy_start
+    if limit.busy_start:
+        return limit.busy_start
+    # Neighbours that came during the run, whatever else limited it (the fsyncs, say).
+    during = others_during(run.host_summary)
+    named = ", ".join(f"{role} host {host} {pct:.0f} %" for (role, host), pct in during.items())
+    return f"other processes' share of the CPU over the run: {named}" if named else ""
 
 
 def sentences(

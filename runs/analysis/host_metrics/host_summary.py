@@ -70,6 +70,7 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
     entry["cpu"] = {p: _mean(v["cpu"][p] for v in steady if v.get("cpu")) for p in CPU_PARTS}
     entry["busy_pct"] = _mean(busy_pct(v) for v in steady)
     entry["ncpu"] = max((int(v.get("ncpu") or 0) for v in steady), default=0)
+    entry["others_pct"] = others_pct(steady, entry["ncpu"])
     for name in ("runq", "ctxt_s", "intr_s"):
         entry[name] = _mean(v.get(name) for v in steady)
     entry["iops"] = _mean(_disk_sum(v, ("r_iops", "w_iops")) for v in steady)
@@ -89,6 +90,32 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
         db["csw_per_tx"] = _per((db["vcsw_s"] or 0) + (db["nvcsw_s"] or 0), tps)
         entry["db"] = db
     return entry
+
+
+def others_pct(steady: Sequence[Mapping[str, Any]], ncpu: int) -> float | None:
+    """Other processes' CPU share over the whole steady state, in % of all cores: each
+    second's busy share beyond the database process's (sysbench and the rest), above the
+    quietest second's, averaged. sysbench at a steady load uses about the same CPU each
+    second, so what rises above its quietest second is a neighbour, whenever it came.
+    A guess from the host's totals (sysbench's own process is not sampled): a second in
+    which sysbench itself idled (a server stall) counts the others' share up; and a
+    neighbour present every second is not seen here (the busy share before sysbench,
+    runs/analysis/host_metrics/bottleneck.py's busy_start, is). None under two seconds."""
+    rests = [r for r in (_rest_pct(v, ncpu) for v in steady) if r is not None]
+    if len(rests) < 2:
+        return None
+    return round(fmean(rests) - min(rests), 1)
+
+
+def _rest_pct(values: Mapping[str, Any], ncpu: int) -> float | None:
+    """A second's busy share beyond the database process's (all of it on a host without)."""
+    busy = busy_pct(values)
+    if busy is None:
+        return None
+    db = values.get("db")
+    if not db or not ncpu:
+        return busy
+    return max(0.0, busy - 100.0 * (db["user_cores"] + db["system_cores"]) / ncpu)
 
 
 def host_summary(
