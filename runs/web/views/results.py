@@ -24,7 +24,15 @@ from runs.http import deflated
 from runs.http.responses import conditional, streamed
 from runs.models import Batch
 from runs.services import selectors
-from runs.services.answers import exports, held, relative, reports, stored_header, stored_results
+from runs.services.answers import (
+    exports,
+    held,
+    relative,
+    reports,
+    stored_header,
+    stored_results,
+    tpcc,
+)
 from runs.services.answers.compare import MAX_SIDES, sides_compare
 
 
@@ -52,12 +60,17 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponseBase:
     if page.etag is None:
         # Rendered from our own template, which escaped what it holds.
         context = {"batch": batch, "results_html": mark_safe(page.value)}  # noqa: S308
-        return conditional(request, etag, lambda: render(request, RESULTS_PAGE, context))
+        return conditional(request, etag, lambda: _page(request, batch, context))
     html, stored_etag = page.value, page.etag
     return conditional(request, etag, lambda: _around_stored(request, batch, html, stored_etag))
 
 
 RESULTS_PAGE = "runs/batch_results.html"
+
+
+def _page(request: HttpRequest, batch: Batch, context: dict[str, Any]) -> HttpResponse:
+    """The page made whole for this request; a TPC-C batch's figures only when it is sent."""
+    return render(request, RESULTS_PAGE, context | {"tpcc": tpcc.batch_tpcc(batch)})
 
 
 def _around_stored(request: HttpRequest, batch: Batch, html: str, etag: str) -> HttpResponse:
@@ -68,7 +81,11 @@ def _around_stored(request: HttpRequest, batch: Batch, html: str, etag: str) -> 
         stored = deflated.deflated(html.encode())
         held.keep(etag, DEFLATED, stored, len(stored.data) + len(stored.blocks))
     marker = f"<!-- the stored results {secrets.token_hex(8)} -->"
-    context = {"batch": batch, "results_html": mark_safe(marker)}  # noqa: S308 - ours
+    context = {
+        "batch": batch,
+        "results_html": mark_safe(marker),  # noqa: S308 - ours
+        "tpcc": tpcc.batch_tpcc(batch),  # made for this request: not in the stored part
+    }
     head, found, tail = render_to_string(RESULTS_PAGE, context, request).partition(marker)
     if not found:
         raise ValueError(f"{RESULTS_PAGE} does not show results_html")
