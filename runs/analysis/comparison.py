@@ -53,6 +53,10 @@ class PairRow:
     verdict: verdicts.Verdict | None
     base_latency: float | None
     other_latency: float | None
+    # Each side's throughput in the cell, stats.ESTIMATOR as the verdict's ratio (the
+    # quotient of the two), not the Spread's median or arithmetic mean.
+    base_throughput: float | None = None
+    other_throughput: float | None = None
 
     @property
     def sentence(self) -> str | None:
@@ -102,6 +106,8 @@ def compare_sides(base: Side, other: Side) -> list[PairRow]:
                 ),
                 base_latency=pa.latency_ms if pa else None,
                 other_latency=pb.latency_ms if pb else None,
+                base_throughput=pa.mean if pa else None,
+                other_throughput=pb.mean if pb else None,
             )
         )
     return rows

@@ -4,11 +4,14 @@ each run)."""
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from runs.analysis.noise import verdicts
 from runs.models import Batch, Plan, Status
 from runs.services import batches
+from runs.web.templatetags.benchdash import num
 from tests.helpers import wait_for_batch
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -38,7 +41,7 @@ def rates(batch: Batch, threads: int) -> list[float]:
     return [float(r.summary["eps"]) for r in runs]
 
 
-def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batches):
+def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, admin_client, two_batches):
     first, second = two_batches
 
     answer = api.get(f"/api/v1/compare?batches={first.pk},{second.pk}")
@@ -60,6 +63,7 @@ def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batc
     assert body["correction"].startswith("Holm's correction")
     assert pair["caveats"][0].startswith("the two ran at different times (")
     assert "interleaved A/A or A/B in one batch" in pair["caveats"][0]
+    page = admin_client.get(f"/compare?s=b{first.pk}&s=b{second.pk}").content.decode()
     for row in pair["rows"]:
         expected = verdicts.welch(rates(first, row["threads"]), rates(second, row["threads"]))
         assert row["verdict"] == fixed[row["threads"]].verdict
@@ -76,6 +80,13 @@ def test_two_batches_are_compared_cell_by_cell_with_welchs_verdict(api, two_batc
         assert power == "" or row["verdict"] == "no significant difference"
         assert row["base"]["n"] == row["other"]["n"] == 3
         assert row["base"]["median"] == pytest.approx(sorted(rates(first, row["threads"]))[1])
+        # Each side's figure is the geometric mean of its repeats: the ratio is their quotient.
+        base = statistics.geometric_mean(rates(first, row["threads"]))
+        assert row["base_throughput"] == pytest.approx(base)
+        assert row["other_throughput"] / row["base_throughput"] == pytest.approx(row["ratio"])
+        assert f'<td class="num">{num(row["base_throughput"])}</td>' in page
+        assert f'<td class="num">{num(row["other_throughput"])}</td>' in page
+    assert "tps (geo. mean)</th>" in page
 
     # The baseline is the first side asked for.
     swapped = api.get(f"/api/v1/compare?sides=b{second.pk},b{first.pk}").json()

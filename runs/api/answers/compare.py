@@ -91,6 +91,13 @@ class CompareRowSerializer(serializers.Serializer[Any]):
         allow_null=True,
         help_text="Adjusted for the number of cells on the page (Holm): the verdict reads it.",
     )
+    base_throughput = serializers.FloatField(
+        allow_null=True,
+        help_text="The geometric mean of the baseline's repeats: ratio is their quotient.",
+    )
+    other_throughput = serializers.FloatField(
+        allow_null=True, help_text="The geometric mean of this side's repeats."
+    )
     base_latency_ms = serializers.FloatField(allow_null=True)
     other_latency_ms = serializers.FloatField(allow_null=True)
     latency_diff_pct = serializers.FloatField(allow_null=True)
@@ -240,6 +247,8 @@ def _row(row: comparison.PairRow) -> dict[str, Any]:
         "sentence": row.sentence,
         "p_value": verdict.p_value if verdict else None,
         "p_adjusted": verdict.p_adjusted if verdict else None,
+        "base_throughput": row.base_throughput,
+        "other_throughput": row.other_throughput,
         "base_latency_ms": row.base_latency,
         "other_latency_ms": row.other_latency,
         "latency_diff_pct": row.latency_diff_pct,
