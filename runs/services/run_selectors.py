@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Max, QuerySet
 
 from runs.analysis import run_facts, tpcc
-from runs.columns import BatchEnvironment, RunOptions
+from runs.columns import BatchEnvironment, RunOptions, RunSummary
 from runs.execution import server_targets
 from runs.models import HostMetrics, Run, Sample
 
@@ -85,9 +85,9 @@ def run_tpcc(run: Run) -> tpcc.TpccRun | None:
     if not tpcc.is_tpcc(run.argv):
         return None
     rows = run.samples.order_by("seq").values_list("tps", "errors_per_s", "extra", "in_warmup")
-    tps = (run.summary or {}).get("tps")
+    tps = RunSummary.load(run.summary).tps
     return tpcc.tpcc_run(
         argv=run.argv,
         intervals=[tpcc.Interval(*row) for row in rows],
-        tps=float(tps) if isinstance(tps, (int, float)) else None,
+        tps=tps,
     )

@@ -10,6 +10,8 @@ batches side by side, the offline report, exports and chart series.
                        report, the API and CSV
     compare.py         batches and runs side by side
     reports.py         the results rendered as one offline HTML file
+    tpcc.py            a TPC-C batch's figures per cell: tpmC (or why none), tps, ignored
+                       errors/s and warehouses
     timeseries.py      samples as chart series, bucketed in PostgreSQL
     exports.py         CSV and JSON, streamed
 

@@ -21,6 +21,7 @@ from runs.analysis import tpcc
 from runs.analysis.charts import threads_text
 from runs.analysis.noise.stats import geometric_mean
 from runs.analysis.results import FINISHED_WELL, differing_keys, series_label
+from runs.columns import RunSummary
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Sample
 
@@ -105,11 +106,11 @@ def _run_figures(run: Run, means: dict[str, Any] | None) -> tpcc.TpccRun | None:
     printed_mix = bool(means) and means["mixed"] == means["samples"]
     extra = {key: means[key] for key, _ in tpcc.MIX} if printed_mix else {}
     intervals = [tpcc.Interval(means["tps"], means["errors_per_s"], extra)] if means else []
-    tps = (run.summary or {}).get("tps")
+    tps = RunSummary.load(run.summary).tps
     return tpcc.tpcc_run(
         argv=run.argv or _plan_argv(run),
         intervals=intervals,
-        tps=float(tps) if isinstance(tps, (int, float)) else None,
+        tps=tps,
     )
 
 
