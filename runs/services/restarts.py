@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 
 from runs import credentials, targets
@@ -246,10 +247,19 @@ def servers_put_back_after_stop(*, worker: str) -> dict[int, str]:
     stop's grace, or by a crash) put back as they were found, without waiting for the
     sweeper, which does not run once stopped. Each such batch: "" or what could not be."""
     problems = {}
-    for batch in Batch.objects.filter(worker=worker).exclude(put_back={}).order_by("pk"):
-        if servers_changed(batch):
-            reason = "make stop, its worker stopped"
-            problems[batch.pk] = restarted_put_back(batch=batch, reason=reason)
+    recent = Q(finished_at__isnull=True) | Q(finished_at__gte=timezone.now() - PUT_BACK_WITHIN)
+    left = Batch.objects.filter(recent, worker=worker).exclude(put_back={}).order_by("pk")
+    for batch in left:
+        if not servers_changed(batch):
+            continue
+        # A server another worker's batch benchmarks now is never restarted under it (the
+        # batches of this stopped worker are all dead, however they read): the sweeper
+        # puts it back once that batch ended.
+        if _in_use(changed_targets(batch), besides_worker=worker):
+            problems[batch.pk] = "left as it is: another batch uses the server now"
+            continue
+        reason = "make stop, its worker stopped"
+        problems[batch.pk] = restarted_put_back(batch=batch, reason=reason)
     return problems
 
 
@@ -280,8 +290,11 @@ def batches_put_back_left_servers() -> list[int]:
     return done
 
 
-def _in_use(target_ids: Sequence[int]) -> bool:
-    """Whether an active batch uses one of the targets (its own, or its servers axis)."""
+def _in_use(target_ids: Sequence[int], besides_worker: str = "") -> bool:
+    """Whether an active batch uses one of the targets (its own, or its servers axis);
+    `besides_worker`: not counting the batches of that (stopped) worker."""
     wanted = set(target_ids)
     active = Batch.objects.filter(status__in=ACTIVE_STATUSES).only("target", "params")
+    if besides_worker:
+        active = active.exclude(worker=besides_worker)
     return any(wanted & set(server_targets.target_ids(batch)) for batch in active)
