@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import fmean
+from statistics import fmean, median
 from typing import Any
 
 from runs.analysis.host_metrics.procfs import busy_pct
@@ -98,13 +98,18 @@ def others_pct(steady: Sequence[Mapping[str, Any]], ncpu: int) -> float | None:
     quietest second's, averaged. sysbench at a steady load uses about the same CPU each
     second, so what rises above its quietest second is a neighbour, whenever it came.
     A guess from the host's totals (sysbench's own process is not sampled): a second in
-    which sysbench itself idled (a server stall) counts the others' share up; and a
+    which the machine went quiet (a server stall: under half the median second's busy
+    share) is not taken for the quietest, or every other second would read as a
+    neighbour's; and a
     neighbour present every second is not seen here (the busy share before sysbench,
     runs/analysis/host_metrics/bottleneck.py's busy_start, is). None under two seconds."""
-    rests = [r for r in (_rest_pct(v, ncpu) for v in steady) if r is not None]
-    if len(rests) < 2:
+    seconds = [(busy_pct(v), _rest_pct(v, ncpu)) for v in steady]
+    read = [(busy, rest) for busy, rest in seconds if busy is not None and rest is not None]
+    if len(read) < 2:
         return None
-    return round(fmean(rests) - min(rests), 1)
+    floor = median(busy for busy, _ in read) / 2
+    quietest = min(rest for busy, rest in read if busy >= floor)
+    return round(max(0.0, fmean(rest for _, rest in read) - quietest), 1)
 
 
 def _rest_pct(values: Mapping[str, Any], ncpu: int) -> float | None:

@@ -46,6 +46,15 @@ def test_the_summary_holds_other_processes_share_over_the_run():
     assert SYSBENCH_SATURATES["hosts"][0]["others_pct"] == 1.0
 
 
+def test_a_second_the_server_stalled_in_is_not_taken_for_the_quietest():
+    # sysbench (40 %) beside the database (20 %) all along, one second of a stall where
+    # both idled: no neighbour came, and none is read (that second taken for the quietest
+    # read 27 %: a mean of 31 % above its 4 %).
+    stalled = one_machine([second(60.0, 0.4), second(5.0, 0.02), second(60.0, 0.4),
+                           second(60.0, 0.4)])  # fmt: skip
+    assert stalled["hosts"][0]["others_pct"] == 0.0
+
+
 def test_neighbours_that_start_mid_run_are_not_blamed_on_the_client():
     verdict = bottleneck_classify(BURNERS_MID_RUN, FLAT)  # quiet before sysbench started
     assert verdict["kind"] != "load_cpu" and verdict["client_bound"] is False
