@@ -113,7 +113,7 @@ def _mix(intervals: Sequence[Interval]) -> tuple[MixShare, ...]:
     """Each transaction's mean rate, when every steady interval printed the mix."""
     if not intervals or not all(MIX[0][0] in i.extra for i in intervals):
         return ()
-    rates = [(name, fmean(float(i.extra.get(key, 0.0)) for i in intervals)) for key, name in MIX]
+    rates = [(name, fmean(float(i.extra.get(key) or 0.0) for i in intervals)) for key, name in MIX]
     total = sum(rate for _, rate in rates)
     return tuple(MixShare(name, rate, rate / total if total else 0.0) for name, rate in rates)
 

@@ -65,6 +65,15 @@ def test_tpmc_is_the_new_order_rate_times_60_where_the_script_prints_it():
     assert run.no_tpmc_reason == ""
 
 
+def test_a_mix_field_left_out_is_no_rate_rather_than_an_error():
+    # what the results page's database means give for a field no line printed: None
+    interval = Interval(10.0, 0.0, {"new_order_per_s": 4.0, "stock_level_per_s": None})
+    run = tpcc_run(argv=TPCC_ARGV, intervals=[interval])
+
+    assert run is not None and run.tpmc == pytest.approx(240.0)
+    assert dict((m.name, m.per_s) for m in run.mix)["StockLevel"] == 0.0
+
+
 def test_a_script_that_prints_no_new_orders_gets_tps_and_the_reason():
     # Captured from sysbench 1.0.20: the Lua report_default form, as tpcc.lua prints.
     text = (FIXTURES / "hook_report_default.txt").read_text()

@@ -104,7 +104,9 @@ def _run_figures(run: Run, means: dict[str, Any] | None) -> tpcc.TpccRun | None:
     """The run as one interval of its steady means: tpcc_run's means of it are the same."""
     means = means or {}
     printed_mix = bool(means) and means["mixed"] == means["samples"]
-    extra = {key: means[key] for key, _ in tpcc.MIX} if printed_mix else {}
+    # A field the lines left out averages to None: it is not there, as in a sample.
+    mix = {key: means[key] for key, _ in tpcc.MIX if means.get(key) is not None}
+    extra = mix if printed_mix else {}
     intervals = [tpcc.Interval(means["tps"], means["errors_per_s"], extra)] if means else []
     tps = RunSummary.load(run.summary).tps
     return tpcc.tpcc_run(
