@@ -23,6 +23,8 @@ from runs.analysis.percent import signed_pct
 # Rows (tables x table size) counted exactly before and after each writing run: a
 # COUNT(*) reads every row, so its time grows with the data set while the run's does not.
 EXACT_LIMIT = 1_000_000
+# And tables: one statement a table, before and after each run.
+TABLES_LIMIT = 64
 CHANGE_LIMIT_PCT = 1.0  # a change beyond this is told
 TIMES = "\u00d7"  # 10,000x1 as print sets it (escaped: the linter flags look-alikes)
 
@@ -84,6 +86,11 @@ def counting(*, tables: int, table_size: int) -> RowCounts:
     exact count would cost more than it tells."""
     counts = RowCounts(tables=tables, table_size=table_size)
     total = tables * table_size
+    if tables > TABLES_LIMIT:
+        return counts.skip(
+            f"rows not counted: {tables:,} tables; one count a table before and after each "
+            f"run, so benchdash counts up to {TABLES_LIMIT} tables"
+        )
     if total > EXACT_LIMIT:
         return counts.skip(
             f"rows not counted: {_shape(counts)} = {total:,} rows; an exact count reads "

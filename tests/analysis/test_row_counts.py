@@ -4,7 +4,7 @@ rows gone), of an oltp_insert run (9,424 added), and the edges around 1 %."""
 
 import pytest
 
-from runs.analysis.row_counts import EXACT_LIMIT, RowCounts, counting, rows_warning
+from runs.analysis.row_counts import EXACT_LIMIT, TABLES_LIMIT, RowCounts, counting, rows_warning
 
 
 def counts(before: int, after: int, *, size: int = 10_000, tables: int = 1) -> RowCounts:
@@ -62,6 +62,12 @@ def test_a_large_data_set_is_not_counted_and_says_why():
     big = counting(tables=8, table_size=10_000_000)
     assert big.skipped.startswith("rows not counted: 10,000,000\u00d78 = 80,000,000 rows")
     assert big.to_json() == {"tables": 8, "table_size": 10_000_000, "skipped": big.skipped}
+
+
+def test_many_small_tables_are_not_counted_and_say_why():
+    assert not counting(tables=TABLES_LIMIT, table_size=10).skipped
+    many = counting(tables=100_000, table_size=1)  # 100,000 statements before and after
+    assert many.skipped.startswith("rows not counted: 100,000 tables")
 
 
 def test_the_record_reads_back_as_written():
