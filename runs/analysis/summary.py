@@ -25,6 +25,14 @@ _SQL = {
     "reconnects": "reconnects",
 }
 _LATENCY = {"min": "latency_min_ms", "avg": "latency_avg_ms", "max": "latency_max_ms"}
+# A TPC-C script's mix over the run, when its Lua final report prints it (analysis/tpcc.py).
+_MIX = (
+    "new_order_per_s",
+    "payment_per_s",
+    "order_status_per_s",
+    "delivery_per_s",
+    "stock_level_per_s",
+)
 # fileio and memory: throughput and operation rates, as 1.0 prints them (0.4 derived)
 _NON_SQL = (
     "file_reads_per_s",
@@ -116,4 +124,8 @@ def _report_figures(report: Report) -> dict[str, Any]:
     figures.update({k: report.general[k] for k in _NON_SQL if k in report.general})
     if report.unfinished_transactions is not None:
         figures["unfinished_transactions"] = report.unfinished_transactions
+    if report.printed_by != "sysbench":
+        # A script's Lua hook printed it: rates over whole seconds, counts derived from them.
+        figures["final_report"] = report.printed_by
+        figures.update({k: report.sql[k] for k in _MIX if k in report.sql})
     return figures

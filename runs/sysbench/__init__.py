@@ -20,6 +20,7 @@ Pure: no Django, no I/O, nothing of runs but each other and runs/errors.py.
     parser.py          the streaming parser of sysbench's output
     intervals.py       how its interval lines read, in 1.0 (C and Lua) and 0.5
     report_hooks.py    the CSV and JSON interval reports of a script's report hook
+    lua_reports.py     a final or checkpoint report a script's Lua hook prints as one line
     output.py          what it printed, parsed: samples, queue samples, reports, outcome
     errors.py          its error lines as a stable kind, the server's code and a hint
     commandline.py     command lines copied into old logs, read and their passwords masked

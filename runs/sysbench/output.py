@@ -47,6 +47,13 @@ class Report:
     fairness: dict[str, float] = field(default_factory=dict)
     histogram: list[tuple[float, int]] = field(default_factory=list)
     unfinished_transactions: int | None = None
+    # "lua": printed by the script's report_cumulative hook, one line of rates (lua_reports.py)
+    printed_by: str = "sysbench"
+
+    @property
+    def empty(self) -> bool:
+        """No figure read yet (a checkpoint's header, a histogram at most)."""
+        return not (self.sql or self.general or self.latency or self.fairness)
 
     @property
     def complete(self) -> bool:
@@ -62,6 +69,7 @@ class Report:
             "fairness": dict(self.fairness),
             "histogram": [[value, count] for value, count in self.histogram],
             "unfinished_transactions": self.unfinished_transactions,
+            "printed_by": self.printed_by,
         }
 
 

@@ -24,6 +24,7 @@ from runs.sysbench.intervals import (
     interval_sample,
     number,
 )
+from runs.sysbench.lua_reports import report_of_line
 from runs.sysbench.output import Event, IntervalSample, ParseResult, QueueSample, Report
 from runs.sysbench.report_hooks import DEFAULT_PERCENTILE, JSON_BRACKETS, JsonObject, csv_sample
 
@@ -223,6 +224,9 @@ class OutputParser:
         # The run's --percentile, when the caller knows it: a report hook's line says none.
         self._percentile = percentile
         self._json: JsonObject | None = None  # a report_json object, until it closes
+        # A `thds: 0` line: the last interval, or a Lua hook's final report (lua_reports.py),
+        # as what follows it tells; released as a sample by a next sample or report block.
+        self._held: IntervalSample | None = None
         self._version: str | None = None
         self._header: dict[str, Any] = {}
         self._samples: list[IntervalSample] = []
@@ -251,6 +255,7 @@ class OutputParser:
 
     def finish(self, exit_code: int | None) -> ParseResult:
         self._flush_error([])
+        self._settle_held(exit_code)
         if self._json is not None:  # an object cut short
             self._unrecognised += len(self._json.lines)
             self._json = None
@@ -286,6 +291,8 @@ class OutputParser:
         if not self._seen_output and stripped.startswith("# source:"):
             return  # provenance comment on top of a stored legacy log
         self._seen_output = True
+        if self._held is not None and stripped in _BLOCKS:
+            self._release_held(events)  # sysbench's own report follows: it was an interval
         if not (
             self._interval_line(stripped, events)
             or self._log_line(stripped)
@@ -317,6 +324,7 @@ class OutputParser:
             return self._csv_line(stripped, events) or stripped in JSON_BRACKETS
         time_s, rest = number(m[1]), m[2]
         if rest == CHECKPOINT:
+            self._release_held(events)
             self._start_report(time_s)
             return True
         queue = QUEUE.match(rest)
@@ -330,8 +338,60 @@ class OutputParser:
         if sample is None:
             return False
         self._note_percentile(sample.latency_pct)
-        self._keep(sample, events)
+        self._sample_line(sample, events)
         return True
+
+    def _sample_line(self, sample: IntervalSample, events: list[Event]) -> None:
+        """An interval-shaped line (text, CSV or JSON): a sample, or the report a script's
+        Lua hook prints where sysbench would print its own."""
+        if self._held is not None:
+            if self._open_empty_report():  # the held line was the report, this one follows
+                self._fill_lua_report(self._report, self._held)  # type: ignore[arg-type]
+                self._held = None
+            else:
+                self._release_held(events)
+        # Right after `Checkpoint report:` or a histogram comes a Lua hook's report or, as
+        # sysbench's reporting thread may print between them, an interval line: held until
+        # the next line tells (sysbench's own report opens a block). `thds: 0` ends a run.
+        if self._open_empty_report() or (
+            sample.threads == 0 and self._header.get("threads_started")
+        ):
+            self._held = sample
+            return
+        self._keep(sample, events)
+
+    def _open_empty_report(self) -> bool:
+        return self._report is not None and self._report.empty
+
+    def _fill_lua_report(self, report: Report, sample: IntervalSample) -> None:
+        since = max((r.checkpoint_s or 0.0 for r in self._reports if r is not report), default=0)
+        lua = report_of_line(sample, checkpoint_s=report.checkpoint_s, since_s=since)
+        report.sql, report.general, report.latency = lua.sql, lua.general, lua.latency
+        report.printed_by = lua.printed_by
+        self._report = None
+
+    def _release_held(self, events: list[Event]) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._keep(held, events)
+
+    def _settle_held(self, exit_code: int | None) -> None:
+        """A `thds: 0` line nothing followed: the final report of a script's Lua hook when
+        sysbench printed none of its own and ended well; else the last interval (kept
+        here only: the live worker has stored the samples fed back before it)."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        if self._report is not None and self._report.empty:
+            self._fill_lua_report(self._report, held)
+        elif self.final_report_missing and exit_code in (None, 0) and not self._errors:
+            self._fill_lua_report(self._start_report(None), held)
+        elif self._keep_samples:
+            self._samples.append(held)
+
+    @property
+    def final_report_missing(self) -> bool:
+        return not any(r.checkpoint_s is None and r.complete for r in self._reports)
 
     def _keep(self, sample: IntervalSample, events: list[Event]) -> None:
         if self._keep_samples:
@@ -343,7 +403,7 @@ class OutputParser:
         sample = csv_sample(stripped, self._hook_percentile())
         if sample is None:
             return False
-        self._keep(sample, events)
+        self._sample_line(sample, events)
         return True
 
     def _json_line(self, stripped: str, events: list[Event]) -> bool:
@@ -357,7 +417,7 @@ class OutputParser:
         if sample is None:
             self._unrecognised += len(gathering.lines) - 1  # the last one: by the caller
             return False
-        self._keep(sample, events)
+        self._sample_line(sample, events)
         return True
 
     def _hook_percentile(self) -> float:

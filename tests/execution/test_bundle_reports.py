@@ -2,8 +2,9 @@
 `sysbench.report_default` (`err/s 0.00`, no colon) with spacing of its own
 (tests/fixtures/lua/tpcc_print/), run end to end by a real worker on the private MariaDB and
 PostgreSQL, from the local host and over the loopback sshd: each interval line it printed
-is a sample, and its text option with a space (`"COLLATE latin1_bin"`) reaches its prepare
-as one value."""
+is a sample, its final report, printed from Lua too (one `thds: 0` line of the whole run's
+rates, or a report_json object), is the run's summary, and its text option with a space
+(`"COLLATE latin1_bin"`) reaches its prepare as one value."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ OPTIONS = {
     "script_options": {"scale": 2, "mysql_table_options": '"COLLATE latin1_bin"'},
 }
 INTERVAL_LINE = re.compile(r"^\[\s*\d+s\s*\]\s+thds: \d+ .* err/s \d", re.MULTILINE)
+# sysbench.report_default's own line: the bundle's final report (the intervals have two spaces)
+FINAL_LINE = re.compile(r"^\[ (\d+)s \] thds: 0 tps: ([\d.]+) .* err/s ([\d.]+) ", re.MULTILINE)
 
 
 @pytest.fixture
@@ -75,14 +78,22 @@ def assert_every_interval_line_is_a_sample(batch, *, mariadb: bool) -> None:
         assert "Table collation: latin1_bin" in prepare["output"]
     run = batch.runs.get()
     assert "--mysql_table_options=COLLATE latin1_bin" in run.argv
-    lines = INTERVAL_LINE.findall(run.raw_log)
+    [(seconds, tps, errors)] = FINAL_LINE.findall(run.raw_log)
+    lines = [line for line in INTERVAL_LINE.findall(run.raw_log) if "] thds: 0 " not in line]
     assert len(lines) >= 3, run.raw_log
     assert "err/s:" not in run.raw_log  # the Lua form only
+    assert "SQL statistics:" not in run.raw_log  # no report of sysbench's own
     samples = list(run.samples.order_by("seq"))
     assert len(samples) == len(lines)
     assert all(s.tps is not None and s.tps > 0 for s in samples[:-1])
     assert {s.latency_pct for s in samples} == {99.0}
-    assert run.summary["transactions"] > 0
+    # The final report printed from Lua is the run's summary, not one more sample.
+    summary = run.summary
+    assert (summary["outcome"], summary["final_report"]) == ("ok", "lua")
+    assert summary["tps"] == float(tps) and summary["total_time_s"] == float(seconds)
+    assert summary["transactions"] == round(float(tps) * float(seconds)) > 0
+    assert summary["errors"] == round(float(errors) * float(seconds))
+    assert summary["latency_pct"] == 99.0 and summary["samples"] == len(lines)
 
 
 def test_on_the_local_host_against_mariadb(
@@ -103,6 +114,24 @@ def test_on_the_local_host_against_mariadb(
     assert '<td>warehouses</td><td class="num">2</td>' in run_page
     assert "The script does not print its NewOrder transactions, so no tpmC" in run_page
     assert 'id="run-tpcc-mix"' not in run_page
+
+
+def test_a_json_final_report_on_the_local_host_against_mariadb(
+    celery_worker, make_plan, bundle, mariadb_db
+):
+    script_options = {"scale": 2, "final_report": "json"}
+    options = {**OPTIONS, "script_options": script_options}
+    plan = make_plan(test="oltp_read_write", script=bundle, options=options, threads=[2])
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan))
+
+    assert batch.status == Status.DONE, (batch.error, list(batch.runs.values("error")))
+    run = batch.runs.get()
+    assert '"threads": 0,' in run.raw_log
+    final_tps = float(re.findall(r'"tps": ([\d.]+)', run.raw_log)[-1])
+    assert run.samples.count() == len(INTERVAL_LINE.findall(run.raw_log))
+    assert (run.summary["final_report"], run.summary["tps"]) == ("lua", final_tps)
+    assert run.summary["transactions"] > 0
 
 
 def test_on_the_local_host_against_postgres(celery_worker, make_plan, bundle, pg_target):
