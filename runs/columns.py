@@ -268,13 +268,22 @@ class DatabaseProcess:
     nvcsw_s: float | None = None
     cpu_us_per_tx: float | None = None
     csw_per_tx: float | None = None  # its context switches per transaction
+    # KB its own processes had the storage read and write per transaction (/proc/<pid>/io)
+    read_kb_per_tx: float | None = None
+    write_kb_per_tx: float | None = None
+    io_why: str = ""  # why those are None: /proc/<pid>/io refused (another user's process)
 
     @classmethod
     def load(cls, data: Mapping[str, Any]) -> DatabaseProcess:
-        return cls(**{name: _number(data, name) for name in _DB_FIGURES})
+        why = data.get("io_why")
+        return cls(
+            **{name: _number(data, name) for name in _DB_FIGURES},
+            io_why=str(why) if why else "",
+        )
 
 
-_DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx", "csw_per_tx")
+_DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx", "csw_per_tx",
+               "read_kb_per_tx", "write_kb_per_tx")  # fmt: skip
 
 
 # HostFigures's figures read as they are named in the host summary

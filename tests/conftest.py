@@ -54,6 +54,7 @@ TIER_OF_FILE = {
     "tests/test_bootstrap_npm_postgres.py": "servers",
     "tests/loadhosts/test_script_account.py": "servers",
     "tests/loadhosts/test_server_shell.py": "servers",
+    "tests/loadhosts/test_process_io.py": "servers",
     "tests/execution/test_restart_options_file.py": "servers",
     "tests/services/test_luascripts.py": "servers",
     "tests/web/test_scripts_page.py": "servers",

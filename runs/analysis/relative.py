@@ -6,7 +6,7 @@ has no tests axis; one column per value of the axis compared (the servers: targe
 installs, configs; a setting; an option; the threads); in each cell the throughput
 relative to the first column (the baseline) with its 95 % interval and verdict, coloured,
 and the cost per transaction that explains it: the database's CPU µs and context switches,
-the disks' KB read and written (the host metrics, runs/analysis/host_metrics/); and per
+KB read and written (its processes' /proc/<pid>/io, else the disks': host_metrics/); and per
 operation, as the published comparisons read: the queries a second against the
 baseline's (rQPS) and the same costs per query.
 
@@ -30,6 +30,7 @@ from runs.analysis.host_metrics.host_summary import (
     PerTx,
     cell_per_query,
     cell_per_tx,
+    io_source_of,
 )
 from runs.analysis.moves import Move, family_move
 from runs.analysis.noise import stats, verdicts
@@ -146,6 +147,11 @@ class RelativeTable:
             )
         return " ".join(parts)
 
+    @property
+    def io_source(self) -> str:
+        """Where its KB read and written come from (host_summary.io_source_of)."""
+        return io_source_of(c.per_tx for f in self.families for r in f.rows for c in r.cells)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "axis": self.axis,
@@ -154,6 +160,7 @@ class RelativeTable:
             "baseline": self.baseline,
             "unit": self.unit,
             "summary": self.summary,
+            "io_source": self.io_source,
             "families": [
                 {
                     "name": f.name,
@@ -187,7 +194,8 @@ class RelativeTable:
                          v.p_adjusted if v else None,
                          *(getattr(cell.per_tx, name) for name in PER_TX),
                          cell.qps, 1.0 if cell.column == self.baseline else cell.rqps,
-                         *(getattr(cell.per_query, name) for name in PER_TX)]
+                         *(getattr(cell.per_query, name) for name in PER_TX),
+                         cell.per_tx.io_source]
                     )  # fmt: skip
         return lines
 
@@ -196,6 +204,7 @@ CSV_HEADER = (
     "family", "row", "column", "n", "throughput", "unit", "ratio", "ratio_low", "ratio_high",
     "verdict", "p_adjusted", "cpu_us_per_tx", "csw_per_tx", "read_kb_per_tx", "write_kb_per_tx",
     "qps", "rqps", "cpu_us_per_query", "csw_per_query", "read_kb_per_query", "write_kb_per_query",
+    "io_source",
 )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ import mmap
 import os
 import time
 
-from runs.analysis.host_metrics.procfs import ProcSnapshot, file_parse, process_parse
+from runs.analysis.host_metrics.procfs import ProcSnapshot, file_parse, io_parse, process_parse
 
 SYSTEM_FILES = ("/proc/uptime", "/proc/stat", "/proc/meminfo", "/proc/diskstats", "/proc/net/dev")
 # Descriptors held open at most: a server of thousands of threads (one a connection) has
@@ -30,6 +30,8 @@ class ProcFiles:
     def __init__(self) -> None:
         self._fds: dict[str, int] = {}
         self._read: set[str] = set()
+        # Files the kernel refused (another user's /proc/<pid>/io): why, not asked again.
+        self._refused: dict[str, str] = {}
         # The server's processes' threads as last listed: process id -> (count, thread ids).
         self.threads: dict[str, tuple[int, list[str]]] = {}
 
@@ -52,6 +54,29 @@ class ProcFiles:
             self._close(path)
             return read_once(path)
 
+    def read_or_why(self, path: str) -> tuple[bytes, str]:
+        """The file's bytes now, or b"" and why the kernel refused it (EACCES: a process
+        of another user's, as the shared MariaDB running as mysql); b"" and "" when gone.
+        A refusal is remembered: not one failed open a second."""
+        why = self._refused.get(path)
+        if why is None and path not in self._fds:
+            try:
+                os.close(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+            except PermissionError as e:
+                why = f"cannot read {path}: {e.strerror}"
+            except OSError:
+                return b"", ""
+        if why is None:
+            text = self.read(path)
+            if text or path in self._fds:
+                return text, ""
+            why = _refusal(path)
+            if not why:
+                return b"", ""
+        self._refused[path] = why
+        self._read.add(path)
+        return b"", why
+
     @property
     def open_count(self) -> int:
         return len(self._fds)
@@ -64,6 +89,8 @@ class ProcFiles:
         """Close the files not read since the last call: threads and processes gone."""
         for path in self._fds.keys() - self._read:
             self._close(path)
+        for path in self._refused.keys() - self._read:
+            del self._refused[path]
         self._read = set()
 
     def close(self) -> None:
@@ -87,6 +114,18 @@ def _pread_all(fd: int) -> bytes:
         chunks.append(chunk)
         offset += len(chunk)
     return b"".join(chunks)
+
+
+def _refusal(path: str) -> str:
+    """Why a file that gave nothing cannot be read; "" when it is gone or empty."""
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+    except PermissionError as e:
+        return f"cannot read {path}: {e.strerror}"
+    except OSError:
+        pass
+    return ""
 
 
 def read_once(path: str) -> bytes:
@@ -121,6 +160,10 @@ def _processes(snapshot: ProcSnapshot, pid: int, files: ProcFiles) -> None:
         stat = files.read(f"/proc/{p}/stat").strip()
         if not stat:
             continue  # ended since it was listed
+        if not snapshot.io_problem:  # one refusal says it for all: one owner
+            # Its own storage I/O: one more pread of a small file a process a second.
+            io, snapshot.io_problem = files.read_or_why(f"/proc/{p}/io")
+            io_parse(snapshot, int(p), io.decode("ascii", "replace"))
         voluntary = involuntary = 0
         for status in _thread_statuses(p, files, threads):
             v, nv = _ctxt_counts(status)

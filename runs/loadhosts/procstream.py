@@ -11,7 +11,9 @@ worker's own machine the worker reads the same files each second straight into a
 
 The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
 postmaster.pid): the process it names and its children (PostgreSQL's backends), each
-summed over its threads (MariaDB's). A pid file that cannot be read is said, not guessed.
+summed over its threads (MariaDB's), and its own storage I/O (/proc/<pid>/io's read_bytes
+and write_bytes: the machine's disks carry the neighbours' too). A pid file that cannot be
+read is said, not guessed; so is an io file the kernel refuses (another user's process).
 """
 
 from __future__ import annotations
@@ -68,13 +70,18 @@ if [ -n "$1" ]; then
     echo "@@benchdash-nopid cannot read the server's process id from $1: $pid"; pid=
   fi
 fi
+io=
+if [ -n "$pid" ]; then
+  if why=$(cat -- "/proc/$pid/io" 2>&1 >/dev/null); then io=1
+  else echo "@@benchdash-noio cannot read /proc/$pid/io: ${why##*: }"; fi
+fi
 n=0
 seconds=1
 while :; do
   files=
   if [ -n "$pid" ]; then
     for p in $pid $(cat /proc/$pid/task/$pid/children 2>/dev/null); do
-      files="$files /proc/$p/stat /proc/$p/task/*/status"
+      files="$files /proc/$p/stat${io:+ /proc/$p/io} /proc/$p/task/*/status"
     done
   fi
   "$awk" -v seconds="$seconds" '
@@ -101,7 +108,7 @@ while :; do
     }
     function process_file(f,  line) {
       while ((getline line < f) > 0)
-        if (f ~ /\/stat$/ || line ~ /^(voluntary|nonvoluntary)_ctxt_switches:/) \
+        if (f ~ /\/stat$/ || line ~ /^((non)?voluntary_ctxt_switches|read_bytes|write_bytes):/) \
           out = out f ":" line "\n"
       close(f)
     }
@@ -131,6 +138,7 @@ class ProcStream:
     clk_tck: int = 100
     pid: int | None = None
     problem: str = ""  # why the database process is not in the snapshots, or why none came
+    io_problem: str = ""  # why its /proc/<pid>/io is not (another user's process)
     stopped: str = ""  # why the snapshots stopped before the stream was closed
     # The seconds it may hold, not handed over yet, when it is closed: late, not lost.
     unwritten_s: ClassVar[float] = 1.0
@@ -245,7 +253,8 @@ class SSHProcStream(ProcStream):
                 line, _, text = text.partition("\n")
                 self._header(line)
             if text.strip():
-                complete.append(snapshot_parse(text))
+                complete.append(snapshot := snapshot_parse(text))
+                snapshot.io_problem = self.io_problem
         if len(complete) == 1:  # the usual: one second, just come
             self._snapshots.append((now, complete[0]))
         elif complete:
@@ -260,6 +269,8 @@ class SSHProcStream(ProcStream):
             self.pid = int(value)
         elif name == "@@benchdash-nopid":
             self.problem = value
+        elif name == "@@benchdash-noio":
+            self.io_problem = value
 
     def close(self) -> None:
         self._said_nothing()

@@ -150,7 +150,8 @@ def test_tests_in_families_with_per_transaction_costs_from_the_host_metrics():
     point = table.families[0].rows[0]
     assert point.label == "point-select"
     assert point.cells[0].per_tx.to_dict() == {"cpu_us": 80.0, "csw": 6.0, "read_kb": 0.5,
-                                               "write_kb": 12.0}  # fmt: skip
+                                               "write_kb": 12.0, "io_source": "machine's disks",
+                                               "io_why": ""}  # fmt: skip
     # the same runs on both sides: no difference, grey
     assert point.cells[1].verdict.verdict == verdicts.SAME
     assert point.cells[1].tone == relative.SAME_TONE
@@ -249,12 +250,48 @@ def test_per_query_beside_per_transaction_rqps_and_the_costs_a_query():
     assert other.qps == pytest.approx(statistics.geometric_mean(qps[3:]))
     assert base.rqps is None and other.rqps == pytest.approx(other.qps / base.qps)
     assert base.per_query.to_dict() == {"cpu_us": 20.0, "csw": 1.5, "read_kb": 0.125,
-                                        "write_kb": 3.0}  # fmt: skip
+                                        "write_kb": 3.0, "io_source": "machine's disks",
+                                        "io_why": ""}  # fmt: skip
     assert other.per_query.cpu_us == round(80.0 / 6, 3)  # 6 queries a transaction there
     cell = table.to_dict()["families"][0]["rows"][0]["cells"][1]
     assert cell["rqps"] == other.rqps and cell["per_query"]["csw"] == 1.0
     header, first, second = table.csv_rows()
-    assert header[-6:] == ["qps", "rqps", "cpu_us_per_query", "csw_per_query",
-                           "read_kb_per_query", "write_kb_per_query"]  # fmt: skip
-    assert first[-5:] == [1.0, 20.0, 1.5, 0.125, 3.0] and first[-6] == base.qps
-    assert second[-5] == other.rqps
+    assert header[-7:] == ["qps", "rqps", "cpu_us_per_query", "csw_per_query",
+                           "read_kb_per_query", "write_kb_per_query", "io_source"]  # fmt: skip
+    assert first[-6:-1] == [1.0, 20.0, 1.5, 0.125, 3.0] and first[-7] == base.qps
+    assert second[-6] == other.rqps
+
+
+OWN_IO = {"hosts": [{"role": "server", "host": "db", "db": {"cpu_us_per_tx": 80.0,
+          "csw_per_tx": 6.0, "read_kb_per_tx": 0.1, "write_kb_per_tx": 3.0},
+          "read_kb_per_tx": 0.5, "write_kb_per_tx": 12.0}]}  # fmt: skip
+REFUSED = {"hosts": [{"role": "server", "host": "db", "db": {"cpu_us_per_tx": 80.0,
+           "io_why": "cannot read /proc/7/io: Permission denied"},
+           "read_kb_per_tx": 0.5, "write_kb_per_tx": 12.0}]}  # fmt: skip
+
+
+def test_read_and_write_kb_are_the_servers_own_where_every_repeat_has_them():
+    """Issue 48: the machine's disks carry the neighbours' I/O too: a cell whose repeats
+    all read the server's /proc/<pid>/io shows that, one that could not falls back to the
+    disks whole, and the table, its JSON and its CSV say which."""
+    runs = []
+    for flush, summaries in (("1", [OWN_IO] * 3), ("0", [OWN_IO, OWN_IO, REFUSED])):
+        for round_, host_summary in zip((1, 2, 3), summaries, strict=True):
+            figures = dataclasses.replace(
+                point_select_threads(2, round_), host_summary=host_summary,
+                settings={"innodb_flush_log_at_trx_commit": flush},
+            )  # fmt: skip
+            runs.append(TableRun(figures, "insert", "write", 0))
+    table = made(runs, orders={"innodb_flush_log_at_trx_commit": ["1", "0"]})
+    own, fallback = table.families[0].rows[0].cells
+    assert (own.per_tx.write_kb, own.per_tx.read_kb) == (3.0, 0.1)
+    assert own.per_tx.io_source == "server process"
+    assert (fallback.per_tx.write_kb, fallback.per_tx.io_source) == (12.0, "machine's disks")
+    assert fallback.per_tx.io_why == "cannot read /proc/7/io: Permission denied"
+    assert table.io_source == "mixed" and table.to_dict()["io_source"] == "mixed"
+    header, first, second = table.csv_rows()
+    assert header[-1] == "io_source"
+    assert (first[-1], second[-1]) == ("server process", "machine's disks")
+    own_only = made(runs[:3] + [dataclasses.replace(r, figures=dataclasses.replace(
+        r.figures, host_summary=OWN_IO)) for r in runs[3:]])  # fmt: skip
+    assert own_only.io_source == "server process"

@@ -132,8 +132,11 @@ def test_the_relative_table_per_query_in_the_api_and_on_the_page(api, offline_ta
     base, other = table["families"][0]["rows"][0]["cells"]
     assert base["qps"] == pytest.approx(16 * geometric_mean(tps["1"])) and base["rqps"] is None
     assert other["rqps"] == pytest.approx(other["verdict"]["ratio"])
-    assert base["per_tx"] == {"cpu_us": 320.0, "csw": 32.0, "read_kb": 8.0, "write_kb": 16.0}
-    assert base["per_query"] == {"cpu_us": 20.0, "csw": 2.0, "read_kb": 0.5, "write_kb": 1.0}
+    disks = {"io_source": "machine's disks", "io_why": ""}  # runs without the server's own
+    assert base["per_tx"] == {"cpu_us": 320.0, "csw": 32.0, "read_kb": 8.0, "write_kb": 16.0,
+                              **disks}  # fmt: skip
+    assert base["per_query"] == {"cpu_us": 20.0, "csw": 2.0, "read_kb": 0.5, "write_kb": 1.0,
+                                 **disks}  # fmt: skip
 
     api.login("owner", "owner-pass-1")
     page = api.get(f"/batches/{batch.pk}/results").text
@@ -142,3 +145,43 @@ def test_the_relative_table_per_query_in_the_api_and_on_the_page(api, offline_ta
     assert 'id="relative-per-query"' in section and ">rQPS</th>" in section
     assert '<span class="per-tx">320.0</span><span class="per-query">20.00</span>' in section
     assert '<td class="num">1,610</td>' in section  # the baseline's qps: 16 times 100.6
+
+
+def test_the_relative_tables_io_names_its_source_in_the_api_csv_and_page(
+    api, offline_target, local_host
+):
+    """Issue 48: read and write KB from the database server's own processes
+    (/proc/<pid>/io) where every repeat of a cell has them, not the machine's disks (which
+    carry the neighbours' I/O); the source named in the JSON, the CSV and on the page."""
+    batch = Batch.objects.create(
+        target=offline_target, load_host=local_host, status=Status.DONE, seed=1,
+        params={"test": "oltp_write_only", "server_settings": {"sync_binlog": ["1", "0"]}},
+    )  # fmt: skip
+    host = {"hosts": [{"role": "server", "host": "db", "read_kb_per_tx": 8.0,
+                       "write_kb_per_tx": 160.0, "db": {"cpu_us_per_tx": 320.0,
+                       "read_kb_per_tx": 0.5, "write_kb_per_tx": 12.0}}]}  # fmt: skip
+    for value in ("1", "0"):
+        for i in range(3):
+            Run.objects.create(
+                batch=batch, position=2 * i + int(value), round=i, threads=1,
+                cell_key=f'{{"options":{{}},"settings":{{"sync_binlog":"{value}"}},"threads":1}}',
+                settings={"sync_binlog": value}, status=Status.DONE, host_summary=host,
+                summary={"tps": 100.0 + i, "qps": (100.0 + i) * 4},
+            )  # fmt: skip
+
+    table = api.get(f"/api/v1/batches/{batch.pk}/relative").json()
+    assert table["io_source"] == "server process"
+    base = table["families"][0]["rows"][0]["cells"][0]
+    assert base["per_tx"]["write_kb"] == 12.0 and base["per_tx"]["io_source"] == "server process"
+    assert base["per_query"]["write_kb"] == 3.0  # 4 queries a transaction
+    rows = list(
+        csv.reader(io.StringIO(api.get(f"/api/v1/batches/{batch.pk}/relative?format=csv").text))
+    )
+    assert rows[0][-1] == "io_source" and {r[-1] for r in rows[1:]} == {"server process"}
+
+    api.login("owner", "owner-pass-1")
+    page = api.get(f"/batches/{batch.pk}/results").text
+    section = page[page.index('<section id="relative">') :]
+    section = section[: section.index("</section>")]
+    assert "server process I/O" in section and 'data-io="server process"' in section
+    assert "the server machine&#x27;s disks" not in section

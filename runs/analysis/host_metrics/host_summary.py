@@ -88,8 +88,25 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
         cores = (db["user_cores"] or 0) + (db["system_cores"] or 0)
         db["cpu_us_per_tx"] = _per(cores * 1e6, tps)
         db["csw_per_tx"] = _per((db["vcsw_s"] or 0) + (db["nvcsw_s"] or 0), tps)
+        db.update(_own_io([v["db"] for v in steady if "db" in v], tps))
         entry["db"] = db
     return entry
+
+
+def _own_io(seconds: Sequence[Mapping[str, Any]], tps: float | None) -> dict[str, Any]:
+    """What the server's own processes read and wrote per transaction (/proc/<pid>/io), in
+    KB: when every second has it (a part would be a smaller figure, not a cleaner one);
+    else why not, as the seconds said it (none for runs from before it was read)."""
+    if seconds and all("write_kbs" in d for d in seconds):
+        return {
+            "read_kb_per_tx": _per(_mean(d["read_kbs"] for d in seconds), tps),
+            "write_kb_per_tx": _per(_mean(d["write_kbs"] for d in seconds), tps),
+        }
+    why = next((d["io_why"] for d in seconds if d.get("io_why")), "")
+    had = sum("write_kbs" in d for d in seconds)
+    if had and not why:
+        why = f"/proc/<pid>/io read in {had} of {len(seconds)} seconds"
+    return {"io_why": why} if why else {}
 
 
 def others_pct(steady: Sequence[Mapping[str, Any]], ncpu: int) -> float | None:
@@ -245,6 +262,11 @@ def _median(values: Iterable[float | None]) -> float | None:
 # --- a cell's cost per transaction (the relative table, runs/analysis/relative.py) ----------
 
 PER_TX = ("cpu_us", "csw", "read_kb", "write_kb")
+# Where a cell's read and write KB come from: the database server's own processes'
+# /proc/<pid>/io when every repeat read it, else the server host's disks (neighbours'
+# I/O included), never the two mixed within a cell.
+SERVER_PROCESS_IO = "server process"
+MACHINE_DISKS = "machine's disks"
 
 
 @dataclass(frozen=True)
@@ -253,22 +275,50 @@ class PerTx:
 
     cpu_us: float | None = None  # the database process's CPU
     csw: float | None = None  # its context switches
-    read_kb: float | None = None  # the server host's disks
+    read_kb: float | None = None  # the server's processes' own, or its host's disks
     write_kb: float | None = None
+    io_source: str | None = None  # SERVER_PROCESS_IO or MACHINE_DISKS; None unmeasured
+    io_why: str = ""  # why not the server's own, when a repeat said
 
-    def to_dict(self) -> dict[str, float | None]:
-        return {name: getattr(self, name) for name in PER_TX}
+    def to_dict(self) -> dict[str, Any]:
+        own = {name: getattr(self, name) for name in PER_TX}
+        return {**own, "io_source": self.io_source, "io_why": self.io_why}
 
 
 def cell_per_tx(runs: Sequence[RunFigures]) -> PerTx:
     """A cell's cost per transaction, the medians over its finished repeats."""
     good = [r for r in runs if r.status in FINISHED_WELL]
+    own = _all_own_io(good)
     return PerTx(
         cpu_us=_median(_server(r, "cpu_us") for r in good),
         csw=_median(_server(r, "csw") for r in good),
-        read_kb=_median(_server(r, "read_kb") for r in good),
-        write_kb=_median(_server(r, "write_kb") for r in good),
+        read_kb=_median(_server(r, "read_kb", own) for r in good),
+        write_kb=_median(_server(r, "write_kb", own) for r in good),
+        **_io_source(good, own),
     )
+
+
+def _all_own_io(runs: Sequence[RunFigures]) -> bool:
+    """Whether every repeat has its server's own I/O (then the cell uses it)."""
+    dbs = [h.db if (h := r.host_figures.first("server")) else None for r in runs]
+    return bool(dbs) and all(d is not None and d.write_kb_per_tx is not None for d in dbs)
+
+
+def io_source_of(cells: Iterable[PerTx]) -> str:
+    """Where a table's KB read and written come from: SERVER_PROCESS_IO or MACHINE_DISKS,
+    "mixed" when its cells differ, "" when none was measured."""
+    found = {c.io_source for c in cells if c.io_source}
+    return str(found.pop()) if len(found) == 1 else "mixed" if found else ""
+
+
+def _io_source(runs: Sequence[RunFigures], own: bool) -> dict[str, Any]:
+    if own:
+        return {"io_source": SERVER_PROCESS_IO}
+    hosts = [h for r in runs if (h := r.host_figures.first("server")) is not None]
+    if not any(h.write_kb_per_tx is not None for h in hosts):
+        return {}
+    why = next((h.db.io_why for h in hosts if h.db and h.db.io_why), "")
+    return {"io_source": MACHINE_DISKS, "io_why": why}
 
 
 class PerQuery(PerTx):
@@ -279,11 +329,13 @@ class PerQuery(PerTx):
 def cell_per_query(runs: Sequence[RunFigures]) -> PerQuery:
     """A cell's cost per query (the published comparisons' per operation)."""
     good = [r for r in runs if r.status in FINISHED_WELL]
-    return PerQuery(**{name: _median(_per_query(r, name) for r in good) for name in PER_TX})
+    own = _all_own_io(good)
+    medians: dict[str, Any] = {n: _median(_per_query(r, n, own) for r in good) for n in PER_TX}
+    return PerQuery(**medians, **_io_source(good, own))
 
 
-def _per_query(run: RunFigures, name: str) -> float | None:
-    per_tx, queries = _server(run, name), queries_per_tx(run)
+def _per_query(run: RunFigures, name: str, own: bool) -> float | None:
+    per_tx, queries = _server(run, name, own), queries_per_tx(run)
     return round(per_tx / queries, 3) if per_tx is not None and queries else None
 
 
@@ -294,15 +346,15 @@ def queries_per_tx(run: RunFigures) -> float | None:
     return figures.qps / figures.tps if figures.qps and figures.tps else None
 
 
-def _server(run: RunFigures, name: str) -> float | None:
+def _server(run: RunFigures, name: str, own_io: bool = False) -> float | None:
     host = run.host_figures.first("server")
     if host is None:
         return None
-    if name == "read_kb":
-        return host.read_kb_per_tx
-    if name == "write_kb":
-        return host.write_kb_per_tx
     db = host.db
+    if name in ("read_kb", "write_kb"):
+        if own_io and db is not None:
+            return db.read_kb_per_tx if name == "read_kb" else db.write_kb_per_tx
+        return host.read_kb_per_tx if name == "read_kb" else host.write_kb_per_tx
     if db is None:
         return None
     if name == "cpu_us":

@@ -3,11 +3,11 @@
 Pure: no Django, no I/O. A snapshot comes as text in one format, the one the remote
 sampler's shell loop prints (runs/loadhosts/procstream.py): `head`'s sections (`==>
 /proc/stat <==` then the file) for the machine's files, then `grep -H` lines
-(`/proc/<pid>/stat:...`, `/proc/<pid>/task/<tid>/status:voluntary_ctxt_switches:\t12`)
-for the database server's processes. `snapshot_parse` reads one; the local reader
-(runs/loadhosts/procfiles.py) fills a snapshot from the files themselves with the same
-section readers (`file_parse`, `process_parse`); `host_values` turns two snapshots into
-the figures of a HostMetrics row (runs/models.py).
+(`/proc/<pid>/stat:...`, `/proc/<pid>/task/<tid>/status:voluntary_ctxt_switches:\t12`,
+`/proc/<pid>/io:write_bytes: 4096`) for the database server's processes. `snapshot_parse`
+reads one; the local reader (runs/loadhosts/procfiles.py) fills a snapshot from the files
+themselves with the same section readers (`file_parse`, `process_parse`, `io_parse`);
+`host_values` turns two snapshots into the figures of a HostMetrics row (runs/models.py).
 
 Counters are differenced: a counter that went backwards below 2**32 wrapped (32-bit
 kernels keep some in an unsigned long); above, the device or process is new and is left
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PROCESS_LINE = re.compile(r"^/proc/(\d+)/(stat|task/\d+/status):(.*)$")
+PROCESS_LINE = re.compile(r"^/proc/(\d+)/(stat|io|task/\d+/status):(.*)$")
 SECTOR_BYTES = 512
 WRAP = 2**32
 # Not a disk a database writes to, or a part of one already counted whole.
@@ -53,6 +53,10 @@ class ProcSnapshot:
     disks: dict[str, list[int]] = field(default_factory=dict)  # diskstats fields after the name
     nets: dict[str, tuple[int, int]] = field(default_factory=dict)  # rx bytes, tx bytes
     processes: dict[int, list[int]] = field(default_factory=dict)  # pid: [utime, stime, v, nv]
+    # pid: [read_bytes, write_bytes] of /proc/<pid>/io: what the process had the storage
+    # layer read and write (not rchar/wchar, which count page-cache hits and pipes too).
+    process_io: dict[int, list[int]] = field(default_factory=dict)
+    io_problem: str = ""  # why /proc/<pid>/io was not read (another user's process)
 
     @property
     def has_process(self) -> bool:
@@ -96,6 +100,13 @@ def process_parse(snapshot: ProcSnapshot, pid: int, stat: str, switches: tuple[i
     counts = snapshot.processes[pid]
     counts[2] += switches[0]
     counts[3] += switches[1]
+
+
+def io_parse(snapshot: ProcSnapshot, pid: int, text: str) -> None:
+    """A server process's /proc/<pid>/io into `snapshot`: its read_bytes and write_bytes."""
+    for line in text.splitlines():
+        if line.startswith(("read_bytes:", "write_bytes:")):
+            _process_line(snapshot, pid, "io", line)
 
 
 def _uptime(snapshot: ProcSnapshot, line: str) -> None:
@@ -149,6 +160,12 @@ _READERS = {
 
 
 def _process_line(snapshot: ProcSnapshot, pid: int, kind: str, rest: str) -> None:
+    if kind == "io":
+        name, _, value = rest.partition(":")
+        if value.strip().isdigit() and name in ("read_bytes", "write_bytes"):
+            io = snapshot.process_io.setdefault(pid, [0, 0])
+            io[name == "write_bytes"] = int(value)
+        return
     counts = snapshot.processes.setdefault(pid, [0, 0, 0, 0])
     if kind == "stat":
         # The command name may hold spaces and parentheses: the fields follow the last ")".
@@ -195,6 +212,7 @@ def host_values(
     }
     if after.has_process:
         values["db"] = _process(before.processes, after.processes, seconds, clk_tck)
+        values["db"].update(_process_io(before, after, seconds))
     return values
 
 
@@ -326,6 +344,25 @@ def _process(
         "system_cores": round(totals[1] / clk_tck / seconds, 3),
         "vcsw_s": round(totals[2] / seconds, 1),
         "nvcsw_s": round(totals[3] / seconds, 1),
+    }
+
+
+def _process_io(before: ProcSnapshot, after: ProcSnapshot, seconds: float) -> dict[str, Any]:
+    """What the server's own processes had the disks read and write, KB/s (1000 bytes, as
+    the disks' MB/s): a neighbour's I/O is not in it. Every process's /proc/<pid>/io or no
+    figure (a part would read as a server that wrote less); why not, when it was said."""
+    if after.io_problem or not after.process_io:
+        return {"io_why": after.io_problem} if after.io_problem else {}
+    if not after.processes.keys() <= after.process_io.keys():
+        return {"io_why": "/proc/<pid>/io was not read for every server process"}
+    grown = [0, 0]
+    for pid, now in after.process_io.items():
+        was = before.process_io.get(pid, [0, 0])
+        for i in (0, 1):
+            grown[i] += max(0, now[i] - was[i])
+    return {
+        "read_kbs": round(grown[0] / seconds / 1000, 2),
+        "write_kbs": round(grown[1] / seconds / 1000, 2),
     }
 
 

@@ -43,10 +43,17 @@ class RelativeTableSerializer(serializers.Serializer[Any]):
     baseline = serializers.CharField()
     unit = serializers.CharField()
     summary = serializers.CharField(help_text="Which families moved, and by how much.")
+    io_source = serializers.CharField(
+        help_text='Whose I/O the read and write KB are: "server process" (the database '
+        "server's own processes, /proc/<pid>/io), \"machine's disks\" (the server host's "
+        'disks, neighbours\' I/O included: its /proc/<pid>/io could not be read), "mixed" '
+        'when cells differ (each cell\'s per_tx.io_source says), "" when unmeasured.'
+    )
     families = serializers.JSONField(
         help_text="[{name, rows: [{label, test, cells: [{column, n, throughput, verdict "
         "(ratio, ratio_low, ratio_high, text, p_adjusted...; null in the baseline's column), "
-        "tone, per_tx: {cpu_us, csw, read_kb, write_kb}, qps, rqps (queries a second against "
+        "tone, per_tx: {cpu_us, csw, read_kb, write_kb, io_source, io_why: why not the server's "
+        "own I/O, when a repeat said}, qps, rqps (queries a second against "
         "the baseline's: ratio of geometric means; null there), per_query: {the same as "
         "per_tx, over the queries a transaction made}}]}], moves: [{column, ratio, faster, "
         "slower, tested, untested, text}]}]: `untested` cells had too few repeats for a "

@@ -20,7 +20,7 @@ from django.template.defaultfilters import floatformat
 from django.utils.formats import localize
 from django.utils.safestring import SafeString, mark_safe
 
-from runs.analysis.host_metrics.host_summary import PER_TX
+from runs.analysis.host_metrics.host_summary import PER_TX, PerTx
 from runs.analysis.relative import Family, RelativeTable, Row, TableCell
 from runs.web.templatetags.numbers import num, ratio
 from runs.web.templatetags.rows import escaped
@@ -165,7 +165,8 @@ def _relative_cell(cell: TableCell, first: bool) -> str:
         shown = '<span class="muted">–</span>'
     queries = _num(cell.qps) if first else ratio(cell.rqps)
     costs = "".join(
-        f'<td class="num"><span class="per-tx">{_num(getattr(t, name))}</span>'
+        f'<td class="num"{_io_title(t) if name in IO_COSTS else ""}>'
+        f'<span class="per-tx">{_num(getattr(t, name))}</span>'
         f'<span class="per-query">{_num(getattr(q, name))}</span></td>'
         for name in PER_TX
     )
@@ -173,6 +174,18 @@ def _relative_cell(cell: TableCell, first: bool) -> str:
         f'\n    <td class="num group-start"{style}{title}>\n      {shown}</td>\n'
         f'    <td class="num">{queries}</td>{costs}\n    '
     )
+
+
+IO_COSTS = ("read_kb", "write_kb")
+
+
+def _io_title(per_tx: PerTx) -> str:
+    """Whose I/O a cell's KB are: a table may hold both when some cells' server could not
+    be read (the heading says "mixed"); the machine's disks carry the neighbours' too."""
+    if not per_tx.io_source:
+        return ""
+    why = f" ({per_tx.io_why})" if per_tx.io_why else ""
+    return f' title="{_shown(per_tx.io_source + why)}" data-io="{_shown(per_tx.io_source)}"'
 
 
 def _num(value: Any) -> str:
