@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Status
-from runs.sysbench.cells import REBUILD, cell_identity, item_index, rebuild_part
+from runs.sysbench.cells import cell_identity, item_index, rebuild_part, rebuilds
 from runs.sysbench.command import dataset_key
 from runs.sysbench.script_command import ScriptCommand, script_dataset_key
 from runs.sysbench.script_options import ScriptInterface
@@ -33,7 +33,7 @@ class Group:
     @property
     def rebuilds(self) -> bool:
         """An item of a tests axis with a data set of its own: prepared afresh."""
-        return bool(self.dataset) and str(self.dataset[-1]).startswith(f"{REBUILD}=")
+        return rebuilds(self.dataset)
 
     @property
     def servers(self) -> list[int | None]:
@@ -58,8 +58,15 @@ def pending_groups(batch: Batch) -> list[Group]:
     for run in batch.runs.order_by("position"):
         test = run.test or plan.test
         key = run_dataset(plan, run, test)
-        # Each install has its own data directory: its own data set.
-        if fresh or not groups or groups[-1].dataset != key or groups[-1].install != run.install:
+        # Each install has its own data directory: its own data set. An item that rebuilds
+        # gets it prepared again before each of its runs.
+        if (
+            fresh
+            or rebuilds(key)
+            or not groups
+            or groups[-1].dataset != key
+            or groups[-1].install != run.install
+        ):
             groups.append(Group(first_position=run.position, dataset=key, test=test))
         groups[-1].runs.append(run)
     return [g for g in groups if has_queued_run(g) or _left_behind(batch, plan, g)]

@@ -10,12 +10,12 @@ them as they were, a custom script's tables are its own (no shape says what they
 from __future__ import annotations
 
 from runs import targets
-from runs.analysis.row_counts import RowCounts, counting, rows_warning
+from runs.analysis.row_counts import RowCounts, counting, rows_fact, rows_warning
 from runs.execution.datasets import shape_of
 from runs.execution.groups import run_dataset
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Target
-from runs.sysbench.cells import REBUILD, cell_identity, item_index
+from runs.sysbench.cells import cell_identity, item_index, rebuilds
 from runs.sysbench.command import changes_data
 
 KEY = "rows"  # in Run.environment
@@ -44,8 +44,11 @@ def rows_after(*, batch: Batch, run: Run, target: Target | None) -> bool:
     run.environment = {**run.environment, KEY: counts.to_json()}
     plan = FrozenPlan.from_params(batch.params)
     test = run.test or plan.test
-    rebuilds = str((run_dataset(plan, run, test) or ("",))[-1]).startswith(f"{REBUILD}=")
-    warning = rows_warning(test, counts, rebuilds=rebuilds)
+    own = rebuilds(run_dataset(plan, run, test))
+    fact = rows_fact(test, counts, rebuilds=own)
+    if fact:  # said on the run (its page, its API's environment.rows), not a warning
+        run.environment = {**run.environment, KEY: {**counts.to_json(), "said": fact}}
+    warning = rows_warning(test, counts, rebuilds=own)
     if not warning:
         return False
     run.warnings = [*run.warnings, warning]  # a test's name begins it, as written

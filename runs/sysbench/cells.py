@@ -123,6 +123,12 @@ def rebuild_part(index: int) -> tuple[str, ...]:
     return (f"{REBUILD}={index}",)
 
 
+def rebuilds(dataset: Sequence[object]) -> bool:
+    """Whether a data-set key is an item's that rebuilds it: prepared again before each of
+    its runs, so that every repeat starts from the rows prepared (an insert grows them)."""
+    return bool(dataset) and str(dataset[-1]).startswith(f"{REBUILD}=")
+
+
 def item_index(
     tests: Sequence[Mapping[str, object]], test: str, test_options: Mapping[str, str]
 ) -> int | None:
@@ -163,7 +169,8 @@ def prepare_points(cells: Sequence[Cell], dataset_policy: str) -> list[int]:
     points: list[int] = []
     live: dict[tuple[int | None, str], tuple[str, ...]] = {}
     for cell in cells:
-        if cell.dataset and (fresh or live.get(cell.server) != cell.dataset):
+        again = fresh or rebuilds(cell.dataset) or live.get(cell.server) != cell.dataset
+        if cell.dataset and again:
             points.append(cell.position)
         live[cell.server] = cell.dataset
     return points

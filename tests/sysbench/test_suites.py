@@ -42,6 +42,16 @@ def test_the_microbenchmark_suite_covers_its_four_families_and_expands():
     assert kinds == sorted(kinds)
 
 
+def test_an_item_that_rebuilds_is_prepared_again_before_each_of_its_runs():
+    # oltp_insert grows its table: each repeat starts from the rows prepared.
+    cells = cells_for(microbenchmarks(), repeats=3)
+    inserts = [c.position for c in cells if c.test == "oltp_insert"]
+    assert len(inserts) == 3
+    assert prepare_points(cells, "shared") == [0, *inserts]
+    # One cleanup at its end: each rebuild cleans up what is there before preparing.
+    assert cleanup_points(cells, "shared") == [inserts[0] - 1, inserts[-1]]
+
+
 def test_the_suites_writers_on_the_shared_data_set_keep_its_size():
     # oltp_delete (sysbench 1.0.20) only deletes; oltp_insert only inserts.
     suite = microbenchmarks()
@@ -81,8 +91,8 @@ def test_an_item_that_rebuilds_gets_a_prepare_of_its_own_after_the_readers():
     ]
     cells = cells_for(items, settings={"sync_binlog": ["0", "1"]})
     rebuilt = [c.position for c in cells if c.test == "oltp_insert"]
-    # readers and the writer that shares the data set, then the rebuilt one's group
-    assert prepare_points(cells, "shared") == [0, min(rebuilt)]
+    # readers and the writer that shares the data set, then the rebuilt one before each run
+    assert prepare_points(cells, "shared") == [0, *rebuilt]
     assert rebuilt == list(range(min(rebuilt), len(cells)))
     assert cleanup_points(cells, "shared") == [min(rebuilt) - 1, len(cells) - 1]
     assert cells[-1].dataset[-1] == "rebuild=1"
