@@ -7,6 +7,10 @@ counters, its own accounting and its host's fsyncs. Pure: no Django, no I/O.
                        binary log, data files; PostgreSQL: WAL, data files): per transaction, and
                        the time of one from the first source the server in hand has (its
                        own timer, else the sync probe on its host, else the device's bound)
+    direction.py       the prediction as an interval: each class timed once for both
+                       cells of a pair, from one source; "cannot tell" when it holds 1x
+    spread.py          how far a time the server did not take may be from its own: the
+                       probe's error, the wait for a CPU on a crowded host
     budget.py          a cell's budget per transaction (CPU, off-CPU, switches, I/Os,
                        bytes, fsyncs) and what moved between two cells
     inside.py          inside the server over a run: its waits per transaction and its

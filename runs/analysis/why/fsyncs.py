@@ -35,6 +35,7 @@ from typing import Any
 
 from runs.analysis.noise.verdicts import TIMES
 from runs.analysis.why.budget import binlog_fsyncs
+from runs.analysis.why.spread import CROWDED, PROBE_ACCURACY, cpu_wait_ms
 from runs.columns import RunCounters
 
 REDO, WAL, BINLOG, DATA = "redo", "wal", "binlog", "data"
@@ -59,7 +60,6 @@ TIMERS: dict[str, tuple[tuple[str, str, float], ...]] = {
 SOURCE_OF = {"pfs": PFS, "wal": PG_WAL}
 MATERIAL = 0.05  # fsyncs per transaction below which a class costs nothing worth timing
 STREAM_GAP_MS, IDLE_GAP_MS = 0.2, 10.0  # HostSync.at_pace: a sync's pause before it
-CROWDED = 1.5  # tasks ready to run per core beyond which the probe times the disk only
 
 
 def engine_classes(engine: str) -> tuple[str, ...]:
@@ -77,6 +77,20 @@ class ClassFsync:
     ms: float | None = None
     source: str = ""
     lower_bound: bool = False
+    # how low and how high the time of one may be: the source's spread (and the host's
+    # load, for a time the server did not take itself); inf: no bound above
+    low_ms: float | None = None
+    high_ms: float | None = None
+
+    @property
+    def low(self) -> float | None:
+        return self.ms if self.low_ms is None else self.low_ms
+
+    @property
+    def high(self) -> float | None:
+        if self.high_ms is not None:
+            return self.high_ms
+        return math.inf if self.lower_bound and self.ms is not None else self.ms
 
     @property
     def cost_ms(self) -> float | None:
@@ -96,6 +110,8 @@ class ClassFsync:
             "ms": self.ms,
             "source": self.source,
             "lower_bound": self.lower_bound,
+            "low_ms": self.low,
+            "high_ms": None if self.high == math.inf else self.high,
         }
 
 
@@ -147,6 +163,20 @@ class HostSync:
     write_ms: float | None = None  # the probe's write before its sync, after a pause
     streamed_write_ms: float | None = None  # and at once after another sync
     direct: bool = False  # the probe wrote with O_DIRECT, as the server writes its log
+    # the probe's spread, as shares of its median: the low end of its 95 % interval, and
+    # the higher of its high end and its mean (a model of mean times takes the tail too)
+    low_share: float = 1.0
+    high_share: float = 1.0
+    cpu_wait_ms: float = 0.0  # the wait for a CPU a sync may add on a crowded host
+
+    def spread(self, ms: float) -> tuple[float, float]:
+        """How low and how high a time `ms` from this source may be for the server's own
+        syncs: the probe's spread and its error against strace, and on a crowded host
+        the wait for a CPU after the I/O; the device's bound has nothing above it."""
+        if self.lower_bound:
+            return ms, math.inf
+        low = ms * self.low_share / PROBE_ACCURACY
+        return low, ms * self.high_share * PROBE_ACCURACY + self.cpu_wait_ms
 
     def at_pace(self, pause_ms: float | None) -> float:
         """The time of one sync for a server whose syncs of a class each follow
@@ -183,12 +213,17 @@ def host_sync(host_summary: Mapping[str, Any] | None) -> HostSync | None:
         if isinstance(host, Mapping) and host.get("role") == "server":
             probe = host.get("sync_probe") or {}
             if isinstance(probe, Mapping) and _positive(probe.get("ms")):
+                ms = float(probe["ms"])
+                high = max(_figure(probe.get(k)) or ms for k in ("ci_high_ms", "mean_ms"))
                 return HostSync(
-                    float(probe["ms"]), PROBE, False,
+                    ms, PROBE, False,
                     streamed_ms=_figure(probe.get("streamed_ms")),
                     write_ms=_figure(probe.get("write_ms")),
                     streamed_write_ms=_figure(probe.get("streamed_write_ms")),
                     direct=probe.get("mode") == "direct",
+                    low_share=min(1.0, (_figure(probe.get("ci_low_ms")) or ms) / ms),
+                    high_share=max(1.0, high / ms),
+                    cpu_wait_ms=cpu_wait_ms(host.get("runq"), host.get("ncpu")),
                 )  # fmt: skip
             if _positive(host.get("flush_ms")):
                 return HostSync(float(host["flush_ms"]), DISKSTATS, True)
@@ -241,7 +276,7 @@ def run_fsyncs(counters: RunCounters, host: HostSync | None = None) -> Fsyncs:
         if count is not None and transactions > 0:
             per_tx = count / transactions
         ms, source = _timed(deltas, name)
-        lower = False
+        lower, low, high = False, ms, ms  # the server's own mean: no spread in one run
         if ms is None and host is not None:
             ms = host.at_pace(_pause_ms(counters, count))
             source, lower = host.source, host.lower_bound
@@ -249,7 +284,9 @@ def run_fsyncs(counters: RunCounters, host: HostSync | None = None) -> Fsyncs:
             # files are written; the binary log grows, and each of its syncs commits the
             # file system's journal too: for it the probe's time is only a bound.
             lower = lower or (name == BINLOG and source == PROBE)
-        classes[name] = ClassFsync(per_tx, ms, source, lower)
+            low, high = host.spread(ms)
+            high = math.inf if lower else high
+        classes[name] = ClassFsync(per_tx, ms, source, lower, low, high)
     return Fsyncs(classes)
 
 
@@ -267,7 +304,10 @@ def run_log_writes(counters: RunCounters, host: HostSync | None) -> ClassFsync:
     if count is None or host is None or not host.direct or counters.transactions <= 0:
         return ClassFsync()
     ms = host.write_at_pace(_pause_ms(counters, count))
-    return ClassFsync(count / counters.transactions, ms, host.source if ms is not None else "")
+    if ms is None:
+        return ClassFsync(count / counters.transactions)
+    low, high = host.spread(ms)  # the probe's writes spread as its syncs do
+    return ClassFsync(count / counters.transactions, ms, host.source, False, low, high)
 
 
 def cell_log_writes(runs: Iterable[tuple[RunCounters, HostSync | None]]) -> ClassFsync:
@@ -340,6 +380,9 @@ def _median_class(classes: Sequence[ClassFsync]) -> ClassFsync:
         ms=_median(c.ms for c in exact),
         source=exact[0].source if exact else "",
         lower_bound=bool(exact) and exact[0].lower_bound,
+        # every run's spread: the runs' own figures and each one's interval
+        low_ms=min((c.low for c in exact if c.low is not None), default=None),
+        high_ms=max((c.high for c in exact if c.high is not None), default=None),
     )
 
 

@@ -27,15 +27,16 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runs.analysis.noise.verdicts import TIMES, magnitude
+from runs.analysis.noise.verdicts import TIMES
 from runs.analysis.results import FINISHED_WELL, RunFigures
-from runs.analysis.why import budget, fsyncs, inside
+from runs.analysis.why import budget, direction, fsyncs, inside
 from runs.analysis.why.budget import Budget
 from runs.analysis.why.fsyncs import MATERIAL, ClassFsync, Fsyncs
 
@@ -120,9 +121,15 @@ class Why:
     measured: float
     text: str
     lower_bound: bool = False  # a latency the model used is the host's lower bound
+    # the prediction's interval and direction, and each class's time for both sides
+    prediction: direction.Prediction | None = None
+    times: tuple[direction.PairTime, ...] = ()
 
     @property
     def explained(self) -> bool | None:
+        """Whether the measured ratio lies within a quarter of the predicted interval."""
+        if self.prediction is not None:
+            return self.prediction.holds(self.measured, math.exp(EXPLAINED))
         if self.predicted is None or self.predicted <= 0:
             return None
         return abs(math.log(self.predicted / self.measured)) <= EXPLAINED
@@ -169,6 +176,11 @@ class Why:
             "explained": self.explained,
             "lower_bound": self.lower_bound,
             "text": self.text,
+            "predicted_low": None,
+            "predicted_high": None,
+            "predicted_direction": "",
+            **(self.prediction.to_dict() if self.prediction else {}),
+            "fsync_times": [t.to_dict() for t in self.times],
         }
 
 
@@ -244,59 +256,84 @@ def _time_ms(run: RunFigures) -> float:
 
 def explain(base: SideFigures, other: SideFigures, threads: int) -> Why:
     """The time model of a pair, with its verdict on itself in words. Each class of fsync
-    is costed at its own cell's time per fsync (the other cell's when one did not time it):
-    the baseline's fsyncs are taken out and the other's put in."""
+    is timed once for both cells, from the same source (direction.pair_time): the
+    baseline's fsyncs are taken out and the other's put in, and the prediction carries
+    the interval the times' spread allows (direction.predict)."""
     measured = other.tps / base.tps
     if base.fsyncs is None or other.fsyncs is None:
         text = "no fsync counters for these runs: the model has nothing to go on"
         return Why(base, other, threads, None, None, measured, text)
     classes = sorted(set(base.by_class.material()) | set(other.by_class.material()))
-    removed, added, lower = 0.0, 0.0, False
+    times = []
     for name in classes:
-        mine, theirs = base.by_class.get(name), other.by_class.get(name)
-        base_ms = mine.ms if mine.ms is not None else theirs.ms
-        other_ms = theirs.ms if theirs.ms is not None else mine.ms
-        if base_ms is None or other_ms is None:
+        timed = direction.pair_time(name, base.by_class.get(name), other.by_class.get(name))
+        if timed is None:
             return Why(base, other, threads, None, None, measured, _unmeasured(base, other))
-        lower = lower or (mine.lower_bound if mine.ms is not None else theirs.lower_bound)
-        removed += (mine.per_tx or 0) * base_ms
-        added += (theirs.per_tx or 0) * other_ms
+        times.append(timed)
     # where the log's writes wait for the device, a write more is a cost as a sync is
     if base.log_writes.cost_ms is not None and other.log_writes.cost_ms is not None:
-        removed += base.log_writes.cost_ms
-        added += other.log_writes.cost_ms
-    predicted_time = base.time_ms - removed + added
-    predicted = base.time_ms / predicted_time if predicted_time > 0 else None
+        writes = direction.pair_time("redo log direct writes", base.log_writes, other.log_writes)
+        times += [writes] if writes is not None else []
+    guess = direction.predict(base.time_ms, times)
+    lower = any(t.lower_bound for t in times)
     extra = (other.fsyncs or 0) - (base.fsyncs or 0)
-    latency = (added - removed) / extra if abs(extra) >= MATERIAL else other.fsync_ms
-    why = Why(base, other, threads, latency, predicted, measured, "", lower)
-    return Why(
-        base, other, threads, latency, predicted, measured, _model_text(why, removed, added), lower
-    )
+    latency = (guess.added - guess.removed) / extra if abs(extra) >= MATERIAL else other.fsync_ms
+    why = Why(base, other, threads, latency, guess.ratio, measured, "", lower, guess, tuple(times))
+    return dataclasses.replace(why, text=_model_text(why, guess))
 
 
-def _model_text(why: Why, removed: float, added: float) -> str:
-    costly = [(s, c) for s, c in ((why.base, removed), (why.other, added)) if c >= 0.0005]
-    parts = [s.fsync_text(cost) for s, cost in costly] or ["neither side fsyncs"]
-    predicted = "nothing" if why.predicted is None else _ratio(why.predicted)
-    text = "; ".join(parts) + f" → model predicts {predicted}, measured {_ratio(why.measured)}"
+def _model_text(why: Why, guess: direction.Prediction) -> str:
+    costs = ((why.base, guess.removed), (why.other, guess.added))
+    parts = [s.fsync_text(cost) for s, cost in costs if cost >= 0.0005] or ["neither side fsyncs"]
+    text = "; ".join(parts) + _pooled(why.times)
+    text += f" → {guess.words()}, measured {direction.ratio_words(why.measured)}"
+    untold = guess.direction == direction.CANNOT_TELL
     probed = any(
         side.by_class.get(n).source == fsyncs.PROBE
         for side in (why.base, why.other)
         for n in side.by_class.material()
     )
     caveat = why.base.crowded or why.other.crowded
-    if probed and caveat:
+    if probed and caveat and not untold:  # else the advice below says it
         text += f" ({caveat})"
-    if why.explained:
-        return text
-    if why.lower_bound:
-        return text + (
+    off = why.predicted is None or abs(math.log(why.predicted / why.measured)) > EXPLAINED
+    if why.lower_bound and off:  # within what a bound allows, but not near its figure
+        text += (
             ": a time per fsync marked ≥ is only a lower bound of an fsync's time (the "
             "device's time per flush, after the data and the file system's journal are "
             "written; or the sync probe's overwrite, for a binary log that grows)" + _needed(why)
         )
-    return text + ": the fsyncs do not explain the difference (something else costs time)"
+    elif not why.explained:
+        text += ": the fsyncs do not explain the difference (something else costs time)"
+    return text + (f"; to tell: {_narrower(why)}" if untold else "")
+
+
+def _pooled(times: Sequence[direction.PairTime]) -> str:
+    """Each class's time for both sides, where the sides' own figures differ or spread."""
+    said = [
+        f"{fsyncs.NAMES.get(t.name, t.name)} {t.ms:.3f} ms "
+        f"({t.low:.3f} to {'no bound' if t.high == math.inf else f'{t.high:.3f} ms'})"
+        for t in times
+        if t.high > t.low * direction.POINT
+    ]
+    return f"; one time for both sides: {', '.join(said)}" if said else ""
+
+
+def _narrower(why: Why) -> str:
+    """What would let the model tell the direction."""
+    sources = {t.source for t in why.times}
+    if why.base.crowded or why.other.crowded:
+        return (
+            "the server host had more tasks ready to run than its cores, so each sync may "
+            "also have waited for a CPU: run the pair again on a quieter host"
+        )
+    if fsyncs.PROBE in sources or fsyncs.DISKSTATS in sources:
+        return (
+            "the server did not time these fsyncs itself: turn on its timer (MariaDB/MySQL "
+            "performance_schema; PostgreSQL track_wal_io_timing), or run longer for more "
+            "sync probe samples"
+        )
+    return "the repeats' times per fsync spread this far: more repeats narrow it"
 
 
 def _needed(why: Why) -> str:
@@ -319,10 +356,6 @@ def _unmeasured(base: SideFigures, other: SideFigures) -> str:
     if abs(extra) >= 0.05 and gap / extra > 0:
         text += f"; the difference would need {gap / extra:.3f} ms per fsync"
     return text
-
-
-def _ratio(value: float) -> str:
-    return f"{magnitude(value)} {'faster' if value >= 1 else 'slower'}"
 
 
 def pairs(
