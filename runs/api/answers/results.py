@@ -27,7 +27,7 @@ from runs.http import deflated
 from runs.http.responses import conditional
 from runs.models import Batch
 from runs.services import selectors
-from runs.services.answers import held, reports, stored_header, stored_results
+from runs.services.answers import held, reports, stored_header, stored_results, tpcc
 
 
 class BaselineQuery(QueryParameters):
@@ -186,6 +186,14 @@ class BatchResultsSerializer(serializers.Serializer[Any]):
         "([counter, per transaction]), and the run's page and raw log (url, log).",
     )
     report = serializers.URLField(help_text="The HTML report of the batch.")
+    tpcc = serializers.JSONField(
+        allow_null=True,
+        help_text="A TPC-C batch's figures (null for another): cells, each with its label, "
+        "repeats, tpmc (NewOrder per minute, the geometric mean of its repeats'; null where "
+        "the script prints no NewOrders), tps, errors_per_s (ignored errors: deadlocks...), "
+        "warehouses, table_sets, total_warehouses and mix ([{name, per_s, share}] where the "
+        'script prints it); no_tpmc_reason (why there is no tpmC, or "").',
+    )
 
 
 class BatchResultsView(APIView):
@@ -240,6 +248,8 @@ def _results(request: Request, batch: Batch, found: dict[str, Any], report: str)
         "baseline": found["baseline_label"],
         "runs": _with_links(request, found.get("runs") or []),
         "report": report,
+        # Made for the request, as the page's (two queries, for a TPC-C batch only).
+        "tpcc": figures.to_json() if (figures := tpcc.batch_tpcc(batch)) else None,
     }
     return Response(BatchResultsSerializer(body).data)
 

@@ -21,6 +21,7 @@ from runs.analysis import run_facts
 from runs.columns import Bottleneck, HostFigures, HostSummary
 from runs.models import SAMPLE_FIGURES, Batch, Run
 from runs.services import run_selectors, selectors
+from runs.services.answers import tpcc
 
 CHUNK_ROWS = 2000  # rows fetched per round trip
 PIECE_ROWS = 250  # rows written per piece of the answer (~20-70 kB)
@@ -72,6 +73,16 @@ HOST_FIELDS = (
     "client_bound",
     "same_machine",
 )
+# A TPC-C batch's runs (runs/services/answers/tpcc.py): tpmC where the script prints its
+# NewOrders, ignored errors per second, warehouses, and the mix's rates where printed.
+TPCC_FIELDS = (
+    "tpmc",
+    "ignored_errors_per_s",
+    "warehouses",
+    "table_sets",
+    "total_warehouses",
+    *(key for key, _ in tpcc.MIX_KEYS),
+)
 # <, > and & escaped as \u003C...: still JSON, and inert if ever shown as HTML.
 _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 
@@ -82,7 +93,12 @@ _ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 def batch_runs_csv(batch: Batch) -> Iterator[str]:
     """One row a run: its parameters, summary, the final report's other figures, and what
     the machines did."""
-    rows = map(_run_row, selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS))
+    figures = tpcc.batch_tpcc_runs(batch)  # None: not TPC-C, and no columns of it
+    runs = selectors.export_runs(batch).iterator(chunk_size=CHUNK_ROWS)
+    rows = (
+        _run_row(run) + ([] if figures is None else _tpcc_cells(figures.get(run.pk)))
+        for run in runs
+    )
     header = [
         *RUN_FIELDS,
         "target",
@@ -92,8 +108,23 @@ def batch_runs_csv(batch: Batch) -> Iterator[str]:
         *SUMMARY_FIELDS,
         *REPORT_FIELDS,
         *HOST_FIELDS,
+        *(() if figures is None else TPCC_FIELDS),
     ]
     return _csv(header, rows)
+
+
+def _tpcc_cells(run: tpcc.TpccRun | None) -> list[Any]:
+    if run is None:  # a failed run: no figures
+        return [None] * len(TPCC_FIELDS)
+    mix = {m.name: m.per_s for m in run.mix}
+    return [
+        run.tpmc,
+        run.errors_per_s,
+        run.warehouses,
+        run.table_sets,
+        run.total_warehouses,
+        *(mix.get(name) for _, name in tpcc.MIX_KEYS),
+    ]
 
 
 def _run_row(run: Run) -> list[Any]:

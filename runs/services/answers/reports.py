@@ -20,7 +20,7 @@ from runs.analysis.batch_results import BatchResults
 from runs.columns import BatchEnvironment
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run
-from runs.services.answers import relative, results, stored_results
+from runs.services.answers import relative, results, stored_results, tpcc
 from runs.services.links import base_url
 
 # Inlined into the report: nothing is fetched when it is opened. Chart.js as its classic
@@ -49,6 +49,7 @@ def batch_report_html(
         "batch": batch,
         "results": found,
         "relative": relative.batch_relative(batch=batch),
+        "tpcc": tpcc.batch_tpcc(batch),
         "environment": _environment(batch),
         "replay": json.dumps(_replay(batch), indent=2, sort_keys=True),
         # Every chart of the results page, the runs over time as it shows them by default.

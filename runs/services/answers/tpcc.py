@@ -1,5 +1,6 @@
-"""A TPC-C batch's results page: each cell's tpmC (or why there is none), tps, ignored
-errors per second and warehouses (runs/analysis/tpcc.py reads one run).
+"""A TPC-C batch's figures, for its results page, its API answer, its report and its CSV:
+each cell's tpmC (or why there is none), tps, the mix where printed, ignored errors per
+second and warehouses, and each run's (runs/analysis/tpcc.py reads one run).
 
 Told from the batch's frozen plan, so another batch's page reads nothing more; a TPC-C
 batch's figures cost two queries whatever its size: its finished runs, and one row a run
@@ -25,6 +26,10 @@ from runs.columns import RunSummary
 from runs.frozen import FrozenPlan
 from runs.models import Batch, Run, Sample
 
+# The mix by the sample's key and its name (the CSV's columns are the keys).
+MIX_KEYS = tpcc.MIX
+TpccRun = tpcc.TpccRun
+
 
 @dataclass(frozen=True)
 class TpccCell:
@@ -36,6 +41,20 @@ class TpccCell:
     warehouses: int | None
     table_sets: int
     total_warehouses: int | None
+    mix: tuple[tpcc.MixShare, ...] = ()  # the mean of its repeats', when each printed it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "repeats": self.repeats,
+            "tpmc": self.tpmc,
+            "tps": self.tps,
+            "errors_per_s": self.errors_per_s,
+            "warehouses": self.warehouses,
+            "table_sets": self.table_sets,
+            "total_warehouses": self.total_warehouses,
+            "mix": [{"name": m.name, "per_s": m.per_s, "share": m.share} for m in self.mix],
+        }
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,12 @@ class BatchTpcc:
     def no_tpmc_reason(self) -> str:
         """Said once for the page: the reason is the script's, the same in every cell."""
         return tpcc.NO_NEW_ORDERS if any(c.tpmc is None for c in self.cells) else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cells": [c.to_json() for c in self.cells],
+            "no_tpmc_reason": self.no_tpmc_reason,
+        }
 
 
 def plan_is_tpcc(plan: FrozenPlan) -> bool:
@@ -64,23 +89,36 @@ def plan_is_tpcc(plan: FrozenPlan) -> bool:
 def batch_tpcc(batch: Batch) -> BatchTpcc | None:
     """The TPC-C figures of each cell of the batch's finished runs; None for a batch that is
     not TPC-C (no query)."""
+    found = _finished_figures(batch)
+    if found is None:
+        return None
+    varying = differing_keys([run.options for run, _ in found])  # the cells' own
+    cells: dict[str, list[tpcc.TpccRun]] = {}
+    labels: dict[str, str] = {}
+    for run, figures in found:
+        cells.setdefault(run.cell_key, []).append(figures)
+        labels.setdefault(run.cell_key, _label(run, varying))
+    return BatchTpcc(tuple(_cell(labels[key], runs) for key, runs in cells.items()))
+
+
+def batch_tpcc_runs(batch: Batch) -> dict[int, tpcc.TpccRun] | None:
+    """Each finished run's TPC-C figures by its id (the CSV's columns); None for a batch
+    that is not TPC-C (no query)."""
+    found = _finished_figures(batch)
+    return None if found is None else {run.pk: figures for run, figures in found}
+
+
+def _finished_figures(batch: Batch) -> list[tuple[Run, tpcc.TpccRun]] | None:
     if not plan_is_tpcc(FrozenPlan.from_params(batch.params)):
         return None
-    runs = list(
+    runs = (
         batch.runs.filter(status__in=FINISHED_WELL)
         .order_by("position")
         .only("cell_key", "threads", "settings", "options", "test", "argv", "summary")
     )
     means = _steady_means(batch)
-    varying = differing_keys([run.options for run in runs])  # the cells' own, not the plan's
-    cells: dict[str, list[tpcc.TpccRun]] = {}
-    labels: dict[str, str] = {}
-    for run in runs:
-        figures = _run_figures(run, means.get(run.pk))
-        if figures is not None:
-            cells.setdefault(run.cell_key, []).append(figures)
-            labels.setdefault(run.cell_key, _label(run, varying))
-    return BatchTpcc(tuple(_cell(labels[key], found) for key, found in cells.items()))
+    pairs = ((run, _run_figures(run, means.get(run.pk))) for run in runs)
+    return [(run, figures) for run, figures in pairs if figures is not None]
 
 
 def _steady_means(batch: Batch) -> dict[int, dict[str, Any]]:
@@ -142,7 +180,17 @@ def _cell(label: str, runs: list[tpcc.TpccRun]) -> TpccCell:
         warehouses=first.warehouses,
         table_sets=first.table_sets,
         total_warehouses=first.total_warehouses,
+        mix=_mean_mix(runs),
     )
+
+
+def _mean_mix(runs: list[tpcc.TpccRun]) -> tuple[tpcc.MixShare, ...]:
+    """Each transaction's rate, the mean of the repeats', when every repeat printed it."""
+    if not all(r.mix for r in runs):
+        return ()
+    rates = [(name, fmean(r.mix[i].per_s for r in runs)) for i, (_, name) in enumerate(tpcc.MIX)]
+    total = sum(rate for _, rate in rates)
+    return tuple(tpcc.MixShare(name, rate, rate / total if total else 0.0) for name, rate in rates)
 
 
 def _known(values: Iterable[float | None]) -> list[float]:
