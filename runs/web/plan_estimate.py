@@ -27,7 +27,7 @@ class Estimate:
     runs: int
     sysbench_s: float | None  # None when a run is bounded by events, not time
     total_s: float | None
-    prepares: int = 0  # data sets prepared: one per shared data set, one per rebuild
+    prepares: int = 0  # data sets prepared: one per shared data set, one per rebuilt run
     prepare_s: float = 0.0
     restarts: int = 0  # server restarts, the put-back at the end included
     restart_s: float = 0.0  # their time, with the warm-ups after them
