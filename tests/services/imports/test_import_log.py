@@ -344,3 +344,24 @@ def test_a_log_of_a_script_reporting_through_a_lua_hook_is_imported_with_its_sam
     assert {s["latency_pct"] for s in parsed["first_samples"]} == {99.0}
     assert parsed["params"]["percentile"] == 99.0
     assert all(s["tps"] > 0 for s in parsed["first_samples"])
+
+
+@pytest.mark.parametrize(
+    "name", ["final_hook_report_default", "final_hook_report_csv", "final_hook_report_json"]
+)
+def test_a_log_whose_final_report_a_lua_hook_printed_imports_it_as_its_summary(target, name):
+    """Logs of sysbench 1.0.20 running tests/fixtures/lua/report_final_hook.lua: both its
+    reports through Lua, so sysbench printed no final report of its own; its last line
+    (`thds: 0`) is the run's summary, the lines before it its samples."""
+    text = (FIXTURES / f"{name}.txt").read_text()
+    lines = re.findall(r'^(?:\[ \d+s \] thds: (\d+)|\d+,(\d+),|    "threads": (\d+))', text, re.M)
+    *intervals, last = ["".join(groups) for groups in lines]
+    assert last == "0" and "SQL statistics:" not in text
+
+    parsed = dry_run(name)
+
+    assert parsed["status"] == "done" and parsed["unrecognised_lines"] == 0
+    assert parsed["sample_count"] == len(intervals)
+    summary = parsed["summary"]
+    assert summary["final_report"] == "lua" and summary["transactions"] > 0
+    assert summary["total_time_s"] == 3.0
