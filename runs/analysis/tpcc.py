@@ -69,6 +69,20 @@ class TpccRun:
     def no_tpmc_reason(self) -> str:
         return "" if self.tpmc is not None else NO_NEW_ORDERS
 
+    def to_json(self) -> dict[str, Any]:
+        """As the API gives a run's (`GET /api/v1/runs/{id}`: `tpcc`)."""
+        return {
+            "script": self.script,
+            "tpmc": self.tpmc,
+            "no_tpmc_reason": self.no_tpmc_reason,
+            "tps": self.tps,
+            "errors_per_s": self.errors_per_s,
+            "warehouses": self.warehouses,
+            "table_sets": self.table_sets,
+            "total_warehouses": self.total_warehouses,
+            "mix": [{"name": m.name, "per_s": m.per_s, "share": m.share} for m in self.mix],
+        }
+
 
 def script_and_options(argv: Sequence[str]) -> tuple[str, dict[str, str]]:
     """The script a command runs (its file name, `.lua`) and its `--name=value` options,

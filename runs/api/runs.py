@@ -69,12 +69,19 @@ class RunDetailSerializer(RunSerializer):
     changed_variables = serializers.SerializerMethodField(
         help_text="The server variables this run saw differ from its batch's snapshot."
     )
+    tpcc = serializers.SerializerMethodField(
+        help_text="A TPC-C run's figures (null for another run): script, tpmc (NewOrder per "
+        "minute; null where the script prints no NewOrders, no_tpmc_reason says why), tps, "
+        "errors_per_s (ignored errors: deadlocks...), warehouses, table_sets, "
+        "total_warehouses, mix ([{name, per_s, share}] where printed); means after warmup."
+    )
 
     class Meta(RunSerializer.Meta):
         fields = [
             *RunSerializer.Meta.fields,
             "environment",
             "changed_variables",
+            "tpcc",
             "argv",
             "reports",
             "histogram",
@@ -88,6 +95,11 @@ class RunDetailSerializer(RunSerializer):
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"}})
     def get_changed_variables(self, run: Run) -> dict[str, str]:
         return run_selectors.run_changed_variables(run)
+
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": {}})
+    def get_tpcc(self, run: Run) -> dict[str, Any] | None:
+        figures = run_selectors.run_tpcc(run)  # no query for a run that is not TPC-C
+        return figures.to_json() if figures is not None else None
 
 
 class SampleSerializer(serializers.ModelSerializer[Sample]):

@@ -52,6 +52,20 @@ def test_the_results_api_carries_each_cells_tpmc_mix_and_warehouses(api, make_ba
         assert mix[name]["share"] == pytest.approx(share)
 
 
+def test_a_runs_api_answer_carries_its_tpcc_figures(api, make_batch):
+    batch = tpcc_batch(make_batch, "tpcc_counters.lua", mix=True)
+    run = batch.runs.order_by("position").first()
+
+    figures = api.get(f"/api/v1/runs/{run.pk}").json()["tpcc"]
+
+    assert (figures["script"], figures["tpmc"]) == ("tpcc_counters.lua", pytest.approx(1500))
+    assert (figures["tps"], figures["errors_per_s"]) == (50.0, pytest.approx(0.5))
+    assert (figures["warehouses"], figures["total_warehouses"]) == (2, 6)
+    assert [m["per_s"] for m in figures["mix"]] == [25.0, 24.0, 2.0, 2.0, 2.0]
+    other = make_batch(threads=(1,), repeats=1, samples=3).runs.first()
+    assert api.get(f"/api/v1/runs/{other.pk}").json()["tpcc"] is None
+
+
 def test_without_new_orders_the_api_says_why_there_is_no_tpmc(api, make_batch):
     batch = tpcc_batch(make_batch, "tpcc.lua", mix=False)
 
