@@ -2,9 +2,11 @@
 environment, as the product takes them; a real worker process; CPU times from /proc.
 
 A benchmark never drops a database it did not create: on a shared machine the database
-named by BENCHDASH_DB_NAME may be someone's work. It creates the database when it is
-missing (and drops it at the end, then only), and otherwise removes only the rows it
-made itself.
+named by BENCHDASH_DB_NAME may be someone's work, or another bench run's. When it is
+missing, the run makes a database of its own, named after it and the run's pid
+(`benchdash_bench_4242`), works there (its workers and its Celery queues too: it is an
+installation of its own) and drops that one at the end, and says so; otherwise it removes
+only the rows it made itself.
 """
 
 from __future__ import annotations
@@ -42,27 +44,56 @@ def _admin_connect() -> Any:
 
 @contextlib.contextmanager
 def results_database() -> Iterator[str]:
-    """The results database of the environment, migrated; created (and dropped after)
-    only when it does not exist yet."""
+    """The results database of the environment, migrated; when it does not exist, one of
+    this run's own instead (`<name>_bench_<pid>`), dropped at the end: two bench runs
+    side by side each make and drop their own, never the other's."""
     from psycopg import sql
 
     name = os.environ.get("BENCHDASH_DB_NAME", "benchdash")
+    own = None
     with _admin_connect() as admin:
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
-            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            own = f"{name}_bench_{os.getpid()}"
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(own)))
+            _warn(
+                f"no results database {name!r}: this run made {own!r}, its own (its workers "
+                "and Celery queues are its own too), and drops it at its end"
+            )
+            _use_database(own)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True)
     try:
-        yield name
+        yield own or name
     finally:
-        if not exists:
+        if own is not None:
             from django.db import connections
 
             connections.close_all()
             with _admin_connect() as admin:
                 admin.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(own))
                 )
+            _warn(f"dropped {own!r}, the results database this run made")
+
+
+def _use_database(name: str) -> None:
+    """This process, its migrate and the workers it starts on the database `name`, as
+    an installation of that name (its Celery queues and Redis keys: benchdash/broker.py)."""
+    os.environ["BENCHDASH_DB_NAME"] = name
+    os.environ["BENCHDASH_INSTALLATION"] = name
+    from django.conf import settings
+
+    if settings.configured:
+        from django.db import connections
+
+        connections.close_all()
+        settings.DATABASES["default"]["NAME"] = name
+        connections["default"].settings_dict["NAME"] = name
+        settings.BENCHDASH_INSTALLATION = name
+
+
+def _warn(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 def start_worker(log: Path, *, name: str, queues: str = "benchmarks,celery", **extra: str) -> Any:

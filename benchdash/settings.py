@@ -206,10 +206,14 @@ STORAGES = {
 
 # --- Celery -------------------------------------------------------------------------------
 REDIS_URL = env("BENCHDASH_REDIS_URL", "redis://127.0.0.1:6379/0")
-# Names this installation's live channels on a Redis server that others share (pub/sub
-# ignores the database number); empty means the name of the results database.
+# Names this installation's live channels, heartbeats and Celery queues on a Redis server
+# that others share (pub/sub ignores the database number); empty means the name of the
+# results database.
 BENCHDASH_INSTALLATION = env("BENCHDASH_INSTALLATION")
 CELERY_BROKER_URL = REDIS_URL
+# Redis, with every broker key (the queues among them) under the installation's name
+# (benchdash/broker.py): two installations on one Redis never take each other's batches.
+CELERY_BROKER_TRANSPORT = "benchdash.broker:Transport"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"

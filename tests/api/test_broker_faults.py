@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchdash import broker
 from runs.models import Batch, Plan, Status
 from runs.services import tokens
 from tests.api.conftest import Api
@@ -42,7 +43,8 @@ def web_on(private_redis, tmp_path: Path):
 
 
 def queued(private_redis, queue: str) -> int:
-    return int(private_redis.command("LLEN", queue).strip().lstrip(b":"))
+    # The installation's queue (benchdash/broker.py).
+    return int(private_redis.command("LLEN", broker.key_prefix() + queue).strip().lstrip(b":"))
 
 
 def test_a_launch_while_the_broker_is_down_is_refused_and_leaves_no_queued_batch(
