@@ -358,7 +358,7 @@ KNOX_TOKEN_MODEL = "runs.ApiToken"  # noqa: S105 - a model name, not a secret
 MIGRATION_MODULES = {"knox": None}
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "knox.auth.TokenAuthentication",
+        "runs.api.auth.TokenAuthentication",  # knox's, remembering tokens for health
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -371,6 +371,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "runs.api.errors.exception_handler",
 }
+# A token the results database verified within this many seconds is taken again by
+# `GET /api/v1/health`, and by nothing else, while that database is down (the workers',
+# beat's and the sweeper's state is in Redis): runs/services/verified_tokens.py. 0: never.
+BENCHDASH_HEALTH_TOKEN_MEMORY_S = float(env("BENCHDASH_HEALTH_TOKEN_MEMORY_S") or "3600")
 # Tokens live until revoked, unless created with an expiry.
 REST_KNOX = {"TOKEN_TTL": None, "AUTO_REFRESH": False}
 SPECTACULAR_SETTINGS = {

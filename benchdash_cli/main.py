@@ -4,7 +4,8 @@
 Exit codes: 0 not slower, 1 slower, 2 failed or inconclusive (answer.py says the rule);
 3 when the command itself could not do its work (the server unreachable, an API error, a
 bad argument, the wait timed out). `health`: 0 healthy, 1 something is gone or
-unreachable, 3 the server could not be asked. With `--format json` every exit code comes
+unreachable (the results database among them, even when the server can say no more than
+that), 3 the server could not be asked. With `--format json` every exit code comes
 with a JSON document on stdout (at 3: `answer` "could not tell", its `reason`, and at the
 timeout `timed_out` and the batch's state then); the words for people go to stderr.
 """
@@ -141,6 +142,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _health(client: Client, args: argparse.Namespace) -> int:
     report = client.get("/health", answers=(503,))
+    if "healthy" not in report:  # the database-down error: the token was not verified lately
+        report = _database_down_report(report)
     if args.format == "json":  # JSON writes a control character as an escape: \u202e
         print(json.dumps(report, indent=2))
     else:
@@ -148,10 +151,29 @@ def _health(client: Client, args: argparse.Namespace) -> int:
     return 0 if report["healthy"] else 1
 
 
+def _database_down_report(error: dict[str, Any]) -> dict[str, Any]:
+    """A health report from the server's 503 error while its results database is down,
+    to a token it did not verify lately: the database is down; the rest is not known."""
+    said = str(error.get("message") or "the server answered 503 without a health report")
+    unknown = "the server could not check this token without its database, and tells no more"
+    return {
+        "healthy": False,
+        "problems": [said, unknown],
+        "workers": [],
+        "beat": None,
+        "sweeper": None,
+        "broker": None,
+        "database": {"reachable": False, "error": said, "down_since": None},
+        "queued": None,
+    }
+
+
 def _health_text(report: dict[str, Any]) -> str:
     lines = ["healthy" if report["healthy"] else "UNHEALTHY"]
     lines += [f"  problem: {p}" for p in report["problems"]]
     for p in [*report["workers"], report["beat"], report["sweeper"]]:
+        if p is None:  # not told
+            continue
         state = "alive" if p["alive"] else "gone"
         age = "never beat" if p["age_s"] is None else f"last heartbeat {p['age_s']:g} s ago"
         extra = f", queues {','.join(p['queues'])}" if p["queues"] else ""
@@ -160,6 +182,8 @@ def _health_text(report: dict[str, Any]) -> str:
         lines.append(f"{p['name']}: {state}, {age}{extra}")
     for name in ("broker", "database"):
         server = report[name]
+        if server is None:
+            continue
         lines.append(f"{name}: {'reachable' if server['reachable'] else server['error']}")
     queued = report["queued"]
     if queued is None:

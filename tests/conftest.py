@@ -70,6 +70,8 @@ TIER_OF_FILE = {
     "tests/test_docs.py::test_the_benchmark_scripts_take_the_options_the_pages_show": "servers",
     "tests/test_keep.py": "servers",
     "tests/api/test_errors.py::test_the_api_answers_503_in_words_while_the_results_database_is_down": "servers",  # noqa: E501
+    "tests/api/test_health_outage.py": "servers",
+    "tests/execution/test_installations.py": "servers",
     "tests/test_mail.py": "servers",
     "tests/targets/test_inside.py": "servers",
     "tests/targets/test_sync_probe.py": "servers",

@@ -7,6 +7,8 @@ input with a serializer, asks a service, and answers in JSON (or CSV where asked
     conventions.py  pagination and content negotiation as the schema says them
     errors.py       errors always in JSON: `{"field": ..., "message": ...}`
     health.py       the installation's processes, the servers it needs, its queue
+    auth.py         knox's tokens, remembered so that health answers while the database
+                    is down
     tokens.py       a user's API tokens: list, create (shown once), revoke
     batches.py      batches, listed, read, cancelled, and their runs listed
     runs.py         a run, its samples (JSON or CSV, ?after=) and its sysbench log

@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from runs.errors import ExecutorError, InvalidInput
+from runs.http import health_down
 from runs.targets import TargetError
 
 
@@ -163,9 +164,13 @@ def _results_database_down() -> bool:
 
 def _results_database_down_response(request: HttpRequest) -> HttpResponse:
     """503 with a sentence: JSON under /api/, a plain page (no template: rendering one
-    may read the database) for the pages."""
-    if _is_api(request):
-        response: HttpResponse = _json_error(RESULTS_DATABASE_DOWN, 503)
+    may read the database) for the pages; the health page from Redis to a session that
+    opened it lately."""
+    health_page = None if _is_api(request) else health_down.health_page_database_down(request)
+    if health_page is not None:  # its session opened it lately: from Redis
+        response: HttpResponse = health_page
+    elif _is_api(request):
+        response = _json_error(RESULTS_DATABASE_DOWN, 503)
     else:
         page = (
             "<!doctype html><html lang=en><meta charset=utf-8><title>benchdash: database "

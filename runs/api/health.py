@@ -6,10 +6,12 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.api.auth import HealthTokenAuthentication
 from runs.services import health
 
 
@@ -27,6 +29,11 @@ class ProcessHealthSerializer(serializers.Serializer[Any]):
 class ReachabilitySerializer(serializers.Serializer[Any]):
     reachable = serializers.BooleanField()
     error = serializers.CharField(help_text="Why not, in words; empty when reachable.")
+    down_since = serializers.DateTimeField(
+        allow_null=True,
+        help_text="Since when it is away: the first failure anyone saw (kept in Redis); "
+        "null when reachable, or when Redis cannot say.",
+    )
 
 
 class QueuedBatchSerializer(serializers.Serializer[Any]):
@@ -52,7 +59,13 @@ class HealthSerializer(serializers.Serializer[Any]):
 class Health(APIView):
     """Workers, beat and the sweeper with their last heartbeat, Redis and the results
     database, queued batches and why they wait. HTTP 503, same body, when something is
-    gone or unreachable."""
+    gone or unreachable.
+
+    While the results database is down the answer still comes, from Redis, to a token
+    the database verified within BENCHDASH_HEALTH_TOKEN_MEMORY_S (runs/api/auth.py); any
+    other caller gets the database-down error then, as from every endpoint."""
+
+    authentication_classes = [HealthTokenAuthentication, SessionAuthentication]
 
     @extend_schema(operation_id="health", responses={200: HealthSerializer, 503: HealthSerializer})
     def get(self, request: Request) -> Response:

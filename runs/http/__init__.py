@@ -5,4 +5,5 @@ neither imports the other:
                    batch's stored response sent only when the client does not hold it
     uploads.py     uploads refused as soon as they are too large, before they are read
     deflated.py    a stored part compressed once, sent spliced within each response's gzip
+    health_down.py the health page from Redis while the results database is down
 """

@@ -28,6 +28,8 @@ Reads:
     live_page.py       a batch's live page by pages of runs, its grid counted by cell
     permissions.py     who may do what: the one place pages and API ask
     health.py          the installation's health: heartbeats, servers reachable, the queue
+    verified_tokens.py tokens and sessions verified lately, in Redis, for health while the
+                       results database is down
     answers/           a batch's answers: results built once and stored, the relative
                        table, compare, the report, exports, chart series (its own map)
     links.py           links that leave benchdash (mails, webhooks, the report): one

@@ -5,7 +5,8 @@ heartbeats come from Redis (runs/execution/liveness.py): each worker, beat and t
 sweeper. A process is gone when its heartbeat is older than BENCHDASH_STALE_AFTER_SECONDS
 (the sweeper, which beats once a sweep, gets two sweeps more). The parts read from the
 results database (each worker's batch, the queue) are left out when it cannot be reached:
-the report still says who is alive.
+the report still says who is alive, and since when the database is away (the first
+failure anyone saw, kept in Redis: runs/execution/outages/down_since.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, close_old_connections, connection
 
 from runs.execution import liveness
+from runs.execution.outages import down_since
 from runs.models import Batch, Status
 from runs.services import selectors
 
@@ -46,6 +48,7 @@ class ProcessHealth:
 class Reachability:
     reachable: bool
     error: str = ""
+    down_since: str | None = None  # ISO time, UTC: its first failure seen
 
 
 @dataclass
@@ -83,7 +86,10 @@ def health_report() -> HealthReport:
             _add_batches(workers)
             queued = _queued(workers)
         except (DatabaseError, InterfaceError) as e:
-            database = Reachability(False, _first_line(e))
+            database = Reachability(
+                False, f"the results database cannot be reached: {_first_line(e)}"
+            )
+    _note_since(database, broker)
     problems = _problems(broker, database, workers, beat, sweeper)
     return HealthReport(
         healthy=not problems,
@@ -129,6 +135,25 @@ def _database() -> Reachability:
     except (DatabaseError, InterfaceError) as e:
         return Reachability(False, f"the results database cannot be reached: {_first_line(e)}")
     return Reachability(True)
+
+
+def _note_since(database: Reachability, broker: Reachability) -> None:
+    """The database's outage from its first failure seen (kept in Redis while Redis is
+    up), said in its error too; its end, once it answers again."""
+    if database.reachable:
+        if broker.reachable:
+            down_since.seen_up(down_since.DATABASE)
+        return
+    first = down_since.seen_down(down_since.DATABASE) if broker.reachable else None
+    if first is None:
+        return
+    at = datetime.fromtimestamp(first, UTC)
+    database.down_since = at.isoformat(timespec="seconds")
+    away_s = max(0.0, datetime.now(UTC).timestamp() - first)
+    head = "the results database cannot be reached"
+    database.error = database.error.replace(
+        head, f"{head} since {at:%Y-%m-%d %H:%M:%S} UTC ({away_s:.0f} s)", 1
+    )
 
 
 def _workers(beats: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:

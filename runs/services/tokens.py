@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from knox.models import AuthToken, get_token_model
 
 from runs.errors import InvalidInput
+from runs.services import verified_tokens
 
 
 def _token_model() -> type[AuthToken]:
@@ -41,6 +42,7 @@ def tokens_of(user: AbstractBaseUser) -> QuerySet[AuthToken]:
 def token_revoke(*, user: AbstractBaseUser, token_key: str) -> bool:
     """Revoke one of the user's own tokens; False when there is no such token."""
     deleted, _ = tokens_of(user).filter(token_key=token_key).delete()
+    verified_tokens.forget(token_key=token_key)  # not even health takes it any more
     return deleted > 0
 
 

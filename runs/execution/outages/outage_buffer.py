@@ -22,6 +22,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
+from runs.execution.outages import down_since
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -125,6 +127,7 @@ class OutageBuffer:
                 Outage(started=timezone.now(), error=_first_line(error), last_ok=self._last_ok)
             )
             logger.warning("the results database is unreachable: %s", _first_line(error))
+            down_since.seen_down(down_since.DATABASE)  # the health answer's "since"
         self._next_try = now + BACKOFF_S[min(self._failures, len(BACKOFF_S) - 1)]
         self._failures += 1
 
@@ -133,6 +136,7 @@ class OutageBuffer:
         if self._down_since is None:
             return
         self._down_since = None
+        down_since.seen_up(down_since.DATABASE)
         self.outages[-1].ended = self._last_ok
         logger.warning("the results database is back: %s", self.outages[-1].describe())
 
