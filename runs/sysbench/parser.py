@@ -255,7 +255,7 @@ class OutputParser:
 
     def finish(self, exit_code: int | None) -> ParseResult:
         self._flush_error([])
-        self._settle_held(exit_code)
+        self.settle(exit_code)
         if self._json is not None:  # an object cut short
             self._unrecognised += len(self._json.lines)
             self._json = None
@@ -375,19 +375,21 @@ class OutputParser:
             held, self._held = self._held, None
             self._keep(held, events)
 
-    def _settle_held(self, exit_code: int | None) -> None:
-        """A `thds: 0` line nothing followed: the final report of a script's Lua hook when
-        sysbench printed none of its own and ended well; else the last interval (kept
-        here only: the live worker has stored the samples fed back before it)."""
+    def settle(self, exit_code: int | None) -> list[Event]:
+        """Once the output has ended: a `thds: 0` line nothing followed is the final report
+        of a script's Lua hook when sysbench printed none of its own and ended well; else
+        the last interval, which comes back as a sample (the worker stores it as the others)."""
         held, self._held = self._held, None
+        events: list[Event] = []
         if held is None:
-            return
+            return events
         if self._report is not None and self._report.empty:
             self._fill_lua_report(self._report, held)
         elif self.final_report_missing and exit_code in (None, 0) and not self._errors:
             self._fill_lua_report(self._start_report(None), held)
-        elif self._keep_samples:
-            self._samples.append(held)
+        else:
+            self._keep(held, events)
+        return events
 
     @property
     def final_report_missing(self) -> bool:

@@ -110,8 +110,10 @@ def test_a_zero_threads_line_at_the_end_of_a_failed_run_is_no_report():
     ):
         parser.feed(line)
 
+    [sample] = parser.settle(1)  # a sample still, for the worker to store
     result = parser.finish(1)
 
+    assert isinstance(sample, IntervalSample) and sample.tps == 5.0
     assert result.final is None and result.outcome == "error"
     assert [s.tps for s in result.samples] == [5.0]
 

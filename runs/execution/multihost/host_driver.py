@@ -142,9 +142,16 @@ def _follow(part: RunHost, process: SysbenchProcess, barrier: CellBarrier) -> Pa
         if now - last_store >= STORE_S:
             HostSample.objects.bulk_create(held, ignore_conflicts=True)
             held, last_store = [], now
+    exit_code = process.wait()
+    # A last `thds: 0` interval of a failed run comes back only now (parser.settle).
+    held += [
+        _host_sample(part, seq + 1, e)
+        for e in parser.settle(exit_code)
+        if isinstance(e, IntervalSample)
+    ]
     HostSample.objects.bulk_create(held, ignore_conflicts=True)
     part.raw_log = "".join(line + "\n" for line in log)
-    return parser.finish(process.wait())
+    return parser.finish(exit_code)
 
 
 def _host_sample(part: RunHost, seq: int, event: IntervalSample) -> HostSample:

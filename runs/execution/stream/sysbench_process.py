@@ -208,6 +208,8 @@ def follow_run(
                 break
         stop = stop or _cancelled(watch)  # killed by the listener: its output ended
     exit_code = process.wait()
+    for event in parser.settle(exit_code):  # a last `thds: 0` interval of a failed run
+        sink.add(event)
     sink.add_counters(counters.sampler_stop(sampler))
     return Followed(parser.finish(exit_code), stop)
 
