@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
+import multiprocessing
 import os
 import select
 import signal
 import socket
+import sys
 from types import FrameType
 
 import uvicorn
@@ -27,6 +30,19 @@ from uvicorn.supervisors import multiprocess
 APP = "benchdash.asgi:application"
 TICK_S = 1.0  # uvicorn's is 0.1 s, with work on every tenth tick
 WATCH_S = 5.0  # uvicorn's supervisor pings its workers every 0.5 s
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent() -> None:
+    """A worker gets SIGTERM when its supervisor dies: one killed outright would otherwise
+    leave its workers, re-parented to init, holding the port its successor must bind."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:
+        sys.exit(0)  # it died before the line above: no signal will come
 
 
 class QuietServer(uvicorn.Server):
@@ -40,6 +56,10 @@ class QuietServer(uvicorn.Server):
             counter = (counter + 10) % 864000
             await asyncio.sleep(TICK_S)
             should_exit = await self.on_tick(counter)
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        die_with_parent()
+        super().run(sockets)
 
 
 # The class uvicorn's worker processes build their server from. The workers are spawned:
