@@ -245,6 +245,15 @@ BENCHDASH_SWEEP_S = float(env("BENCHDASH_SWEEP_S") or "60")
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "runs.tasks.sweep_stale", "schedule": BENCHDASH_SWEEP_S},
 }
+# A worker that dies mid-batch is found within WORKER_GONE_AFTER_S + WATCH_S (<= 15 s): while
+# it runs a batch its heartbeat in Redis is written every BUSY_BEAT_S, and beat asks every
+# WATCH_S whether a busy worker fell silent (one Redis read: runs/services/worker_watch.py).
+BENCHDASH_WATCH_S = float(env("BENCHDASH_WATCH_S") or "4")
+BENCHDASH_WORKER_GONE_AFTER_S = float(env("BENCHDASH_WORKER_GONE_AFTER_S") or "8")
+CELERY_BEAT_SCHEDULE["watch-workers"] = {
+    "task": "runs.tasks.watch_workers",
+    "schedule": BENCHDASH_WATCH_S,
+}
 
 # --- benchdash ----------------------------------------------------------------------------
 # A running run beats every HEARTBEAT_SECONDS; one silent for STALE_AFTER_SECONDS is
@@ -256,6 +265,10 @@ BENCHDASH_STALE_AFTER_SECONDS = float(env("BENCHDASH_STALE_AFTER_SECONDS", "30")
 # never makes a live process look gone.
 BENCHDASH_PROCESS_BEAT_S = min(
     float(env("BENCHDASH_PROCESS_BEAT_S") or "15"), BENCHDASH_STALE_AFTER_SECONDS / 2
+)
+# While it runs a batch, a worker beats this often: four beats within WORKER_GONE_AFTER_S.
+BENCHDASH_BUSY_BEAT_S = min(
+    float(env("BENCHDASH_BUSY_BEAT_S") or "2"), BENCHDASH_WORKER_GONE_AFTER_S / 4
 )
 # A batch still queued this long after it was handed to the broker lost its message (Redis
 # restarted without persistence): the sweeper hands it over again. A second delivery is

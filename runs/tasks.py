@@ -12,7 +12,7 @@ from celery.signals import worker_ready, worker_shutdown, worker_shutting_down
 from runs.execution import liveness, worker_limits
 from runs.execution.stream.heartbeat import WORKER_STOPPING
 from runs.models import Batch
-from runs.services import batches, recovery
+from runs.services import batches, recovery, worker_watch
 from runs.services.nightly import alerts, schedules
 
 
@@ -33,6 +33,11 @@ def host_drive(run_host_id: int) -> None:
 @shared_task(name="runs.tasks.sweep_stale", ignore_result=True)
 def sweep_stale() -> list[int]:
     return recovery.batches_sweep_stale(hostname=socket.gethostname())
+
+
+@shared_task(name="runs.tasks.watch_workers", ignore_result=True)
+def watch_workers() -> list[int]:
+    return worker_watch.batches_of_dead_workers(hostname=socket.gethostname())
 
 
 @worker_ready.connect

@@ -90,21 +90,41 @@ def worker_alive(*, worker: str, batch_id: int) -> bool:
         return False
     report = orjson.loads(value)
     report["age_s"] = time.time() - float(report.get("at", 0))
-    return not is_gone(report) and batch_id in report.get("batches", [])
+    if batch_id in report.get("batches", []):
+        # Busy, it beats every BENCHDASH_BUSY_BEAT_S: silent this long, it died.
+        return report["age_s"] <= settings.BENCHDASH_WORKER_GONE_AFTER_S
+    return False
+
+
+def workers_gone_busy() -> dict[str, list[int]]:
+    """The workers that fell silent while running batches (worker -> its batches): their
+    last beat listed batches and is older than BENCHDASH_WORKER_GONE_AFTER_S. One Redis
+    read; raises redis.RedisError when Redis is away."""
+    gone = {}
+    for name, report in heartbeats_read().items():
+        batches = report.get("batches") or []
+        silent = report["age_s"] > settings.BENCHDASH_WORKER_GONE_AFTER_S
+        if name.startswith(WORKER) and batches and silent:
+            gone[name.removeprefix(WORKER)] = [int(b) for b in batches]
+    return gone
 
 
 # The batches this process runs now (a benchmarks worker runs its batch in its own process,
 # solo pool, or in threads): its heartbeat says them.
 RUNNING: set[int] = set()
+# Set when RUNNING changes: the heartbeat says so at once, not at its next idle beat.
+_CHANGED = threading.Event()
 
 
 @contextlib.contextmanager
 def batch_running(batch_id: int) -> Iterator[None]:
     RUNNING.add(batch_id)
+    _CHANGED.set()
     try:
         yield
     finally:
         RUNNING.discard(batch_id)
+        _CHANGED.set()
 
 
 class WorkerHeartbeat:
@@ -131,10 +151,15 @@ class WorkerHeartbeat:
         heartbeat = cls._running.pop(worker, None)
         if heartbeat is not None:
             heartbeat._stop.set()
+            _CHANGED.set()
             heartbeat._thread.join(timeout=5)
             process_forget(name=heartbeat.name)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             process_beat(name=self.name, report={**self.report, "batches": sorted(RUNNING)})
-            self._stop.wait(settings.BENCHDASH_PROCESS_BEAT_S)
+            # Idle, a beat every PROCESS_BEAT_S (an idle installation stays cheap); busy,
+            # every BUSY_BEAT_S, so that its death is seen within seconds (worker_watch.py).
+            every = settings.BENCHDASH_BUSY_BEAT_S if RUNNING else settings.BENCHDASH_PROCESS_BEAT_S
+            _CHANGED.wait(every)
+            _CHANGED.clear()

@@ -14,6 +14,7 @@ bounded.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -58,11 +59,28 @@ class Outcome:
     error: Exception | None = None  # an internal error, logged and re-raised by the caller
 
 
-def batch_execute(*, batch_id: int, worker: str, dispatch: Dispatch | None = None) -> Outcome:
+def batch_execute(
+    *,
+    batch_id: int,
+    worker: str,
+    dispatch: Dispatch | None = None,
+    put_back_first: Callable[[Batch], list[str]] | None = None,
+) -> Outcome:
+    """`put_back_first`: once the batch holds its servers, before it reads their
+    originals, puts back what earlier batches left on them; what the batch says of it."""
     if not locks.batch_claim(batch_id=batch_id, worker=worker):
         logger.info("batch %s is not queued any more: nothing to do", batch_id)
         return Outcome()
     batch = Batch.objects.select_related("target", "load_host", "plan").get(pk=batch_id)
+    if put_back_first is not None and "load_host" not in batch.environment:
+        try:
+            said = put_back_first(batch)
+        except Exception:  # the batch goes on: its own preflight tells a server away
+            logger.exception("batch %s: what earlier batches left not put back", batch_id)
+            said = []
+        if said:
+            batch.warnings = [*batch.warnings, *said]
+            batch.save(update_fields=["warnings"])
     assert batch.load_host is not None, "only imported batches have no load host"
     executor = executor_for(batch.load_host, settings.BENCHDASH_SYSBENCH)
     runner = BatchRunner(batch, executor, dispatch)

@@ -13,6 +13,10 @@ Writes (services named <entity>_<action>, keyword-only):
     batches.py         launching a plan, running a batch on a worker, cancelling one
     queue.py           handing work to the workers
     recovery.py        the sweeper: batches of crashed workers resumed or ended
+    worker_watch.py    beat's watch: a worker dead mid-batch found in seconds, its batch
+                       recovered at once
+    put_back.py        what a batch left on a server away at its end (settings, data set)
+                       put back once it answers, by the sweeper or the next batch's worker
     notes.py           notes and tags on batches, annotations on a plan's history
     nightly/           a plan that launches on its own: its schedule, each night checked,
                        alerts confirmed by a re-run, the news by email and webhook (its own map)

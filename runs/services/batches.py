@@ -22,7 +22,7 @@ from runs.execution.multihost import host_driver
 from runs.execution.stream import cancel
 from runs.frozen import FrozenPlan
 from runs.models import Batch, LaunchedBy, Plan, Run, Status
-from runs.services import queue
+from runs.services import put_back, queue
 from runs.services.answers import stored_results
 from runs.services.nightly import check as nightly_check
 from runs.services.plan_axes import plan_all_targets
@@ -206,7 +206,10 @@ def batch_execute(*, batch_id: int, worker: str) -> None:
     """Run a batch on this worker, then hand on what follows: the batches its locks held
     back, the batch itself when its worker is stopping, and a finished batch's news."""
     outcome = runner.batch_execute(
-        batch_id=batch_id, worker=worker, dispatch=queue.enqueue_host_drives
+        batch_id=batch_id,
+        worker=worker,
+        dispatch=queue.enqueue_host_drives,
+        put_back_first=put_back.left_put_back_before,
     )
     for waiter in outcome.woken:
         enqueue_batch(waiter)

@@ -12,27 +12,26 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from runs import targets
-from runs.execution import groups, liveness
+from runs.execution import liveness
 from runs.execution.environment import batch_restore_settings
 from runs.execution.multihost.barrier import CellBarrier
 from runs.execution.outages import handover
 from runs.execution.restarts.leftovers import restarted_put_back
 from runs.execution.run_results import run_fail
 from runs.execution.stream.sample_writes import run_store_recent_samples
-from runs.frozen import FrozenPlan
 from runs.loadhosts import ExecutorError, LocalExecutor, executor_for, kill_process_group
 from runs.models import (
-    ACTIVE_STATUSES,
-    FINISHED_STATUSES,
     Batch,
     LoadHost,
-    ResourceLock,
     Run,
     Status,
-    Target,
 )
 from runs.services.batches import batch_release_locks
+from runs.services.put_back import (  # noqa: F401 (recovery's names, as before)
+    batches_drop_left_datasets,
+    batches_restore_left_settings,
+    leftovers_put_back,
+)
 from runs.services.queue import enqueue_or_log
 from runs.services.restarts import batches_put_back_left_servers
 from runs.targets import TargetError
@@ -59,15 +58,15 @@ def batches_sweep_stale(*, hostname: str) -> list[int]:
         ).values_list("pk", flat=True)
     )
     for batch_id in stale_ids:
-        if _recover(batch_id, cutoff, hostname):
+        if batch_recover(batch_id, cutoff, hostname):
             recovered.append(batch_id)
     # A waiting batch is woken when its lock is released; asking again now and then costs
     # one conditional update and covers a wake-up lost with a crashed worker.
     for batch_id in Batch.objects.filter(status=Status.WAITING).values_list("pk", flat=True):
         enqueue_or_log(batch_id)
     resent = batches_requeue_lost()
-    restored = batches_restore_left_settings() + batches_put_back_left_servers()
-    dropped = batches_drop_left_datasets()
+    restored, dropped = leftovers_put_back()
+    restored += batches_put_back_left_servers()
     liveness.process_beat(
         name=liveness.SWEEPER,
         report={
@@ -129,103 +128,6 @@ def _end_given_up(batch_id: int) -> bool:
     return True
 
 
-RESTORE_WITHIN = timedelta(days=1)
-
-
-def batches_restore_left_settings() -> list[int]:
-    """Put back the settings of finished batches that could not restore them (their
-    target was away at their end), once the target answers again. Only while no other
-    batch has used that target since: its settings are then that batch's business."""
-    restored = []
-    left = Batch.objects.filter(
-        status__in=FINISHED_STATUSES,
-        settings_restored_at__isnull=True,
-        target__isnull=False,
-        started_at__isnull=False,
-        # A target gone for good is not asked at every sweep for ever.
-        finished_at__gte=timezone.now() - RESTORE_WITHIN,
-    ).exclude(original_settings={})
-    for batch in left.select_related("target"):
-        if _target_used_since(batch):
-            continue
-        try:
-            batch_restore_settings(batch=batch)
-        except TargetError:
-            continue  # still away: the next sweep tries again
-        at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
-        batch.warnings = [
-            *batch.warnings,
-            f"the server's settings {batch.original_settings} were restored at {at}, "
-            "once the target was back",
-        ]
-        batch.save(update_fields=["warnings"])
-        logger.info("batch %s: settings left on the target restored at %s", batch.pk, at)
-        restored.append(batch.pk)
-    return restored
-
-
-def batches_drop_left_datasets() -> list[int]:
-    """Drop the data sets that finished batches left on their target (it was away at
-    their end, or their load host was), once the target answers again: only the tables
-    its marker says this batch prepared, and only while no other batch used it since."""
-    dropped = []
-    left = Batch.objects.filter(
-        status__in=FINISHED_STATUSES,
-        target__isnull=False,
-        started_at__isnull=False,
-        finished_at__gte=timezone.now() - RESTORE_WITHIN,
-    )
-    for batch in left.select_related("target"):
-        if not FrozenPlan.from_params(batch.params).cleanup:
-            continue
-        # A servers axis: each target's data set (its stage says which target).
-        if any([_drop_left(batch, prepare) for prepare in groups.stages_left(batch)]):
-            dropped.append(batch.pk)
-    return dropped
-
-
-def _drop_left(batch: Batch, prepare: dict[str, Any]) -> bool:
-    target = batch.target
-    if prepare.get("target") not in (None, batch.target_id):
-        target = Target.objects.filter(pk=prepare["target"]).first()
-    if target is None or _target_used_since(batch, target):
-        return False
-    try:
-        tables = _drop_own_dataset(batch, target)
-    except TargetError:
-        return False  # still away: the next sweep tries again
-    if tables is None:
-        return False  # the marker names another batch, or none: not this batch's tables
-    at = f"{timezone.now():%Y-%m-%d %H:%M:%S} UTC"
-    reason = f"dropped by the sweeper at {at}, once the target was back"
-    groups.stage_dropped_later(batch, prepare, reason=reason, dropped=tables)
-    where = f" on {target.name}" if "target" in prepare else ""
-    batch.warnings = [*batch.warnings, f"the data set it left{where} was dropped at {at}"]
-    batch.save(update_fields=["warnings"])
-    logger.info("batch %s: data set %s left on %s dropped at %s", batch.pk, tables, target, at)
-    return True
-
-
-def _drop_own_dataset(batch: Batch, target: Target) -> list[str] | None:
-    with targets.connect_to(target) as db:
-        marker = db.dataset_marker()
-        if marker is None or str(marker.get("batch_id")) != str(batch.pk):
-            return None
-        return db.dataset_drop()
-
-
-def _target_used_since(batch: Batch, target: Target | None = None) -> bool:
-    """Whether another batch used the target (the batch's own by default) since: as its
-    own target or as one of its servers axis (its lock)."""
-    target = target or batch.target
-    later = Batch.objects.filter(target=target, started_at__gt=batch.started_at)
-    busy = Batch.objects.filter(target=target, status__in=ACTIVE_STATUSES)
-    held = ResourceLock.objects.filter(resource=f"target:{getattr(target, 'pk', None)}").exclude(
-        batch=batch
-    )
-    return later.exclude(pk=batch.pk).exists() or busy.exists() or held.exists()
-
-
 def batches_requeue_lost() -> list[int]:
     """Hand over again the batches still queued BENCHDASH_QUEUED_GRACE_SECONDS after
     their launch: their message was lost (Redis restarted without persistence, or a worker
@@ -233,14 +135,14 @@ def batches_requeue_lost() -> list[int]:
     scheduled fire of their plan would be skipped. A batch whose message is only slow
     gets a second one: the claim is a conditional update, the second does nothing."""
     cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_QUEUED_GRACE_SECONDS)
+    # One that ran (its worker died or stopped) counts from its last heartbeat.
+    queued = Batch.objects.filter(status=Status.QUEUED, created_at__lt=cutoff)
     lost = list(
-        Batch.objects.filter(status=Status.QUEUED, created_at__lt=cutoff).values_list(
-            "pk", flat=True
-        )
+        queued.exclude(heartbeat_at__gte=cutoff).values_list("pk", flat=True).order_by("pk")
     )
     for batch_id in lost:
         logger.info("batch %s still queued: handed to a worker again", batch_id)
-        _warn_once(batch_id, RESENT)
+        _warn_once(batch_id)
         enqueue_or_log(batch_id)
     return lost
 
@@ -249,21 +151,30 @@ RESENT = (
     "still queued {grace:g} s after its launch: its message to the workers was lost (a "
     "Redis restart, or a worker that died holding it); handed to a worker again at {now} UTC"
 )
+RESENT_AFTER_WORKER = (
+    "its worker {worker} {ended} while it ran and no worker took it up in the {grace:g} s "
+    "since; handed to a worker again at {now} UTC"
+)
 
 
-def _warn_once(batch_id: int, warning: str) -> None:
+def _warn_once(batch_id: int) -> None:
     """The batch says it was handed over again, once however many sweeps did."""
-    batch = Batch.objects.only("warnings").get(pk=batch_id)
+    batch = Batch.objects.only("warnings", "started_at", "worker").get(pk=batch_id)
     if any("handed to a worker again" in w for w in batch.warnings):
         return
+    warning = RESENT if batch.started_at is None else RESENT_AFTER_WORKER
+    died = any(w.startswith("resumed after the worker") for w in batch.warnings)
     text = warning.format(
-        grace=settings.BENCHDASH_QUEUED_GRACE_SECONDS, now=f"{timezone.now():%H:%M:%S}"
+        grace=settings.BENCHDASH_QUEUED_GRACE_SECONDS,
+        now=f"{timezone.now():%H:%M:%S}",
+        worker=batch.worker,
+        ended="died" if died else "stopped",
     )
     Batch.objects.filter(pk=batch_id).update(warnings=[*batch.warnings, text])
 
 
 @transaction.atomic
-def _recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
+def batch_recover(batch_id: int, cutoff: Any, hostname: str) -> bool:
     batch = (
         Batch.objects.select_for_update(skip_locked=True, of=("self",))
         .filter(pk=batch_id, status__in=[Status.PREPARING, Status.RUNNING], heartbeat_at__lt=cutoff)

@@ -240,7 +240,8 @@ def test_a_target_stopped_past_the_wait_gets_its_settings_and_data_set_back_once
 
     restartable.start_again()
     assert "sbtest1" in _tables(restartable)  # what the batch left there
-    with caplog.at_level(logging.INFO, logger="runs.services.recovery"):
+    # The sweeper's put-back (runs/services/put_back.py) logs what it dropped.
+    with caplog.at_level(logging.INFO, logger="runs.services.put_back"):
         recovery.batches_sweep_stale(hostname=socket.gethostname())
 
     batch.refresh_from_db()
