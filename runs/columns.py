@@ -288,7 +288,8 @@ _DB_FIGURES = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s", "cpu_us_per_tx
 
 # HostFigures's figures read as they are named in the host summary
 _HOST_FIGURES = ("busy_pct", "runq", "iops", "mbs", "util_pct", "rx_kbs", "tx_kbs", "ctxt_s",
-                 "ctxt_per_tx", "read_kb_per_tx", "write_kb_per_tx")  # fmt: skip
+                 "ctxt_per_tx", "read_kb_per_tx", "write_kb_per_tx", "sysbench_pct",
+                 "others_pct")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,8 @@ class HostFigures:
     read_kb_per_tx: float | None = None  # the disks' KB read per transaction
     write_kb_per_tx: float | None = None
     db: DatabaseProcess | None = None  # server host only, when its process was found
+    sysbench_pct: float | None = None  # sysbench's own CPU, % of all cores (local load host)
+    others_pct: float | None = None  # other processes' share over the run
     seconds: int | None = None  # the seconds of the run its rows cover
     run_s: int | None = None  # how long sysbench ran; None before coverage was counted
 

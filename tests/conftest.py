@@ -75,6 +75,7 @@ TIER_OF_FILE = {
     "tests/test_mail.py": "servers",
     "tests/targets/test_inside.py": "servers",
     "tests/targets/test_sync_probe.py": "servers",
+    "tests/loadhosts/test_procstream.py::test_sysbench_s_own_cpu_is_read_over_its_threads_and_stops_when_it_ends": "servers",  # noqa: E501
     "tests/web/test_connections.py": "servers",
     "tests/web/test_events.py": "servers",
     "tests/web/test_uploads.py": "servers",

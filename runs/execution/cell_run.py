@@ -126,7 +126,7 @@ class CellRun:
             run,
             self.store,
         ) as process:
-            host_metrics_clock(machines)
+            host_metrics_clock(machines, process.pgid)  # sysbench's own process: its CPU
             run.pgid = process.pgid
             run.argv = process.command.argv
             sampler = counters.sampler_start(run=run, batch=self.batch, target=self.target_of(run))

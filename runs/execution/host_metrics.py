@@ -140,9 +140,14 @@ class HostMetricsSampler:
                 busy[watched.host] = pct
         return busy
 
-    def start_clock(self) -> None:
-        """sysbench just started: time_s counts from now."""
+    def start_clock(self, sysbench_pid: int | None = None) -> None:
+        """sysbench just started: time_s counts from now; its own CPU is read each second
+        from its process on its load host (`sysbench_pid`), where the stream can."""
         self.started = time.monotonic()
+        if sysbench_pid is not None:
+            for watched in self.watched:
+                if "load" in watched.roles:
+                    watched.stream.watch_sysbench(sysbench_pid)
 
     def take(self, every: bool = False) -> list[HostRow]:
         """The rows of the intervals closed since the last call, for every role (in
@@ -319,10 +324,11 @@ def _open(
         return None
 
 
-def host_metrics_clock(sampler: HostMetricsSampler | None) -> None:
-    """sysbench just started: the machines' clock starts."""
+def host_metrics_clock(sampler: HostMetricsSampler | None, sysbench_pid: int | None = None) -> None:
+    """sysbench just started (as `sysbench_pid` on the cell's one load host): the
+    machines' clock starts."""
     if sampler is not None:
-        sampler.start_clock()
+        sampler.start_clock(sysbench_pid)
 
 
 def host_metrics_stop(sampler: HostMetricsSampler | None) -> list[HostRow]:
@@ -359,6 +365,7 @@ def host_metrics_summary(sampler: HostMetricsSampler | None, *, run: Run, warmup
         fsync_lower_bound=fsyncs.lower_bound,
         same_machine=any(len(w.roles) == 2 for w in sampler.watched),
         busy_start_pct=sampler.busy_start,
+        threads=run.threads,
     )
     run.bottleneck = bottleneck_classify(run.host_summary, load)
     busy_start = Bottleneck.load(run.bottleneck).busy_start

@@ -136,17 +136,30 @@ def read_once(path: str) -> bytes:
         return b""  # a process or device gone between listing and reading
 
 
-def local_snapshot(pid: int | None, files: ProcFiles) -> ProcSnapshot:
+def local_snapshot(
+    pid: int | None, files: ProcFiles, sysbench_pid: int | None = None
+) -> ProcSnapshot:
     """This machine's files read straight into a snapshot: what the remote loop's text
     gives once parsed (procfs.snapshot_parse), without writing that text and parsing it
-    again. /proc/uptime is the boot-time clock, read here without a system call."""
+    again. /proc/uptime is the boot-time clock, read here without a system call.
+    `sysbench_pid`: sysbench's process on this machine, once started: its own CPU."""
     snapshot = ProcSnapshot(uptime_s=round(time.clock_gettime(time.CLOCK_BOOTTIME), 2))
     for path in SYSTEM_FILES[1:]:
         file_parse(snapshot, path, files.read(path).decode("ascii", "replace"))
     if pid is not None:
         _processes(snapshot, pid, files)
+    if sysbench_pid is not None:
+        snapshot.sysbench = sysbench_stat(sysbench_pid, files.read(f"/proc/{sysbench_pid}/stat"))
     files.forget_unread()
     return snapshot
+
+
+def sysbench_stat(pid: int, stat: bytes) -> list[int] | None:
+    """[pid, utime, stime] from sysbench's /proc/<pid>/stat: the process's counters
+    cover all its threads (sysbench is one process); None once it is gone (a zombie's
+    counters still hold, and it reads the same as the second before)."""
+    fields = stat.rpartition(b")")[2].split()
+    return [pid, int(fields[11]), int(fields[12])] if len(fields) >= 13 else None
 
 
 def _processes(snapshot: ProcSnapshot, pid: int, files: ProcFiles) -> None:

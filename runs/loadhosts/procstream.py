@@ -164,6 +164,10 @@ class ProcStream:
 
     def poll(self) -> None: ...
 
+    def watch_sysbench(self, pid: int) -> None:
+        """sysbench just started on this host as `pid`: its own CPU from now on. Only this
+        machine's stream reads it; the remote loop, started before sysbench, is not told."""
+
     def close(self) -> None: ...
 
 
@@ -177,8 +181,12 @@ class LocalProcStream(ProcStream):
         super().__init__(host=host, clk_tck=os.sysconf("SC_CLK_TCK"))
         self.period_s = period_s
         self.pid, self.problem = local_pid(pid_file)
+        self.sysbench_pid: int | None = None
         self._files = ProcFiles()
         self.poll()
+
+    def watch_sysbench(self, pid: int) -> None:
+        self.sysbench_pid = pid
 
     def poll(self) -> None:
         # Nine tenths: a worker woken by sysbench's line each second reads each second.
@@ -187,7 +195,8 @@ class LocalProcStream(ProcStream):
         now = time.monotonic()
         period = FIRST_INTERVAL_S if len(self._snapshots) == 1 else 0.9 * self.period_s
         if not self._snapshots or now - self._snapshots[-1][0] >= period:
-            self._snapshots.append((now, local_snapshot(self.pid, self._files)))
+            snapshot = local_snapshot(self.pid, self._files, self.sysbench_pid)
+            self._snapshots.append((now, snapshot))
 
     def close(self) -> None:
         self._files.close()

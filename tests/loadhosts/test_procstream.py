@@ -5,6 +5,7 @@ the remote loop ends with its connection; a pid file that names nothing is said.
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -118,3 +119,32 @@ def test_a_pid_file_that_names_nothing_is_said_and_the_machine_still_sampled(hos
     assert remote.pid is None
     assert f"cannot read the server's process id from {missing}" in remote.problem
     assert snapshots[-1].processes == {}
+
+
+def test_sysbench_s_own_cpu_is_read_over_its_threads_and_stops_when_it_ends():
+    """A real sysbench (cpu, two threads) named to the local stream as it starts: each
+    second carries its own CPU, over all its threads (the process's stat), in % of all
+    cores, as the busy share; once it has ended and been reaped, no figure."""
+    stream = LocalProcStream("local", period_s=0.5)
+    sysbench = subprocess.Popen(
+        ["sysbench", "cpu", "--threads=2", "--time=2", "run"], stdout=subprocess.DEVNULL
+    )
+    try:
+        stream.watch_sysbench(sysbench.pid)
+        time.sleep(1.0)
+        stream.poll()
+        time.sleep(0.6)
+        stream.poll()
+    finally:
+        sysbench.wait()
+    time.sleep(0.6)
+    stream.poll()
+    stream.close()
+    snapshots = [s for _, s in stream.take(every=True)]
+    running = host_values(snapshots[-3], snapshots[-2], clk_tck=stream.clk_tck)
+    gone = host_values(snapshots[-2], snapshots[-1], clk_tck=stream.clk_tck)
+    assert running is not None and gone is not None
+    assert snapshots[-2].sysbench is not None and snapshots[-2].sysbench[0] == sysbench.pid
+    # Two busy threads on a shared machine: some CPU, no more than the machine's.
+    assert 0 < running["sysbench_cpu_pct"] <= 100.0
+    assert snapshots[-1].sysbench is None and "sysbench_cpu_pct" not in gone

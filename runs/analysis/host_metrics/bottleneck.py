@@ -28,6 +28,10 @@ FLAT_CV = 0.10
 FSYNC_SHARE = 0.5  # fsync time per transaction over the latency
 NETWORK_KBS = 100_000.0  # 0.8 Gbit/s: most of a 1 Gbit/s link
 BUSY_START_PCT = 25.0  # another process using the CPU before sysbench started
+# sysbench saturated: its own CPU at this share of what its threads can use, min(threads,
+# cores) cores; below it, it waited for something else (the server, the network, a CPU
+# that other processes held), and the client did not set the pace.
+SYSBENCH_SATURATED = 0.9
 # "Most of the run": a host's figures are means over the seconds it was sampled. Below
 # this share a saturated stretch (or an idle one) may be a part, not the run, and a
 # silent load host hides the question that comes first (did the client set the pace?):
@@ -50,6 +54,7 @@ class RunLoad:
     fsync_lower_bound: bool = False  # the time is the host's device time: a lower bound
     same_machine: bool = False
     busy_start_pct: Mapping[str, float] | None = None  # host: busy % just before sysbench
+    threads: int | None = None  # sysbench's threads: the cores it can use at most
 
 
 def bottleneck_classify(summary: Mapping[str, Any], load: RunLoad) -> dict[str, Any]:
@@ -81,8 +86,12 @@ def others_during(summary: Mapping[str, Any]) -> dict[tuple[str, str], float]:
     enough to be a neighbour (`others_pct` of runs/analysis/host_metrics/host_summary.py;
     none in summaries made before it was kept)."""
     found = {}
-    for entry in summary.get("hosts") or []:
-        pct = entry.get("others_pct") if isinstance(entry, Mapping) else None
+    entries = [e for e in summary.get("hosts") or [] if isinstance(e, Mapping)]
+    servers = {e.get("host") for e in entries if e.get("role") == "server"}
+    for entry in entries:
+        if entry.get("role") == "load" and entry.get("host") in servers:
+            continue  # sysbench on the server's machine: its server entry, without the database
+        pct = entry.get("others_pct")
         if isinstance(pct, int | float) and pct >= BUSY_START_PCT:
             found[(str(entry.get("role") or ""), str(entry.get("host") or ""))] = float(pct)
     return found
@@ -99,14 +108,14 @@ def _kind(
         # One machine's CPU is judged once, by who used it: not as a load host's and
         # a server's both.
         before = (load.busy_start_pct or {}).get(server.host, 0.0)
-        found = _shared_cpu(server, before, during.get(("server", server.host), 0.0))
+        found = _shared_cpu(server, before, during.get(("server", server.host), 0.0), load)
         if found is not None and not (found[0] == "other_processes" and fsync_bound(server, load)):
             return found
         loads = [h for h in loads if h.host != server.host]
         checks.remove(_server_cpu)
         checks.remove(_other_processes)
     for host in loads:
-        if (found := _load_cpu(host, during.get(("load", host.host), 0.0))) is not None:
+        if (found := _load_cpu(host, during.get(("load", host.host), 0.0), load)) is not None:
             return found
     for check in checks:
         found = check(server, loads, load)
@@ -139,10 +148,23 @@ def _partial_text(host: HostFigures) -> str:
     )
 
 
-def _load_cpu(host: HostFigures, others: float) -> tuple[str, list[str]] | None:
+def _load_cpu(host: HostFigures, others: float, load: RunLoad) -> tuple[str, list[str]] | None:
     """A saturated load host measures the client only when sysbench itself saturated it:
-    other processes' share over the run (neighbours that came at any time) is theirs."""
+    other processes' share over the run (neighbours that came at any time) is theirs.
+    Where sysbench's own CPU was read (`sysbench_saturated`), that decides; else the
+    host's totals less the neighbours' rise over the run."""
     busy = _busy(host)
+    if (own := sysbench_saturated(host, load)) is not None:
+        saturated, text = own
+        if saturated:
+            return "load_cpu", [text]
+        if busy < SATURATED_PCT:
+            return None
+        return "other_processes", [
+            f"load host {host.host} was {busy:.0f} % busy, other processes "
+            f"{max(0.0, busy - (host.sysbench_pct or 0)):.0f} % of its {host.ncpu} cores: "
+            f"{text}: this run measured a shared client"
+        ]
     if busy < SATURATED_PCT:
         return None
     if busy - others >= SATURATED_PCT:
@@ -154,7 +176,25 @@ def _load_cpu(host: HostFigures, others: float) -> tuple[str, list[str]] | None:
     ]
 
 
-def _shared_cpu(host: HostFigures, before: float, during: float) -> tuple[str, list[str]] | None:
+def sysbench_saturated(host: HostFigures, load: RunLoad) -> tuple[bool, str] | None:
+    """Whether sysbench's own CPU (read each second on its load host) reached what its
+    threads can use, min(threads, cores) cores, and the sentence that says it; None
+    where it was not read (an SSH load host, runs from before)."""
+    if host.sysbench_pct is None or not host.ncpu:
+        return None
+    usable = min(load.threads or host.ncpu, host.ncpu)
+    used = host.sysbench_pct * host.ncpu / 100
+    saturated = used >= SYSBENCH_SATURATED * usable
+    return saturated, (
+        f"sysbench's own process used {used:.2f} of the {usable} cores its "
+        f"{load.threads or '?'} threads can use ({100 * used / usable:.0f} %)"
+        + ("" if saturated else ": it was not saturated")
+    )
+
+
+def _shared_cpu(
+    host: HostFigures, before: float, during: float, load: RunLoad
+) -> tuple[str, list[str]] | None:
     """One machine for both: who used its CPU, the database process or the rest. Other
     processes' share is not the benchmark's, whether they were busy before sysbench
     started (busy_start) or came later (`during`, over the whole run): a machine
@@ -166,8 +206,11 @@ def _shared_cpu(host: HostFigures, before: float, during: float) -> tuple[str, l
     db_pct = 100.0 * ((db.user_cores or 0) + (db.system_cores or 0)) / ncpu
     rest_pct = max(0.0, busy - db_pct)
     # Other processes' share: what they used before sysbench started, if they went on,
-    # or what rose above sysbench's quietest second, whichever is larger.
+    # or what rose above sysbench's quietest second, whichever is larger; where sysbench's
+    # own CPU was read, the rest beyond it (no guess).
     others = min(rest_pct, max(before if before >= BUSY_START_PCT else 0.0, during))
+    if host.sysbench_pct is not None:
+        others = max(0.0, rest_pct - host.sysbench_pct)
     sysbench = rest_pct - others
     if others > max(db_pct, sysbench):
         return "other_processes", [_shares_text(host, busy, db_pct, sysbench, others)]

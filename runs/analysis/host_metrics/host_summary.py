@@ -21,6 +21,7 @@ DB_PARTS = ("user_cores", "system_cores", "vcsw_s", "nvcsw_s")
 # Not one physical device: their I/O is counted again on the disks beneath them.
 STACKED_DISKS = ("dm-", "md")
 GAP_SLACK_S = 1.0
+MOST_SECONDS = 0.8  # sysbench's own CPU read in this share of the seconds: its figures hold
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
     entry["cpu"] = {p: _mean(v["cpu"][p] for v in steady if v.get("cpu")) for p in CPU_PARTS}
     entry["busy_pct"] = _mean(busy_pct(v) for v in steady)
     entry["ncpu"] = max((int(v.get("ncpu") or 0) for v in steady), default=0)
+    # sysbench's own CPU (its load host the worker's machine), where read most seconds
+    own = [v["sysbench_cpu_pct"] for v in steady if "sysbench_cpu_pct" in v]
+    entry["sysbench_pct"] = _mean(own) if len(own) >= MOST_SECONDS * len(steady) else None
     entry["others_pct"] = others_pct(steady, entry["ncpu"])
     for name in ("runq", "ctxt_s", "intr_s"):
         entry[name] = _mean(v.get(name) for v in steady)
@@ -119,7 +123,14 @@ def others_pct(steady: Sequence[Mapping[str, Any]], ncpu: int) -> float | None:
     share) is not taken for the quietest, or every other second would read as a
     neighbour's; and a
     neighbour present every second is not seen here (the busy share before sysbench,
-    runs/analysis/host_metrics/bottleneck.py's busy_start, is). None under two seconds."""
+    runs/analysis/host_metrics/bottleneck.py's busy_start, is). None under two seconds.
+    Where sysbench's own CPU was read (its load host is the worker's machine), no guess:
+    each second's rest beyond sysbench's own, averaged over the seconds it was read in
+    (most of them: the last may come after it ended, its process gone)."""
+    own = [(r, v["sysbench_cpu_pct"]) for v in steady
+           if "sysbench_cpu_pct" in v and (r := _rest_pct(v, ncpu)) is not None]  # fmt: skip
+    if len(own) >= 2 and len(own) >= MOST_SECONDS * len(steady):
+        return round(fmean(max(0.0, rest - sysbench) for rest, sysbench in own), 1)
     seconds = [(busy_pct(v), _rest_pct(v, ncpu)) for v in steady]
     read = [(busy, rest) for busy, rest in seconds if busy is not None and rest is not None]
     if len(read) < 2:

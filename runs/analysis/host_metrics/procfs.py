@@ -57,6 +57,8 @@ class ProcSnapshot:
     # layer read and write (not rchar/wchar, which count page-cache hits and pipes too).
     process_io: dict[int, list[int]] = field(default_factory=dict)
     io_problem: str = ""  # why /proc/<pid>/io was not read (another user's process)
+    # sysbench's own process (all its threads), on its load host: [pid, utime, stime].
+    sysbench: list[int] | None = None
 
     @property
     def has_process(self) -> bool:
@@ -213,6 +215,16 @@ def host_values(
     if after.has_process:
         values["db"] = _process(before.processes, after.processes, seconds, clk_tck)
         values["db"].update(_process_io(before, after, seconds))
+    if after.sysbench and values["ncpu"]:
+        # In % of all cores, as the busy share: one that started within the interval
+        # counts from zero (the worker names it as it starts sysbench).
+        was = (
+            before.sysbench if before.sysbench and before.sysbench[0] == after.sysbench[0] else None
+        )
+        ticks = sum(after.sysbench[1:]) - (sum(was[1:]) if was else 0)
+        values["sysbench_cpu_pct"] = round(
+            100 * max(0, ticks) / clk_tck / seconds / values["ncpu"], 1
+        )
     return values
 
 
