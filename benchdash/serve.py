@@ -22,6 +22,8 @@ import select
 import signal
 import socket
 import sys
+import threading
+import time
 from types import FrameType
 
 import uvicorn
@@ -60,6 +62,37 @@ class QuietServer(uvicorn.Server):
     def run(self, sockets: list[socket.socket] | None = None) -> None:
         die_with_parent()
         super().run(sockets)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        threading.Thread(target=beat_web, name="heartbeat", daemon=True).start()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Stopped, not killed: no heartbeat left to say it died (another worker that still
+        # runs writes it again at its next beat).
+        from runs.execution import liveness
+
+        liveness.process_forget(name=WEB)
+        await super().shutdown(sockets)
+
+
+WEB = "web"  # its heartbeat's field in Redis, read by runs/services/health.py
+
+
+def beat_web() -> None:
+    """The web's heartbeat in Redis, for health: written by each worker while the
+    supervisor that started it lives, so a web whose supervisor is gone shows gone even if
+    some worker of it still answers on the port. Imported here: the app's import set
+    Django up."""
+    from django.conf import settings
+
+    from runs.execution import liveness
+
+    parent = multiprocessing.parent_process()
+    supervisor = parent.pid if parent is not None else None
+    while supervisor is None or os.getppid() == supervisor:
+        liveness.process_beat(name=WEB, report={"pid": os.getpid(), "supervisor": supervisor})
+        time.sleep(settings.BENCHDASH_PROCESS_BEAT_S)
 
 
 # The class uvicorn's worker processes build their server from. The workers are spawned:

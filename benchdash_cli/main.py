@@ -171,7 +171,7 @@ def _database_down_report(error: dict[str, Any]) -> dict[str, Any]:
 def _health_text(report: dict[str, Any]) -> str:
     lines = ["healthy" if report["healthy"] else "UNHEALTHY"]
     lines += [f"  problem: {p}" for p in report["problems"]]
-    for p in [*report["workers"], report["beat"], report["sweeper"]]:
+    for p in [*report["workers"], report["beat"], report["sweeper"], report.get("web")]:
         if p is None:  # not told
             continue
         state = "alive" if p["alive"] else "gone"

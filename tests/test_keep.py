@@ -14,9 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
+import redis
 from django.db import connection
 
+from runs.execution import liveness
 from tests.helpers import wait_until
 from tests.processes import ROOT
 from tests.servers import PrivateRedis, free_port
@@ -192,7 +195,13 @@ def _serves(port: int) -> bool:
     return False
 
 
-def test_a_killed_web_comes_back_with_no_orphan_on_its_port(tmp_path, beat_env):
+def _web_beat(redis_url: str) -> dict[str, int]:
+    """What the web's heartbeat in Redis says: its writer and that one's supervisor."""
+    value = redis.Redis.from_url(redis_url).hget(liveness._key(), "web")
+    return orjson.loads(value) if value else {}
+
+
+def test_a_killed_web_comes_back_with_no_orphan_on_its_port(tmp_path, beat_env, private_redis):
     port = free_port()
     kept = Kept(tmp_path, "web", sys.executable, "-m", "benchdash.serve", "--port", str(port),
                 "--workers", "2", env=beat_env)  # fmt: skip
@@ -209,6 +218,10 @@ def test_a_killed_web_comes_back_with_no_orphan_on_its_port(tmp_path, beat_env):
                    what="a new web to answer")  # fmt: skip
         new = _tree(kept.child() or main)
         assert _listeners(port) and _listeners(port) <= new
+        # the heartbeat health reads comes from a worker of the new supervisor
+        wait_until(lambda: _web_beat(private_redis.url).get("supervisor") == kept.child(),
+                   timeout=60, what="the new web's heartbeat")  # fmt: skip
+        assert _web_beat(private_redis.url)["pid"] in new
         assert "Address already in use" not in kept.output()
     finally:
         kept.kill_all()

@@ -16,7 +16,7 @@ from runs.services import health
 
 
 class ProcessHealthSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(help_text="A worker's name@machine, `beat` or `sweeper`.")
+    name = serializers.CharField(help_text="A worker's name@machine, `beat`, `sweeper` or `web`.")
     alive = serializers.BooleanField(help_text="It beat within BENCHDASH_STALE_AFTER_SECONDS.")
     last_heartbeat = serializers.DateTimeField(allow_null=True)
     age_s = serializers.FloatField(allow_null=True, help_text="Seconds since its heartbeat.")
@@ -53,6 +53,11 @@ class HealthSerializer(serializers.Serializer[Any]):
     database = ReachabilitySerializer()
     queued = QueuedBatchSerializer(
         many=True, allow_null=True, help_text="null while the results database is away."
+    )
+    web = ProcessHealthSerializer(
+        allow_null=True,
+        help_text="The web server: its workers beat while their supervisor lives; null "
+        "until it has beaten.",
     )
 
 

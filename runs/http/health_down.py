@@ -24,7 +24,7 @@ def health_page_database_down(request: HttpRequest) -> HttpResponse | None:
         return None
     report = health.health_report()
     rows = []
-    for p in [*report.workers, report.beat, report.sweeper]:
+    for p in [*report.workers, report.beat, report.sweeper, *filter(None, [report.web])]:
         state = "alive" if p.alive else "gone"
         beat = p.last_heartbeat or "never"
         queues = ", ".join(p.queues)

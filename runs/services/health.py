@@ -30,6 +30,7 @@ HOUSEKEEPING_QUEUE = "celery"
 # forgotten (a worker that stops normally removes its own).
 FORGET_AFTER_S = 3600.0
 QUEUE_SHOWN = 50
+WEB = "web"  # the web's heartbeat field, written by benchdash/serve.py
 
 
 @dataclass
@@ -69,6 +70,9 @@ class HealthReport:
     broker: Reachability
     database: Reachability
     queued: list[QueuedBatch] | None  # None while the results database is away
+    # The web server (benchdash/serve.py), once it has beaten: its workers beat while their
+    # supervisor lives. None for a web that never did (the Django test client).
+    web: ProcessHealth | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,6 +84,7 @@ def health_report() -> HealthReport:
     workers = [_process(name[len(liveness.WORKER) :], r) for name, r in _workers(beats)]
     beat = _process("beat", beats.get(liveness.BEAT))
     sweeper = _process("sweeper", beats.get(liveness.SWEEPER), grace_s=2 * _sweep_every_s())
+    web = _process(WEB, beats[WEB]) if WEB in beats else None
     queued = None
     if database.reachable:
         try:
@@ -91,6 +96,8 @@ def health_report() -> HealthReport:
             )
     _note_since(database, broker)
     problems = _problems(broker, database, workers, beat, sweeper)
+    if web is not None and not web.alive:
+        problems.append(_silent(web) + ": no worker of it runs under its supervisor")
     return HealthReport(
         healthy=not problems,
         problems=problems,
@@ -100,6 +107,7 @@ def health_report() -> HealthReport:
         broker=broker,
         database=database,
         queued=queued,
+        web=web,
     )
 
 

@@ -112,3 +112,20 @@ def test_a_waiting_reason_names_the_current_holder(api, make_plan):
     assert f"batch {first.pk}" not in shown
     listed = [b for b in api.all_pages("/api/v1/batches") if b["id"] == second.pk]
     assert f"batch {first.pk}" not in listed[0]["waiting_for"]
+
+
+def test_the_web_is_listed_once_it_beats_and_said_gone_once_silent(heartbeats, api):
+    assert health.health_report().web is None  # never beat (the test client): nothing said
+    liveness.process_beat(name=health.WEB, report={"pid": 12, "supervisor": 11})
+    body = api.get("/api/v1/health").json()
+    assert body["web"]["alive"] is True and body["web"]["report"]["supervisor"] == 11
+    assert not [p for p in body["problems"] if p.startswith("web ")]
+
+    beat_at(heartbeats, health.WEB, 600)  # its supervisor died ten minutes ago
+    answer = api.get("/api/v1/health")
+    assert answer.status_code == 503
+    assert answer.json()["web"]["alive"] is False
+    assert any(
+        p.startswith("web stopped beating") and p.endswith("runs under its supervisor")
+        for p in answer.json()["problems"]
+    )
