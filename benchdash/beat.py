@@ -27,6 +27,7 @@ from django.db import DatabaseError, InterfaceError, close_old_connections, tran
 from django_celery_beat.schedulers import SCHEDULE_SYNC_MAX_INTERVAL, DatabaseScheduler
 
 from runs.execution import liveness
+from runs.services import worker_watch
 
 logger = logging.getLogger(__name__)
 
@@ -131,13 +132,16 @@ class BeatScheduler(DatabaseScheduler):
                 return
 
     _last_beat = 0.0
+    _last_watch = 0.0
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
         self._heartbeat()
+        self._watch()
         try:
-            # Awake at least once a heartbeat, so that a live beat never looks gone.
+            # Awake at least once a heartbeat, so that a live beat never looks gone, and
+            # once a watch.
             delay = float(super().tick(*args, **kwargs))
-            return min(delay, settings.BENCHDASH_PROCESS_BEAT_S)
+            return min(delay, settings.BENCHDASH_PROCESS_BEAT_S, settings.BENCHDASH_WATCH_S)
         except DB_ERRORS as error:
             # From a database step the library does not guard (a one-off schedule switched
             # off when it is due, for one): tried again at the next tick.
@@ -155,6 +159,17 @@ class BeatScheduler(DatabaseScheduler):
             name=liveness.BEAT,
             report={"pid": os.getpid(), "database": "away" if self._away_since else "ok"},
         )
+
+    def _watch(self) -> None:
+        """Every BENCHDASH_WATCH_S, whether a worker fell silent while running a batch or a
+        target's put-back is due (runs/services/worker_watch.py: Redis only); the task that
+        recovers them is sent only then."""
+        now = time.monotonic()
+        if now - self._last_watch < settings.BENCHDASH_WATCH_S:
+            return
+        self._last_watch = now
+        if worker_watch.worth_a_look():
+            self.app.send_task("runs.tasks.watch_workers")
 
     def _lost(self, error: Exception) -> None:
         with contextlib.suppress(*DB_ERRORS):

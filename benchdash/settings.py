@@ -246,14 +246,12 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-stale-runs": {"task": "runs.tasks.sweep_stale", "schedule": BENCHDASH_SWEEP_S},
 }
 # A worker that dies mid-batch is found within WORKER_GONE_AFTER_S + WATCH_S (<= 15 s): while
-# it runs a batch its heartbeat in Redis is written every BUSY_BEAT_S, and beat asks every
-# WATCH_S whether a busy worker fell silent (one Redis read: runs/services/worker_watch.py).
+# it runs a batch its heartbeat in Redis is written every BUSY_BEAT_S, and beat looks every
+# WATCH_S whether a busy worker fell silent (one Redis read in beat's own tick, benchdash/
+# beat.py); only then does it send runs.tasks.watch_workers. Not a schedule entry: one
+# fired every 4 s would cost a message, a task and a database write each time, idle.
 BENCHDASH_WATCH_S = float(env("BENCHDASH_WATCH_S") or "4")
 BENCHDASH_WORKER_GONE_AFTER_S = float(env("BENCHDASH_WORKER_GONE_AFTER_S") or "8")
-CELERY_BEAT_SCHEDULE["watch-workers"] = {
-    "task": "runs.tasks.watch_workers",
-    "schedule": BENCHDASH_WATCH_S,
-}
 
 # --- benchdash ----------------------------------------------------------------------------
 # A running run beats every HEARTBEAT_SECONDS; one silent for STALE_AFTER_SECONDS is

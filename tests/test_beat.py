@@ -5,6 +5,7 @@ tasks once the database is back."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -114,3 +115,27 @@ def test_beat_lives_through_a_results_database_outage_longer_than_its_full_sync(
     assert beat.process.poll() is None, output
     assert "beat raised exception" not in output
     assert output.count("the results database is unreachable") == 1, output  # once an outage
+
+
+def watch_tasks(broker: redis.Redis) -> int:
+    """The watch's tasks among those beat handed to the broker (Celery's message headers
+    name the task)."""
+    queued = broker.lrange("benchdash:benchdash_beat:broker:celery", 0, -1)
+    return sum(b'"task": "runs.tasks.watch_workers"' in message for message in queued)
+
+
+def test_beat_sends_the_watch_only_when_a_busy_worker_fell_silent(beat, private_redis):
+    """Beat looks at the heartbeats every BENCHDASH_WATCH_S in its own tick; an idle
+    installation gets no watch task (a message, a task and a database write every 4 s),
+    a worker silent while it ran a batch gets one within a watch."""
+    broker = redis.Redis.from_url(private_redis.url)
+    wait_until(lambda: sent(broker) >= 2, timeout=60, what="beat to tick")
+    heartbeats = "benchdash:benchdash_beat:heartbeats"
+    now = time.time()
+    broker.hset(heartbeats, "worker:busy@vm", json.dumps({"batches": [7], "at": now}))
+    time.sleep(6)  # more than a watch: a busy worker that beats is left alone
+    assert watch_tasks(broker) == 0, beat.output()
+
+    broker.hset(heartbeats, "worker:busy@vm", json.dumps({"batches": [7], "at": now - 60}))
+    wait_until(lambda: watch_tasks(broker) >= 1, timeout=30, what="beat to send the watch's task")
+    assert beat.process.poll() is None, beat.output()

@@ -2,8 +2,8 @@
 database is down (runs/services/verified_tokens.py says what is kept and why).
 
 TokenAuthentication is knox's, named by REST_FRAMEWORK's DEFAULT_AUTHENTICATION_CLASSES:
-each token the database verifies is remembered a while. HealthTokenAuthentication, on
-the health endpoint alone, takes a remembered token when the database cannot be asked;
+each token the database verifies is remembered a while. On the health endpoint alone
+(`recalls=True`) it takes a remembered token when the database cannot be asked;
 a token it does not remember gets the database-down answer (runs/api/errors.py), as any
 other endpoint does then.
 """
@@ -21,8 +21,23 @@ from runs.services import verified_tokens
 
 
 class TokenAuthentication(auth.TokenAuthentication):
+    """knox's, remembering each token the database verifies; `recalls=True` (the health
+    endpoint alone, Health.get_authenticators) also takes a remembered token while the
+    database cannot be asked. One class for both: the schema names one token scheme, and
+    drf-spectacular tells schemes apart by class."""
+
+    def __init__(self, *, recalls: bool = False) -> None:
+        super().__init__()
+        self.recalls = recalls
+
     def authenticate_credentials(self, token: bytes) -> tuple[Any, Any]:
-        user, auth_token = super().authenticate_credentials(token)
+        try:
+            user, auth_token = super().authenticate_credentials(token)
+        except (OperationalError, InterfaceError):
+            username = self._recalled(token) if self.recalls else None
+            if username is None:
+                raise  # not verified lately: the database-down answer
+            return RecalledUser(username), None
         text = token.decode("utf-8")
         verified_tokens.remember(
             token=text,
@@ -31,6 +46,10 @@ class TokenAuthentication(auth.TokenAuthentication):
             expiry=auth_token.expiry,
         )
         return user, auth_token
+
+    def _recalled(self, token: bytes) -> str | None:
+        text = token.decode("utf-8", errors="replace")
+        return verified_tokens.recalled(token=text, token_key=text[: CONSTANTS.TOKEN_KEY_LENGTH])
 
 
 class TokenScheme(KnoxTokenScheme):
@@ -63,17 +82,3 @@ class RecalledUser:
 
     def __str__(self) -> str:
         return self.username
-
-
-class HealthTokenAuthentication(TokenAuthentication):
-    def authenticate_credentials(self, token: bytes) -> tuple[Any, Any]:
-        try:
-            return super().authenticate_credentials(token)
-        except (OperationalError, InterfaceError):
-            text = token.decode("utf-8", errors="replace")
-            username = verified_tokens.recalled(
-                token=text, token_key=text[: CONSTANTS.TOKEN_KEY_LENGTH]
-            )
-            if username is None:
-                raise  # not verified lately: the database-down answer
-            return RecalledUser(username), None

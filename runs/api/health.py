@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runs.api.auth import HealthTokenAuthentication
+from runs.api.auth import TokenAuthentication
 from runs.services import health
 
 
@@ -70,7 +70,8 @@ class Health(APIView):
     the database verified within BENCHDASH_HEALTH_TOKEN_MEMORY_S (runs/api/auth.py); any
     other caller gets the database-down error then, as from every endpoint."""
 
-    authentication_classes = [HealthTokenAuthentication, SessionAuthentication]
+    def get_authenticators(self) -> list[Any]:
+        return [TokenAuthentication(recalls=True), SessionAuthentication()]
 
     @extend_schema(operation_id="health", responses={200: HealthSerializer, 503: HealthSerializer})
     def get(self, request: Request) -> Response:

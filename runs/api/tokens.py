@@ -7,13 +7,13 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
-from knox.auth import TokenAuthentication
 from rest_framework import generics, serializers, status
 from rest_framework.authentication import BasicAuthentication, SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from runs.api.auth import TokenAuthentication
 from runs.api.common import JSONBody, request_user
 from runs.services import tokens
 

@@ -1,5 +1,5 @@
-"""A worker that died mid-batch, found within seconds: beat's `watch-workers` every
-BENCHDASH_WATCH_S.
+"""A worker that died mid-batch, found within seconds: beat looks every BENCHDASH_WATCH_S
+(`worth_a_look`, Redis only, in beat's own tick) and sends `watch_workers` when it finds one.
 
 The sweeper (recovery.py) finds every stale batch, but once a minute and only after
 BENCHDASH_STALE_AFTER_SECONDS: a cell's settings would stay on its server for up to 90 s
@@ -25,6 +25,16 @@ from runs.services import put_back
 from runs.services.recovery import batch_recover
 
 logger = logging.getLogger(__name__)
+
+
+def worth_a_look() -> bool:
+    """Whether a busy worker fell silent or a target's put-back waits (Redis reads only):
+    beat sends the watch's task only then, so that an idle installation pays for neither
+    a message nor a task every few seconds."""
+    try:
+        return bool(liveness.workers_gone_busy()) or put_back.pending()
+    except redis.RedisError:
+        return False  # the sweeper, from the batches' own heartbeats, covers it
 
 
 def batches_of_dead_workers(*, hostname: str) -> list[int]:
