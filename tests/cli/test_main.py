@@ -130,16 +130,20 @@ def test_launch_and_wait_runs_the_plan_on_a_worker(benchdash, celery_worker, loc
         target=None,
         load_host=local_host,
         test="cpu",
-        options={"time": 0, "events": 200, "report-interval": 0},
+        # A step no neighbour hides: 8x the primes is some 20x the time a prime test,
+        # and runs of 1,000 events are not over in the few ms one busy second takes (200
+        # events at 4x read "no significant difference" in a loaded whole run, one repeat
+        # 4.6x slower than the others).
+        options={"time": 0, "events": 1000, "report-interval": 0},
         threads=[1],
-        option_axes={"cpu-max-prime": [2000, 8000]},
+        option_axes={"cpu-max-prime": [2000, 16000]},
         repeats=3,
     )
 
     launched = benchdash("--poll", "0.5", "launch", str(plan.pk), "--wait")
 
-    assert launched.returncode == 1, launched.stdout + launched.stderr  # 4x the primes: slower
-    assert "| cpu-max-prime=8000 | 1 | slower |" in launched.stdout
+    assert launched.returncode == 1, launched.stdout + launched.stderr  # 8x the primes: slower
+    assert "| cpu-max-prime=16000 | 1 | slower |" in launched.stdout
     batch = plan.batches.get()
     assert f"batch [{batch.pk}](" in launched.stdout and batch.status == "done"
 
