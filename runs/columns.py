@@ -316,7 +316,7 @@ class HostFigures:
     read_kb_per_tx: float | None = None  # the disks' KB read per transaction
     write_kb_per_tx: float | None = None
     db: DatabaseProcess | None = None  # server host only, when its process was found
-    sysbench_pct: float | None = None  # sysbench's own CPU, % of all cores (local load host)
+    sysbench_pct: float | None = None  # sysbench's own CPU, % of all cores (its load host)
     others_pct: float | None = None  # other processes' share over the run
     seconds: int | None = None  # the seconds of the run its rows cover
     run_s: int | None = None  # how long sysbench ran; None before coverage was counted

@@ -318,15 +318,16 @@ def _open(
         if host is None or host.kind == LoadHost.Kind.LOCAL:
             return LocalProcStream(name, pid_file)
         timeout = settings.BENCHDASH_SSH_TIMEOUT
-        return SSHProcStream(ssh.SSHHost.from_load_host(host, timeout=timeout), pid_file)
+        ssh_host = ssh.SSHHost.from_load_host(host, timeout=timeout)
+        return SSHProcStream(ssh_host, pid_file, load="load" in roles)
     except (ssh.SSHError, OSError) as e:
         missing += [{"role": role, "host": name, "why": f"not sampled: {e}"} for role in roles]
         return None
 
 
 def host_metrics_clock(sampler: HostMetricsSampler | None, sysbench_pid: int | None = None) -> None:
-    """sysbench just started (as `sysbench_pid` on the cell's one load host): the
-    machines' clock starts."""
+    """sysbench just started (as `sysbench_pid` on the cell's one load host, this
+    machine or an SSH host): the machines' clock starts."""
     if sampler is not None:
         sampler.start_clock(sysbench_pid)
 

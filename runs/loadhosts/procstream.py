@@ -9,6 +9,10 @@ The text's format and its parsing are runs/analysis/host_metrics/procfs.py's. On
 worker's own machine the worker reads the same files each second straight into a snapshot
 (runs/loadhosts/procfiles.py): the same figures, without a text to write and parse.
 
+On sysbench's load host the stream also reads sysbench's own /proc/<pid>/stat each second
+once the worker names its process (`watch_sysbench`, as it starts sysbench): this machine's
+reader straight away, the remote loop from the line the worker writes on its stdin.
+
 The database server's processes come from a pid file (MariaDB's @@pid_file, PostgreSQL's
 postmaster.pid): the process it names and its children (PostgreSQL's backends), each
 summed over its threads (MariaDB's), and its own storage I/O (/proc/<pid>/io's read_bytes
@@ -43,7 +47,8 @@ TRANSPORT_WAKE_S = 10.0
 # live two at a time (the earlier one a second late), for half the wakes on the worker.
 SECONDS_PER_WRITE = 2
 
-# $1: the database server's pid file, or ""; $2: the seconds a write carries. Prints its
+# $1: the database server's pid file, or ""; $2: the seconds a write carries; $3: "watch"
+# on sysbench's load host (below), else "". Prints its
 # clock tick and what became of the pid file once, then a snapshot a second until the
 # connection goes (the worker closes it: awk's write then fails, and the loop ends with
 # it): the first two seconds alone (the worker waits for them before sysbench starts),
@@ -58,10 +63,34 @@ SECONDS_PER_WRITE = 2
 # decrypt and parse. The files are read by getline, not as awk's input, so that a
 # process gone between the listing and the reading is skipped (mawk stops at a missing
 # input file).
+# sysbench starts after the loop (the busy start is read before it), so on its load host
+# the worker names its process on the loop's stdin, one line, once it started it. sh
+# cannot read stdin without blocking: a reader in the background puts the line, digits
+# only, in a private directory (renamed into place: read whole or not at all), where the
+# awk looks each second until it has it; from then on each second ends with a `sysbench`
+# section, its /proc/<pid>/stat (its own CPU, over all its threads). The directory goes
+# once the number is read, or with the loop; it holds the loop's pid as `pgid`, as a
+# wrapper's directory does, so the sweeper (remote_scripts.py) removes one left by a
+# killed loop.
 PROC_LOOP = r"""
 export LC_ALL=C
 awk=$(command -v mawk || echo awk)
 echo "@@benchdash-clk $(getconf CLK_TCK 2>/dev/null || echo 100)"
+sbdir=
+if [ "$3" = watch ] && sbdir=$(mktemp -d "${TMPDIR:-/tmp}/benchdash.XXXXXXXXXX"); then
+  echo $$ >"$sbdir/pgid"
+  exec 3<&0
+  (IFS= read -r line <&3 && case $line in ''|*[!0-9]*) ;; *)
+    echo "$line" >"$sbdir/new" && mv -f "$sbdir/new" "$sbdir/pid" ;; esac) &
+  exec 3<&-
+  trap '[ -z "$sbdir" ] || rm -rf -- "$sbdir"' EXIT
+  trap 'exit 129' HUP
+  trap 'exit 143' TERM
+else
+  sbdir=
+fi
+exec </dev/null
+sb=
 pid=
 if [ -n "$1" ]; then
   if pid=$(head -n 1 -- "$1" 2>&1) && [ -d "/proc/$pid" ]; then
@@ -78,13 +107,16 @@ fi
 n=0
 seconds=1
 while :; do
+  if [ -n "$sbdir" ] && [ -s "$sbdir/pid" ]; then
+    sb=$(cat "$sbdir/pid") && rm -rf -- "$sbdir" && sbdir=
+  fi
   files=
   if [ -n "$pid" ]; then
     for p in $pid $(cat /proc/$pid/task/$pid/children 2>/dev/null); do
       files="$files /proc/$p/stat${io:+ /proc/$p/io} /proc/$p/task/*/status"
     done
   fi
-  "$awk" -v seconds="$seconds" '
+  "$awk" -v seconds="$seconds" -v sb="$sb" -v sbfile="${sbdir:+$sbdir/pid}" '
     function moved(w, n,  i) { for (i = 4; i <= n; i++) if (w[i] != 0) return 1; return 0 }
     function system_file(f,  line, n, w) {
       out = out "==> " f " <==\n"
@@ -112,11 +144,20 @@ while :; do
           out = out f ":" line "\n"
       close(f)
     }
+    function sysbench_file(f,  line) {
+      if ((getline line < f) > 0) out = out "==> sysbench <==\n" line "\n"
+      close(f)
+    }
     BEGIN {
       for (r = 1; r <= seconds; r++) {
         if (r > 1) system("sleep 1")
+        if (sb == "" && sbfile != "") {
+          if ((getline line < sbfile) > 0 && line ~ /^[0-9]+$/) sb = line
+          close(sbfile)
+        }
         for (i = 1; i < ARGC; i++)
           if (ARGV[i] ~ /^\/proc\/[0-9]/) process_file(ARGV[i]); else system_file(ARGV[i])
+        if (sb != "") sysbench_file("/proc/" sb "/stat")
         out = out "@@benchdash-snapshot\n"
       }
       printf "%s", out
@@ -165,8 +206,7 @@ class ProcStream:
     def poll(self) -> None: ...
 
     def watch_sysbench(self, pid: int) -> None:
-        """sysbench just started on this host as `pid`: its own CPU from now on. Only this
-        machine's stream reads it; the remote loop, started before sysbench, is not told."""
+        """sysbench just started on this host as `pid`: its own CPU from now on."""
 
     def close(self) -> None: ...
 
@@ -207,18 +247,36 @@ class SSHProcStream(ProcStream):
 
     unwritten_s: ClassVar[float] = SECONDS_PER_WRITE
 
-    def __init__(self, host: ssh.SSHHost, pid_file: str = "") -> None:
+    def __init__(self, host: ssh.SSHHost, pid_file: str = "", *, load: bool = False) -> None:
+        """`load`: sysbench runs on this host: the loop keeps its stdin open for the
+        line that names sysbench's process (watch_sysbench)."""
         super().__init__(host=host.name)
         self._transport: paramiko.Transport | None = ssh.connect(host)
+        self._watching = load
         try:
             self._transport.sock.settimeout(TRANSPORT_WAKE_S)
-            command = remote_command(PROC_LOOP, pid_file, str(SECONDS_PER_WRITE))
+            watch = "watch" if load else ""
+            command = remote_command(PROC_LOOP, pid_file, str(SECONDS_PER_WRITE), watch)
             self._reader = ssh.open_command(self._transport, command, host.timeout)
-            self._reader.channel.shutdown_write()
+            if not load:
+                self._reader.channel.shutdown_write()
         except BaseException:
             self._transport.close()
             raise
         self._pending = b""
+
+    def watch_sysbench(self, pid: int) -> None:
+        """The loop is told on its stdin, a number and nothing else (it takes digits
+        only), and the stdin ends: one sysbench per stream."""
+        if not self._watching or self._transport is None:
+            return
+        self._watching = False
+        try:
+            self._reader.channel.sendall(f"{int(pid)}\n".encode("ascii"))
+            self._reader.channel.shutdown_write()
+        except (OSError, EOFError, paramiko.SSHException) as e:
+            # The rows then carry no sysbench figure: the host's totals are read instead.
+            logger.warning("cannot name sysbench's process to the sampler on %s: %s", self.host, e)
 
     def poll(self) -> None:
         """Take what the loop printed: each snapshot dated by the host's own clock

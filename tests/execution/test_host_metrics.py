@@ -24,6 +24,7 @@ from runs.analysis.host_metrics.bottleneck import (
     RunLoad,
     fsync_bound,
     fsync_figures,
+    sysbench_saturated,
 )
 from runs.columns import HostSummary
 from runs.execution.stream import live
@@ -232,20 +233,52 @@ def test_a_killed_metrics_loop_is_counted_and_no_bottleneck_drawn(
     assert any("telemetry was incomplete" in e for e in run.bottleneck["evidence"])
 
 
-def test_a_cpu_burner_on_the_load_host_makes_the_cell_client_bound(
+def test_an_ssh_load_host_records_sysbench_s_own_cpu_each_second(
+    celery_worker, make_plan, ssh_host
+):
+    """Issue 49: the SSH load host's /proc loop, started before sysbench, is told its
+    process as it starts: each of its seconds while sysbench ran carries sysbench's own
+    CPU, > 0, and the host summary keeps its mean, which the bottleneck rule reads. Before,
+    an SSH load host's seconds had none and the rule guessed from the host's totals."""
+    plan = make_plan(load_host=ssh_host, options={**SHORT, "time": 5}, threads=[1])
+
+    batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
+
+    assert batch.status == Status.DONE, batch.error
+    run = batch.runs.get()
+    load = rows_of(run, "load")
+    said = [(r.time_s, r.values.get("sysbench_cpu_pct")) for r in load]
+    # The seconds wholly within sysbench's run (it runs 5 s after its clock starts; the
+    # first second may begin before it, the last may come after it ended).
+    within = [pct for time_s, pct in said if 1.5 <= time_s <= 5.0]
+    assert len(within) >= 3 and all(p is not None and p > 0 for p in within), said
+    figures = HostSummary.load(run.host_summary).first("load")
+    assert figures is not None and figures.host == "loadhost-1"
+    assert figures.sysbench_pct is not None and figures.sysbench_pct > 0, run.host_summary
+    # the rule that blames the client reads it (no guess from the host's totals)
+    judged = sysbench_saturated(figures, RunLoad(tps=[1.0], latency_ms=None, threads=1))
+    assert judged is not None and "sysbench's own process used" in judged[1], judged
+
+
+def test_a_cpu_burner_on_the_load_host_is_not_blamed_on_the_client(
     celery_worker, make_plan, ssh_host, burn
 ):
+    """Busy loops on the SSH load host: sysbench's own CPU, read there each second, did
+    not reach the core its one thread can use, so the run measured a shared client, not
+    a saturated one (before sysbench's CPU was read on SSH hosts, this was load_cpu:
+    "this figure measures the client", issue 49)."""
     burn(40)
-    plan = make_plan(load_host=ssh_host, options=SHORT, threads=[1])
+    plan = make_plan(load_host=ssh_host, options={**SHORT, "time": 5}, threads=[1])
 
     batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
 
     run = batch.runs.get()
     assert run.status == Status.DONE, run.error
     verdict = run.bottleneck
-    assert verdict["kind"] == "load_cpu", verdict
-    assert verdict["client_bound"] is True
-    assert any("this figure measures the client" in e for e in verdict["evidence"])
+    assert verdict["kind"] == "other_processes", verdict
+    assert verdict["client_bound"] is False
+    (evidence,) = [e for e in verdict["evidence"] if "load host loadhost-1" in e]
+    assert "it was not saturated: this run measured a shared client" in evidence, evidence
     assert verdict["busy_start"].startswith("started on a busy host")
 
 

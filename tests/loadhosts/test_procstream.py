@@ -148,3 +148,59 @@ def test_sysbench_s_own_cpu_is_read_over_its_threads_and_stops_when_it_ends():
     # Two busy threads on a shared machine: some CPU, no more than the machine's.
     assert 0 < running["sysbench_cpu_pct"] <= 100.0
     assert snapshots[-1].sysbench is None and "sysbench_cpu_pct" not in gone
+
+
+def private_dirs_of(loops: list[int]) -> list[Path]:
+    """The remote loops' private directories (each holds its loop's pid as `pgid`)."""
+    found = []
+    for directory in Path("/tmp").glob("benchdash.??????????"):
+        try:
+            pgid = (directory / "pgid").read_text().strip()
+        except OSError:
+            continue
+        if pgid.isdigit() and int(pgid) in loops:
+            found.append(directory)
+    return found
+
+
+def test_the_ssh_loop_reads_sysbench_s_own_cpu_once_told_its_process_on_stdin(host, pid_file):
+    """The remote loop starts before sysbench, as in a cell, and is told its process on
+    its stdin as it starts: each second from then carries sysbench's own CPU, > 0 while it
+    runs, none once it ended. The loop's private directory holds the number only until
+    it is read; the loop and its reader end with the connection. Before the loop was
+    told (issue 49), an SSH load host's seconds had no sysbench figure at all."""
+    remote = SSHProcStream(host, pid_file, load=True)
+    try:
+        two_snapshots(remote)  # the busy start, before sysbench
+        loops = loops_of(pid_file)
+        assert private_dirs_of(loops), "no private directory while the loop waits"
+        sysbench = subprocess.Popen(
+            ["sysbench", "cpu", "--threads=1", "--time=3", "run"], stdout=subprocess.DEVNULL
+        )
+        try:
+            remote.watch_sysbench(sysbench.pid)
+        finally:
+            sysbench.wait()
+        # Three more seconds: the last one read after sysbench was reaped.
+        arrived = remote.arrived()
+        deadline = time.monotonic() + 10
+        while remote.arrived() < arrived + 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        snapshots = [s for _, s in remote.take(every=True)]
+        assert private_dirs_of(loops) == []
+    finally:
+        remote.close()
+    named = [i for i, s in enumerate(snapshots) if s.sysbench is not None]
+    assert len(named) >= 2, [s.sysbench for s in snapshots]
+    assert {s.sysbench[0] for s in snapshots if s.sysbench} == {sysbench.pid}
+    figures = [
+        host_values(snapshots[i - 1], snapshots[i], clk_tck=remote.clk_tck) for i in named[1:]
+    ]
+    # One busy thread: some CPU each second, no more than the machine's.
+    pcts = [v["sysbench_cpu_pct"] for v in figures if v is not None]
+    assert len(pcts) == len(named) - 1 and all(0 < p <= 100.0 for p in pcts), pcts
+    assert snapshots[-1].sysbench is None  # gone: no figure
+    deadline = time.monotonic() + 10
+    while loops_of(pid_file) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert loops_of(pid_file) == []

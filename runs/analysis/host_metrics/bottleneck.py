@@ -179,7 +179,7 @@ def _load_cpu(host: HostFigures, others: float, load: RunLoad) -> tuple[str, lis
 def sysbench_saturated(host: HostFigures, load: RunLoad) -> tuple[bool, str] | None:
     """Whether sysbench's own CPU (read each second on its load host) reached what its
     threads can use, min(threads, cores) cores, and the sentence that says it; None
-    where it was not read (an SSH load host, runs from before)."""
+    where it was not read (a cell from several load hosts, runs from before)."""
     if host.sysbench_pct is None or not host.ncpu:
         return None
     usable = min(load.threads or host.ncpu, host.ncpu)

@@ -71,7 +71,7 @@ def host_entry(series: HostSeries, *, warmup_s: float, tps: float | None) -> dic
     entry["cpu"] = {p: _mean(v["cpu"][p] for v in steady if v.get("cpu")) for p in CPU_PARTS}
     entry["busy_pct"] = _mean(busy_pct(v) for v in steady)
     entry["ncpu"] = max((int(v.get("ncpu") or 0) for v in steady), default=0)
-    # sysbench's own CPU (its load host the worker's machine), where read most seconds
+    # sysbench's own CPU (read on its load host, local or SSH), where read most seconds
     own = [v["sysbench_cpu_pct"] for v in steady if "sysbench_cpu_pct" in v]
     entry["sysbench_pct"] = _mean(own) if len(own) >= MOST_SECONDS * len(steady) else None
     entry["others_pct"] = others_pct(steady, entry["ncpu"])

@@ -4,10 +4,11 @@ Pure: no Django, no I/O. A snapshot comes as text in one format, the one the rem
 sampler's shell loop prints (runs/loadhosts/procstream.py): `head`'s sections (`==>
 /proc/stat <==` then the file) for the machine's files, then `grep -H` lines
 (`/proc/<pid>/stat:...`, `/proc/<pid>/task/<tid>/status:voluntary_ctxt_switches:\t12`,
-`/proc/<pid>/io:write_bytes: 4096`) for the database server's processes. `snapshot_parse`
-reads one; the local reader (runs/loadhosts/procfiles.py) fills a snapshot from the files
-themselves with the same section readers (`file_parse`, `process_parse`, `io_parse`);
-`host_values` turns two snapshots into the figures of a HostMetrics row (runs/models.py).
+`/proc/<pid>/io:write_bytes: 4096`) for the database server's processes; on sysbench's
+load host a `==> sysbench <==` section, its /proc/<pid>/stat. `snapshot_parse` reads one;
+the local reader (runs/loadhosts/procfiles.py) fills a snapshot from the files themselves
+with the same section readers (`file_parse`, `process_parse`, `io_parse`); `host_values`
+turns two snapshots into the figures of a HostMetrics row (runs/models.py).
 
 Counters are differenced: a counter that went backwards below 2**32 wrapped (32-bit
 kernels keep some in an unsigned long); above, the device or process is new and is left
@@ -152,12 +153,20 @@ def _net_dev(snapshot: ProcSnapshot, line: str) -> None:
         snapshot.nets[name.strip()] = (int(words[0]), int(words[8]))
 
 
+def _sysbench(snapshot: ProcSnapshot, line: str) -> None:
+    pid, _, rest = line.partition(" ")
+    fields = rest.rpartition(")")[2].split()
+    if pid.isdigit() and len(fields) >= 13:
+        snapshot.sysbench = [int(pid), int(fields[11]), int(fields[12])]
+
+
 _READERS = {
     "/proc/uptime": _uptime,
     "/proc/stat": _stat,
     "/proc/meminfo": _meminfo,
     "/proc/diskstats": _diskstats,
     "/proc/net/dev": _net_dev,
+    "sysbench": _sysbench,  # the remote loop's, on sysbench's load host
 }
 
 
@@ -218,10 +227,8 @@ def host_values(
     if after.sysbench and values["ncpu"]:
         # In % of all cores, as the busy share: one that started within the interval
         # counts from zero (the worker names it as it starts sysbench).
-        was = (
-            before.sysbench if before.sysbench and before.sysbench[0] == after.sysbench[0] else None
-        )
-        ticks = sum(after.sysbench[1:]) - (sum(was[1:]) if was else 0)
+        was = before.sysbench or [0, 0, 0]  # pid 0: none
+        ticks = sum(after.sysbench[1:]) - (sum(was[1:]) if was[0] == after.sysbench[0] else 0)
         values["sysbench_cpu_pct"] = round(
             100 * max(0, ticks) / clk_tck / seconds / values["ncpu"], 1
         )
@@ -286,15 +293,8 @@ def _disk(before: list[int], after: list[int], seconds: float) -> dict[str, floa
 
 
 def _disk_rates(d: list[int | None], seconds: float) -> dict[str, float]:
-    reads, sectors_r, ms_r, writes, sectors_w, ms_w, busy = (
-        d[0] or 0,
-        d[2] or 0,
-        d[3] or 0,
-        d[4] or 0,
-        d[6] or 0,
-        d[7] or 0,
-        d[9] or 0,
-    )
+    figures = [d[i] or 0 for i in (0, 2, 3, 4, 6, 7, 9)]
+    reads, sectors_r, ms_r, writes, sectors_w, ms_w, busy = figures
     ios = reads + writes
     return {
         "r_iops": round(reads / seconds, 1),

@@ -53,6 +53,16 @@ def test_a_gone_process_reads_as_none():
     assert sysbench_stat(4242, b"") is None
 
 
+def test_the_ssh_loop_s_sysbench_section_reads_as_this_machine_s_reader():
+    # The remote loop ends each second with `==> sysbench <==` and the process's stat.
+    stat = (PROC / "sysbench-stat-2.txt").read_bytes()
+    text = (PROC / "mariadb-2.txt").read_text() + "==> sysbench <==\n" + stat.decode()
+    parsed = procfs.snapshot_parse(text)
+    assert parsed.sysbench is not None
+    assert parsed.sysbench == sysbench_stat(int(stat.split()[0]), stat)
+    assert parsed.processes == procfs.snapshot_parse((PROC / "mariadb-2.txt").read_text()).processes
+
+
 def second(busy: float, db_cores: float, sysbench_pct: float) -> dict:
     return {
         "cpu": {"user": busy * 0.8, "system": busy * 0.2, "iowait": 0.0, "steal": 0.0,
