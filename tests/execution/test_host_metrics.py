@@ -240,7 +240,9 @@ def test_an_ssh_load_host_records_sysbench_s_own_cpu_each_second(
     process as it starts: each of its seconds while sysbench ran carries sysbench's own
     CPU, > 0, and the host summary keeps its mean, which the bottleneck rule reads. Before,
     an SSH load host's seconds had none and the rule guessed from the host's totals."""
-    plan = make_plan(load_host=ssh_host, options={**SHORT, "time": 5}, threads=[1])
+    # 10 s: the first second (read before the worker's line came) and one after the end
+    # carry no figure; the summary keeps sysbench's mean where 80 % of the seconds do.
+    plan = make_plan(load_host=ssh_host, options={**SHORT, "time": 10}, threads=[1])
 
     batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
 
@@ -248,10 +250,13 @@ def test_an_ssh_load_host_records_sysbench_s_own_cpu_each_second(
     run = batch.runs.get()
     load = rows_of(run, "load")
     said = [(r.time_s, r.values.get("sysbench_cpu_pct")) for r in load]
-    # The seconds wholly within sysbench's run (it runs 5 s after its clock starts; the
+    # The seconds wholly within sysbench's run (it runs 10 s after its clock starts; the
     # first second may begin before it, the last may come after it ended).
-    within = [pct for time_s, pct in said if 1.5 <= time_s <= 5.0]
-    assert len(within) >= 3 and all(p is not None and p > 0 for p in within), said
+    within = [pct for time_s, pct in said if 1.5 <= time_s <= 10.0]
+    assert len(within) >= 7 and all(p is not None for p in within), said
+    # One light thread: about a tick a second (0.5 % of 2 cores), now and then none in
+    # a second (the kernel counts CPU time in ticks), never none over the run.
+    assert sum(within) > 0, said
     figures = HostSummary.load(run.host_summary).first("load")
     assert figures is not None and figures.host == "loadhost-1"
     assert figures.sysbench_pct is not None and figures.sysbench_pct > 0, run.host_summary
@@ -268,7 +273,7 @@ def test_a_cpu_burner_on_the_load_host_is_not_blamed_on_the_client(
     a saturated one (before sysbench's CPU was read on SSH hosts, this was load_cpu:
     "this figure measures the client", issue 49)."""
     burn(40)
-    plan = make_plan(load_host=ssh_host, options={**SHORT, "time": 5}, threads=[1])
+    plan = make_plan(load_host=ssh_host, options={**SHORT, "time": 10}, threads=[1])
 
     batch = wait_for_batch(batches.batch_launch(plan=plan, launched_by="api"))
 
