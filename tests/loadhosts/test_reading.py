@@ -22,6 +22,13 @@ def cpu(config_path: str) -> SysbenchCommand:
     )
 
 
+def cpu_until_killed(config_path: str) -> SysbenchCommand:
+    """A run that outlasts the test's SSH round trips however loaded the machine (a 3 s
+    one ended, and its wrapper removed its directory, before a loaded whole run asked)."""
+    argv = ["sysbench", f"--config-file={config_path}", "cpu", "--time=300", "run"]
+    return SysbenchCommand(argv=argv, config_text="")
+
+
 def read_all(process) -> list[list[str]]:
     reads = []
     while (lines := process.read(30.0)) is not None:
@@ -70,7 +77,7 @@ def test_the_private_directory_on_an_ssh_load_host_is_removed_on_request(
     ssh_host, sshd_server, ssh_key_file
 ):
     executor = executor_for(ssh_host)
-    process = executor.start(cpu)
+    process = executor.start(cpu_until_killed)
     directory = process.config_dir
     assert sshd_server.ssh(ssh_key_file, f"test -f {directory}/pgid && echo here") == "here\n"
 

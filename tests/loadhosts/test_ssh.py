@@ -163,7 +163,10 @@ def test_facts_describe_the_host(ssh_host):
 def test_lines_arrive_while_sysbench_runs_and_its_group_id_is_the_remote_one(
     ssh_host, sshd_server, ssh_key_file
 ):
-    process = executor_for(ssh_host).start(command("cpu", "--time=3", "--report-interval=1", "run"))
+    # 10 s: the look at its leader, an SSH connection of its own, came after a 3 s run had
+    # ended in a loaded whole run
+    cpu_10s = command("cpu", "--time=10", "--report-interval=1", "run")
+    process = executor_for(ssh_host).start(cpu_10s)
     lines = []
     leader_while_running = None
     for line in process.lines(0.25):
