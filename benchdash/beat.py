@@ -169,7 +169,10 @@ class BeatScheduler(DatabaseScheduler):
             return
         self._last_watch = now
         if worker_watch.worth_a_look():
-            self.app.send_task("runs.tasks.watch_workers")
+            try:
+                self.app.send_task("runs.tasks.watch_workers")
+            except Exception as error:  # a broker gone since the look: the next watch tries
+                logger.warning("beat: the watch's task not sent: %s", _first_line(error))
 
     def _lost(self, error: Exception) -> None:
         with contextlib.suppress(*DB_ERRORS):

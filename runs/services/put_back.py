@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -74,7 +75,10 @@ def failed(target: Target) -> None:
     """The target did not answer: the next try after twice the last wait (at most a
     sweep)."""
     tries = _tries(target.pk) or {"tries": 0, "first_at": time.time()}
-    wait = min(settings.BENCHDASH_WATCH_S * 2 ** tries["tries"], settings.BENCHDASH_SWEEP_S)
+    # the exponent capped: a target away a day is tried some 1,400 times, and 2 ** 1,100
+    # is past what a float holds (OverflowError)
+    doubled = settings.BENCHDASH_WATCH_S * 2 ** min(tries["tries"], 16)
+    wait = min(doubled, settings.BENCHDASH_SWEEP_S)
     tries = {**tries, "tries": tries["tries"] + 1, "next_at": time.time() + wait}
     try:
         liveness._client().hset(_key(), str(target.pk), orjson.dumps(tries))
@@ -86,27 +90,52 @@ def answered(target: Target) -> str:
     """The target answered: how many tries failed before, in words. Its tries are
     forgotten at the end of the pass (`leftovers_put_back`): its data set is told the same."""
     tries = _tries(target.pk)
-    _ANSWERED.add(target.pk)
+    _answered().add(target.pk)
     if not tries:
         return ""
     first = f"{datetime.fromtimestamp(tries['first_at'], tz=UTC):%H:%M:%S}"
     return f" ({tries['tries']} tries while it was away, the first at {first} UTC)"
 
 
-_ANSWERED: set[int] = set()
+# The targets that answered in this thread's pass: the housekeeper runs the sweep and the
+# watch in two threads at once.
+_PASS = threading.local()
+
+
+def _answered() -> set[int]:
+    if not hasattr(_PASS, "answered"):
+        _PASS.answered = set()
+    return _PASS.answered
 
 
 def leftovers_put_back() -> tuple[list[int], list[int]]:
     """One pass of the sweeper's or the watch's: settings, then data sets, of the batches
     whose targets are due; the batches restored, and those whose data set was dropped."""
-    _ANSWERED.clear()  # only this pass's: a direct call of one of them left its own
+    answered = _answered()
+    answered.clear()  # only this pass's: a direct call of one of them left its own
+    started = time.time()
     restored = batches_restore_left_settings()
     dropped = batches_drop_left_datasets()
     with contextlib.suppress(redis.RedisError):
-        if _ANSWERED:
-            liveness._client().hdel(_key(), *[str(pk) for pk in _ANSWERED])
-    _ANSWERED.clear()
+        done = {str(pk) for pk in answered} | _nothing_waits(started)
+        if done:
+            liveness._client().hdel(_key(), *done)
+    answered.clear()
     return restored, dropped
+
+
+def _nothing_waits(started: float) -> set[str]:
+    """The targets that were due when the pass began and that it neither tried nor heard:
+    nothing of theirs is left to put back (another batch used the server, the next
+    batch's worker put it back, the batch is past RESTORE_WITHIN or the target deleted).
+    Kept, they would keep beat sending the watch every few seconds, and a later outage
+    would start from their old count."""
+    entries = liveness._client().hgetall(_key())
+    return {
+        (name.decode() if isinstance(name, bytes) else name)
+        for name, value in entries.items()
+        if float(orjson.loads(value).get("next_at", 0)) <= started
+    }
 
 
 def pending() -> bool:

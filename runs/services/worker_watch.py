@@ -47,8 +47,6 @@ def batches_of_dead_workers(*, hostname: str) -> list[int]:
     except redis.RedisError as e:
         logger.debug("workers not watched, Redis cannot be read: %s", e)
         return []  # the sweeper, from the batches' own heartbeats, covers it
-    if put_back.pending():  # a target away at a batch's end: tried on its back-off
-        put_back.leftovers_put_back()
     cutoff = timezone.now() - timedelta(seconds=settings.BENCHDASH_WORKER_GONE_AFTER_S)
     recovered = []
     for worker, batch_ids in gone.items():
@@ -56,4 +54,7 @@ def batches_of_dead_workers(*, hostname: str) -> list[int]:
             if batch_recover(batch_id, cutoff, hostname):
                 logger.warning("batch %s: its worker %s died; recovered at once", batch_id, worker)
                 recovered.append(batch_id)
+    # After the dead workers' cells: a target away makes this wait for its connection.
+    if put_back.pending():  # a target away at a batch's end: tried on its back-off
+        put_back.leftovers_put_back()
     return recovered
