@@ -123,8 +123,9 @@ def test_nights_inside_the_noise_pass_and_a_slowdown_beyond_it_is_flagged_and_se
         server_settings={"innodb_flush_log_at_trx_commit": ["2"]},  # no fsync wait
         dataset_policy="existing",
         # This machine is shared with other test runs, whose load moves p95 by tens of
-        # percent from run to run; a quiet benchmark host keeps the default 5 %.
-        regression_threshold_pct=40,
+        # percent from run to run (+51 % once in a whole run: 40 % was too tight); a quiet
+        # benchmark host keeps the default 5 %. The slow night below is five-fold.
+        regression_threshold_pct=60,
         notify_webhook=webhook.url,
         notify_emails="dba@example.com\n\nnot-an-address\n",
     )
@@ -148,7 +149,7 @@ def test_nights_inside_the_noise_pass_and_a_slowdown_beyond_it_is_flagged_and_se
     assert not cell["flagged"]
     assert tps_check["nights"] == 5 and tps_check["baseline"] > 0
     assert abs(tps_check["change_pct"]) <= tps_check["limit_pct"]
-    assert tps_check["limit_pct"] == max(40, 3 * tps_check["noise_pct"])
+    assert tps_check["limit_pct"] == max(60, 3 * tps_check["noise_pct"])
     assert latency_check["name"] == "p95"
     assert steady.notified == [] and webhook.received == [] and mail.outbox == []
 
@@ -172,7 +173,7 @@ def test_nights_inside_the_noise_pass_and_a_slowdown_beyond_it_is_flagged_and_se
         r"tps [0-9.,]+ vs baseline [0-9.,]+ \(\u2212[0-9]+ %\), noise \u00b1[0-9.]+ %",
         tps_check["text"],
     ), tps_check["text"]
-    assert "max(40 %, 3 \u00d7 noise" in tps_check["rule"]
+    assert "max(60 %, 3 \u00d7 noise" in tps_check["rule"]
 
     # The webhook got the news as JSON, with the figures and absolute links.
     (hook,) = webhook.received
@@ -190,7 +191,7 @@ def test_nights_inside_the_noise_pass_and_a_slowdown_beyond_it_is_flagged_and_se
     assert flagged["label"] == "threads=1 flush=2"
     assert flagged["settings"] == {"innodb_flush_log_at_trx_commit": "2"}
     assert flagged["checks"][0]["text"] == tps_check["text"]
-    assert news["analysis"]["rule"]["threshold_pct"] == 40
+    assert news["analysis"]["rule"]["threshold_pct"] == 60
 
     # And the mail, to the one valid address.
     (message,) = mail.outbox
