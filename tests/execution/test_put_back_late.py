@@ -6,7 +6,6 @@ the server's originals; the batch records when."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,18 +18,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 FLUSH = "innodb_flush_log_at_trx_commit"
 RUN = {"time": 6, "report-interval": 1, "tables": 1, "table-size": 100, "rate": 10}
-
-
-@pytest.fixture
-def restartable() -> Iterator[PrivateMariaDB]:
-    """A MariaDB of this test's own: the test stops and starts it."""
-    server = PrivateMariaDB()
-    try:
-        server.start()
-        server.create_database("sbtest")
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

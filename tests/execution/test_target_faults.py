@@ -23,18 +23,6 @@ FLUSH = "innodb_flush_log_at_trx_commit"
 
 
 @pytest.fixture
-def restartable() -> Iterator[PrivateMariaDB]:
-    """A MariaDB of this test's own: the test stops and starts it."""
-    server = PrivateMariaDB()
-    try:
-        server.start()
-        server.create_database("sbtest")
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
 def plan_on(local_host: LoadHost):
     def make(server: PrivateMariaDB, flush_values: list[str], **fields: object) -> Plan:
         target = Target.objects.create(
